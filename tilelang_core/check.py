@@ -1,0 +1,41 @@
+"""`check_source`: the pure-Python check of one file (discover, consteval, parse, analyse). Never imports tvm."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .diagnostics import Diagnostic, DiagnosticSink, sorted_diagnostics
+from .source import SourceFile
+
+DEFAULT_TARGETS = ("sm_90a",)
+
+
+@dataclass
+class CheckResult:
+    """Everything the checks learned about one file: kernel instances, diagnostics and facts."""
+
+    source: SourceFile
+    kernels: list = field(default_factory=list)  # list[ir.nodes.PrimFunc], one per instance
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    facts: object = None  # analysis.facts.Facts
+    targets: tuple[str, ...] = DEFAULT_TARGETS
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        """Only the error-severity diagnostics."""
+        return [d for d in self.diagnostics if d.is_error]
+
+
+def check_source(text: str, path: str = "<string>", targets=DEFAULT_TARGETS, instances: dict | None = None) -> CheckResult:
+    """Check one file's text: every kernel instance, every diagnostic, and facts for hover/inlay.
+
+    `instances` optionally maps a factory name to a list of keyword-argument dicts to check
+    (overrides what the file's call sites and `# tilelsp:` comments give).
+    """
+    from .analysis import analyze
+    from .frontend import parse_file
+
+    source = SourceFile(text, path)
+    sink = DiagnosticSink()
+    kernels = parse_file(source, sink, instances=instances)
+    facts = analyze(kernels, tuple(targets), sink)
+    return CheckResult(source, kernels, sorted_diagnostics(sink.items), facts, tuple(targets))

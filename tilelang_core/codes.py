@@ -1,0 +1,116 @@
+"""The diagnostic code table: every stable code, its default severity, meaning, example and fix.
+
+docs/diagnostics.md is generated from this table (`python -m tilelang_core.docgen`); a code that is
+emitted anywhere must be listed here (a test enforces it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .diagnostics import Severity
+
+E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    """One row of the code table."""
+
+    code: str
+    severity: Severity
+    area: str
+    meaning: str
+    example: str
+    fix: str
+
+
+_ROWS = [
+    # --- frontend -------------------------------------------------------------------------
+    CodeInfo("syntax-error", E, "frontend", "The file is not valid Python.",
+             "for k in T.Pipelined(4, num_stages=3)\n    ...", "Fix the Python syntax at the reported position."),
+    CodeInfo("undefined-name", E, "frontend", "A name used in a kernel is not defined anywhere visible.",
+             "T.copy(A_shard, B_shared)", "Define the name, or fix the spelling (the message suggests close matches)."),
+    CodeInfo("unsupported-syntax", E, "frontend", "A Python construct that cannot appear inside a TileLang kernel.",
+             "while k < 4: ...", "Use the TileLang construct the message names (e.g. T.serial instead of while)."),
+    CodeInfo("unknown-builtin", E, "frontend", "`T.<name>` is not part of the TileLang language surface.",
+             "T.alloc_shard((64, 64), T.float16)", "Use one of the builtins listed in docs/language.md."),
+    CodeInfo("bad-arguments", E, "frontend", "A builtin got the wrong number, names or kinds of arguments.",
+             "T.alloc_shared((64, 64))", "Pass the arguments the builtin's signature asks for."),
+    CodeInfo("invalid-dtype", E, "frontend", "A dtype that TileLang does not know.",
+             'T.alloc_shared((64, 64), "half16")', "Use a dtype such as T.float16 or \"float16\"."),
+    CodeInfo("invalid-kernel", E, "frontend", "A @T.prim_func with no or several `T.Kernel` launches, or a malformed launch.",
+             "with T.Kernel(1, 2, 3, 4) as (a, b, c, d): ...", "Give T.Kernel 1 to 3 grid dimensions."),
+    CodeInfo("instance-error", W, "frontend", "A kernel factory could not be instantiated with the values found statically.",
+             "kernel = matmul(M=N // 0)", "Fix the call, or add a `# tilelsp: matmul(M=..., ...)` comment."),
+    CodeInfo("buffer-rank-mismatch", E, "frontend", "A buffer is indexed with the wrong number of indices.",
+             "A_shared[i] = 0  # A_shared is 2-D", "Give one index per dimension."),
+    # --- tile ops -------------------------------------------------------------------------
+    CodeInfo("gemm-shape-mismatch", E, "gemm", "T.gemm operands disagree on M, N or K (after transposes).",
+             "T.gemm(A_shared[64x32], B_shared[64x128], C)", "Make the K (or M/N) tile sizes agree."),
+    CodeInfo("gemm-accumulator-shape", E, "gemm", "The T.gemm accumulator is not M x N.",
+             "T.gemm(A[128x32], B[32x128], C_local[128x64])", "Allocate the accumulator as (block_M, block_N)."),
+    CodeInfo("gemm-operand-scope", E, "gemm", "A T.gemm operand lives in a memory scope the instruction cannot read.",
+             "T.gemm(A_global, B_shared, C_local)", "Copy A and B to shared memory (or a fragment) first; C must be a fragment."),
+    CodeInfo("gemm-dtype-mismatch", E, "gemm", "T.gemm operand dtypes that no tensor-core instruction accepts.",
+             "T.gemm(A_fp16, B_fp32, C)", "Give A and B the same dtype (fp8 families may mix e4m3/e5m2)."),
+    CodeInfo("gemm-dynamic-shape", E, "gemm", "A T.gemm tile dimension is not a compile-time constant.",
+             "A_shared = T.alloc_shared((m, 32), ...)  # m symbolic", "Use constant tile sizes for gemm operands."),
+    CodeInfo("copy-extent-mismatch", E, "copy", "The two sides of T.copy cover different extents (no broadcast).",
+             "T.copy(A[by*128:by*128+128, k*64:k*64+64], A_shared)  # A_shared is 128x32",
+             "Make the slice extents equal the tile's shape."),
+    CodeInfo("copy-shape-mismatch", E, "copy", "T.copy between two whole buffers whose shapes differ.",
+             "T.copy(S_128x32, D_64x64)", "Copy a slice of matching shape, or fix one of the allocations."),
+    CodeInfo("copy-dtype-mismatch", W, "copy", "T.copy converts between dtypes in a way that loses information.",
+             "T.copy(C_local_fp32, C_int8)", "Cast explicitly inside a T.Parallel loop if the conversion is intended."),
+    CodeInfo("copy-scope", E, "copy", "T.copy between scopes that cannot be connected (e.g. local to local across threads).",
+             "T.copy(L_local, G)", "Use a fragment or shared buffer as the source."),
+    CodeInfo("reduce-dim-out-of-range", E, "reduce", "The `dim` of a reduction is outside the input's rank.",
+             "T.reduce_max(S_2d, m, dim=2)", "Use dim in [-rank, rank)."),
+    CodeInfo("reduce-shape-mismatch", E, "reduce", "The reduction output does not have the input's shape without `dim`.",
+             "T.reduce_sum(S[64x128], out[128], dim=1)", "Allocate the output as the input shape with `dim` removed (or kept as 1)."),
+    CodeInfo("fill-scope", E, "tile-op", "T.fill/T.clear on a buffer kind that cannot be filled collectively.",
+             "T.clear(A_param)", "Fill a shared, fragment or local buffer."),
+    # --- resources ------------------------------------------------------------------------
+    CodeInfo("shared-memory-exceeded", E, "resources", "Shared memory per block (stages included) exceeds the target's limit.",
+             "3 stages of 256x128 + 128x256 fp16 = 384 KiB on sm_90a", "Reduce num_stages or the tile sizes."),
+    CodeInfo("threads-exceeded", E, "resources", "More than 1024 threads per block.",
+             "T.Kernel(..., threads=2048)", "Use at most 1024 threads per block."),
+    CodeInfo("threads-not-warp-multiple", W, "resources", "Threads per block is not a multiple of the warp size (32).",
+             "T.Kernel(..., threads=100)", "Round threads to a multiple of 32."),
+    CodeInfo("register-pressure", W, "resources", "The fragments of one thread need more than 255 registers.",
+             "C_local 256x256 fp32 with 128 threads = 512 registers/thread", "Use more threads or smaller fragments."),
+    # --- indexing and structure -----------------------------------------------------------
+    CodeInfo("index-out-of-bounds", E, "indexing", "A shared, fragment or local buffer index can leave the buffer.",
+             "S[i + 1, j] with i in [0, 64) on a 64-row buffer", "Fix the index or the loop range."),
+    CodeInfo("local-indexed-by-parallel", E, "structure", "A T.alloc_local buffer is indexed by a T.Parallel variable.",
+             "for i in T.Parallel(128): L[i] = 0", "Use T.alloc_fragment, or index with T.serial/T.unroll."),
+    CodeInfo("nested-parallel", E, "structure", "T.Parallel inside T.Parallel.",
+             "for i in T.Parallel(8):\n    for j in T.Parallel(8): ...", "Write one T.Parallel(8, 8) with two variables."),
+    CodeInfo("tile-op-in-parallel", E, "structure", "A tile op (T.copy, T.gemm, ...) or T.Pipelined inside T.Parallel.",
+             "for i in T.Parallel(8): T.copy(...)", "Move the tile op out of the T.Parallel loop."),
+    CodeInfo("layout-shape-mismatch", E, "layout", "T.annotate_layout gives a layout whose shape differs from the buffer's.",
+             "T.annotate_layout({S_128x32: T.Layout((64, 64), f)})", "Build the layout for the buffer's shape."),
+    CodeInfo("pipeline-config", E, "structure", "T.Pipelined order/stage lists do not match the loop body, or num_stages < 0.",
+             "T.Pipelined(n, order=[0, 1], stage=[0])", "Give one order and one stage entry per statement of the body."),
+    # --- deep checks (lowering in a worker) ------------------------------------------------
+    CodeInfo("layout-inference-failed", E, "lowering", "No thread/element layout could be inferred for a fragment.",
+             "a fragment only ever assigned element-wise with no anchor", "Anchor it with a T.copy/T.gemm, or annotate its layout."),
+    CodeInfo("lowering-unsupported", E, "lowering", "A construct the lowering for this target does not support yet.",
+             "T.cumsum on a fragment for CUDA", "See the message; the CPU backend may still run it."),
+    CodeInfo("codegen-error", E, "lowering", "Code generation or nvcc failed for this kernel.",
+             "(internal)", "Report it with the kernel; the message carries the compiler's output."),
+    CodeInfo("shared-memory-report", I, "lowering", "The shared memory actually allocated after merging and multi-buffering.",
+             "", "Informational."),
+    # --- verify ---------------------------------------------------------------------------
+    CodeInfo("verify-mismatch", E, "verify", "The kernel's output differs from the reference beyond tolerance.",
+             "", "Inspect the kernel; the message gives the max error and where."),
+    CodeInfo("verify-failed", E, "verify", "Verification could not run (build failure, timeout, crash).",
+             "", "See the message."),
+]
+
+CODES: dict[str, CodeInfo] = {row.code: row for row in _ROWS}
+
+
+def default_severity(code: str) -> Severity:
+    """The table's severity for a code (KeyError for codes not in the table)."""
+    return CODES[code].severity

@@ -1,0 +1,119 @@
+"""The one Diagnostic type, the sink that collects them, and the error raised by the compiler API.
+
+Every user-facing problem is a `Diagnostic` with a stable kebab-case code from `codes.CODES`.
+Renderers (text, json, sarif, github, LSP) all start from this object.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .source import Span
+
+
+class Severity(str, Enum):
+    """How bad a diagnostic is."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class Related:
+    """A secondary location that explains a diagnostic ("allocated here")."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace the text under `span` with `new_text` (used by quick fixes)."""
+
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A machine-applicable fix: a title and the edits that implement it."""
+
+    title: str
+    edits: tuple[TextEdit, ...] = ()
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A problem at a source span, with a stable code and a message that names the fix."""
+
+    code: str
+    severity: Severity
+    message: str
+    span: Span
+    related: tuple[Related, ...] = ()
+    fix: Fix | None = None
+    kernel: str | None = None
+    instance: str | None = None
+    target: str | None = None
+    data: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def is_error(self) -> bool:
+        """True for error severity."""
+        return self.severity is Severity.ERROR
+
+
+class DiagnosticSink:
+    """Collects diagnostics; deduplicates the same code at the same span with the same message."""
+
+    def __init__(self) -> None:
+        self.items: list[Diagnostic] = []
+        self._seen: set[tuple] = set()
+
+    def add(self, diag: Diagnostic) -> None:
+        """Record one diagnostic (duplicates are dropped)."""
+        key = (diag.code, diag.span, diag.message)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.items.append(diag)
+
+    def emit(self, code: str, message: str, span: Span, *, severity: Severity | None = None, **kw) -> Diagnostic:
+        """Build and record a diagnostic; the severity defaults to the code table's."""
+        from .codes import default_severity
+
+        diag = Diagnostic(code, severity or default_severity(code), message, span, **kw)
+        self.add(diag)
+        return diag
+
+    def extend(self, diags) -> None:
+        """Record several diagnostics."""
+        for d in diags:
+            self.add(d)
+
+    @property
+    def has_errors(self) -> bool:
+        """True when any recorded diagnostic is an error."""
+        return any(d.is_error for d in self.items)
+
+
+def sorted_diagnostics(diags) -> list[Diagnostic]:
+    """Diagnostics in source order (line, column, code)."""
+    return sorted(diags, key=lambda d: (d.span.line, d.span.col, d.code, d.message))
+
+
+class CompileError(Exception):
+    """Raised by the compiler API when a kernel has errors; carries the diagnostics and the path."""
+
+    def __init__(self, diagnostics, path: str = "<string>", source_text: str | None = None):
+        self.diagnostics = list(diagnostics)
+        self.path = path
+        self.source_text = source_text
+        super().__init__(self._summary())
+
+    def _summary(self) -> str:
+        lines = []
+        for d in self.diagnostics:
+            if d.is_error:
+                lines.append(f"{self.path}:{d.span.line}:{d.span.col + 1}: error[{d.code}] {d.message}")
+        return "\n".join(lines) or "compilation failed"

@@ -1,0 +1,77 @@
+"""Constant folding over IR expressions: `as_int`/`as_const` give Python values when an Expr is known."""
+from __future__ import annotations
+
+import math
+
+from .nodes import BinOp, Call, Cast, Compare, Const, Expr, UnaryOp
+
+_BIN = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+    "//": lambda a, b: a // b,
+    "%": lambda a, b: a % b,
+    "**": lambda a, b: a**b,
+    "<<": lambda a, b: a << b,
+    ">>": lambda a, b: a >> b,
+    "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b,
+}
+_CMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+        "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+_CALL = {"ceildiv": lambda a, b: -(-a // b), "max": max, "min": min}
+
+
+def as_const(expr: Expr):
+    """The Python value of an expression built only from constants, else None."""
+    if isinstance(expr, Const):
+        return expr.value
+    if isinstance(expr, BinOp):
+        a, b = as_const(expr.lhs), as_const(expr.rhs)
+        if a is None or b is None:
+            return None
+        try:
+            return _BIN[expr.op](a, b)
+        except (ZeroDivisionError, KeyError, TypeError, OverflowError, ValueError):
+            return None
+    if isinstance(expr, Compare):
+        a, b = as_const(expr.lhs), as_const(expr.rhs)
+        return None if a is None or b is None else _CMP[expr.op](a, b)
+    if isinstance(expr, UnaryOp):
+        a = as_const(expr.operand)
+        if a is None:
+            return None
+        return {"-": lambda x: -x, "not": lambda x: not x, "~": lambda x: ~x}[expr.op](a)
+    if isinstance(expr, Call) and expr.name in _CALL and all(as_const(x) is not None for x in expr.args):
+        try:
+            return _CALL[expr.name](*[as_const(x) for x in expr.args])
+        except (ZeroDivisionError, TypeError):
+            return None
+    if isinstance(expr, Cast):
+        v = as_const(expr.value)
+        if v is None:
+            return None
+        if expr.dtype.startswith(("int", "uint")):
+            return int(v)
+        if expr.dtype == "bool":
+            return bool(v)
+        return float(v)
+    return None
+
+
+def as_int(expr: Expr) -> int | None:
+    """The int value of an expression when it is a known integer, else None."""
+    v = as_const(expr)
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, float):
+        return int(v) if v.is_integer() and math.isfinite(v) else None
+    return int(v)
+
+
+def shape_ints(shape) -> tuple[int, ...] | None:
+    """A shape as ints when every dimension is known, else None."""
+    dims = [as_int(d) for d in shape]
+    return None if any(d is None for d in dims) else tuple(dims)

@@ -1,0 +1,56 @@
+"""Generic traversal of the tile IR: children of a node, pre-order walk, and a rebuilding transformer."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Iterator
+
+from . import nodes as N
+
+
+def children(node) -> Iterator:
+    """Direct IR children of a node (expressions, statements, regions, axes, buffers excluded)."""
+    for f in dataclasses.fields(node):
+        if f.name in ("span", "buffer") and not isinstance(node, N.Region):
+            continue
+        value = getattr(node, f.name)
+        if isinstance(value, tuple):
+            for v in value:
+                if _is_node(v):
+                    yield v
+        elif _is_node(value):
+            yield value
+
+
+def _is_node(v) -> bool:
+    return dataclasses.is_dataclass(v) and not isinstance(v, (N.Buffer, type))
+
+
+def walk(node) -> Iterator:
+    """Pre-order walk over a node and all of its IR descendants."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(list(children(n))))
+
+
+def transform(node, fn: Callable):
+    """Rebuild a tree bottom-up: `fn(new_node)` may return a replacement (or the node unchanged)."""
+    if not _is_node(node) or isinstance(node, (N.Var,)):
+        return fn(node) if _is_node(node) else node
+    changes = {}
+    for f in dataclasses.fields(node):
+        if f.name == "span":
+            continue
+        value = getattr(node, f.name)
+        if isinstance(value, tuple) and any(_is_node(v) for v in value):
+            new = tuple(transform(v, fn) if _is_node(v) else v for v in value)
+            if any(a is not b for a, b in zip(new, value)):
+                changes[f.name] = new
+        elif _is_node(value) and not isinstance(value, N.Buffer):
+            new = transform(value, fn)
+            if new is not value:
+                changes[f.name] = new
+    if changes:
+        node = dataclasses.replace(node, **changes)
+    return fn(node)
