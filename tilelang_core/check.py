@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic, DiagnosticSink, sorted_diagnostics
 from .source import SourceFile
+from .suppress import filter_diagnostics
 
 DEFAULT_TARGETS = ("sm_90a",)
 
@@ -25,11 +26,14 @@ class CheckResult:
         return [d for d in self.diagnostics if d.is_error]
 
 
-def check_source(text: str, path: str = "<string>", targets=DEFAULT_TARGETS, instances: dict | None = None) -> CheckResult:
+def check_source(
+    text: str, path: str = "<string>", targets=DEFAULT_TARGETS, instances: dict | None = None, select=None, ignore=None
+) -> CheckResult:
     """Check one file's text: every kernel instance, every diagnostic, and facts for hover/inlay.
 
     `instances` optionally maps a factory name to a list of keyword-argument dicts to check
-    (overrides what the file's call sites and `# tilelsp:` comments give).
+    (overrides what the file's call sites and `# tilelsp:` comments give). `select`/`ignore` are
+    collections of codes to keep/drop; `# tilelsp: ignore[...]` comments are always honoured.
     """
     from .analysis import analyze
     from .frontend import parse_file
@@ -38,4 +42,5 @@ def check_source(text: str, path: str = "<string>", targets=DEFAULT_TARGETS, ins
     sink = DiagnosticSink()
     kernels = parse_file(source, sink, instances=instances)
     facts = analyze(kernels, tuple(targets), sink)
-    return CheckResult(source, kernels, sorted_diagnostics(sink.items), facts, tuple(targets))
+    diagnostics = filter_diagnostics(source, sorted_diagnostics(sink.items), select, ignore)
+    return CheckResult(source, kernels, diagnostics, facts, tuple(targets))

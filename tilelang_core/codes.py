@@ -101,6 +101,11 @@ _ROWS = [
              "(internal)", "Report it with the kernel; the message carries the compiler's output."),
     CodeInfo("shared-memory-report", I, "lowering", "The shared memory actually allocated after merging and multi-buffering.",
              "", "Informational."),
+    # --- cli ------------------------------------------------------------------------------
+    CodeInfo("file-unreadable", E, "cli", "`tilelsp check` could not read a file (missing, not text, bad encoding).",
+             "tilelsp check missing.py", "Check the path, its permissions and its encoding (UTF-8 or a PEP 263 cookie)."),
+    CodeInfo("internal-error", E, "cli", "The checker itself crashed on this file (a tilelsp bug, not yours).",
+             "(internal)", "Report it with the file; `tilelsp check --debug` prints the traceback."),
     # --- verify ---------------------------------------------------------------------------
     CodeInfo("verify-mismatch", E, "verify", "The kernel's output differs from the reference beyond tolerance.",
              "", "Inspect the kernel; the message gives the max error and where."),

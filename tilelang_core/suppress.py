@@ -1,0 +1,121 @@
+"""Inline suppression (`# tilelsp: ignore[code]`, `# tilelsp: ignore-file[code]`) and --select/--ignore filtering.
+
+Pure functions over a `SourceFile` and its diagnostics; `check_source` applies them, so the CLI and the
+language server drop the same diagnostics.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .source import SourceFile
+
+# `# tilelsp: ignore`, `# tilelsp: ignore[a, b]`, `# tilelsp: ignore-file[a]` (anywhere in a comment).
+_DIRECTIVE = re.compile(r"#\s*tilelsp\s*:\s*ignore(?P<file>-file)?\b(?:\s*\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+ALL = "*"  # stands for "every code" in a Suppressions set
+
+
+@dataclass
+class Suppressions:
+    """The suppression comments of one file: per-line code sets and whole-file codes."""
+
+    lines: dict[int, set[str]] = field(default_factory=dict)  # comment line -> codes (ALL for every code)
+    file: set[str] = field(default_factory=set)
+    statements: dict[int, tuple[int, int]] = field(default_factory=dict)  # line -> (first, last) of its statement
+
+    def suppresses(self, code: str, line: int) -> bool:
+        """True when a diagnostic with `code` starting on `line` is suppressed."""
+        if ALL in self.file or code in self.file:
+            return True
+        first, last = self.statements.get(line, (line, line))
+        for n in range(first, last + 1):
+            codes = self.lines.get(n)
+            if codes and (ALL in codes or code in codes):
+                return True
+        return False
+
+
+def parse_codes(text: str | None) -> set[str]:
+    """The codes listed inside `[...]` of a directive (ALL when there is no list or it is empty)."""
+    if text is None:
+        return {ALL}
+    codes = {c.strip() for c in text.split(",") if c.strip()}
+    return codes or {ALL}
+
+
+def _comments(text: str):
+    """(line, comment text) for every real comment token; stops quietly at a tokenize error."""
+    import io
+    import tokenize
+
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                yield tok.start[0], tok.string
+    except (tokenize.TokenError, SyntaxError):
+        return
+
+
+def _statement_ranges(text: str, wanted: set[int]) -> dict[int, tuple[int, int]]:
+    """Map each line of a multi-line simple statement (or compound header) to its (first, last) lines."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    ranges: dict[int, tuple[int, int]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        first, last = _header_range(node)
+        if last > first and any(first <= n <= last for n in wanted):
+            for n in range(first, last + 1):
+                old = ranges.get(n)
+                if old is None or (old[1] - old[0]) > (last - first):  # innermost statement wins
+                    ranges[n] = (first, last)
+    return ranges
+
+
+def _header_range(node) -> tuple[int, int]:
+    """Lines of a simple statement, or of a compound statement's header (decorators to the colon)."""
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    body = getattr(node, "body", None)
+    if isinstance(body, list) and body:
+        return first, max(first, body[0].lineno - 1)
+    return first, node.end_lineno or node.lineno
+
+
+def collect(source: SourceFile) -> Suppressions:
+    """Find the suppression comments of a file (real comments only, never `#` inside strings)."""
+    found = Suppressions()
+    if "tilelsp" not in source.text:
+        return found
+    for line, comment in _comments(source.text):
+        for m in _DIRECTIVE.finditer(comment):
+            codes = parse_codes(m.group("codes"))
+            if m.group("file"):
+                found.file |= codes
+            else:
+                found.lines.setdefault(line, set()).update(codes)
+    if found.lines:
+        found.statements = _statement_ranges(source.text, set(found.lines))
+    return found
+
+
+def filter_diagnostics(source: SourceFile, diagnostics, select=None, ignore=None) -> list:
+    """Drop diagnostics not in `select`, in `ignore`, or suppressed by a comment; keep the order."""
+    keep = [d for d in diagnostics if _selected(d.code, select, ignore)]
+    if not keep or "tilelsp" not in source.text:
+        return keep
+    found = collect(source)
+    if not found.lines and not found.file:
+        return keep
+    return [d for d in keep if not found.suppresses(d.code, d.span.line)]
+
+
+def _selected(code: str, select, ignore) -> bool:
+    """True when `code` passes the select (None = all) and ignore lists."""
+    if select and code not in select:
+        return False
+    return not (ignore and code in ignore)
