@@ -1,0 +1,202 @@
+"""The catalog of TileLang builtins: every `T.*` / `tilelang.*` construct with its parameters as in TileLang 0.1.15.
+
+Parameter names, order, kinds and defaults follow `inspect.signature` of the 0.1.15 wheel; the hover
+text of each entry lives in `catalog_docs.py` and is attached here by name.
+"""
+from __future__ import annotations
+
+from .registry import REQUIRED, Builtin, Param
+
+_KW = object()  # marker: the parameters after it are keyword-only
+
+
+def _params(*spec) -> tuple[Param, ...]:
+    """Build a parameter tuple from `(name, kind[, default])` triples, `"*name"` varargs and `_KW` markers."""
+    out, kw_only = [], False
+    for item in spec:
+        if item is _KW:
+            kw_only = True
+            continue
+        name, kind, *rest = item
+        default = rest[0] if rest else REQUIRED
+        if name.startswith("*"):
+            out.append(Param(name[1:], kind, variadic=True))
+            kw_only = True
+        else:
+            out.append(Param(name, kind, default, keyword_only=kw_only))
+    return tuple(out)
+
+
+def _b(name, category, *spec, returns="", kind="function", aliases=()) -> Builtin:
+    return Builtin(name, category, _params(*spec), returns=returns, kind=kind, aliases=tuple(aliases))
+
+
+_ANN = ("annotations", "any", None)
+
+# --- kernel structure --------------------------------------------------------------------------------
+_KERNEL = [
+    _b("T.prim_func", "kernel", ("func", "any", None), _KW, ("eager_jit", "bool", False),
+       returns="PrimFunc", kind="decorator"),
+    _b("T.macro", "kernel", ("func", "any"), returns="Macro", kind="decorator", aliases=("T.inline",)),
+    _b("T.Kernel", "kernel", ("*blocks", "varargs"), ("threads", "any", 128), ("prelude", "str", None),
+       ("cluster_dims", "any", None), returns="KernelLaunchFrame", kind="context"),
+    _b("T.get_thread_binding", "kernel", ("dim", "int", 0), returns="Var"),
+    _b("T.get_block_binding", "kernel", ("dim", "int", 0), returns="Var"),
+    _b("T.sync_threads", "kernel", ("barrier_id", "int", None), ("arrive_count", "int", None)),
+]
+
+# --- buffer types and symbolic dimensions ---------------------------------------------------------------
+_TYPES = [
+    _b("T.Tensor", "type", ("shape", "shape"), ("dtype", "dtype", "float32"), ("data", "any", None),
+       ("scope", "str", None), returns="Buffer", kind="type"),
+    _b("T.Buffer", "type", ("shape", "shape"), ("dtype", "dtype", "float32"), ("data", "any", None),
+       ("strides", "shape", None), ("elem_offset", "expr", None), ("scope", "str", "global"),
+       ("align", "int", 0), ("offset_factor", "int", 0), ("buffer_type", "str", ""),
+       ("axis_separators", "any", None), returns="Buffer", kind="type"),
+    _b("T.StridedTensor", "type", ("shape", "shape"), ("strides", "shape"), ("dtype", "dtype", "float32"),
+       returns="Buffer", kind="type"),
+    _b("T.dynamic", "type", ("name", "str"), ("dtype", "dtype", "int32"), returns="Var", aliases=("T.symbolic",)),
+    _b("T.const", "type", ("name", "str"), ("dtype", "dtype", "int32"), returns="Var | tuple[Var, ...]"),
+    _b("T.empty", "type", ("*shape", "varargs"), ("dtype", "dtype", "float32"), returns="Tensor"),
+]
+
+# --- memory ----------------------------------------------------------------------------------------------
+_MEMORY = [
+    _b("T.alloc_shared", "memory", ("shape", "shape"), ("dtype", "dtype"), ("scope", "str", "shared.dyn"),
+       returns="Buffer"),
+    _b("T.alloc_fragment", "memory", ("shape", "shape"), ("dtype", "dtype"), ("scope", "str", "local.fragment"),
+       returns="Buffer"),
+    _b("T.alloc_local", "memory", ("shape", "shape"), ("dtype", "dtype"), ("scope", "str", "local"),
+       returns="Buffer"),
+    _b("T.alloc_var", "memory", ("dtype", "dtype"), ("*args", "varargs"), ("scope", "str", "local.var"),
+       ("init", "expr", None), returns="Buffer"),
+    _b("T.alloc_global", "memory", ("shape", "shape"), ("dtype", "dtype"), ("scope", "str", "global"),
+       returns="Buffer"),
+    _b("T.alloc_barrier", "memory", ("arrive_count", "any"), returns="Buffer"),
+    _b("T.alloc_reducer", "memory", ("shape", "shape"), ("dtype", "dtype"), ("op", "str", "sum"),
+       ("replication", "str", None), returns="Buffer"),
+    _b("T.view", "memory", ("src", "buffer"), ("shape", "shape", None), ("dtype", "dtype", None),
+       ("strides", "shape", None), returns="Buffer"),
+    _b("T.reshape", "memory", ("src", "buffer"), ("shape", "shape"), returns="Buffer"),
+]
+
+# --- loops -----------------------------------------------------------------------------------------------
+_LOOPS = [
+    _b("T.Pipelined", "loop", ("start", "expr"), ("stop", "expr", None), ("num_stages", "int", 0),
+       ("order", "any", None), ("stage", "any", None), _ANN, kind="iterator"),
+    _b("T.Parallel", "loop", ("*extents", "varargs"), ("coalesced_width", "int", None),
+       ("loop_layout", "any", None), ("prefer_async", "bool", None), _ANN, kind="iterator"),
+    _b("T.serial", "loop", ("start", "expr"), ("stop", "expr", None), ("step", "expr", None), _KW, _ANN,
+       kind="iterator"),
+    _b("T.unroll", "loop", ("start", "expr"), ("stop", "expr", None), ("step", "expr", None), _KW,
+       ("explicit", "bool", False), ("unroll_factor", "int", None), _ANN, kind="iterator"),
+    _b("T.vectorized", "loop", ("start", "expr"), ("stop", "expr", None), _KW, _ANN, kind="iterator"),
+    _b("T.grid", "loop", ("*extents", "varargs"), kind="iterator"),
+    _b("T.Persistent", "loop", ("domain", "any"), ("wave_size", "expr"), ("index", "expr"),
+       ("group_size", "expr", 8), ("num_stages", "int", 0), kind="iterator"),
+]
+
+# --- tile operations -------------------------------------------------------------------------------------
+_REDUCE = ("buffer", "region"), ("out", "region"), ("dim", "int", -1)
+_TILE_OPS = [
+    _b("T.copy", "tile-op", ("src", "region"), ("dst", "region"), _KW, ("coalesced_width", "int", None),
+       ("disable_tma", "bool", False), ("eviction_policy", "str", None), ("prefer_instruction", "str", None),
+       _ANN, ("loop_layout", "any", None)),
+    _b("T.gemm", "tile-op", ("A", "region"), ("B", "region"), ("C", "region"), ("transpose_A", "bool", False),
+       ("transpose_B", "bool", False), ("policy", "any", "T.GemmWarpPolicy.Square"),
+       ("clear_accum", "bool", False), ("mbar", "any", None), _ANN),
+    _b("T.clear", "tile-op", ("buffer", "region"), _ANN),
+    _b("T.fill", "tile-op", ("buffer", "region"), ("value", "expr"), _ANN),
+    _b("T.reduce_max", "tile-op", *_REDUCE, ("clear", "bool", True), ("batch", "int", 1),
+       ("nan_propagate", "bool", False), _ANN),
+    _b("T.reduce_min", "tile-op", *_REDUCE, ("clear", "bool", True), ("batch", "int", 1),
+       ("nan_propagate", "bool", False), _ANN),
+    _b("T.reduce_sum", "tile-op", *_REDUCE, ("clear", "bool", True), ("batch", "int", 1), _ANN),
+    _b("T.reduce_abssum", "tile-op", *_REDUCE, ("batch", "int", 1), _ANN),
+    _b("T.reduce_absmax", "tile-op", *_REDUCE, ("clear", "bool", True), ("batch", "int", 1),
+       ("nan_propagate", "bool", False), _ANN),
+    _b("T.cumsum", "tile-op", ("src", "region"), ("dst", "region", None), ("dim", "int", 0),
+       ("reverse", "bool", False), _ANN),
+    _b("T.atomic_add", "tile-op", ("dst", "region"), ("value", "any"), ("memory_order", "str", None),
+       ("return_prev", "bool", False), ("use_tma", "bool", False), _ANN),
+    _b("T.atomic_max", "tile-op", ("dst", "region"), ("value", "any"), ("memory_order", "str", None),
+       ("return_prev", "bool", False), _ANN),
+    _b("T.atomic_min", "tile-op", ("dst", "region"), ("value", "any"), ("memory_order", "str", None),
+       ("return_prev", "bool", False), _ANN),
+]
+
+# --- layouts and scheduling hints ------------------------------------------------------------------------
+_LAYOUT = [
+    _b("T.annotate_layout", "layout", ("layout_map", "layout_map")),
+    _b("T.Layout", "layout", ("shape", "shape"), ("forward_fn", "any"), returns="Layout", kind="type"),
+    _b("T.Fragment", "layout", ("shape", "shape"), ("forward_fn", "any", None), ("forward_thread_fn", "any", None),
+       ("replicate", "int", 1), ("forward_index_fn", "any", None), returns="Fragment", kind="type"),
+    _b("T.use_swizzle", "layout", ("panel_size", "int"), ("order", "str", "row"), ("enable", "bool", True)),
+    _b("tilelang.layout.make_swizzled_layout", "layout", ("buffer", "buffer"), ("k_major", "bool", True),
+       ("allow_pad", "bool", True), returns="Layout"),
+    _b("T.GemmWarpPolicy", "layout", kind="enum"),
+    _b("T.GemmWarpPolicy.Square", "layout", kind="constant"),
+    _b("T.GemmWarpPolicy.FullRow", "layout", kind="constant"),
+    _b("T.GemmWarpPolicy.FullCol", "layout", kind="constant"),
+]
+
+# --- scalar math -----------------------------------------------------------------------------------------
+_UNARY = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "tanh", "floor", "ceil", "sigmoid", "sin",
+          "cos", "log1p", "exp10", "round", "trunc", "erf", "isnan", "isinf")
+_MATH = [
+    _b("T.ceildiv", "math", ("lhs", "expr"), ("rhs", "expr")),
+    _b("T.max", "math", ("a", "expr"), ("b", "expr")),
+    _b("T.min", "math", ("a", "expr"), ("b", "expr")),
+    *[_b(f"T.{n}", "math", ("x", "expr")) for n in _UNARY],
+    _b("T.pow", "math", ("x", "expr"), ("y", "expr")),
+    _b("T.if_then_else", "math", ("cond", "expr"), ("t", "expr"), ("f", "expr")),
+    _b("T.cast", "math", ("value", "expr"), ("dtype", "dtype")),
+    _b("T.infinity", "math", ("dtype", "dtype")),
+    _b("T.max_value", "math", ("dtype", "dtype")),
+    _b("T.min_value", "math", ("dtype", "dtype")),
+    _b("T.clamp", "math", ("dst", "expr"), ("min_val", "expr"), ("max_val", "expr")),
+    _b("T.floordiv", "math", ("a", "expr"), ("b", "expr")),
+    _b("T.floormod", "math", ("a", "expr"), ("b", "expr")),
+]
+
+# --- debugging -------------------------------------------------------------------------------------------
+_MISC = [
+    _b("T.print", "misc", ("obj", "any", None), ("msg", "str", ""), ("warp_group_id", "int", 0),
+       ("warp_id", "int", 0)),
+    _b("T.device_assert", "misc", ("condition", "expr"), ("msg", "str", ""), ("no_stack_info", "bool", False)),
+]
+
+# --- the top-level tilelang package ----------------------------------------------------------------------
+_JIT = [
+    _b("tilelang.jit", "jit", ("func", "any", None), _KW, ("out_idx", "any", None), ("target", "any", None),
+       ("target_host", "any", None), ("execution_backend", "str", None), ("verbose", "bool", None),
+       ("pass_configs", "any", None), ("debug_root_path", "str", None), ("compile_flags", "any", None),
+       returns="JITImpl", kind="decorator"),
+    _b("tilelang.compile", "jit", ("func", "any"), ("out_idx", "any", None), ("execution_backend", "str", "auto"),
+       ("target", "any", None), ("target_host", "any", None), ("verbose", "bool", None),
+       ("pass_configs", "any", None), ("compile_flags", "any", None), returns="JITKernel"),
+    _b("tilelang.lower", "jit", ("func_or_mod", "any"), ("target", "any", "auto"), ("target_host", "any", None),
+       ("runtime_only", "bool", False), ("enable_host_codegen", "bool", False),
+       ("enable_device_compile", "bool", False), returns="CompiledArtifact"),
+]
+
+
+def _dtype_entries() -> list[Builtin]:
+    from .dtypes import DTYPES
+
+    return [Builtin(f"T.{d.name}", "type", (Param("value", "expr", None),), returns=d.name, kind="dtype",
+                    aliases=tuple(f"T.{a}" for a in d.attr_aliases))
+            for d in DTYPES.values()]
+
+
+def _with_docs(entries: list[Builtin]) -> list[Builtin]:
+    from dataclasses import replace
+
+    from .catalog_docs import DOCS
+
+    return [replace(b, doc=DOCS.get(b.name, b.doc)) for b in entries]
+
+
+BUILTINS: list[Builtin] = _with_docs(
+    _KERNEL + _TYPES + _MEMORY + _LOOPS + _TILE_OPS + _LAYOUT + _MATH + _MISC + _JIT + _dtype_entries()
+)

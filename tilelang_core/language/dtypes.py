@@ -1,0 +1,116 @@
+"""The dtype table: every TileLang dtype name with its width, kind, torch name and accepted aliases.
+
+`normalize_dtype` turns whatever a user wrote (`T.float16`, `"float16"`, `"half"`, `T.half`, `torch.float16`)
+into the canonical name; the frontend and the analysis use it. Nothing here imports torch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DTypeInfo:
+    """One dtype: canonical name, storage bits, kind (int|uint|float|bool), torch attribute name."""
+
+    name: str
+    bits: int
+    kind: str
+    torch: str | None = None
+    aliases: tuple[str, ...] = ()  # other strings TileLang accepts for it ("half", "float")
+    attr_aliases: tuple[str, ...] = ()  # other `T.<name>` attributes bound to it (T.half)
+
+    @property
+    def bytes(self) -> float:
+        """Bytes per element (0.5 for 4-bit types)."""
+        return self.bits / 8
+
+    @property
+    def is_float(self) -> bool:
+        """True for floating-point kinds (fp8/fp6/fp4 included)."""
+        return self.kind == "float"
+
+
+_ROWS = [
+    DTypeInfo("bool", 8, "bool", "bool"),
+    DTypeInfo("int4", 4, "int", None),
+    DTypeInfo("int8", 8, "int", "int8"),
+    DTypeInfo("int16", 16, "int", "int16", ("short",), ("short",)),
+    DTypeInfo("int32", 32, "int", "int32", ("int",), ("int",)),
+    DTypeInfo("int64", 64, "int", "int64", ("long",), ("long",)),
+    DTypeInfo("uint8", 8, "uint", "uint8"),
+    DTypeInfo("uint16", 16, "uint", "uint16"),
+    DTypeInfo("uint32", 32, "uint", "uint32", ("uint",), ("uint",)),
+    DTypeInfo("uint64", 64, "uint", "uint64", ("ulong",)),
+    DTypeInfo("float16", 16, "float", "float16", ("half", "fp16"), ("half",)),
+    DTypeInfo("bfloat16", 16, "float", "bfloat16", ("bf16",)),
+    DTypeInfo("float32", 32, "float", "float32", ("float", "fp32"), ("float",)),
+    DTypeInfo("float64", 64, "float", "float64", ("double", "fp64"), ("double",)),
+    DTypeInfo("tfloat32", 32, "float", None),
+    DTypeInfo("float8_e4m3fn", 8, "float", "float8_e4m3fn"),
+    DTypeInfo("float8_e4m3", 8, "float", "float8_e4m3fn"),
+    DTypeInfo("float8_e4m3fnuz", 8, "float", "float8_e4m3fnuz"),
+    DTypeInfo("float8_e5m2", 8, "float", "float8_e5m2"),
+    DTypeInfo("float8_e5m2fnuz", 8, "float", "float8_e5m2fnuz"),
+    DTypeInfo("float8_e8m0fnu", 8, "float", "float8_e8m0fnu"),
+    DTypeInfo("float6_e2m3fn", 6, "float", None),
+    DTypeInfo("float6_e3m2fn", 6, "float", None),
+    DTypeInfo("float4_e2m1fn", 4, "float", None),
+]
+
+DTYPES: dict[str, DTypeInfo] = {row.name: row for row in _ROWS}
+_ALIASES: dict[str, str] = {a: row.name for row in _ROWS for a in row.aliases}
+_PY_TYPES = {"bool": "bool", "int": "int32", "float": "float32"}
+
+
+def _from_object(x) -> str | None:
+    """The dtype name carried by a non-string object (torch/numpy dtype, Python type, DType-like)."""
+    if isinstance(x, type):
+        return _PY_TYPES.get(x.__name__)
+    mod = type(x).__module__ or ""
+    if mod.startswith("torch"):  # torch.float16 -> "torch.float16"
+        return str(x).split(".", 1)[-1]
+    if mod.startswith("numpy"):
+        return str(x)
+    return None
+
+
+def normalize_dtype(x) -> str | None:
+    """Canonical dtype name for `x` ("float16" for T.float16, "half", torch.float16), or None if unknown."""
+    if x is None:
+        return None
+    name = x if isinstance(x, str) else _from_object(x)
+    if name is None:
+        return None
+    name = name.strip()
+    for prefix in ("T.", "tl.", "torch.", "tilelang.language."):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+    if name in DTYPES:
+        return name
+    return _ALIASES.get(name)
+
+
+def dtype_info(x) -> DTypeInfo | None:
+    """The table row for a dtype written any accepted way (None if unknown)."""
+    name = normalize_dtype(x)
+    return DTYPES.get(name) if name else None
+
+
+def dtype_bits(x) -> int | None:
+    """Storage bits per element of a dtype (None if unknown)."""
+    info = dtype_info(x)
+    return info.bits if info else None
+
+
+def is_dtype_name(name: str) -> bool:
+    """True when `name` (as in `T.<name>`) is a dtype attribute of the T namespace."""
+    return name in DTYPES or any(name in row.attr_aliases for row in _ROWS)
+
+
+def closest_dtype(name: str) -> str | None:
+    """The known dtype name closest to a misspelled one, for `invalid-dtype` suggestions."""
+    import difflib
+
+    pool = list(DTYPES) + list(_ALIASES)
+    match = difflib.get_close_matches(str(name), pool, n=1, cutoff=0.6)
+    return normalize_dtype(match[0]) if match else None
