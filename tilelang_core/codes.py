@@ -106,6 +106,9 @@ _ROWS = [
              "tilelsp check missing.py", "Check the path, its permissions and its encoding (UTF-8 or a PEP 263 cookie)."),
     CodeInfo("internal-error", E, "cli", "The checker itself crashed on this file (a tilelsp bug, not yours).",
              "(internal)", "Report it with the file; `tilelsp check --debug` prints the traceback."),
+    # --- lsp ------------------------------------------------------------------------------
+    CodeInfo("file-too-large", I, "lsp", "The editor's fast check skips files above 1,000,000 characters.",
+             "a generated 10 MB kernel file", "Split the kernels into smaller files, or run `tilelsp check` on it."),
     # --- verify ---------------------------------------------------------------------------
     CodeInfo("verify-mismatch", E, "verify", "The kernel's output differs from the reference beyond tolerance.",
              "", "Inspect the kernel; the message gives the max error and where."),
