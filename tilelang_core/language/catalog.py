@@ -128,9 +128,11 @@ _TILE_OPS = [
 # --- layouts and scheduling hints ------------------------------------------------------------------------
 _LAYOUT = [
     _b("T.annotate_layout", "layout", ("layout_map", "layout_map")),
-    _b("T.Layout", "layout", ("shape", "shape"), ("forward_fn", "any"), returns="Layout", kind="type"),
+    _b("T.Layout", "layout", ("shape", "shape"), ("forward_fn", "any"), returns="Layout", kind="type",
+       aliases=("tilelang.layout.Layout",)),
     _b("T.Fragment", "layout", ("shape", "shape"), ("forward_fn", "any", None), ("forward_thread_fn", "any", None),
-       ("replicate", "int", 1), ("forward_index_fn", "any", None), returns="Fragment", kind="type"),
+       ("replicate", "int", 1), ("forward_index_fn", "any", None), returns="Fragment", kind="type",
+       aliases=("tilelang.layout.Fragment",)),
     _b("T.use_swizzle", "layout", ("panel_size", "int"), ("order", "str", "row"), ("enable", "bool", True)),
     _b("tilelang.layout.make_swizzled_layout", "layout", ("buffer", "buffer"), ("k_major", "bool", True),
        ("allow_pad", "bool", True), returns="Layout"),

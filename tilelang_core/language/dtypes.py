@@ -32,11 +32,14 @@ class DTypeInfo:
 
 _ROWS = [
     DTypeInfo("bool", 8, "bool", "bool"),
+    DTypeInfo("int1", 1, "int", None),
     DTypeInfo("int4", 4, "int", None),
     DTypeInfo("int8", 8, "int", "int8"),
     DTypeInfo("int16", 16, "int", "int16", ("short",), ("short",)),
     DTypeInfo("int32", 32, "int", "int32", ("int",), ("int",)),
     DTypeInfo("int64", 64, "int", "int64", ("long",), ("long",)),
+    DTypeInfo("uint1", 1, "uint", None),
+    DTypeInfo("uint4", 4, "uint", None),
     DTypeInfo("uint8", 8, "uint", "uint8"),
     DTypeInfo("uint16", 16, "uint", "uint16"),
     DTypeInfo("uint32", 32, "uint", "uint32", ("uint",), ("uint",)),
@@ -47,14 +50,15 @@ _ROWS = [
     DTypeInfo("float64", 64, "float", "float64", ("double", "fp64"), ("double",)),
     DTypeInfo("tfloat32", 32, "float", None),
     DTypeInfo("float8_e4m3fn", 8, "float", "float8_e4m3fn"),
-    DTypeInfo("float8_e4m3", 8, "float", "float8_e4m3fn"),
+    DTypeInfo("float8_e4m3", 8, "float", "float8_e4m3fn", ("e4m3_float8",)),
     DTypeInfo("float8_e4m3fnuz", 8, "float", "float8_e4m3fnuz"),
-    DTypeInfo("float8_e5m2", 8, "float", "float8_e5m2"),
+    DTypeInfo("float8_e5m2", 8, "float", "float8_e5m2", ("e5m2_float8",)),
     DTypeInfo("float8_e5m2fnuz", 8, "float", "float8_e5m2fnuz"),
     DTypeInfo("float8_e8m0fnu", 8, "float", "float8_e8m0fnu"),
     DTypeInfo("float6_e2m3fn", 6, "float", None),
     DTypeInfo("float6_e3m2fn", 6, "float", None),
     DTypeInfo("float4_e2m1fn", 4, "float", None),
+    DTypeInfo("handle", 64, "handle", None),
 ]
 
 DTYPES: dict[str, DTypeInfo] = {row.name: row for row in _ROWS}
@@ -87,13 +91,22 @@ def normalize_dtype(x) -> str | None:
             name = name[len(prefix):]
     if name in DTYPES:
         return name
-    return _ALIASES.get(name)
+    if name in _ALIASES:
+        return _ALIASES[name]
+    base, sep, lanes = name.rpartition("x")  # vector types: float16x2
+    if sep and lanes.isdigit() and base in DTYPES:
+        return name
+    return None
 
 
 def dtype_info(x) -> DTypeInfo | None:
     """The table row for a dtype written any accepted way (None if unknown)."""
     name = normalize_dtype(x)
-    return DTYPES.get(name) if name else None
+    if name is None or name in DTYPES:
+        return DTYPES.get(name) if name else None
+    base, _, lanes = name.rpartition("x")  # a vector type: lanes x the base width
+    row = DTYPES[base]
+    return DTypeInfo(name, row.bits * int(lanes), row.kind, None)
 
 
 def dtype_bits(x) -> int | None:

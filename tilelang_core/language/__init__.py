@@ -1,0 +1,174 @@
+"""The runtime `T` namespace: what `import tilelang_core.language as T` gives when a TileLang file is executed.
+
+Kernel bodies are never run as Python: `T.prim_func`/`T.macro` capture their source for the frontend.
+The names a factory uses *outside* a body work for real here (dtypes, `T.Tensor`, `T.dynamic`,
+`T.ceildiv` on ints, `T.GemmWarpPolicy`); every other builtin is a stub that says where it belongs.
+Neither tvm nor torch is imported.
+"""
+from __future__ import annotations
+
+import enum
+
+# Private names only: `capture`, `registry`, `dtypes`, `types` must stay the submodules.
+from .capture import capture as _capture
+from .dtypes import DTYPES as _DTYPES
+from .dtypes import normalize_dtype as _normalize_dtype
+from .registry import Builtin as _Builtin
+from .registry import lookup as _lookup
+from .registry import registry as _registry
+from .types import DType, MacroDef, PrimFuncDef, SymbolicDim, TensorType
+
+_MODULE = "tilelang_core.language"
+
+# dtypes are served by __getattr__ so that `T.int`, `T.float` and `T.bool` never shadow builtins here.
+_DTYPE_ATTRS: dict[str, DType] = {}
+for _info in _DTYPES.values():
+    _DTYPE_ATTRS[_info.name] = DType(_info.name)
+    for _alias in _info.attr_aliases:
+        _DTYPE_ATTRS[_alias] = DType(_info.name)
+
+
+def _dtype(value) -> DType:
+    """A DType for any accepted dtype spelling (unknown names are kept as written)."""
+    if isinstance(value, DType):
+        return value
+    return DType(_normalize_dtype(value) or str(value))
+
+
+def _shape(shape) -> tuple:
+    """A shape tuple from an int, a tuple/list, or a single symbolic dimension."""
+    if isinstance(shape, (tuple, list)):
+        return tuple(shape)
+    return (shape,)
+
+
+class _TensorProxy:
+    """`T.Tensor` / `T.Buffer`: callable `T.Tensor((M, K), dtype)` and subscriptable `T.Tensor[(M, K), dtype]`."""
+
+    def __init__(self, name: str, scope: str):
+        self.__name__ = self.__qualname__ = name
+        self._scope = scope
+
+    def __call__(self, shape, dtype="float32", *args, scope=None, **kwargs) -> TensorType:
+        """The parameter annotation for a buffer of `shape` and `dtype`."""
+        return TensorType(_shape(shape), _dtype(dtype), scope or self._scope)
+
+    def __getitem__(self, key) -> TensorType:
+        """The subscript form: `T.Tensor[(M, K), "float16"]` or `T.Tensor[M, K, "float16"]`."""
+        if not isinstance(key, tuple):
+            return self(key)
+        if key and _normalize_dtype(key[-1]) is not None and not isinstance(key[-1], (int, float)):
+            shape = key[0] if len(key) == 2 and isinstance(key[0], (tuple, list)) else key[:-1]
+            return self(shape, key[-1])
+        return self(key)
+
+    def __repr__(self) -> str:
+        return f"T.{self.__name__}"
+
+
+Tensor = _TensorProxy("Tensor", "global")
+Buffer = _TensorProxy("Buffer", "global")
+
+
+def StridedTensor(shape, strides, dtype="float32") -> TensorType:
+    """A global tensor parameter with explicit strides (the strides are checked by the JIT at call time)."""
+    return TensorType(_shape(shape), _dtype(dtype), "global")
+
+
+def _names(name: str) -> list[str]:
+    return [n for n in name.replace(",", " ").split() if n]
+
+
+def dynamic(name: str, dtype="int32"):
+    """A symbolic dimension bound from tensor shapes at call time; "m, n" gives a tuple of them."""
+    dims = tuple(SymbolicDim(n, str(_dtype(dtype))) for n in _names(name))
+    return dims[0] if len(dims) == 1 else dims
+
+
+symbolic = dynamic
+
+
+def const(name: str, dtype="int32"):
+    """Eager-style dimension markers (`M, N = T.const("M, N")`), bound from the argument shapes."""
+    return dynamic(name, dtype)
+
+
+def empty(*shape, dtype="float32") -> TensorType:
+    """Eager-style output declaration `T.empty((M, N), T.float16)`; the JIT allocates and returns it."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return TensorType(tuple(shape[0]), _dtype(dtype), "global")
+    if len(shape) == 2 and isinstance(shape[0], (tuple, list)) and isinstance(shape[1], str):
+        return TensorType(tuple(shape[0]), _dtype(shape[1]), "global")
+    return TensorType(tuple(shape), _dtype(dtype), "global")
+
+
+def prim_func(func=None, *, eager_jit=False):
+    """Capture a kernel function's source for compilation (usable as `@T.prim_func` or `@T.prim_func()`)."""
+    if func is None:
+        return lambda f: PrimFuncDef(_capture(f))
+    return PrimFuncDef(_capture(func))
+
+
+def macro(func) -> MacroDef:
+    """Capture a helper that kernels inline where they call it."""
+    return MacroDef(_capture(func))
+
+
+inline = macro
+
+
+class GemmWarpPolicy(enum.IntEnum):
+    """How the warps of a block split the M x N tile of a T.gemm."""
+
+    Square = 0
+    FullRow = 1
+    FullCol = 2
+
+
+def ceildiv(lhs, rhs):
+    """Integer ceiling division; on Python ints it runs here, symbolic operands belong in a kernel body."""
+    if isinstance(lhs, int) and isinstance(rhs, int) and not isinstance(lhs, bool):
+        return -(-lhs // rhs)
+    raise RuntimeError("T.ceildiv of symbolic values can only be used inside a @T.prim_func kernel body")
+
+
+_STUBS: dict[str, object] = {}
+
+
+def _make_stub(builtin: _Builtin, module: str = _MODULE):
+    """A function named like the builtin that raises: it only has meaning inside a kernel body."""
+    label = builtin.name
+
+    def stub(*args, **kwargs):
+        raise RuntimeError(f"{label} can only be used inside a @T.prim_func kernel body")
+
+    stub.__name__ = stub.__qualname__ = builtin.name.rsplit(".", 1)[-1]
+    stub.__module__ = module
+    stub.__doc__ = builtin.doc or f"{builtin.signature}"
+    return stub
+
+
+def stub_for(name: str, module: str = _MODULE):
+    """The (cached) runtime stub for a qualified builtin name such as "T.copy"."""
+    if name not in _STUBS:
+        builtin = _lookup(name)
+        if builtin is None:
+            raise KeyError(name)
+        _STUBS[name] = _make_stub(builtin, module)
+    return _STUBS[name]
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    if name in _DTYPE_ATTRS:
+        return _DTYPE_ATTRS[name]
+    if _lookup(f"T.{name}") is not None:
+        return stub_for(f"T.{name}")
+    raise AttributeError(f"module 'tilelang.language' has no attribute {name!r}; see docs/language.md "
+                         "for the supported builtins")
+
+
+def __dir__() -> list[str]:
+    short = {n.split(".", 1)[1] for n in _registry() if n.startswith("T.") and n.count(".") == 1}
+    return sorted(set(globals()) | set(_DTYPE_ATTRS) | short)
