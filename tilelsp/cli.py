@@ -1,0 +1,305 @@
+"""The `tilelsp` command line: argparse for every subcommand; `check` runs here, `ir`/`verify`/`serve` load lazily.
+
+Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage or internal error. Nothing heavy (pygls,
+tvm, torch) is imported on the `check` path.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from tilelsp import config as cfg
+from tilelsp.formats import FORMATS, FileResult
+
+SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
+EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Job:
+    """One file to check with its effective settings."""
+
+    path: str  # filesystem path ("-" for stdin)
+    display: str  # path as shown in the output
+    targets: tuple[str, ...]
+    select: frozenset | None
+    ignore: frozenset
+    explicit: bool  # named on the command line (else found by walking a folder)
+
+
+def _version() -> str:
+    from tilelang_core import __version__
+
+    return __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser for `tilelsp` and all its subcommands."""
+    parser = argparse.ArgumentParser(prog="tilelsp", description="TileLang checker, compiler views and language server.")
+    parser.add_argument("--version", action="version", version=f"tilelsp {_version()}")
+    _add_stdio_flags(parser)
+    sub = parser.add_subparsers(dest="command", metavar="{check,ir,verify,serve}")
+    _add_check(sub)
+    _add_ir(sub)
+    _add_verify(sub)
+    serve = sub.add_parser("serve", help="run the language server (stdio by default)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    _add_stdio_flags(serve)
+    return parser
+
+
+def _add_stdio_flags(parser) -> None:
+    """Flags LSP clients append (`--stdio`, `--clientProcessId`); accepted and otherwise ignored."""
+    parser.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--clientProcessId", help=argparse.SUPPRESS)
+
+
+def _add_check(sub) -> None:
+    p = sub.add_parser("check", help="check TileLang files and folders", description=(
+        "Check TileLang kernels without running them. Exit 0 clean (warnings allowed), 1 errors, 2 usage error."))
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders ('-' reads stdin)")
+    p.add_argument("--target", action="append", metavar="ARCH[,ARCH]", help="GPU arch(s) to check for (default sm_90a)")
+    p.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
+    p.add_argument("--select", action="append", metavar="CODE[,CODE]", help="report only these codes")
+    p.add_argument("--ignore", action="append", metavar="CODE[,CODE]", help="never report these codes")
+    p.add_argument("--no-parallel", action="store_true", help="check files one after another in this process")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour text output")
+    p.add_argument("--stdin-filename", metavar="PATH", help="path to show (and to find config from) for '-'")
+    p.add_argument("--debug", action="store_true", help="print tracebacks of internal errors")
+
+
+def _add_ir(sub) -> None:
+    p = sub.add_parser("ir", help="print a kernel's IR at one lowering stage")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default the first")
+    p.add_argument("--stage", metavar="STAGE", help="stage name (see --list-stages); default the final source")
+    p.add_argument("--target", default="sm_90a", metavar="ARCH|cpu", help="sm_80 … sm_90a, or cpu (default sm_90a)")
+    p.add_argument("--list-stages", action="store_true", help="list the stage names for the target and exit")
+
+
+def _add_verify(sub) -> None:
+    p = sub.add_parser("verify", help="run a kernel on random inputs and compare with a reference")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default every kernel")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to run (default auto)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SEC", help="give up after SEC seconds (default 60)")
+    p.add_argument("--bench", action="store_true", help="also time the kernel")
+
+
+def main(argv=None) -> int:
+    """Entry point of the `tilelsp` console script and `python -m tilelsp`."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        return _run(args)
+    except cfg.ConfigError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run(args) -> int:
+    if args.command == "check":
+        return run_check(args)
+    if args.command == "ir":
+        return _dispatch("tilelsp.ir_command", "run_ir", args, "tilelsp ir")
+    if args.command == "verify":
+        return _dispatch("tilelsp.verify_command", "run_verify", args, "tilelsp verify")
+    if args.command is None:
+        args.tcp = None
+        if sys.stdin.isatty():
+            print("tilelsp: serving LSP on stdio (Ctrl-C to stop; `tilelsp --help` lists commands)", file=sys.stderr)
+    return _dispatch("tilelsp.server", "run_serve", args, "tilelsp serve")
+
+
+def _fail(message: str) -> int:
+    print(f"tilelsp: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _dispatch(module_name: str, func_name: str, args, feature: str) -> int:
+    """Import `module_name` only now and call its entry point; exit 2 with a clear message if it is missing."""
+    import importlib
+
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return _fail(f"{feature} is not available in this build ({module_name} is missing)")
+        return _fail(f"{feature} needs the Python package {exc.name!r}: {exc}")
+    func = getattr(module, func_name, None)
+    if func is None:
+        return _fail(f"{feature} is not available in this build ({module_name}.{func_name} is missing)")
+    code = func(args)
+    return code if isinstance(code, int) else EXIT_CLEAN
+
+
+# --- check ----------------------------------------------------------------------------------
+
+
+def run_check(args) -> int:
+    """`tilelsp check`: find files, check them (in parallel), render, and return the exit status."""
+    jobs = collect_jobs(args)
+    results = run_jobs(jobs, parallel=not args.no_parallel)
+    color = args.color == "always" or (args.color == "auto" and _stdout_is_tty() and not os.environ.get("NO_COLOR"))
+    from tilelsp.formats import render
+
+    sys.stdout.write(render(args.format, results, color=color, version=_version()))
+    sys.stdout.flush()
+    if args.debug:
+        for r in results:
+            if r.trace:
+                print(f"--- {r.path}\n{r.trace}", file=sys.stderr)
+    return exit_status(results)
+
+
+def exit_status(results) -> int:
+    """2 when a file failed to read or crashed the checker, 1 when there are errors, else 0."""
+    if any(r.failed for r in results):
+        return EXIT_USAGE
+    return EXIT_ERRORS if any(d.is_error for r in results for d in r.diagnostics) else EXIT_CLEAN
+
+
+def _stdout_is_tty() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def collect_jobs(args) -> list[Job]:
+    """Every file to check, with its settings, in deterministic display-path order (ConfigError on bad input)."""
+    flag_targets = cfg.validate_targets(cfg.split_list(args.target), "--target") if args.target else None
+    flag_select = cfg.validate_codes(cfg.split_list(args.select), "--select") if args.select else None
+    flag_ignore = cfg.validate_codes(cfg.split_list(args.ignore), "--ignore") if args.ignore else None
+    jobs: dict[str, Job] = {}
+    for raw in args.paths:
+        anchor = Path(args.stdin_filename or ".") if raw == "-" else Path(raw)
+        if raw != "-" and not anchor.exists():
+            raise cfg.ConfigError(f"{raw}: no such file or directory")
+        conf = cfg.load(anchor)
+        targets = flag_targets or conf.targets or ("sm_90a",)
+        select = flag_select if flag_select is not None else conf.select
+        ignore = flag_ignore if flag_ignore is not None else conf.ignore
+        for path, explicit in _files_under(raw, conf):
+            display = (args.stdin_filename or "<stdin>") if path == "-" else cfg.relative_display(Path(path))
+            key = "-" if path == "-" else os.path.realpath(path)
+            jobs.setdefault(key, Job(path, display, targets, select, ignore, explicit))
+    return sorted(jobs.values(), key=lambda j: j.display)
+
+
+def _files_under(raw: str, conf: cfg.Config):
+    """(path, explicit) for a PATH argument: the file itself, or the *.py files below a folder."""
+    if raw == "-" or not Path(raw).is_dir():
+        yield raw, True
+        return
+    for folder, dirs, files in os.walk(raw):
+        dirs[:] = sorted(d for d in dirs if not _skip_dir(Path(folder, d), conf))
+        for name in sorted(files):
+            path = Path(folder, name)
+            if name.endswith(".py") and not conf.excludes(path):
+                yield str(path), False
+
+
+def _skip_dir(path: Path, conf: cfg.Config) -> bool:
+    """Hidden folders, virtual environments, node_modules, caches and `exclude` matches are not walked."""
+    name = path.name
+    if name.startswith(".") or name in SKIP_DIRS or (path / "pyvenv.cfg").exists():
+        return True
+    return conf.excludes(path)
+
+
+def run_jobs(jobs, parallel: bool = True) -> list[FileResult]:
+    """Check every job; a process pool when there are several files and several cores. Order is kept."""
+    workers = min(len(jobs), _cpu_count())
+    if not parallel or workers < 2 or any(j.path == "-" for j in jobs):
+        return [check_file(j) for j in jobs]
+    _preload()
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    import multiprocessing
+
+    method = "fork" if sys.platform.startswith("linux") else None
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+            return list(pool.map(check_file, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+    except (BrokenProcessPool, OSError):  # a worker died (or no processes allowed): redo it in-process
+        return [check_file(j) for j in jobs]
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _preload() -> None:
+    """Import the check path before forking so that workers start warm."""
+    try:
+        import tilelang_core.analysis  # noqa: F401
+        import tilelang_core.check  # noqa: F401
+        import tilelang_core.frontend  # noqa: F401
+    except Exception:  # a broken import is reported per file by check_file
+        pass
+
+
+def check_file(job: Job) -> FileResult:
+    """Read and check one file; never raises (a crash becomes an `internal-error` diagnostic)."""
+    text = read_source(job.path)
+    if isinstance(text, OSError | UnicodeDecodeError | SyntaxError):
+        return FileResult(job.display, "", [_problem("file-unreadable", f"cannot read {job.display}: {_reason(text)}")])
+    if not job.explicit and "tilelang" not in text:
+        return FileResult(job.display, text)  # not a TileLang file: nothing to check
+    try:
+        from tilelang_core.check import check_source
+
+        result = check_source(text, job.display, targets=job.targets, select=job.select, ignore=job.ignore)
+    except Exception as exc:  # noqa: BLE001 -- one bad file must not stop the run
+        import traceback
+
+        msg = f"the checker crashed on this file ({type(exc).__name__}: {exc}); rerun with --debug for the traceback"
+        return FileResult(job.display, text, [_problem("internal-error", msg)], traceback.format_exc())
+    return FileResult(job.display, text, list(result.diagnostics))
+
+
+def read_source(path: str):
+    """The text of a Python file (PEP 263 encodings, universal newlines), or the exception that stopped it."""
+    import tokenize
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        import io
+
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
+        return exc if not isinstance(exc, LookupError) else SyntaxError(str(exc))
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)
+
+
+def _problem(code: str, message: str):
+    from tilelang_core.diagnostics import Diagnostic, Severity
+    from tilelang_core.source import Span
+
+    return Diagnostic(code, Severity.ERROR, message, Span(1, 0, 1, 1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
