@@ -109,6 +109,8 @@ _ROWS = [
     # --- lsp ------------------------------------------------------------------------------
     CodeInfo("file-too-large", I, "lsp", "The editor's fast check skips files above 1,000,000 characters.",
              "a generated 10 MB kernel file", "Split the kernels into smaller files, or run `tilelsp check` on it."),
+    CodeInfo("verify-passed", I, "lsp", "Verify on device (from the editor) passed; the message gives the errors and time.",
+             "", "Informational."),
     # --- verify ---------------------------------------------------------------------------
     CodeInfo("verify-mismatch", E, "verify", "The kernel's output differs from the reference beyond tolerance.",
              "", "Inspect the kernel; the message gives the max error and where."),
