@@ -1,0 +1,105 @@
+"""T.copy rules: extents of both sides (slices, head-address form, size-1 axes), whole-buffer shapes,
+lossy dtype conversions, and slices of shared/fragment tiles that leave the tile."""
+from __future__ import annotations
+
+from ...ir import nodes as N
+from ...ir.arith import as_int
+from ...ir.printer import expr_str
+from ..infer import canonical_dtype, dims_str, dtype_bits, is_float, is_int, non_unit, region_extents, same_expr
+from ..walker import Ctx, rule
+from .common import describe, related_for
+from .indexing import check_region_bounds
+
+
+@rule(N.Copy)
+def check_copy(c: N.Copy, ctx: Ctx) -> None:
+    """All T.copy checks for one call."""
+    _dtype(c, ctx)
+    src_ext, dst_ext = region_extents(c.src), region_extents(c.dst)
+    if c.src.kind == "full" and c.dst.kind == "full":
+        _whole_shapes(c, ctx)
+        return
+    if c.src.kind == "point" and c.dst.kind != "point":
+        src_ext = _head_extents(c.src, dst_ext)
+    elif c.dst.kind == "point" and c.src.kind != "point":
+        dst_ext = _head_extents(c.dst, src_ext)
+    if not _extents(c, src_ext, dst_ext, ctx):
+        return
+    for r, ext in ((c.src, src_ext), (c.dst, dst_ext)):
+        if ext is not None:
+            check_region_bounds(r, ext, ctx, c.span)
+
+
+def _head_extents(head: N.Region, other_ext):
+    """The extent a head address A[i, j] covers: the other side's extents, right-aligned to its rank."""
+    rank = len(head.axes)
+    ext = list(non_unit(other_ext))
+    if len(ext) > rank:
+        return None
+    return tuple([N.Const(1)] * (rank - len(ext)) + ext)
+
+
+def _whole_shapes(c: N.Copy, ctx: Ctx) -> None:
+    a, b = c.src.buffer.shape, c.dst.buffer.shape
+    if len(a) == len(b) and all(same_expr(x, y) is not False for x, y in zip(a, b)):
+        return
+    if len(a) != len(b) and any(as_int(d) is None for d in (*a, *b)):
+        return
+    ctx.emit("copy-shape-mismatch",
+             f"T.copy between whole buffers of different shapes: {describe(c.src)} into {describe(c.dst)}; "
+             f"copy a slice of matching shape (e.g. {c.src.buffer.name}[0:{expr_str(b[0]) if b else 1}, ...]) "
+             f"or allocate both with the same shape",
+             c.span, related=related_for(c.src.buffer, c.dst.buffer))
+
+
+def _extents(c: N.Copy, src_ext, dst_ext, ctx: Ctx) -> bool:
+    """Report differing extents; True when the two sides agree (or cannot be compared)."""
+    if src_ext is None or dst_ext is None:
+        return True
+    a, b = non_unit(src_ext), non_unit(dst_ext)
+    if len(a) != len(b):
+        if any(as_int(e) is None for e in (*a, *b)):
+            return True
+        _report_extents(c, src_ext, dst_ext, None, ctx)
+        return False
+    for i, (x, y) in enumerate(zip(a, b)):
+        if same_expr(x, y) is False:
+            _report_extents(c, src_ext, dst_ext, (x, y), ctx)
+            return False
+    return True
+
+
+def _report_extents(c: N.Copy, src_ext, dst_ext, pair, ctx: Ctx) -> None:
+    detail = f" ({expr_str(pair[0])} vs {expr_str(pair[1])})" if pair else ""
+    src = _side(c.src, src_ext)
+    dst = _side(c.dst, dst_ext)
+    ctx.emit("copy-extent-mismatch",
+             f"T.copy extents differ: {src} but {dst}{detail}; T.copy does not broadcast, so make the slice "
+             f"cover exactly the tile's shape ({dims_str(non_unit(dst_ext) if c.dst.kind == 'full' else non_unit(src_ext))})",
+             c.span, related=related_for(c.src.buffer, c.dst.buffer))
+
+
+def _side(r: N.Region, ext) -> str:
+    if r.kind == "full":
+        return f"{r.buffer.name} is {dims_str(ext)}"
+    if r.kind == "point":
+        return f"the head address into {r.buffer.name} covers {dims_str(ext)}"
+    return f"the slice of {r.buffer.name} is {dims_str(ext)}"
+
+
+def _dtype(c: N.Copy, ctx: Ctx) -> None:
+    s, d = canonical_dtype(c.src.buffer.dtype), canonical_dtype(c.dst.buffer.dtype)
+    if s == d:
+        return
+    lossy = None
+    if is_float(s) and (is_int(d) or d == "bool"):
+        lossy = "drops the fraction and saturates/wraps out-of-range values"
+    elif is_int(s) and is_int(d):
+        sb, db = dtype_bits(s), dtype_bits(d)
+        if sb is not None and db is not None and db < sb:
+            lossy = "wraps values that do not fit"
+    if lossy:
+        ctx.emit("copy-dtype-mismatch",
+                 f"T.copy converts {c.src.buffer.name} ({s}) to {c.dst.buffer.name} ({d}), which {lossy}; "
+                 f"if that is intended, convert explicitly with T.cast inside a T.Parallel loop",
+                 c.span, related=related_for(c.src.buffer, c.dst.buffer))

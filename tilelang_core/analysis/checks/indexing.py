@@ -1,0 +1,89 @@
+"""Index rules: element accesses and tile-op slices of shared, fragment and local buffers that can leave
+the buffer (interval arithmetic over loop, block and let ranges), and T.alloc_local indexed by T.Parallel."""
+from __future__ import annotations
+
+from ...ir import nodes as N
+from ...ir.arith import as_int
+from ...ir.printer import expr_str
+from ..bounds import bound, mentions
+from ..infer import TILE_SCOPES, region_starts
+from ..walker import Ctx, access_rule, rule
+from .common import related_for
+
+
+def _range_text(lo: int, hi: int) -> str:
+    return str(lo) if lo == hi else f"{lo}..{hi}"
+
+
+@access_rule
+def check_index_bounds(buf: N.Buffer, indices, span, ctx: Ctx) -> None:
+    """An element access buf[i, j] whose index range leaves a shared/fragment/local buffer."""
+    if buf.scope not in TILE_SCOPES or len(indices) != len(buf.shape):
+        return
+    for axis, (idx, dim) in enumerate(zip(indices, buf.shape)):
+        n = as_int(dim)
+        iv = bound(idx, ctx.env) if n is not None else None
+        if iv is None:
+            continue
+        if iv.hi < 0 and iv.lo >= -n:
+            continue  # a negative constant index counts from the end, as in Python
+        if 0 <= iv.lo and iv.hi < n:
+            continue
+        where = f" in dimension {axis + 1}" if len(buf.shape) > 1 else ""
+        ctx.emit("index-out-of-bounds",
+                 f"index {expr_str(idx)} of {buf.name}{where} ranges over {_range_text(iv.lo, iv.hi)} but "
+                 f"{buf.name} has {n} elements there (valid 0..{n - 1}); fix the index or the loop range",
+                 getattr(idx, "span", None) or span, related=related_for(buf))
+        return
+
+
+def check_region_bounds(region: N.Region, extents, ctx: Ctx, op_span) -> None:
+    """A tile-op slice (start + extent) that leaves a shared/fragment/local buffer."""
+    buf = region.buffer
+    if buf.scope not in TILE_SCOPES or region.kind == "full" or len(extents) != len(buf.shape):
+        return
+    for axis, (start, ext, dim) in enumerate(zip(region_starts(region), extents, buf.shape)):
+        n, e = as_int(dim), as_int(ext)
+        iv = bound(start, ctx.env) if n is not None and e is not None else None
+        if iv is None or (iv.lo >= 0 and iv.hi + e <= n):
+            continue
+        ctx.emit("index-out-of-bounds",
+                 f"this region of {buf.name} covers rows {_range_text(iv.lo, iv.hi)}..+{e} in dimension "
+                 f"{axis + 1}, but {buf.name} has {n} there; the slice must stay inside the tile",
+                 region.span or op_span, related=related_for(buf))
+        return
+
+
+def _region_rule(node, ctx: Ctx) -> None:
+    from ..infer import region_extents
+
+    for r in _regions(node):
+        if r.kind == "slice":
+            check_region_bounds(r, region_extents(r), ctx, node.span)
+
+
+def _regions(node):
+    for f in ("src", "dst", "a", "b", "c", "value"):
+        r = getattr(node, f, None)
+        if isinstance(r, N.Region):
+            yield r
+
+
+rule(N.Gemm, N.Fill, N.Reduce, N.CumSum, N.AtomicAdd)(_region_rule)
+
+
+@access_rule
+def check_local_parallel(buf: N.Buffer, indices, span, ctx: Ctx) -> None:
+    """A T.alloc_local buffer indexed by a T.Parallel loop variable (each thread holds its own copy)."""
+    if buf.scope != "local" or not ctx.parallel:
+        return
+    pvars = ctx.parallel_vars
+    for idx in indices:
+        if mentions(idx, pvars):
+            var = next(v for v in pvars if mentions(idx, {v}))
+            ctx.emit("local-indexed-by-parallel",
+                     f"{buf.name} is a T.alloc_local buffer (private to each thread) but is indexed by the "
+                     f"T.Parallel variable {var.name}; allocate it with T.alloc_fragment, or loop with "
+                     f"T.serial/T.unroll instead",
+                     getattr(idx, "span", None) or span, related=related_for(buf))
+            return

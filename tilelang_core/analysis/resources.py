@@ -1,0 +1,180 @@
+"""Per-block resources of a launch: shared memory (with T.Pipelined multi-buffering), threads and a
+register estimate, and the checks that compare them with each target architecture's limits."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..diagnostics import Related
+from ..ir import nodes as N
+from ..ir.arith import as_int
+from ..ir.visitor import walk
+from .infer import SHARED_SCOPES, buffer_bytes, dims_str, dtype_bits, elements, kib
+from .targets import known_limits
+
+
+@dataclass
+class Budget:
+    """What one block of a launch needs: shared memory per buffer and stage, threads, registers."""
+
+    shared: list = field(default_factory=list)  # (Buffer, bytes per stage | None, stages)
+    stage_loops: dict = field(default_factory=dict)  # Buffer -> the pipelined For that multi-buffers it
+    threads: int | None = None
+    registers: int | None = None
+    fragments: list = field(default_factory=list)  # Buffers in local.fragment / local / local.var
+
+    def smem_total(self, max_stages: int | None = None) -> int | None:
+        """Total shared bytes per block; `max_stages` caps every buffer's stage count (for the quick fix)."""
+        total = 0
+        for _, nbytes, stages in self.shared:
+            if nbytes is None:
+                return None
+            total += nbytes * (stages if max_stages is None else min(stages, max_stages))
+        return total
+
+    @property
+    def breakdown(self) -> list[tuple[str, int | None, int]]:
+        """(buffer name, bytes per stage, stages) for each shared buffer."""
+        return [(b.name, n, s) for b, n, s in self.shared]
+
+    @property
+    def num_stages(self) -> int:
+        """The largest stage count of any shared buffer (1 without pipelining)."""
+        return max((s for _, _, s in self.shared), default=1)
+
+
+def _loop_stages(f: N.For) -> int:
+    if f.num_stages is not None:
+        return max(f.num_stages, 1)
+    if f.stage:
+        return max(f.stage) + 1
+    return 1
+
+
+def _stage_counts(body) -> dict:
+    """Buffer -> (stages, loop): shared buffers that a T.Pipelined loop fills from global memory."""
+    out: dict = {}
+    for f in walk(body):
+        if not (isinstance(f, N.For) and f.kind == "pipelined"):
+            continue
+        n = _loop_stages(f)
+        for c in walk(f.body):
+            if isinstance(c, N.Copy) and c.dst.buffer.scope in SHARED_SCOPES and c.src.buffer.scope == "global":
+                if n > out.get(c.dst.buffer, (0, None))[0]:
+                    out[c.dst.buffer] = (n, f)
+    return out
+
+
+def _threads(launch: N.Launch) -> int | None:
+    if not launch.threads:
+        return 128
+    total = 1
+    for t in launch.threads:
+        v = as_int(t)
+        if v is None:
+            return None
+        total *= v
+    return total
+
+
+def budget(launch: N.Launch) -> Budget:
+    """Compute the per-block budget of one launch."""
+    b = Budget(threads=_threads(launch))
+    stages = _stage_counts(launch.body)
+    for node in walk(launch.body):
+        if not isinstance(node, N.Allocate):
+            continue
+        buf = node.buffer
+        if buf.scope in SHARED_SCOPES:
+            n, loop = stages.get(buf, (1, None))
+            b.shared.append((buf, buffer_bytes(buf), n))
+            if loop is not None:
+                b.stage_loops[buf] = loop
+        elif buf.scope in ("local.fragment", "local", "local.var"):
+            b.fragments.append(buf)
+    b.registers = _registers(b.fragments, b.threads)
+    return b
+
+
+def _registers(bufs, threads: int | None) -> int | None:
+    """Estimated 32-bit registers per thread for fragments (spread over threads) and locals (per thread)."""
+    if not threads:
+        return None
+    regs = 0.0
+    for buf in bufs:
+        n, bits = elements(buf.shape), dtype_bits(buf.dtype)
+        if n is None or bits is None:
+            return None
+        if buf.scope == "local.fragment":
+            regs += n * bits / 32 / threads
+        else:
+            regs += n * max(bits, 32) / 32
+    return int(-(-regs // 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# checks
+
+
+def check_launch(launch: N.Launch, b: Budget, targets, ctx) -> None:
+    """Threads, register and shared-memory checks for one launch."""
+    _check_threads(launch, b, ctx)
+    _check_registers(launch, b, ctx)
+    for lim in known_limits(targets):
+        _check_smem(launch, b, lim, ctx)
+
+
+def _threads_span(launch: N.Launch):
+    spans = [t.span for t in launch.threads if getattr(t, "span", None) is not None]
+    return spans[0] if len(spans) == 1 else launch.span
+
+
+def _check_threads(launch: N.Launch, b: Budget, ctx) -> None:
+    if b.threads is None:
+        return
+    if b.threads > 1024:
+        ctx.emit("threads-exceeded",
+                 f"T.Kernel uses {b.threads} threads per block, over the hardware limit of 1024; use at most "
+                 f"1024 (e.g. threads=256) and give each thread more work", _threads_span(launch))
+    elif b.threads % 32:
+        up = -(-b.threads // 32) * 32
+        ctx.emit("threads-not-warp-multiple",
+                 f"T.Kernel uses {b.threads} threads per block, not a multiple of the warp size 32; the last "
+                 f"warp runs partly idle and tile ops assume whole warps: use threads={up}",
+                 _threads_span(launch))
+
+
+def _check_registers(launch: N.Launch, b: Budget, ctx) -> None:
+    if b.registers is None or b.registers <= 255:
+        return
+    frags = sorted(b.fragments, key=lambda x: -(buffer_bytes(x) or 0))
+    parts = ", ".join(f"{x.name} {dims_str(x.shape)} {x.dtype}" for x in frags[:3])
+    rel = tuple(Related(x.span, f"{x.name} allocated here") for x in frags[:3] if x.span)
+    ctx.emit("register-pressure",
+             f"fragments and locals need about {b.registers} registers per thread with {b.threads} threads "
+             f"({parts}), over the 255 a thread can hold; the rest spills to local memory: use more threads "
+             f"or smaller tiles", launch.span, related=rel)
+
+
+def _check_smem(launch: N.Launch, b: Budget, lim, ctx) -> None:
+    total = b.smem_total()
+    if total is None or total <= lim.smem_per_block:
+        return
+    n = b.num_stages
+    fit = next((k for k in range(n - 1, 0, -1) if b.smem_total(k) <= lim.smem_per_block), 0)
+    parts = "; ".join(_part(buf, nbytes, s) for buf, nbytes, s in b.shared if nbytes)
+    if fit:
+        advice = f"lower num_stages to {fit}" + (" or shrink the tiles" if fit < n else "")
+    else:
+        advice = "shrink the tiles (block sizes)" + (" and num_stages" if n > 1 else "")
+    rel = tuple(Related(buf.span, f"{buf.name}: {kib(nb * s)}") for buf, nb, s in b.shared if buf.span and nb)
+    ctx.emit("shared-memory-exceeded",
+             f"shared memory per block is {kib(total)} ({total} B) for {lim.name}, over its "
+             f"{kib(lim.smem_per_block)} ({lim.smem_per_block} B) limit: {parts}; {advice}",
+             launch.span, related=rel, target=lim.name,
+             data={"max_stages_that_fit": fit, "num_stages": n, "target": lim.name, "bytes": total,
+                   "limit": lim.smem_per_block})
+
+
+def _part(buf, nbytes: int, stages: int) -> str:
+    s = f"{buf.name} {dims_str(buf.shape)} {buf.dtype} {kib(nbytes)}"
+    return s + (f" × {stages} stages" if stages > 1 else "")
