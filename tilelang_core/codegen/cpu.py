@@ -1,0 +1,307 @@
+"""The CPU backend: a block-level lowering of the tile IR to TVM TIR, built with LLVM.
+
+The grid becomes loops (the outermost `ForKind.PARALLEL`); shared, fragment and local buffers become
+per-block scratch buffers; each tile op becomes a whole-tile loop nest (`cpu_ops`); threads, barriers and
+pipelining disappear. Symbolic dims (`T.dynamic`) are TIR vars bound from the tensors' shapes.
+This is the reference semantics of a tile program.
+"""
+from __future__ import annotations
+
+from ..diagnostics import CompileError, Diagnostic, Severity
+from ..ir import nodes as N
+from ..ir.arith import as_int
+from ..ir.visitor import walk
+from ..source import Span
+from ._tvm import load
+from .cpu_expr import ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, index_expr
+from .cpu_ops import OpLowering
+
+_SCRATCH_SCOPE = "global"  # per-block scratch: stack or workspace, chosen by TVM by size
+
+
+class CpuLowering:
+    """One kernel instance → one tirx.PrimFunc."""
+
+    def __init__(self, func: N.PrimFunc):
+        ns = load()
+        self.func = func
+        self.tirx = ns.tirx
+        self.ir = ns.ir
+        from tvm.sym.analyzer import Analyzer
+
+        self.analyzer = Analyzer()
+        self.vars: dict = {}
+        self.buffers: dict = {}
+        self.expr = ExprLowerer(self.vars, self.buffers, load_hook=self._load_hook)
+        self.ops = OpLowering(self)
+        self.serial_grid = any(isinstance(n, N.AtomicAdd) for n in walk(func.body))
+        self._names: dict[str, int] = {}
+
+    # -- helpers used by cpu_ops ------------------------------------------------------------------
+    def fresh(self, name: str, dtype: str = "int32"):
+        """A new tirx Var with a readable, unique name."""
+        n = self._names.get(name, 0)
+        self._names[name] = n + 1
+        return self.tirx.Var(name if n == 0 else f"{name}_{n}", dtype)
+
+    def buffer(self, buf: N.Buffer, span=None):
+        """The tirx buffer of an IR buffer in scope."""
+        if buf not in self.buffers:
+            raise LoweringError(f"buffer '{buf.name}' is used outside its allocation", span or buf.span)
+        return self.buffers[buf]
+
+    def index(self, e):
+        """Lower an index expression (int32 unless it is int64)."""
+        return index_expr(self.expr(e))
+
+    def as_expr(self, v):
+        """An int or tirx expr as a tirx expr."""
+        return const(v, "int32") if isinstance(v, int) else v
+
+    def loop_nest(self, dims, body_fn, kind=None):
+        """Serial loops over [(name, extent)], innermost body from body_fn(vars)."""
+        vars_ = [self.fresh(name) for name, _ in dims]
+        for v, (_, ext) in zip(vars_, dims):
+            self.analyzer.bind(v, self.ir.Range.from_min_extent(0, self.as_expr(ext)))
+        body = body_fn(vars_)
+        body = self.tirx.SeqStmt(body) if isinstance(body, list) else body
+        for v, (_, ext) in reversed(list(zip(vars_, dims))):
+            body = self.tirx.For(v, const(0, "int32"), self.as_expr(ext), kind or self.tirx.ForKind.SERIAL, body)
+        return body
+
+    def _in_bounds(self, buf, idx):
+        """The condition that `idx` lies inside `buf`, or None when provably true."""
+        conds = []
+        for i, extent in zip(idx, buf.ty.shape):
+            for c in (self.tirx.GE(i, const(0, dtype_of(i))), self.tirx.LT(i, cast(extent, dtype_of(i)))):
+                if not self.analyzer.can_prove(c):
+                    conds.append(c)
+        if not conds:
+            return None
+        out = conds[0]
+        for c in conds[1:]:
+            out = self.tirx.And(out, c)
+        return out
+
+    def guarded_load(self, buf, idx, is_global: bool):
+        """buf[idx], or 0 when a global index may fall outside the tensor."""
+        value = self.tirx.BufferLoad(buf, idx)
+        cond = self._in_bounds(buf, idx) if is_global else None
+        if cond is None:
+            return value
+        return self.tirx.if_then_else(cond, value, const(0, str(buf.ty.dtype)))
+
+    def guarded_store(self, buf, idx, value, is_global: bool):
+        """buf[idx] = value, skipped when a global index may fall outside the tensor."""
+        store = self.tirx.BufferStore(buf, value, idx)
+        cond = self._in_bounds(buf, idx) if is_global else None
+        return store if cond is None else self.tirx.IfThenElse(cond, store, None)
+
+    def _load_hook(self, e: N.Load, buf, idx):
+        return self.guarded_load(buf, idx, e.buffer.scope == "global")
+
+    # -- function ---------------------------------------------------------------------------------
+    def run(self):
+        """Lower the whole function to a tirx.PrimFunc with `global_symbol` = the kernel's name."""
+        params = [self._param(p) for p in self.func.params]
+        body = self._block(self.func.body)
+        prim = self.tirx.PrimFunc(params, body)
+        return prim.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", True)
+
+    def _symbol(self, v: N.Var):
+        if v not in self.vars:
+            self.vars[v] = self.tirx.Var(v.name, v.dtype if v.dtype.startswith("int") else "int32")
+        return self.vars[v]
+
+    def _param(self, p):
+        if isinstance(p, N.Var):
+            var = self.tirx.Var(p.name, p.dtype)
+            self.vars[p] = var
+            return var
+        for node in (n for d in p.shape for n in walk(d)):
+            if isinstance(node, N.Var) and node.kind in ("symbolic", "param"):
+                self._symbol(node)
+        shape = [self.index(d) for d in p.shape]
+        buf = self.tirx.decl_buffer(shape, p.dtype, p.name)
+        self.buffers[p] = buf
+        return buf
+
+    # -- statements ----------------------------------------------------------------------------------
+    def _block(self, s):
+        stmts = self.stmts(s)
+        if not stmts:
+            return self.tirx.Evaluate(const(0, "int32"))
+        return stmts[0] if len(stmts) == 1 else self.tirx.SeqStmt(stmts)
+
+    def stmts(self, s) -> list:
+        """Lower one statement to a list of tirx statements (allocations open a scope in the list)."""
+        method = getattr(self, "_s_" + type(s).__name__, None)
+        if method is None:
+            raise LoweringError(f"{type(s).__name__} is not supported by the CPU backend", getattr(s, "span", None))
+        try:
+            out = method(s)
+        except LoweringError as err:
+            if err.span is None:
+                err.span = getattr(s, "span", None)
+            raise
+        return out if isinstance(out, list) else [out]
+
+    def _s_SeqStmt(self, s):
+        return [x for st in s.stmts for x in self.stmts(st)]
+
+    def _s_Launch(self, s):
+        grid = [self.index(g) for g in s.grid]
+        vars_ = [self.fresh(v.name) for v in s.block_vars]
+        for iv, tv, ext in zip(s.block_vars, vars_, grid):
+            self.vars[iv] = tv
+            self.analyzer.bind(tv, self.ir.Range.from_min_extent(0, ext))
+        body = self._block(s.body)
+        kind = self.tirx.ForKind.SERIAL if self.serial_grid else self.tirx.ForKind.PARALLEL
+        if len(vars_) == 1:
+            return self.tirx.For(vars_[0], const(0, "int32"), grid[0], kind, body)
+        # one parallel loop over all blocks (bx fastest, as in TileLang), block indices bound from it
+        flat, total, stride, binds = self.fresh("block"), grid[0], None, []
+        for ext in grid[1:]:
+            total = total * ext
+        for tv, ext in zip(vars_, grid):
+            q = flat if stride is None else self.tirx.floordiv(flat, stride)
+            binds.append(self.tirx.Bind(tv, self.tirx.floormod(q, ext) if tv is not vars_[-1] else q))
+            stride = ext if stride is None else stride * ext
+        seq = binds + (list(body.seq) if isinstance(body, self.tirx.SeqStmt) else [body])
+        return self.tirx.For(flat, const(0, "int32"), total, kind, self.tirx.SeqStmt(seq))
+
+    def _s_Allocate(self, s):
+        b = s.buffer
+        shape = [self.index(d) for d in b.shape] or [const(1, "int32")]
+        buf = self.tirx.decl_buffer(shape, b.dtype, b.name, scope=_SCRATCH_SCOPE)
+        self.buffers[b] = buf
+        out = [self.tirx.AllocBuffer(buf)]
+        if s.init is not None:
+            out.append(self.tirx.BufferStore(buf, cast(self.expr(s.init), b.dtype), [const(0, "int32")] * len(shape)))
+        return out
+
+    def _s_For(self, s):
+        return self._loops(s, 0)
+
+    def _loops(self, s: N.For, k: int):
+        if k == len(s.vars):
+            return self._block(s.body)
+        start, extent = self.index(s.starts[k]), self.index(s.extents[k])
+        step = as_int(s.step) if s.step is not None else 1
+        var = self.fresh(s.vars[k].name)
+        if step is None or step <= 0:
+            raise LoweringError("the loop step must be a positive constant on the CPU backend", s.span)
+        count = extent if step == 1 else self.tirx.floordiv(extent + const(step - 1, "int32"), const(step, "int32"))
+        self.analyzer.bind(var, self.ir.Range.from_min_extent(0, count))
+        value = var if step == 1 else var * const(step, "int32")
+        if not (isinstance(start, self.tirx.IntImm) and int(start) == 0):
+            value = value + start
+        self.vars[s.vars[k]] = value
+        body = self._loops(s, k + 1)
+        kind = self.tirx.ForKind.SERIAL
+        if s.kind == "unroll" and as_int(s.extents[k]) is not None and as_int(s.extents[k]) <= 64:
+            kind = self.tirx.ForKind.UNROLLED
+        return self.tirx.For(var, const(0, "int32"), count, kind, body)
+
+    def _s_Store(self, s):
+        buf = self.buffer(s.buffer, s.span)
+        idx = [self.index(i) for i in s.indices] or [const(0, "int32")]
+        value = cast(self.expr(s.value), str(buf.ty.dtype))
+        return self.guarded_store(buf, idx, value, s.buffer.scope == "global")
+
+    def _s_LetStmt(self, s):
+        value = self.expr(s.value)
+        var = self.fresh(s.var.name, dtype_of(value))
+        self.vars[s.var] = var
+        return self.tirx.Bind(var, value)
+
+    def _s_If(self, s):
+        cond = as_bool(self.expr(s.cond))
+        then = self._block(s.then_body)
+        other = self._block(s.else_body) if s.else_body is not None else None
+        return self.tirx.IfThenElse(cond, then, other)
+
+    def _s_Evaluate(self, s):
+        return self.tirx.Evaluate(self.expr(s.value))
+
+    def _s_AnnotateLayout(self, s):
+        return []
+
+    def _s_UseSwizzle(self, s):
+        return []
+
+    def _s_Copy(self, s):
+        return self.ops.copy(s)
+
+    def _s_Gemm(self, s):
+        return self.ops.gemm(s)
+
+    def _s_Fill(self, s):
+        return self.ops.fill(s)
+
+    def _s_Reduce(self, s):
+        return self.ops.reduce(s)
+
+    def _s_CumSum(self, s):
+        return self.ops.cumsum(s)
+
+    def _s_AtomicAdd(self, s):
+        return self.ops.atomic_add(s)
+
+
+def _error(func: N.PrimFunc, err: Exception, code: str) -> CompileError:
+    span = getattr(err, "span", None) or func.name_span or func.span or Span(1, 0, 1, 0)
+    diag = Diagnostic(getattr(err, "code", code), Severity.ERROR, str(err), span, kernel=func.name,
+                      instance=func.instance or None, target="cpu")
+    return CompileError([diag], func.source_path)
+
+
+def to_tir(func: N.PrimFunc):
+    """Lower a tile-IR kernel to a tvm tirx.PrimFunc (raises CompileError on unsupported constructs)."""
+    try:
+        return CpuLowering(func).run()
+    except LoweringError as err:
+        raise _error(func, err, "lowering-unsupported") from None
+
+
+class CpuModule:
+    """A kernel built for the CPU: call it with torch CPU tensors (and scalars) in parameter order."""
+
+    def __init__(self, func: N.PrimFunc, prim, executable):
+        self.func = func
+        self.name = func.name
+        self.prim = prim
+        self.executable = executable
+        self._fn = executable[func.name]
+        self._tir_text: str | None = None
+        self._llvm_text: str | None = None
+
+    @property
+    def tir_text(self) -> str:
+        """The TIR (TVMScript) of the lowered kernel."""
+        if self._tir_text is None:
+            self._tir_text = self.prim.script()
+        return self._tir_text
+
+    @property
+    def llvm_ir(self) -> str:
+        """The LLVM IR text of the built module."""
+        if self._llvm_text is None:
+            self._llvm_text = self.executable.mod.inspect_source("ll")
+        return self._llvm_text
+
+    def __call__(self, *args):
+        """Run the kernel in place on the given tensors and scalars."""
+        self._fn(*args)
+
+
+def build(func: N.PrimFunc) -> CpuModule:
+    """Lower and build a kernel with LLVM for this CPU."""
+    prim = to_tir(func)
+    ns = load()
+    try:
+        ex = ns.tvm.compile(ns.tvm.IRModule({func.name: prim}), target="llvm")
+    except Exception as err:  # tvm raises its own error types from C++
+        raise _error(func, RuntimeError(f"LLVM build failed: {str(err).strip().splitlines()[-1][:300]}"),
+                     "codegen-error") from None
+    return CpuModule(func, prim, ex)

@@ -1,0 +1,276 @@
+"""Tile-IR expressions → TVM tirx expressions for the CPU backend: dtype matching, operators, intrinsics.
+
+Literal constants are weakly typed (they take the dtype of the other operand, as in TileLang); other
+mismatches promote (float over int, wider over narrower; fp16 with bf16 gives fp32).
+"""
+from __future__ import annotations
+
+from ..ir import nodes as N
+from ._tvm import load
+
+
+class LoweringError(Exception):
+    """A construct the CPU lowering cannot translate; carries the user's span."""
+
+    def __init__(self, message: str, span=None, code: str = "lowering-unsupported"):
+        super().__init__(message)
+        self.span = span
+        self.code = code
+
+
+def dtype_of(expr) -> str:
+    """The dtype string of a tirx expression."""
+    return str(expr.ty)
+
+
+def is_float(dtype: str) -> bool:
+    """True for float and bfloat dtypes."""
+    return dtype.startswith(("float", "bfloat"))
+
+
+def _bits(dtype: str) -> int:
+    digits = "".join(ch for ch in dtype if ch.isdigit())
+    return int(digits) if digits else 32
+
+
+def promote(a: str, b: str) -> str:
+    """The dtype two operands of an arithmetic op are converted to."""
+    if a == b:
+        return a
+    if a == "bool":
+        return b
+    if b == "bool":
+        return a
+    if is_float(a) != is_float(b):
+        return a if is_float(a) else b
+    if is_float(a) and {a, b} == {"float16", "bfloat16"}:
+        return "float32"
+    return a if _bits(a) >= _bits(b) else b
+
+
+def cast(expr, dtype: str):
+    """`expr` converted to `dtype` (no-op when it already has it)."""
+    tirx = load().tirx
+    return expr if dtype_of(expr) == dtype else tirx.Cast(dtype, expr)
+
+
+def const(value, dtype: str):
+    """A tirx constant of `dtype` (bools and ints coerced for float dtypes)."""
+    tirx = load().tirx
+    if is_float(dtype):
+        return tirx.const(float(value), dtype)
+    if dtype == "bool":
+        return tirx.const(bool(value), "bool")
+    return tirx.const(int(value), dtype)
+
+
+def match(a, b):
+    """Convert two tirx operands to their common dtype."""
+    target = promote(dtype_of(a), dtype_of(b))
+    return cast(a, target), cast(b, target)
+
+
+def _int_div(a, b, op):
+    tirx = load().tirx
+    return tirx.floordiv(a, b) if op in ("/", "//") else tirx.floormod(a, b)
+
+
+def binary(op: str, a, b):
+    """Apply a Python binary operator to two tirx expressions (floor semantics on ints)."""
+    tirx = load().tirx
+    a, b = match(a, b)
+    fl = is_float(dtype_of(a))
+    simple = {"+": tirx.Add, "-": tirx.Sub, "*": tirx.Mul}
+    if op in simple:
+        return simple[op](a, b)
+    if op == "/":
+        return tirx.Div(a, b) if fl else _int_div(a, b, op)
+    if op == "//":
+        return tirx.floor(tirx.Div(a, b)) if fl else _int_div(a, b, op)
+    if op == "%":
+        return tirx.floormod(a, b) if not fl else a - tirx.floor(tirx.Div(a, b)) * b
+    if op == "**":
+        return tirx.power(a, b) if fl else tirx.Cast(dtype_of(a), tirx.power(cast(a, "float64"), cast(b, "float64")))
+    bit = {"<<": tirx.shift_left, ">>": tirx.shift_right, "&": tirx.bitwise_and,
+           "|": tirx.bitwise_or, "^": tirx.bitwise_xor}
+    if op in bit and not fl:
+        return bit[op](a, b)
+    raise LoweringError(f"operator {op!r} is not supported on {dtype_of(a)} values by the CPU backend")
+
+
+def compare(op: str, a, b):
+    """A comparison between two tirx expressions."""
+    tirx = load().tirx
+    a, b = match(a, b)
+    table = {"==": tirx.EQ, "!=": tirx.NE, "<": tirx.LT, "<=": tirx.LE, ">": tirx.GT, ">=": tirx.GE}
+    return table[op](a, b)
+
+
+def as_bool(e):
+    """A tirx boolean from any scalar (non-zero is true)."""
+    tirx = load().tirx
+    return e if dtype_of(e) == "bool" else tirx.NE(e, const(0, dtype_of(e)))
+
+
+def _float_arg(x):
+    return x if is_float(dtype_of(x)) else cast(x, "float32")
+
+
+def _unary_math(fn):
+    return lambda args: fn(_float_arg(args[0]))
+
+
+def _minmax(fn):
+    def build(args):
+        out = args[0]
+        for x in args[1:]:
+            out = fn(*match(out, x))
+        return out
+    return build
+
+
+def _ceildiv(args):
+    a, b = match(args[0], args[1])
+    one = const(1, dtype_of(a))
+    return binary("//", binary("-", binary("+", a, b), one), b)
+
+
+def _intrinsics() -> dict:
+    tirx = load().tirx
+    unary = {name: _unary_math(getattr(tirx, name)) for name in (
+        "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "sigmoid", "floor",
+        "ceil", "round", "trunc", "sin", "cos", "tan", "sinh", "cosh", "atan", "erf", "nearbyint")}
+    unary["rsqrt"] = _unary_math(lambda x: const(1, dtype_of(x)) / tirx.sqrt(x))
+    table = dict(unary)
+    table.update({
+        "abs": lambda a: tirx.abs(a[0]),
+        "fabs": lambda a: tirx.abs(a[0]),
+        "max": _minmax(tirx.Max), "min": _minmax(tirx.Min),
+        "pow": lambda a: tirx.power(*match(_float_arg(a[0]), a[1])),
+        "fmod": lambda a: tirx.fmod(*match(_float_arg(a[0]), a[1])),
+        "ceildiv": _ceildiv,
+        "isnan": lambda a: tirx.isnan(a[0]), "isinf": lambda a: tirx.isinf(a[0]),
+        "clamp": lambda a: _minmax(tirx.Min)([_minmax(tirx.Max)([a[0], a[1]]), a[2]]),
+    })
+    for alias, name in (("__exp", "exp"), ("__exp2", "exp2"), ("__log", "log"), ("__log2", "log2"),
+                        ("fast_exp", "exp"), ("exp_approx", "exp")):
+        table[alias] = table[name]
+    return table
+
+
+_TABLE: dict | None = None
+
+
+def intrinsic(name: str, args: list, dtype: str | None, span=None):
+    """Lower a scalar intrinsic call `T.<name>(*args)`."""
+    global _TABLE
+    tirx = load().tirx
+    if name in ("infinity", "max_value", "min_value"):
+        dt = dtype or "float32"
+        if name == "infinity":
+            return tirx.infinity(dt) if is_float(dt) else tirx.max_value(dt)
+        return getattr(tirx, name)(dt)
+    if _TABLE is None:
+        _TABLE = _intrinsics()
+    fn = _TABLE.get(name)
+    if fn is None:
+        raise LoweringError(f"T.{name} is not supported by the CPU backend yet", span)
+    out = fn(args)
+    return cast(out, dtype) if dtype else out
+
+
+def index_expr(x):
+    """An index as an integer expression (int64 kept, everything else int32)."""
+    return x if dtype_of(x) in ("int32", "int64") else cast(x, "int32")
+
+
+class ExprLowerer:
+    """Translates tile-IR expressions with a variable map (ir Var → tirx expr) and a buffer map."""
+
+    def __init__(self, vars_: dict, buffers: dict, load_hook=None):
+        self.vars = vars_
+        self.buffers = buffers
+        self.load_hook = load_hook  # (ir Load, tirx buffer, tirx indices) -> tirx expr
+
+    def __call__(self, e):
+        """Lower one expression."""
+        method = getattr(self, "_" + type(e).__name__, None)
+        if method is None:
+            raise LoweringError(f"{type(e).__name__} expressions are not supported by the CPU backend",
+                                getattr(e, "span", None))
+        return method(e)
+
+    def _Const(self, e):
+        return const(e.value, e.dtype)
+
+    def _Var(self, e):
+        if e not in self.vars:
+            raise LoweringError(f"'{e.name}' has no value here (the CPU backend found no binding)", e.span)
+        return self.vars[e]
+
+    def _weak_pair(self, lhs, rhs):
+        """Lower two operands; a bare literal takes the other side's dtype when the kinds agree."""
+        if isinstance(lhs, N.Const) and not isinstance(rhs, N.Const):
+            b = self(rhs)
+            return self._literal(lhs, dtype_of(b)), b
+        a = self(lhs)
+        if isinstance(rhs, N.Const) and not isinstance(lhs, N.Const):
+            return a, self._literal(rhs, dtype_of(a))
+        return a, self(rhs)
+
+    def _literal(self, c: N.Const, other: str):
+        if isinstance(c.value, bool) or other == "bool":
+            return const(c.value, c.dtype)
+        if isinstance(c.value, float) and not is_float(other):
+            return const(c.value, c.dtype)
+        return const(c.value, other)
+
+    def _BinOp(self, e):
+        a, b = self._weak_pair(e.lhs, e.rhs)
+        try:
+            return binary(e.op, a, b)
+        except LoweringError as err:
+            raise LoweringError(str(err), e.span) from None
+
+    def _Compare(self, e):
+        return compare(e.op, *self._weak_pair(e.lhs, e.rhs))
+
+    def _BoolOp(self, e):
+        tirx = load().tirx
+        parts = [as_bool(self(v)) for v in e.values]
+        out = parts[0]
+        for p in parts[1:]:
+            out = tirx.And(out, p) if e.op == "and" else tirx.Or(out, p)
+        return out
+
+    def _UnaryOp(self, e):
+        tirx = load().tirx
+        x = self(e.operand)
+        if e.op == "-":
+            return tirx.Sub(const(0, dtype_of(x)), x)
+        if e.op == "not":
+            return tirx.Not(as_bool(x))
+        return tirx.bitwise_not(x)
+
+    def _Call(self, e):
+        args = [self(a) for a in e.args]
+        return intrinsic(e.name, args, e.dtype, e.span)
+
+    def _Cast(self, e):
+        return cast(self(e.value), e.dtype)
+
+    def _Select(self, e):
+        tirx = load().tirx
+        a, b = self._weak_pair(e.true_value, e.false_value)
+        a, b = match(a, b)
+        return tirx.if_then_else(as_bool(self(e.cond)), a, b)
+
+    def _Load(self, e):
+        tirx = load().tirx
+        buf = self.buffers.get(e.buffer)
+        if buf is None:
+            raise LoweringError(f"buffer '{e.buffer.name}' is used outside its allocation", e.span)
+        idx = [index_expr(self(i)) for i in e.indices]
+        if self.load_hook is not None:
+            return self.load_hook(e, buf, idx)
+        return tirx.BufferLoad(buf, idx)

@@ -1,0 +1,245 @@
+"""Tile ops → whole-tile loop nests for the CPU backend (copy, gemm, fill, reduce, cumsum, atomic_add).
+
+A `View` is a tile-op operand after lowering: a tirx buffer, per-axis starts and extents. Every access to
+a global tensor is guarded unless the bound is provable: reads outside give 0, writes outside are skipped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import nodes as N
+from ..ir.arith import as_int
+from ._tvm import load
+from .cpu_expr import LoweringError, cast, const, dtype_of, is_float, promote
+
+
+@dataclass
+class View:
+    """A lowered region: buffer, start and extent per axis (extent an int when known), global flag."""
+
+    region: N.Region
+    buf: object
+    starts: list
+    extents: list  # int | tirx expr
+    is_global: bool
+
+    @property
+    def dtype(self) -> str:
+        """The element dtype."""
+        return str(self.buf.ty.dtype)
+
+    def tile_axes(self) -> list[int]:
+        """The axes that span more than one element (unknown extents count as spanning)."""
+        return [d for d, e in enumerate(self.extents) if not (isinstance(e, int) and e == 1)]
+
+    def at(self, axes: list[int], vars_) -> list:
+        """Indices of the element at `vars_` along `axes` (other axes at their start)."""
+        idx = list(self.starts)
+        for d, v in zip(axes, vars_):
+            idx[d] = idx[d] + v
+        return idx
+
+
+class OpLowering:
+    """Lowers tile ops; `ctx` gives expression lowering, fresh loops and bounds guards."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.tirx = load().tirx
+
+    # -- views ---------------------------------------------------------------------------------
+    def view(self, region: N.Region, like: "View | None" = None) -> View:
+        """Lower a Region; a point region takes its trailing extents from `like` (T.copy head address)."""
+        buf = self.ctx.buffer(region.buffer, region.span)
+        shape = list(buf.ty.shape)
+        axes = region.axes or tuple(N.Axis(N.Const(0), d) for d in region.buffer.shape)
+        starts = [self.ctx.index(a.start) for a in axes]
+        extents = [self._extent(a.extent) for a in axes]
+        if region.kind == "point" and like is not None:
+            tile = [like.extents[d] for d in like.tile_axes()]
+            for k, ext in enumerate(reversed(tile)):
+                if k < len(extents):
+                    extents[-1 - k] = ext
+        del shape
+        return View(region, buf, starts, extents, region.buffer.scope == "global")
+
+    def _extent(self, e):
+        v = as_int(e)
+        return v if v is not None else self.ctx.index(e)
+
+    def nest(self, extents, body_fn, name="i"):
+        """A serial loop nest over `extents`; body_fn(vars) builds the innermost statement."""
+        return self.ctx.loop_nest([(name + str(k), e) for k, e in enumerate(extents)], body_fn)
+
+    def read(self, view: View, idx):
+        """A guarded load (0 outside a global tensor)."""
+        return self.ctx.guarded_load(view.buf, idx, view.is_global)
+
+    def write(self, view: View, idx, value):
+        """A guarded store, converting `value` to the buffer's dtype."""
+        return self.ctx.guarded_store(view.buf, idx, cast(value, view.dtype), view.is_global)
+
+    # -- ops -----------------------------------------------------------------------------------
+    def copy(self, op: N.Copy):
+        """T.copy: element-wise, converting dtype."""
+        src = self.view(op.src)
+        dst = self.view(op.dst, like=src)
+        if op.src.kind == "point":
+            src = self.view(op.src, like=dst)
+        sa, da = src.tile_axes(), dst.tile_axes()
+        s_ext, d_ext = [src.extents[d] for d in sa], [dst.extents[d] for d in da]
+        if len(sa) != len(da) or any(isinstance(a, int) and isinstance(b, int) and a != b
+                                     for a, b in zip(s_ext, d_ext)):
+            raise LoweringError(f"T.copy: the source tile {_shape(s_ext)} and the destination tile "
+                                f"{_shape(d_ext)} differ; make the slice extents agree", op.span,
+                                "copy-extent-mismatch")
+        ext = [b if isinstance(b, int) else a for a, b in zip(s_ext, d_ext)]
+        return self.nest(ext, lambda v: self.write(dst, dst.at(da, v), self.read(src, src.at(sa, v))))
+
+    def fill(self, op: N.Fill):
+        """T.fill / T.clear: store a value into every element of the region."""
+        dst = self.view(op.dst)
+        axes = list(range(len(dst.extents)))
+        value = self.ctx.expr(op.value)
+        return self.nest(dst.extents, lambda v: self.write(dst, dst.at(axes, v), value))
+
+    def _matrix(self, view: View, what: str, span):
+        """The two matrix axes of a gemm operand (the last two axes of its region)."""
+        if len(view.extents) < 2:
+            raise LoweringError(f"T.gemm: operand {what} must be a 2-D tile", span, "gemm-shape-mismatch")
+        return [len(view.extents) - 2, len(view.extents) - 1]
+
+    def gemm(self, op: N.Gemm):
+        """T.gemm: C (+)= op(A) @ op(B), accumulating in C's dtype."""
+        a, b, c = self.view(op.a), self.view(op.b), self.view(op.c)
+        aa, ba, ca = self._matrix(a, "A", op.span), self._matrix(b, "B", op.span), self._matrix(c, "C", op.span)
+        m, k = (a.extents[aa[1]], a.extents[aa[0]]) if op.transpose_a else (a.extents[aa[0]], a.extents[aa[1]])
+        n = b.extents[ba[0]] if op.transpose_b else b.extents[ba[1]]
+        acc = c.dtype
+
+        def body(v):
+            i, j, kk = v if op.transpose_b else (v[0], v[2], v[1])
+            ai = a.at(aa, [kk, i] if op.transpose_a else [i, kk])
+            bi = b.at(ba, [j, kk] if op.transpose_b else [kk, j])
+            ci = c.at(ca, [i, j])
+            prod = self.tirx.Mul(cast(self.read(a, ai), acc), cast(self.read(b, bi), acc))
+            return self.write(c, ci, self.tirx.Add(self.read(c, ci), prod))
+
+        order = [m, n, k] if op.transpose_b else [m, k, n]
+        loops = self.nest(order, body, "g")
+        if op.clear_accum:
+            zero = const(0, acc)
+            clear = self.nest([m, n], lambda v: self.write(c, c.at(ca, v), zero), "z")
+            return [clear, loops]
+        return loops
+
+    def _identity(self, kind: str, dtype: str):
+        tirx = self.tirx
+        if kind in ("sum", "abssum", "absmax"):
+            return const(0, dtype)
+        if kind == "max":
+            return tirx.infinity(dtype) * const(-1, dtype) if is_float(dtype) else tirx.min_value(dtype)
+        if kind == "min":
+            return tirx.infinity(dtype) if is_float(dtype) else tirx.max_value(dtype)
+        raise LoweringError(f"T.reduce_{kind} is not supported by the CPU backend")
+
+    def _combine(self, kind: str, acc, x):
+        tirx = self.tirx
+        if kind in ("abssum", "absmax"):
+            x = tirx.abs(x)
+        if kind in ("sum", "abssum"):
+            return tirx.Add(acc, x)
+        return tirx.Max(acc, x) if kind in ("max", "absmax") else tirx.Min(acc, x)
+
+    def _reduce_dst(self, src: View, dst: View, dim: int, span):
+        """Map a src element (without `dim`) to dst indices: dst drops `dim` or keeps it at extent 1."""
+        rank_s, rank_d = len(src.extents), len(dst.extents)
+        if rank_d == rank_s - 1:
+            return lambda outer: dst.at(list(range(rank_d)), outer)
+        if rank_d == rank_s:
+            axes = [d for d in range(rank_s) if d != dim]
+            return lambda outer: dst.at(axes, outer)
+        raise LoweringError(f"reduce: the destination has rank {rank_d} but the source has rank {rank_s}; "
+                            f"the destination must drop dimension {dim}", span)
+
+    def reduce(self, op: N.Reduce):
+        """T.reduce_<op>(src, dst, dim, clear) with a scalar accumulator per output element."""
+        src, dst = self.view(op.src), self.view(op.dst)
+        dim = op.dim if op.dim >= 0 else op.dim + len(src.extents)
+        if not 0 <= dim < len(src.extents):
+            raise LoweringError(f"reduce: dim={op.dim} is out of range for a rank-{len(src.extents)} tile", op.span)
+        dst_at = self._reduce_dst(src, dst, dim, op.span)
+        acc_dt = promote(dst.dtype, "float32") if is_float(dst.dtype) else dst.dtype
+        outer_axes = [d for d in range(len(src.extents)) if d != dim]
+        tirx = self.tirx
+
+        def body(outer):
+            acc = tirx.decl_buffer((1,), acc_dt, "acc", scope="local")
+            di = dst_at(outer)
+            init = tirx.BufferStore(acc, self._identity(op.op, acc_dt), [0])
+
+            def step(r):
+                idx = src.at(outer_axes + [dim], list(outer) + [r[0]])
+                x = cast(self.read(src, idx), acc_dt)
+                return tirx.BufferStore(acc, self._combine(op.op, tirx.BufferLoad(acc, [0]), x), [0])
+
+            red = self.nest([src.extents[dim]], step, "r")
+            total = tirx.BufferLoad(acc, [0])
+            if not op.clear:
+                old = cast(self.read(dst, di), acc_dt)
+                total = tirx.Add(old, total) if op.op in ("sum", "abssum") else self._combine(
+                    "max" if op.op == "absmax" else op.op, old, total)
+            return tirx.SeqStmt([tirx.AllocBuffer(acc), init, red, self.write(dst, di, total)])
+
+        return self.nest([src.extents[d] for d in outer_axes], body, "o")
+
+    def cumsum(self, op: N.CumSum):
+        """T.cumsum: inclusive (optionally reversed) prefix sum along dim."""
+        src, dst = self.view(op.src), self.view(op.dst)
+        rank = len(src.extents)
+        dim = op.dim if op.dim >= 0 else op.dim + rank
+        outer_axes = [d for d in range(rank) if d != dim]
+        acc_dt = promote(dst.dtype, "float32") if is_float(dst.dtype) else dst.dtype
+        tirx = self.tirx
+        ext = src.extents[dim]
+
+        def body(outer):
+            acc = tirx.decl_buffer((1,), acc_dt, "acc", scope="local")
+
+            def step(r):
+                pos = (self.ctx.as_expr(ext) - 1 - r[0]) if op.reverse else r[0]
+                si = src.at(outer_axes + [dim], list(outer) + [pos])
+                di = dst.at(outer_axes + [dim], list(outer) + [pos])
+                new = tirx.Add(tirx.BufferLoad(acc, [0]), cast(self.read(src, si), acc_dt))
+                return tirx.SeqStmt([tirx.BufferStore(acc, new, [0]), self.write(dst, di, tirx.BufferLoad(acc, [0]))])
+
+            scan = self.nest([ext], step, "s")
+            return tirx.SeqStmt([tirx.AllocBuffer(acc), tirx.BufferStore(acc, const(0, acc_dt), [0]), scan])
+
+        return self.nest([src.extents[d] for d in outer_axes], body, "o")
+
+    def atomic_add(self, op: N.AtomicAdd):
+        """T.atomic_add: dst += value (scalar or tile); grid loops run serially when a kernel has one."""
+        if isinstance(op.value, N.Region):
+            src = self.view(op.value)
+            dst = self.view(op.dst, like=src)
+            sa, da = src.tile_axes(), dst.tile_axes()
+            ext = [src.extents[d] for d in sa]
+
+            def body(v):
+                di = dst.at(da, v)
+                return self.write(dst, di, self.tirx.Add(*_same(self.read(dst, di), self.read(src, src.at(sa, v)))))
+
+            return self.nest(ext, body, "a")
+        dst = self.view(op.dst)
+        value = self.ctx.expr(op.value)
+        idx = list(dst.starts)
+        return self.write(dst, idx, self.tirx.Add(*_same(self.read(dst, idx), value)))
+
+
+def _same(a, b):
+    return a, cast(b, dtype_of(a))
+
+
+def _shape(ext) -> str:
+    return "(" + ", ".join(str(e) for e in ext) + ")"
