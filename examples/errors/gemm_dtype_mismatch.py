@@ -1,0 +1,29 @@
+"""Mistake: A is float16 but B is float32; no tensor-core instruction multiplies fp16 by fp32."""
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def matmul(M, N, K, block_M=128, block_N=128, block_K=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float32), C: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), T.float16)
+            B_shared = T.alloc_shared((block_K, block_N), T.float32)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)  # error: [gemm-dtype-mismatch]
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def main():
+    matmul(1024, 1024, 1024)
+
+
+if __name__ == "__main__":
+    main()

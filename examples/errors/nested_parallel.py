@@ -1,0 +1,26 @@
+"""Mistake: a T.Parallel nested in another T.Parallel; write one T.Parallel(block_M, block_N) with two variables."""
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def scale(M, N, block_M=32, block_N=32):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), T.float32), Y: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            x = T.alloc_fragment((block_M, block_N), T.float32)
+            T.copy(X[by * block_M, bx * block_N], x)
+            for i in T.Parallel(block_M):
+                for j in T.Parallel(block_N):  # error: [nested-parallel]
+                    x[i, j] = x[i, j] * 0.5
+            T.copy(x, Y[by * block_M, bx * block_N])
+
+    return main
+
+
+def main():
+    scale(1024, 1024)
+
+
+if __name__ == "__main__":
+    main()
