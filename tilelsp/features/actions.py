@@ -1,0 +1,156 @@
+"""Code actions: quick fixes built from libcst positions (only the literal changes, formatting kept).
+
+Fixes: lower `num_stages` to the largest value that fits, clamp or round `threads`, and any
+machine-applicable `Diagnostic.fix` the analysis attached (e.g. a mismatched tile dim). Plus
+"Verify on device" / "Benchmark" commands for the kernel under the cursor.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tilelang_core.diagnostics import Diagnostic, TextEdit
+from tilelang_core.source import Span
+
+QUICKFIX, SOURCE = "quickfix", "source"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One code action: edits (a quick fix) or a server command."""
+
+    title: str
+    kind: str
+    edits: tuple[TextEdit, ...] = ()
+    diagnostic: Diagnostic | None = None
+    command: str | None = None
+    arguments: tuple = ()
+    preferred: bool = False
+    data: dict = field(default_factory=dict)
+
+
+def _overlaps(a: Span, b: Span) -> bool:
+    return (a.line, a.col) <= (b.end_line, b.end_col) and (b.line, b.col) <= (a.end_line, a.end_col)
+
+
+def _keyword_literals(text: str, keyword: str) -> list[tuple[Span, int, Span]]:
+    """(span of the integer literal, its value, span of the call) for every `f(..., keyword=<int>)`."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(text))
+    except Exception:
+        return []
+    positions = wrapper.resolve(PositionProvider)
+    out = []
+    for node, rng in positions.items():
+        if not isinstance(node, cst.Call):
+            continue
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Integer):
+                r = positions[arg.value]
+                lit = Span(r.start.line, r.start.column, r.end.line, r.end.column)
+                call = Span(rng.start.line, rng.start.column, rng.end.line, rng.end.column)
+                out.append((lit, int(arg.value.value, 0), call))
+    return out
+
+
+def _kernel_region(result, diag: Diagnostic) -> Span | None:
+    """The source region of the kernel a diagnostic belongs to (def line to the last line of its body)."""
+    spans = [k.span for k in getattr(result, "kernels", None) or ()
+             if getattr(k, "span", None) and (k.name == diag.kernel or k.span.covers(diag.span))]
+    if not spans:
+        return None
+    def_span = min(spans, key=lambda s: s.size())
+    body = [getattr(k.body, "span", None) for k in result.kernels if getattr(k, "span", None) == def_span]
+    end = max([def_span] + [b for b in body if b], key=lambda s: (s.end_line, s.end_col))
+    return Span(def_span.line, def_span.col, end.end_line, end.end_col)
+
+
+def _candidates(result, diag: Diagnostic, keyword: str):
+    found = _keyword_literals(result.source.text, keyword)
+    near = [f for f in found if any(_overlaps(s, f[2]) for s in (diag.span, *(r.span for r in diag.related)))]
+    if near:
+        return near
+    region = _kernel_region(result, diag)
+    return [f for f in found if region is not None and _overlaps(region, f[2])]
+
+
+def fix_num_stages(result, diag: Diagnostic) -> Action | None:
+    """Lower every too-large `num_stages=` of the kernel to `data['max_stages_that_fit']`."""
+    fit = diag.data.get("max_stages_that_fit")
+    if not isinstance(fit, int) or fit < 1:
+        return None
+    edits = tuple(TextEdit(lit, str(fit)) for lit, value, _call in _candidates(result, diag, "num_stages") if value > fit)
+    if not edits:
+        return None
+    return Action(f"Lower num_stages to {fit} (fits the shared-memory budget)", QUICKFIX, edits, diag, preferred=True)
+
+
+def _round_threads(n: int) -> int:
+    return min(1024, max(32, (n + 31) // 32 * 32))
+
+
+def fix_threads(result, diag: Diagnostic) -> Action | None:
+    """Clamp `threads=` to 1024, or round it up to a multiple of 32."""
+    edits = []
+    for lit, value, _call in _candidates(result, diag, "threads"):
+        new = 1024 if diag.code == "threads-exceeded" else _round_threads(value)
+        if new != value:
+            edits.append(TextEdit(lit, str(new)))
+    if not edits:
+        return None
+    new_text = edits[0].new_text
+    return Action(f"Set threads={new_text}", QUICKFIX, tuple(edits), diag, preferred=True)
+
+
+def from_fix(diag: Diagnostic) -> Action | None:
+    """The analysis' own machine-applicable fix as a code action."""
+    if diag.fix is None or not diag.fix.edits:
+        return None
+    return Action(diag.fix.title, QUICKFIX, tuple(diag.fix.edits), diag, preferred=True)
+
+
+_FIXERS = {"shared-memory-exceeded": fix_num_stages, "threads-exceeded": fix_threads,
+           "threads-not-warp-multiple": fix_threads}
+
+
+def code_actions(result, span: Span, diagnostics=None, uri: str = "", kernel_at=None) -> list[Action]:
+    """Quick fixes for our diagnostics overlapping `span`, then Verify/Benchmark for the kernel there."""
+    diagnostics = result.diagnostics if diagnostics is None else diagnostics
+    actions = []
+    for d in diagnostics:
+        if not _overlaps(d.span, span):
+            continue
+        act = from_fix(d) or (_FIXERS[d.code](result, d) if d.code in _FIXERS else None)
+        if act and all(a.edits != act.edits for a in actions):
+            actions.append(act)
+    if kernel_at:
+        actions.append(Action(f"Verify {kernel_at} on device", SOURCE, command="tilelsp.server.verify",
+                              arguments=(uri, kernel_at)))
+        actions.append(Action(f"Benchmark {kernel_at}", SOURCE, command="tilelsp.server.benchmark",
+                              arguments=(uri, kernel_at)))
+    return actions
+
+
+def kernel_at(result, line: int) -> str | None:
+    """The kernel whose def..body contains a 1-based line (None outside kernels)."""
+    for k in getattr(result, "kernels", None) or ():
+        body = getattr(getattr(k, "body", None), "span", None)
+        start = k.span.line if getattr(k, "span", None) else None
+        end = body.end_line if body else (k.span.end_line if start else None)
+        if start is not None and start <= line <= end:
+            return k.name
+    return None
+
+
+def apply_edits(text: str, edits) -> str:
+    """Apply TextEdits (non-overlapping) to text; used by tests and the CLI-free preview."""
+    from tilelang_core.source import SourceFile
+
+    src = SourceFile(text)
+    out = text
+    for e in sorted(edits, key=lambda e: (e.span.line, e.span.col), reverse=True):
+        a, b = src.offset(e.span.line, e.span.col), src.offset(e.span.end_line, e.span.end_col)
+        out = out[:a] + e.new_text + out[b:]
+    return out

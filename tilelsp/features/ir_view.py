@@ -1,0 +1,168 @@
+"""The kernel list and the IR views: `tilelsp/kernels` (pure) and lowering for showIR / on-save (worker side).
+
+`handle(request)` is what the worker process runs; it imports tvm (through `tilelang_core.lower`)
+lazily and keeps the last few LowerResults, so a second stage of the same kernel is instant.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+
+CUDA_STAGES = ("parsed", "legalized", "pipelined", "layouts", "lowered", "tir", "cuda")
+CPU_STAGES = ("parsed", "legalized", "tir", "llvm")
+LANGUAGE_IDS = {"cuda": "cuda", "llvm": "llvm", "tir": "tvmscript"}
+
+
+def stages_for(target: str) -> tuple[str, ...]:
+    """The stage names a target's lowering produces (protocol constant; no tvm import)."""
+    return CPU_STAGES if target in ("cpu", "llvm") else CUDA_STAGES
+
+
+def kernels_payload(result, target: str, to_range) -> list[dict]:
+    """`tilelsp/kernels` entries: one per kernel name, with its instances and stage names."""
+    out: dict[str, dict] = {}
+    for k in getattr(result, "kernels", None) or ():
+        span, name_span = getattr(k, "span", None), getattr(k, "name_span", None) or getattr(k, "span", None)
+        if span is None:
+            continue
+        entry = out.setdefault(k.name, {"name": k.name, "factory": k.factory, "range": to_range(span),
+                                        "nameRange": to_range(name_span), "instances": [],
+                                        "stages": list(stages_for(target))})
+        if k.instance and k.instance not in entry["instances"]:
+            entry["instances"].append(k.instance)
+    return list(out.values())
+
+
+# --- worker side ---------------------------------------------------------------------------------
+
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 16
+
+
+def _span_dict(span):
+    return None if span is None else [span.line, span.col, span.end_line, span.end_col]
+
+
+def diag_dict(d) -> dict:
+    """A Diagnostic as JSON-able data (for the worker protocol)."""
+    return {"code": d.code, "severity": d.severity.value, "message": d.message, "span": _span_dict(d.span),
+            "related": [[_span_dict(r.span), r.message] for r in d.related], "kernel": d.kernel,
+            "instance": d.instance, "target": d.target,
+            "data": {k: v for k, v in d.data.items() if isinstance(v, (int, float, str, bool, type(None)))}}
+
+
+def diag_from_dict(data: dict):
+    """The inverse of `diag_dict`."""
+    from tilelang_core.diagnostics import Diagnostic, Related, Severity
+    from tilelang_core.source import Span
+
+    return Diagnostic(data["code"], Severity(data["severity"]), data["message"], Span(*data["span"]),
+                      related=tuple(Related(Span(*s), m) for s, m in data.get("related") or ()),
+                      kernel=data.get("kernel"), instance=data.get("instance"), target=data.get("target"),
+                      data=data.get("data") or {})
+
+
+def _funcs(req) -> list:
+    from tilelang_core.check import check_source
+
+    result = check_source(req["text"], req.get("path", "<string>"), tuple(req.get("targets") or ("sm_90a",)))
+    funcs = [f for f in result.kernels if req.get("kernel") in (None, f.name)]
+    if req.get("instance"):
+        funcs = [f for f in funcs if f.instance == req["instance"]] or funcs[:1]
+    return funcs
+
+
+def _lower(func, target: str, text: str, until=None):
+    import tilelang_core
+
+    key = (hashlib.sha1(text.encode()).hexdigest(), func.name, func.instance, target, until)
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    res = tilelang_core.lower(func, target=target, until=until)
+    _CACHE[key] = res
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return res
+
+
+def _failure(func, target: str, exc: Exception) -> list[dict]:
+    from tilelang_core.diagnostics import CompileError, Diagnostic, Severity
+
+    if isinstance(exc, CompileError) and exc.diagnostics:
+        return [diag_dict(d) for d in exc.diagnostics]
+    code = "lowering-unsupported" if isinstance(exc, NotImplementedError) else "codegen-error"
+    msg = f"lowering kernel `{func.name}` for {target} failed: {type(exc).__name__}: {exc}"
+    span = func.name_span or func.span
+    return [diag_dict(Diagnostic(code, Severity.ERROR, msg, span, kernel=func.name, instance=func.instance,
+                                 target=target))]
+
+
+def _smem_report(func, target: str, res) -> dict | None:
+    from tilelang_core.diagnostics import Diagnostic, Severity
+
+    smem = getattr(res, "smem_bytes", None)
+    if smem is None or target in ("cpu", "llvm"):
+        return None
+    msg = (f"kernel `{func.name}` allocates {smem:,} B ({smem / 1024:.1f} KiB) of shared memory on {target} "
+           "after merging and multi-buffering")
+    return diag_dict(Diagnostic("shared-memory-report", Severity.INFO, msg, func.name_span or func.span,
+                                kernel=func.name, instance=func.instance, target=target, data={"bytes": smem}))
+
+
+def lower_file(req) -> dict:
+    """Lower every kernel instance for every target: entries (per kernel/target) and diagnostics."""
+    entries, diags = [], []
+    for func in _funcs(req):
+        for target in req.get("targets") or ("sm_90a",):
+            try:
+                res = _lower(func, target, req["text"])
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a diagnostic
+                diags.extend(_failure(func, target, exc))
+                entries.append({"kernel": func.name, "instance": func.instance, "target": target, "error": str(exc)})
+                continue
+            report = _smem_report(func, target, res)
+            diags.extend([report] if report else [])
+            stages = dict(getattr(res, "stages", {}) or {})
+            entries.append({"kernel": func.name, "instance": func.instance, "target": target,
+                            "smem_bytes": getattr(res, "smem_bytes", None), "tir": stages.get("tir"),
+                            "cuda": stages.get("cuda") or stages.get("llvm"),
+                            "layouts": {k: str(v) for k, v in (getattr(res, "layouts", None) or {}).items()}})
+    return {"entries": entries, "diagnostics": diags}
+
+
+def show_ir(req) -> dict:
+    """The text of one stage of one kernel, and the source -> output line map for the final stage."""
+    funcs = _funcs(req)
+    if not funcs:
+        raise LookupError(f"no kernel named {req.get('kernel')!r} in this file")
+    func, target, stage = funcs[0], req.get("target") or "sm_90a", req.get("stage") or "cuda"
+    if stage not in stages_for(target):
+        raise LookupError(f"unknown stage {stage!r} for {target}; stages: {', '.join(stages_for(target))}")
+    try:
+        res = _lower(func, target, req["text"])
+    except Exception:
+        res = _lower(func, target, req["text"], until=stage)
+    text = (res.stages or {}).get(stage) or (res.source if stage in ("cuda", "llvm") else "")
+    line_map = []
+    if stage in ("cuda", "llvm"):
+        line_map = [{"source": src - 1, "lines": [n - 1 for n in lines]} for src, lines in (res.line_map or [])]
+    return {"text": text, "languageId": LANGUAGE_IDS.get(stage, "python"), "stage": stage, "kernel": func.name,
+            "target": target, "instance": func.instance, "lineMap": line_map}
+
+
+def handle(req: dict):
+    """Dispatch one worker request by its `op`."""
+    op = req.get("op")
+    if op == "ping":
+        return "pong"
+    if op == "warm":
+        from tilelang_core.codegen._tvm import load
+
+        load()  # import tvm once, ahead of the first save
+        return "warm"
+    if op == "lower":
+        return lower_file(req)
+    if op == "show_ir":
+        return show_ir(req)
+    raise ValueError(f"unknown worker op {op!r}")
