@@ -55,8 +55,8 @@ def _normalise(name: str) -> str:
             n = n[len(prefix):]
     if n.startswith("compute_"):
         n = "sm_" + n[len("compute_"):]
-    if n.isdigit():
-        n = "sm_" + n
+    if n[:1].isdigit():
+        n = "sm_" + n.replace(".", "")
     return n
 
 

@@ -1,0 +1,84 @@
+"""Nesting, pipeline, layout and reduction rules, and Facts.at, on hand-built IR."""
+from __future__ import annotations
+
+from analysis_irb import alloc, buf, c, codes, full, kernel, loop, run, sl, sp, store, var
+from tilelang_core.ir import nodes as N
+
+
+def test_nested_parallel_and_tile_ops_in_parallel():
+    i, j = var("i"), var("j")
+    F = buf("F", (8, 8), "float32", "local.fragment")
+    nested = kernel([alloc(F), loop(i, 8, [loop(j, 8, [store(F, (i, j))], "parallel")], "parallel")])
+    assert codes(nested) == ["nested-parallel"]
+    serial_inside = kernel([alloc(F), loop(i, 8, [loop(j, 8, [store(F, (i, j))], "parallel")], "serial")])
+    assert codes(serial_inside) == []
+    fill = kernel([alloc(F), loop(i, 8, [N.Fill(full(F), c(0.0, "float32"), True, sp())], "parallel")])
+    assert codes(fill) == ["tile-op-in-parallel"]
+    pipe = kernel([alloc(F), loop(i, 8, [loop(j, 8, [store(F, (i, j))], "pipelined", num_stages=2)], "parallel")])
+    assert codes(pipe) == ["tile-op-in-parallel"]
+
+
+def test_scalar_atomic_add_in_parallel_is_fine():
+    i = var("i")
+    G = buf("G", (8,), "float32", "global")
+    F = buf("F", (8,), "float32", "local.fragment")
+    scalar = N.AtomicAdd(sl(G, i), N.Load(F, (i,), sp()), sp())
+    assert codes(kernel([alloc(F), loop(i, 8, [scalar], "parallel")], params=(G,))) == []
+    tile = N.AtomicAdd(full(G), full(F), sp())
+    assert codes(kernel([alloc(F), loop(i, 8, [tile], "parallel")], params=(G,))) == ["tile-op-in-parallel"]
+
+
+def test_pipeline_config():
+    k = var("k")
+    F = buf("F", (8,), "float32", "local.fragment")
+    body = [store(F, (0,)), store(F, (1,))]
+    good = loop(k, 4, body, "pipelined", num_stages=2, order=(1, 0), stage=(0, 1))
+    assert codes(kernel([alloc(F), good])) == []
+    short = loop(k, 4, body, "pipelined", num_stages=2, order=(0, 1), stage=(0,))
+    assert codes(kernel([alloc(F), short])) == ["pipeline-config"]
+    wrong_len = loop(k, 4, body, "pipelined", order=(0, 1, 2), stage=(0, 0, 1))
+    assert codes(kernel([alloc(F), wrong_len])) == ["pipeline-config"]
+    dup = loop(k, 4, body, "pipelined", order=(0, 0), stage=(0, 1))
+    assert codes(kernel([alloc(F), dup])) == ["pipeline-config"]
+
+
+def test_annotate_layout_shape():
+    S = buf("S", (128, 32))
+    bad = N.AnnotateLayout(((S, N.LayoutSpec("layout", (64, 64), sp())),), sp())
+    good = N.AnnotateLayout(((S, N.LayoutSpec("layout", (128, 32), sp())),), sp())
+    swz = N.AnnotateLayout(((S, N.LayoutSpec("swizzled", None, sp())),), sp())
+    assert codes(kernel([alloc(S), bad])) == ["layout-shape-mismatch"]
+    assert codes(kernel([alloc(S), good, swz])) == []
+
+
+def _reduce(src_shape, dst_shape, dim, written=None):
+    S = buf("S", src_shape, "float32", "local.fragment")
+    D = buf("D", dst_shape, "float32", "local.fragment")
+    r = N.Reduce("max", full(S), full(D), dim, True, written if written is not None else dim, sp())
+    return kernel([alloc(S), alloc(D), r])
+
+
+def test_reductions():
+    assert codes(_reduce((64, 128), (64,), 1)) == []
+    assert codes(_reduce((64, 128), (64, 1), 1)) == []
+    assert codes(_reduce((64, 128), (128,), 0)) == []
+    assert codes(_reduce((64, 128), (64,), 1, written=-1)) == []
+    assert codes(_reduce((64, 128), (128,), 1)) == ["reduce-shape-mismatch"]
+    assert codes(_reduce((64, 128), (64,), 2, written=2)) == ["reduce-dim-out-of-range"]
+    m = var("m", "symbolic")
+    assert codes(_reduce((m, 128), (m,), 1)) == []
+
+
+def test_facts_at_positions():
+    S = buf("A_shared", (128, 32), line=60)
+    C = buf("C_local", (128, 128), "float32", "local.fragment", line=61)
+    i = var("i")
+    use = N.Store(C, (i, c(0)), c(0.0, "float32"), N.Span(70, 8, 70, 20))
+    f = kernel([alloc(S), alloc(C), loop(i, 128, [use], "parallel")])
+    _, facts = run(f)
+    fact = facts.at(60, 6)
+    assert fact.name == "A_shared" and fact.bytes == 8192 and fact.shape == (128, 32)
+    assert facts.at(70, 10).name == "C_local"
+    k = facts.at(50, 5)
+    assert k.name == "k" and k.threads == 128 and k.grid == (4, 4)
+    assert facts.at(999, 0) is None
