@@ -1,0 +1,122 @@
+"""Benchmark of the check path: `tilelsp check FILE` in a cold process and `check_source` warm in-process.
+
+Targets (shared/design/TARGETS.md): cold <= 0.5 s, warm <= 30 ms, and neither tvm nor torch imported.
+Usage: `.venv/bin/python benchmarks/bench_check.py [--file examples/gemm.py] [--cold-runs 10] [--warm-runs 100]`.
+Writes benchmarks/results/check.json and exits 1 when a target is missed.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results" / "check.json"
+COLD_TARGET_S, WARM_TARGET_MS = 0.5, 30.0
+PROBE = (
+    "import json, sys; from tilelsp.cli import main; main(['check', sys.argv[1]]); "
+    "print('HEAVY ' + json.dumps([m for m in ('tvm', 'torch', 'pygls', 'lsprotocol') if m in sys.modules]))"
+)
+
+
+def _env() -> dict:
+    env = dict(os.environ, NO_COLOR="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def cold(path: Path, runs: int) -> dict:
+    """Wall time of `python -m tilelsp check PATH` in fresh processes (median of `runs`)."""
+    times, codes = [], set()
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "tilelsp", "check", str(path)], cwd=ROOT, env=_env(),
+                              capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        codes.add(proc.returncode)
+    return {"runs": runs, "median_s": round(statistics.median(times), 4), "min_s": round(min(times), 4),
+            "max_s": round(max(times), 4), "exit_codes": sorted(codes)}
+
+
+def heavy_modules_in_cold_process(path: Path) -> list[str]:
+    """Heavy modules a cold `tilelsp check` process has loaded when it finishes (should be none)."""
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(path)], cwd=ROOT, env=_env(), capture_output=True, text=True)
+    for line in proc.stdout.splitlines():
+        if line.startswith("HEAVY "):
+            return json.loads(line[len("HEAVY "):])
+    raise RuntimeError(f"probe failed: {proc.stderr[-2000:]}")
+
+
+def import_ms() -> float:
+    """Cumulative import time of tilelsp.cli + the check path, from `python -X importtime`."""
+    code = "import tilelsp.cli, tilelang_core.check, tilelang_core.frontend, tilelang_core.analysis"
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=ROOT, env=_env(),
+                          capture_output=True, text=True)
+    total = 0
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and not parts[2].startswith("  ") and parts[1].strip().isdigit():
+            total += int(parts[1])  # top-level imports only (cumulative column)
+    return round(total / 1000, 1)
+
+
+def warm(path: Path, runs: int) -> dict:
+    """Time of `check_source` on the file's text in this process, after one warm-up call."""
+    sys.path.insert(0, str(ROOT))
+    from tilelang_core.check import check_source
+
+    text = path.read_text()
+    result = check_source(text, str(path))
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        check_source(text, str(path))
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return {"runs": runs, "median_ms": round(statistics.median(times), 3), "p90_ms": round(times[int(0.9 * runs)], 3),
+            "diagnostics": len(result.diagnostics), "kernels": len(result.kernels),
+            "heavy_modules_loaded": [m for m in ("tvm", "torch") if m in sys.modules]}
+
+
+def main(argv=None) -> int:
+    """Run both measurements, print them, write the JSON and return 1 if a target is missed."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--file", default="examples/gemm.py")
+    ap.add_argument("--cold-runs", type=int, default=10)
+    ap.add_argument("--warm-runs", type=int, default=100)
+    ap.add_argument("--out", default=str(RESULTS))
+    args = ap.parse_args(argv)
+    path = (ROOT / args.file).resolve()
+    report = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+                    "processor": platform.processor() or platform.machine()},
+        "file": path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path),
+        "lines": len(path.read_text().splitlines()),
+        "targets": {"cold_s": COLD_TARGET_S, "warm_ms": WARM_TARGET_MS},
+        "import_ms": import_ms(),
+        "cold": cold(path, args.cold_runs),
+        "cold_heavy_modules_loaded": heavy_modules_in_cold_process(path),
+        "warm": warm(path, args.warm_runs),
+    }
+    ok = (report["cold"]["median_s"] <= COLD_TARGET_S and report["warm"]["median_ms"] <= WARM_TARGET_MS
+          and not report["cold_heavy_modules_loaded"] and not report["warm"]["heavy_modules_loaded"])
+    report["pass"] = ok
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+    print(f"{'PASS' if ok else 'FAIL'}: cold {report['cold']['median_s']} s (<= {COLD_TARGET_S}), "
+          f"warm {report['warm']['median_ms']} ms (<= {WARM_TARGET_MS}), heavy modules: "
+          f"{report['cold_heavy_modules_loaded'] + report['warm']['heavy_modules_loaded'] or 'none'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
