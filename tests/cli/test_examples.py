@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
-from tests.conftest import EXAMPLES
 from tilelsp import cli
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MARK = re.compile(r"#\s*(error|warning):\s*\[([a-z0-9-]+)\]")
 
 

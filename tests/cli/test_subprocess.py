@@ -5,8 +5,10 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
-from tests.conftest import EXAMPLES, ROOT
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
 
 BAD = "import tilelang.language as T\n\ndef f(:\n    pass\n"
 
