@@ -1,0 +1,33 @@
+/** Identifiers shared by the extension's modules: command ids, settings section, URI scheme, request names. */
+
+export const SECTION = 'tilelsp';
+export const CLIENT_ID = 'tilelsp';
+export const CLIENT_NAME = 'TileLang Language Server';
+export const IR_SCHEME = 'tilelang-ir';
+
+export const Commands = {
+  showIR: 'tilelsp.showIR',
+  showCuda: 'tilelsp.showCuda',
+  verify: 'tilelsp.verify',
+  benchmark: 'tilelsp.benchmark',
+  restartServer: 'tilelsp.restartServer',
+  showOutput: 'tilelsp.showOutput',
+  statusMenu: 'tilelsp.statusMenu',
+} as const;
+
+/** Commands the server executes through workspace/executeCommand. */
+export const ServerCommands = {
+  verify: 'tilelsp.server.verify',
+  benchmark: 'tilelsp.server.benchmark',
+  showIR: 'tilelsp.server.showIR',
+} as const;
+
+/** Custom requests of the tilelsp server. */
+export const Requests = {
+  kernels: 'tilelsp/kernels',
+  showIR: 'tilelsp/showIR',
+} as const;
+
+/** Stage names for a CUDA target when the server does not list them (see `passes.pipeline.stage_names`). */
+export const DEFAULT_CUDA_STAGES = ['parsed', 'legalized', 'pipelined', 'layouts', 'lowered', 'tir', 'cuda'];
+export const DEFAULT_CPU_STAGES = ['parsed', 'legalized', 'tir', 'llvm'];

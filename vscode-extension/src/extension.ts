@@ -1,0 +1,83 @@
+/** Entry point: wires the server manager, status bar, IR views, CUDA line linking and the commands. */
+
+import * as vscode from 'vscode';
+import { Commands, IR_SCHEME, SECTION } from './constants';
+import { runKernel, showCuda, showIR, type CommandContext } from './commands';
+import { LineLinker } from './cudaView';
+import { IrDocumentProvider } from './irDocument';
+import { needsRestart, readSettings } from './settings';
+import { onPythonInterpreterChange, ServerManager } from './server';
+import { showStatusMenu, StatusBar } from './statusBar';
+
+/** Wait `ms` after the last call before running `fn` (settings often change in bursts). */
+export function debounce(fn: () => void, ms: number): { (): void; cancel(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const run = () => {
+    if (timer) {
+      clearTimeout(timer);
+    }
+    timer = setTimeout(() => {
+      timer = undefined;
+      fn();
+    }, ms);
+  };
+  run.cancel = () => timer && clearTimeout(timer);
+  return run;
+}
+
+let manager: ServerManager | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel('TileLang Language Server', { log: true });
+  const results = vscode.window.createOutputChannel('TileLang Verify');
+  manager = new ServerManager(output);
+  const server = manager;
+  const provider = new IrDocumentProvider(() => server.link());
+  const linker = new LineLinker(provider);
+  const status = new StatusBar();
+  const targets = () => readSettings(vscode.workspace.getConfiguration(SECTION)).targets;
+  const ctx: CommandContext = { link: () => server.link(), provider, linker, results };
+  const restart = debounce(() => void server.restart(), 500);
+
+  context.subscriptions.push(
+    output, results, server, provider, linker, status, { dispose: () => restart.cancel() },
+    vscode.workspace.registerTextDocumentContentProvider(IR_SCHEME, provider),
+    server.onDidChangeStatus((s) => {
+      status.update(s, targets());
+      if (s.state === 'running') {
+        provider.refreshAll();
+      }
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration(SECTION)) {
+        status.update(server.status, targets());
+      }
+      if (needsRestart((section) => e.affectsConfiguration(section))) {
+        restart();
+      }
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => restart()),
+    vscode.commands.registerCommand(Commands.showIR, (...args: unknown[]) => showIR(ctx, ...args)),
+    vscode.commands.registerCommand(Commands.showCuda, (...args: unknown[]) => showCuda(ctx, ...args)),
+    vscode.commands.registerCommand(Commands.verify, (...args: unknown[]) => runKernel(ctx, 'verify', ...args)),
+    vscode.commands.registerCommand(Commands.benchmark, (...args: unknown[]) => runKernel(ctx, 'benchmark', ...args)),
+    vscode.commands.registerCommand(Commands.restartServer, () => server.restart()),
+    vscode.commands.registerCommand(Commands.showOutput, () => output.show(true)),
+    vscode.commands.registerCommand(Commands.statusMenu, () => showStatusMenu()),
+  );
+  status.update(server.status, targets());
+  const pythonSub = await onPythonInterpreterChange(() => {
+    if (!readSettings(vscode.workspace.getConfiguration(SECTION)).interpreter) {
+      restart();
+    }
+  });
+  if (pythonSub) {
+    context.subscriptions.push(pythonSub);
+  }
+  await server.restart();
+}
+
+export async function deactivate(): Promise<void> {
+  await manager?.stop();
+  manager = undefined;
+}
