@@ -147,6 +147,8 @@ def _dispatch(module_name: str, func_name: str, args, feature: str) -> int:
 def run_check(args) -> int:
     """`tilelsp check`: find files, check them (in parallel), render, and return the exit status."""
     jobs = collect_jobs(args)
+    if not jobs:
+        print(f"tilelsp: warning: no Python files found under {' '.join(args.paths)}", file=sys.stderr)
     results = run_jobs(jobs, parallel=not args.no_parallel)
     color = args.color == "always" or (args.color == "auto" and _stdout_is_tty() and not os.environ.get("NO_COLOR"))
     from tilelsp.formats import render
@@ -272,6 +274,7 @@ def check_file(job: Job) -> FileResult:
 
 def read_source(path: str):
     """The text of a Python file (PEP 263 encodings, universal newlines), or the exception that stopped it."""
+    import io
     import tokenize
 
     try:
@@ -280,12 +283,12 @@ def read_source(path: str):
         else:
             with open(path, "rb") as fh:
                 data = fh.read()
-        import io
-
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
-    except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
-        return exc if not isinstance(exc, LookupError) else SyntaxError(str(exc))
+    except LookupError as exc:  # an unknown encoding in the coding cookie
+        return SyntaxError(str(exc))
+    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+        return exc
 
 
 def _reason(exc: Exception) -> str:
