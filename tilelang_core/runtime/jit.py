@@ -1,0 +1,233 @@
+"""The TileLang-compatible JIT: `compile(func, out_idx, target)`, `@jit` on kernel factories, `JITKernel`.
+
+`target`: "auto" (CUDA when torch sees a GPU, else the CPU backend), "cpu"/"llvm", "cuda", an arch
+("sm_80", "sm_90a") or {"kind": "cuda", "arch": "sm_90a"}. Kernels with errors raise CompileError.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+from ..diagnostics import CompileError, DiagnosticSink
+from ..ir import nodes as N
+from .kernel import KernelParam, contiguous_args, kernel_params, normalize_out_idx, prepare_args
+
+CPU_STAGES = ("parsed", "legalized", "tir", "llvm")
+
+
+def resolve_target(target) -> tuple[str, str | None]:
+    """("cpu", None) or ("cuda", arch) for any accepted target spelling."""
+    if isinstance(target, dict):
+        kind = str(target.get("kind", "cuda"))
+        return resolve_target(target.get("arch") or "cuda") if kind == "cuda" else resolve_target(kind)
+    name = "auto" if target is None else str(target).strip()
+    if name == "auto":
+        return ("cuda", _device_arch()) if _cuda_available() else ("cpu", None)
+    if name in ("cpu", "llvm", "c") or name.startswith("llvm"):
+        return "cpu", None
+    if name == "cuda":
+        return "cuda", _device_arch() if _cuda_available() else "sm_90a"
+    if name.startswith("cuda"):
+        arch = name.split("-arch=")[-1].split()[0] if "-arch=" in name else "sm_90a"
+        return "cuda", arch
+    if name.startswith("sm_"):
+        return "cuda", name
+    raise ValueError(f"unknown target {target!r}: use 'auto', 'cpu' (or 'llvm'), 'cuda', an arch such as "
+                     "'sm_90a', or {'kind': 'cuda', 'arch': 'sm_90a'}")
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def _device_arch() -> str:
+    import torch
+
+    major, minor = torch.cuda.get_device_capability()
+    return f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+
+
+class _CpuBackend:
+    def __init__(self, func: N.PrimFunc):
+        from ..codegen import cpu
+
+        self.module = cpu.build(func)
+        self.device = "cpu"
+
+    def run(self, args):
+        self.module(*args)
+
+    def source(self) -> str:
+        return self.module.llvm_ir
+
+
+class _CudaBackend:
+    def __init__(self, func: N.PrimFunc, arch: str):
+        from .artifact import build_artifact
+
+        self.artifact = build_artifact(func, arch)
+        self.device = "cuda"
+
+    def run(self, args):
+        from .launch import launch
+
+        launch(self.artifact, args)
+
+    def source(self) -> str:
+        return self.artifact.source
+
+
+class JITKernel:
+    """A compiled kernel: call it with torch tensors (outputs for out_idx are allocated and returned)."""
+
+    def __init__(self, func: N.PrimFunc, out_idx=None, target="auto"):
+        if not isinstance(func, N.PrimFunc):
+            func = to_ir(func, out_idx)
+        if out_idx is None and func.out_idx is not None:
+            out_idx = func.out_idx
+        self.func = func
+        self.out_idx = normalize_out_idx(out_idx, len(func.params))
+        self.target, self.arch = resolve_target(target)
+        self.params: list[KernelParam] = kernel_params(func, self.out_idx)
+        self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
+        self._lowered: dict = {}
+
+    @property
+    def name(self) -> str:
+        """The kernel's name."""
+        return self.func.name
+
+    def __call__(self, *args):
+        """Run on tensors (inputs only, or every parameter); returns the output(s) for out_idx."""
+        full, _ = prepare_args(self.func, self.out_idx, args, self._backend.device)
+        run_args, writeback = contiguous_args(full)
+        self._backend.run(run_args)
+        for orig, copy in writeback:
+            orig.copy_(copy)
+        outs = [full[k] for k in self.out_idx]
+        if not outs:
+            return None
+        return outs[0] if len(outs) == 1 else outs
+
+    def get_kernel_source(self) -> str:
+        """The generated source: CUDA C for GPU targets, LLVM IR for the CPU."""
+        return self._backend.source()
+
+    def get_ir(self, stage: str = "tir") -> str:
+        """The printed IR of a pipeline stage (e.g. parsed, tir, llvm, cuda)."""
+        if self.target == "cpu" and stage == "tir":
+            return self._backend.module.tir_text
+        if self.target == "cpu" and stage == "llvm":
+            return self._backend.module.llvm_ir
+        if stage not in self._lowered:
+            from ..passes.pipeline import lower
+
+            result = lower(self.func, target=self.arch or "cpu", until=stage)
+            if stage not in result.stages:
+                raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(result.stages)}")
+            self._lowered[stage] = result.stages[stage]
+        return self._lowered[stage]
+
+    def get_profiler(self, tensor_supply_type=None):
+        """A Profiler for this kernel (random inputs, assert_allclose, do_bench)."""
+        from .profiler import Profiler
+
+        return Profiler(self)
+
+    def __repr__(self) -> str:
+        return f"JITKernel({self.func.name}, target={self.arch or self.target}, out_idx={list(self.out_idx)})"
+
+
+def to_ir(func, out_idx=None, instance: str = "", factory: str | None = None) -> N.PrimFunc:
+    """An IR PrimFunc from what `@T.prim_func` returned at run time (CompileError on errors)."""
+    from ..language.types import PrimFuncDef
+
+    if isinstance(func, N.PrimFunc):
+        return func
+    if not isinstance(func, PrimFuncDef):
+        raise TypeError(f"expected a @T.prim_func kernel, got {type(func).__name__}; a @jit factory must "
+                        "return the @T.prim_func it defines")
+    from ..frontend import parse_captured
+
+    sink = DiagnosticSink()
+    ir_func = parse_captured(func.captured, sink, instance=instance, factory=factory)
+    errors = [d for d in sink.items if d.is_error]
+    if errors or ir_func is None:
+        raise CompileError(errors or sink.items, func.captured.filename)
+    return ir_func
+
+
+def compile(func, out_idx=None, target="auto", target_host=None, execution_backend=None,  # noqa: A001
+            verbose=False, pass_configs=None, **kwargs) -> JITKernel:
+    """Compile a @T.prim_func (or an IR PrimFunc) into a JITKernel for `target`."""
+    return JITKernel(to_ir(func, out_idx), out_idx=out_idx, target=target)
+
+
+def _instance_label(factory, args, kwargs) -> str:
+    try:
+        bound = inspect.signature(factory).bind(*args, **kwargs)
+        bound.apply_defaults()
+        items = [f"{k}={_short(v)}" for k, v in bound.arguments.items()]
+    except (TypeError, ValueError):
+        items = [_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()]
+    return f"{getattr(factory, '__name__', 'kernel')}({', '.join(items)})"
+
+
+def _short(v) -> str:
+    return str(v) if isinstance(v, str) else repr(v)
+
+
+def _key(args, kwargs):
+    try:
+        key = (args, tuple(sorted(kwargs.items())))
+        hash(key)
+        return key
+    except TypeError:
+        return repr((args, sorted(kwargs.items())))
+
+
+class JITFactory:
+    """`@jit` on a kernel factory: calling it builds (once per argument set) and returns a JITKernel."""
+
+    def __init__(self, factory, out_idx=None, target="auto", **options):
+        functools.update_wrapper(self, factory)
+        self.factory = factory
+        self.out_idx = out_idx
+        self.target = target
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, *args, **kwargs) -> JITKernel:
+        """Instantiate the factory with these arguments and compile the kernel it returns (cached)."""
+        key = _key(args, kwargs)
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        result = self.factory(*args, **kwargs)
+        label = _instance_label(self.factory, args, kwargs)
+        ir_func = to_ir(result, self.out_idx, instance=label, factory=getattr(self.factory, "__name__", None))
+        kernel = JITKernel(ir_func, out_idx=self.out_idx, target=self.target)
+        with self._lock:
+            self._cache[key] = kernel
+        return kernel
+
+    def get_tir(self, *args, **kwargs):
+        """The IR PrimFunc for these factory arguments (no build)."""
+        return to_ir(self.factory(*args, **kwargs), self.out_idx)
+
+
+def jit(func=None, *, out_idx=None, target="auto", **options):
+    """Decorator: `@jit`, `@jit(out_idx=[-1])`, `@jit(target="cpu")` on a kernel factory (or a prim_func)."""
+    from ..language.types import PrimFuncDef
+
+    def wrap(f):
+        if isinstance(f, (PrimFuncDef, N.PrimFunc)):
+            return compile(f, out_idx=out_idx, target=target)
+        return JITFactory(f, out_idx=out_idx, target=target, **options)
+
+    return wrap if func is None else wrap(func)

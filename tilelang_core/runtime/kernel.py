@@ -1,0 +1,175 @@
+"""`JITKernel`: a built kernel called with torch tensors; validates arguments and allocates outputs.
+
+Validation names the parameter: wrong count, dtype, rank, shape (symbolic dims bound consistently
+across arguments) or device raise TypeError/ValueError before anything runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import nodes as N
+from ..ir.arith import as_int
+from ..ir.printer import expr_str
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One kernel parameter: name, dtype, shape (ints and symbolic names; () for scalars), output flag."""
+
+    name: str
+    dtype: str
+    shape: tuple
+    is_output: bool = False
+
+    is_scalar: bool = False
+
+
+def normalize_out_idx(out_idx, n_params: int) -> tuple[int, ...]:
+    """out_idx (None, int or list, negatives allowed) as sorted non-negative indices."""
+    if out_idx is None:
+        return ()
+    items = [out_idx] if isinstance(out_idx, int) else list(out_idx)
+    out = []
+    for i in items:
+        if not isinstance(i, int) or not -n_params <= i < n_params:
+            raise ValueError(f"out_idx {i!r} is out of range for a kernel with {n_params} parameters")
+        out.append(i % n_params)
+    return tuple(sorted(set(out)))
+
+
+def kernel_params(func: N.PrimFunc, out_idx: tuple[int, ...]) -> list[KernelParam]:
+    """The KernelParam list of an IR PrimFunc."""
+    params = []
+    for k, p in enumerate(func.params):
+        if isinstance(p, N.Var):
+            params.append(KernelParam(p.name, p.dtype, (), False, True))
+        else:
+            shape = tuple(as_int(d) if as_int(d) is not None else expr_str(d) for d in p.shape)
+            params.append(KernelParam(p.name, p.dtype, shape, k in out_idx))
+    return params
+
+
+class ShapeBinder:
+    """Binds symbolic dims from argument shapes and evaluates shape expressions."""
+
+    def __init__(self):
+        self.values: dict = {}  # ir Var -> int
+        self.origin: dict = {}  # ir Var -> "argument 'A' dim 0"
+
+    def eval(self, e):
+        """The int value of a shape expression under the bindings so far, or None."""
+        from ..ir.visitor import transform
+
+        def sub(n):
+            if isinstance(n, N.Var) and n in self.values:
+                return N.Const(self.values[n])
+            return n
+
+        return as_int(transform(e, sub))
+
+    def bind_tensor(self, buf: N.Buffer, shape: tuple[int, ...]) -> None:
+        """Bind/check every dim of `buf` against an actual tensor shape (ValueError naming the argument)."""
+        for d, (dim, actual) in enumerate(zip(buf.shape, shape)):
+            if isinstance(dim, N.Var) and dim not in self.values:
+                self.values[dim] = actual
+                self.origin[dim] = f"argument '{buf.name}' dimension {d}"
+        expected = [self.eval(dim) for dim in buf.shape]
+        if any(e is not None and e != a for e, a in zip(expected, shape)):
+            raise ValueError(self._shape_message(buf, shape, expected))
+
+    def _shape_message(self, buf, shape, expected) -> str:
+        written = ", ".join(expr_str(d) for d in buf.shape)
+        values = ", ".join("?" if e is None else str(e) for e in expected)
+        msg = f"argument '{buf.name}' has shape {tuple(shape)} but the kernel expects ({written})"
+        if written != values:
+            msg += f" = ({values})"
+        for dim, e, a in zip(buf.shape, expected, shape):
+            if isinstance(dim, N.Var) and dim in self.origin and e != a:
+                msg += f"; {dim.name} = {e} was bound from {self.origin[dim]}"
+                break
+        return msg
+
+    def output_shape(self, buf: N.Buffer) -> tuple[int, ...]:
+        """The concrete shape of an output buffer (ValueError when a dim is unbound)."""
+        dims = [self.eval(d) for d in buf.shape]
+        if any(d is None for d in dims):
+            unknown = [expr_str(d) for d, v in zip(buf.shape, dims) if v is None]
+            raise ValueError(f"cannot allocate output '{buf.name}': dimension(s) {', '.join(unknown)} "
+                             "are not fixed by any input tensor; pass the output explicitly")
+        return tuple(dims)
+
+
+def _check_tensor(buf: N.Buffer, value, device):
+    """TypeError/ValueError unless `value` is a torch tensor of buf's dtype and rank on `device`."""
+    import torch
+
+    from ..verify.numerics import torch_dtype
+
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"argument '{buf.name}' must be a torch.Tensor of dtype {buf.dtype}, "
+                        f"got {type(value).__name__}")
+    want = torch_dtype(buf.dtype)
+    if value.dtype != want:
+        raise TypeError(f"argument '{buf.name}' has dtype {str(value.dtype).replace('torch.', '')} "
+                        f"but the kernel expects {buf.dtype}")
+    if value.dim() != len(buf.shape):
+        raise ValueError(f"argument '{buf.name}' has {value.dim()} dimension(s) {tuple(value.shape)} but the "
+                         f"kernel expects {len(buf.shape)}: ({', '.join(expr_str(d) for d in buf.shape)})")
+    if device is not None and value.device.type != device:
+        raise ValueError(f"argument '{buf.name}' is on device '{value.device}' but this kernel runs on "
+                         f"'{device}'; move it with .to('{device}')")
+
+
+def _check_scalar(var: N.Var, value):
+    kind_ok = isinstance(value, bool) if var.dtype == "bool" else (
+        isinstance(value, (int, float)) if var.dtype.startswith(("float", "bfloat")) else isinstance(value, int))
+    if not kind_ok or (isinstance(value, bool) and var.dtype != "bool"):
+        raise TypeError(f"argument '{var.name}' must be a Python scalar of dtype {var.dtype}, "
+                        f"got {type(value).__name__}")
+
+
+def prepare_args(func: N.PrimFunc, out_idx: tuple[int, ...], args: tuple, device: str | None):
+    """Validate call arguments; return (full argument list, output positions) with outputs allocated."""
+    import torch
+
+    from ..verify.numerics import torch_dtype
+
+    n_all, n_in = len(func.params), len(func.params) - len(out_idx)
+    if len(args) not in (n_in, n_all):
+        names = [p.name for k, p in enumerate(func.params) if k not in out_idx]
+        raise TypeError(f"kernel '{func.name}' takes {n_in} argument(s) ({', '.join(names)}) but "
+                        f"{len(args)} were given")
+    given = iter(args)
+    full: list = [None if (len(args) == n_in and k in out_idx) else next(given) for k in range(n_all)]
+    binder = ShapeBinder()
+    dev = device
+    for p, value in zip(func.params, full):
+        if value is None:
+            continue
+        if isinstance(p, N.Var):
+            _check_scalar(p, value)
+            continue
+        _check_tensor(p, value, dev)
+        dev = dev or value.device.type
+        binder.bind_tensor(p, tuple(value.shape))
+    like = next((v for v in full if isinstance(v, torch.Tensor)), None)
+    for k in out_idx:
+        if full[k] is None:
+            p = func.params[k]
+            full[k] = torch.empty(binder.output_shape(p), dtype=torch_dtype(p.dtype),
+                                  device=like.device if like is not None else (device or "cpu"))
+    return full, binder
+
+
+def contiguous_args(full: list):
+    """Arguments made contiguous, plus (original, copy) pairs to write back after the run."""
+    import torch
+
+    out, writeback = [], []
+    for v in full:
+        if isinstance(v, torch.Tensor) and not v.is_contiguous():
+            c = v.contiguous()
+            writeback.append((v, c))
+            v = c
+        out.append(v)
+    return out, writeback
