@@ -46,9 +46,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ir(sub)
     _add_verify(sub)
     serve = sub.add_parser("serve", help="run the language server (stdio by default)")
-    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument("--tcp", metavar="HOST:PORT", type=_host_port, help="listen on TCP instead of stdio")
     _add_stdio_flags(serve)
     return parser
+
+
+def _host_port(text: str) -> str:
+    """Validate `HOST:PORT` (HOST may be empty for localhost); the string is passed on unchanged."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT such as 127.0.0.1:2087, got {text!r}")
+    return text
 
 
 def _add_stdio_flags(parser) -> None:

@@ -173,3 +173,9 @@ def test_serve_and_no_subcommand_dispatch_to_the_server(monkeypatch):
 def test_missing_subcommand_module_exits_2(capsys):
     assert cli._dispatch("tilelsp.no_such_module", "run", None, "tilelsp nothing") == 2
     assert "tilelsp nothing is not available" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["2087", "host:", "h:99999", "h:x"])
+def test_serve_rejects_a_malformed_tcp_address(capsys, value):
+    assert cli.main(["serve", "--tcp", value]) == 2
+    assert "expected HOST:PORT" in capsys.readouterr().err
