@@ -1,0 +1,480 @@
+"""Constant evaluation without executing the user's file: an environment of names and an ast evaluator.
+
+Module and factory bodies are "executed" statement by statement over a safe subset (assignments,
+imports, constant `if`s, function definitions); whatever cannot be computed becomes `Unknown`, and
+inside a kernel an unknown integer is a symbolic `Var`, never an error.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import operator
+
+from ..ir import nodes as N
+from ..language.types import DType
+from .values import (BuiltinRef, ConstDims, EnumValue, ModuleRef, TensorSpec, Unknown, UserFunc, canonical_module,
+                     is_expr, is_scalar, normalize_dtype, to_expr)
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+           ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
+_PYOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "//": operator.floordiv,
+          "%": operator.mod, "**": operator.pow, "<<": operator.lshift, ">>": operator.rshift, "&": operator.and_,
+          "|": operator.or_, "^": operator.xor}
+_CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_PYCMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_SAFE_BUILTINS = {"min": min, "max": max, "int": int, "float": float, "bool": bool, "abs": abs, "len": len,
+                  "round": round, "pow": pow, "tuple": tuple, "list": list, "str": str, "sum": sum, "divmod": divmod,
+                  "range": range, "True": True, "False": False, "None": None, "any": any, "all": all}
+
+
+class Env:
+    """A chain of name -> value maps (module, factory, kernel scopes)."""
+
+    def __init__(self, values: dict | None = None, parent: "Env | None" = None):
+        self.values = dict(values or {})
+        self.parent = parent
+
+    def lookup(self, name: str):
+        """The value bound to `name` (KeyError when unbound everywhere)."""
+        env = self
+        while env is not None:
+            if name in env.values:
+                return env.values[name]
+            env = env.parent
+        if name in _SAFE_BUILTINS:
+            return _SAFE_BUILTINS[name]
+        raise KeyError(name)
+
+    def names(self) -> set[str]:
+        """Every visible name (for did-you-mean suggestions)."""
+        out, env = set(_SAFE_BUILTINS), self
+        while env is not None:
+            out.update(env.values)
+            env = env.parent
+        return out
+
+    def child(self, values: dict | None = None) -> "Env":
+        """A nested scope."""
+        return Env(values, self)
+
+
+def binop(op: str, a, b):
+    """Apply a binary operator to two values: folded when both are known, else an IR BinOp (or Unknown)."""
+    if is_scalar(a) and is_scalar(b) or isinstance(a, (str, tuple, list)) and op in ("+", "*", "%"):
+        try:
+            return _PYOPS[op](a, b)
+        except Exception:  # noqa: BLE001 - any Python failure means "not statically known"
+            return Unknown(f"{a!r} {op} {b!r}")
+    ea, eb = to_expr(a), to_expr(b)
+    if ea is None or eb is None:
+        return Unknown(op)
+    return N.BinOp(op, ea, eb)
+
+
+def compare(op: str, a, b):
+    """Compare two values: a bool when known, else an IR Compare."""
+    if (is_scalar(a) and is_scalar(b)) or (isinstance(a, str) and isinstance(b, str)) or a is None or b is None:
+        return _PYCMP[op](a, b)
+    if isinstance(a, EnumValue) or isinstance(b, EnumValue):
+        return _PYCMP[op](a, b)
+    ea, eb = to_expr(a), to_expr(b)
+    if ea is None or eb is None:
+        return Unknown(op)
+    return N.Compare(op, ea, eb)
+
+
+class Evaluator(ast.NodeVisitor):
+    """Evaluate an ast expression to a frontend value in an Env; unknown constructs give `Unknown`."""
+
+    def __init__(self, env: Env, argparse_defaults: dict | None = None):
+        self.env = env
+        self.argparse = argparse_defaults if argparse_defaults is not None else {}
+
+    def eval(self, node: ast.AST):
+        """The value of an expression node."""
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is None:
+            return Unknown(_text(node))
+        return method(node)
+
+    def visit_Constant(self, node):
+        return node.value
+
+    def visit_Name(self, node):
+        try:
+            return self.env.lookup(node.id)
+        except KeyError:
+            return self.undefined(node)
+
+    def operand(self, v):
+        """Hook: convert a value used as an arithmetic operand (the kernel parser reads alloc_var buffers)."""
+        return v
+
+    def undefined(self, node):
+        """A name bound nowhere (the kernel parser reports it; here it is just unknown)."""
+        return Unknown(node.id)
+
+    def visit_Attribute(self, node):
+        base = self.eval(node.value)
+        return get_attr(base, node.attr, node)
+
+    def visit_BinOp(self, node):
+        return binop(_BINOPS[type(node.op)], self.operand(self.eval(node.left)), self.operand(self.eval(node.right)))
+
+    def visit_UnaryOp(self, node):
+        v = self.operand(self.eval(node.operand))
+        if isinstance(node.op, ast.Not):
+            return (not v) if is_scalar(v) or v is None else (N.UnaryOp("not", to_expr(v)) if is_expr(v) else Unknown())
+        if isinstance(node.op, ast.UAdd):
+            return v
+        op = "-" if isinstance(node.op, ast.USub) else "~"
+        if is_scalar(v):
+            return -v if op == "-" else ~int(v)
+        return N.UnaryOp(op, v) if is_expr(v) else Unknown(_text(node))
+
+    def visit_BoolOp(self, node):
+        vals = [self.operand(self.eval(v)) for v in node.values]
+        if all(is_scalar(v) or v is None or isinstance(v, str) for v in vals):
+            result = vals[0]
+            for v in vals[1:]:
+                result = (result and v) if isinstance(node.op, ast.And) else (result or v)
+            return result
+        exprs = [to_expr(v) for v in vals]
+        if any(e is None for e in exprs):
+            return Unknown(_text(node))
+        return N.BoolOp("and" if isinstance(node.op, ast.And) else "or", tuple(exprs))
+
+    def visit_Compare(self, node):
+        left, result = self.operand(self.eval(node.left)), True
+        for op, comp in zip(node.ops, node.comparators):
+            right = self.operand(self.eval(comp))
+            if isinstance(op, (ast.In, ast.NotIn)):
+                if not isinstance(right, (tuple, list, dict, str)) or isinstance(left, Unknown):
+                    return Unknown(_text(node))
+                r = left in right
+                r = r if isinstance(op, ast.In) else not r
+            elif isinstance(op, (ast.Is, ast.IsNot)):
+                r = (left is right) == isinstance(op, ast.Is) if left is None or right is None else Unknown()
+            else:
+                r = compare(_CMPOPS[type(op)], left, right)
+            result = r if result is True else (result and r if is_scalar(result) and is_scalar(r) else Unknown())
+            left = right
+        return result
+
+    def visit_IfExp(self, node):
+        cond = self.operand(self.eval(node.test))
+        if is_scalar(cond) or cond is None or isinstance(cond, str):
+            return self.eval(node.body if cond else node.orelse)
+        a, b = to_expr(self.operand(self.eval(node.body))), to_expr(self.operand(self.eval(node.orelse)))
+        c = to_expr(cond)
+        if a is None or b is None or c is None:
+            return Unknown(_text(node))
+        return N.Select(c, a, b)
+
+    def visit_Tuple(self, node):
+        return tuple(self._elts(node.elts))
+
+    def visit_List(self, node):
+        return list(self._elts(node.elts))
+
+    def _elts(self, elts):
+        out = []
+        for e in elts:
+            if isinstance(e, ast.Starred):
+                v = self.eval(e.value)
+                out.extend(v if isinstance(v, (tuple, list)) else [Unknown(_text(e))])
+            else:
+                out.append(self.eval(e))
+        return out
+
+    def visit_Dict(self, node):
+        out = {}
+        for k, v in zip(node.keys, node.values):
+            if k is None:
+                continue
+            key = self.eval(k)
+            try:
+                out[key] = self.eval(v)
+            except TypeError:
+                return Unknown(_text(node))
+        return out
+
+    def visit_Subscript(self, node):
+        base, index = self.eval(node.value), self.eval(node.slice)
+        if isinstance(base, BuiltinRef) and base.short in ("Tensor", "Buffer", "StridedTensor"):
+            parts = index if isinstance(index, tuple) else (index,)
+            return make_tensor_spec(parts[0] if parts else (), parts[1] if len(parts) > 1 else "float32")
+        if isinstance(base, (tuple, list, str, dict)) and not isinstance(index, Unknown):
+            try:
+                return base[index]
+            except Exception:  # noqa: BLE001
+                return Unknown(_text(node))
+        return Unknown(_text(node))
+
+    def visit_Slice(self, node):
+        parts = [None if p is None else self.eval(p) for p in (node.lower, node.upper, node.step)]
+        return slice(*parts) if all(p is None or isinstance(p, int) for p in parts) else Unknown(":")
+
+    def visit_JoinedStr(self, node):
+        return Unknown("f-string")
+
+    def visit_Call(self, node):
+        func = self.eval(node.func)
+        args, kwargs = self.call_args(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("add_argument", "parse_args", "parse_known_args"):
+            return self._argparse(node.func.attr, args, kwargs)
+        return call_value(func, args, kwargs, _text(node))
+
+    def call_args(self, node):
+        """Evaluate positional (with *splat) and keyword (with **splat) arguments."""
+        args = self._elts(node.args)
+        kwargs = {}
+        for kw in node.keywords:
+            v = self.eval(kw.value)
+            if kw.arg is not None:
+                kwargs[kw.arg] = v
+            elif isinstance(v, dict):
+                kwargs.update({k: x for k, x in v.items() if isinstance(k, str)})
+        return args, kwargs
+
+    def _argparse(self, attr, args, kwargs):
+        if attr == "add_argument":
+            names = [a for a in args if isinstance(a, str)]
+            longs = [a for a in names if a.startswith("--")] or names
+            if longs:
+                dest = kwargs.get("dest") or longs[0].lstrip("-").replace("-", "_")
+                default = kwargs.get("default")
+                if isinstance(default, str) and callable(kwargs.get("type")) and kwargs["type"] in (int, float):
+                    default = _try(lambda: kwargs["type"](default), default)
+                self.argparse[dest] = default if "default" in kwargs else None
+            return None
+        return ArgsNamespace(dict(self.argparse))
+
+
+class ArgsNamespace:
+    """The result of `parser.parse_args()`: the argparse defaults seen so far."""
+
+    def __init__(self, values: dict):
+        self.values = values
+
+
+def get_attr(base, attr: str, node=None):
+    """`base.attr` over frontend values."""
+    if isinstance(base, (ModuleRef, BuiltinRef)):
+        return base.attr(attr)
+    if isinstance(base, ArgsNamespace):
+        return base.values.get(attr, Unknown(f"args.{attr}"))
+    if isinstance(base, str) and attr in ("upper", "lower", "split", "strip", "replace", "startswith", "endswith",
+                                          "format", "join"):
+        return getattr(base, attr)
+    if isinstance(base, N.Buffer):
+        if attr == "shape":
+            return tuple(base.shape)
+        if attr == "dtype":
+            return DType(base.dtype)
+    if isinstance(base, TensorSpec) and attr in ("shape", "dtype"):
+        return getattr(base, attr)
+    if isinstance(base, DType) and attr == "bits":
+        return _dtype_bits(str(base))
+    return Unknown(f"{_text(node.value) if node is not None else '?'}.{attr}")
+
+
+def call_value(func, args, kwargs, text: str = "?"):
+    """Call a function value when it is pure and its arguments are known; otherwise Unknown."""
+    if isinstance(func, BuiltinRef):
+        return call_builtin_const(func, args, kwargs, text)
+    if isinstance(func, DType):
+        return args[0] if args else Unknown(text)
+    known = all(_concrete(a) for a in args) and all(_concrete(v) for v in kwargs.values())
+    if func in (min, max) and args and not known and not kwargs:
+        exprs = [to_expr(a) for a in args]
+        if all(e is not None for e in exprs):
+            out = exprs[0]
+            for e in exprs[1:]:
+                out = N.Call(func.__name__, (out, e))
+            return out
+    if known and (func in _SAFE_BUILTINS.values() or getattr(func, "__module__", None) == "math"
+                  or (callable(func) and getattr(func, "__self__", None).__class__ is str)):
+        return _try(lambda: func(*args, **kwargs), Unknown(text))
+    return Unknown(text)
+
+
+def call_builtin_const(ref: BuiltinRef, args, kwargs, text: str):
+    """The compile-time value of a TileLang builtin call outside kernel bodies (sizes, dtypes, tensor types)."""
+    short = ref.short
+    if short == "ceildiv" and len(args) == 2:
+        a, b = args
+        if isinstance(a, int) and isinstance(b, int) and b != 0:
+            return -(-a // b)
+        ea, eb = to_expr(a), to_expr(b)
+        return N.Call("ceildiv", (ea, eb)) if ea is not None and eb is not None else Unknown(text)
+    if short in ("max", "min") and len(args) == 2 and all(is_scalar(a) for a in args):
+        return (max if short == "max" else min)(*args)
+    if short in ("dynamic", "symbolic") and args and isinstance(args[0], str):
+        dtype = normalize_dtype(args[1] if len(args) > 1 else kwargs.get("dtype", "int32")) or "int32"
+        return N.Var(args[0], dtype, "param")
+    if short in ("Tensor", "Buffer", "StridedTensor", "FragmentBuffer", "SharedBuffer", "LocalBuffer"):
+        shape = args[0] if args else kwargs.get("shape", ())
+        dtype = args[1] if len(args) > 1 else kwargs.get("dtype", "float32")
+        return make_tensor_spec(shape, dtype)
+    if short == "const" and args and isinstance(args[0], str):
+        return ConstDims(tuple(n for n in args[0].replace(",", " ").split() if n))
+    if short == "dtype" and args:
+        dt = normalize_dtype(args[0])
+        return DType(dt) if dt else Unknown(text)
+    if short in ("jit", "prim_func", "macro", "autotune", "compile", "lazy_jit"):
+        return Unknown(text)
+    dt = normalize_dtype(short)
+    if dt is not None and ref.name.startswith("T."):  # T.float32(0.5): the value itself
+        return args[0] if args else Unknown(text)
+    return Unknown(text)
+
+
+def make_tensor_spec(shape, dtype) -> TensorSpec:
+    """A TensorSpec from a shape value (tuple, list or single extent) and a dtype value."""
+    if not isinstance(shape, (tuple, list)):
+        shape = (shape,)
+    dt = normalize_dtype(dtype) if isinstance(dtype, str) else None
+    return TensorSpec(tuple(shape), dt or (dtype if isinstance(dtype, str) else "unknown"))
+
+
+def _concrete(v) -> bool:
+    if isinstance(v, (tuple, list)):
+        return all(_concrete(x) for x in v)
+    return is_scalar(v) or isinstance(v, str) or v is None
+
+
+def _try(fn, default):
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001 - user arithmetic may fail; then the value is unknown
+        return default
+
+
+def _dtype_bits(name: str) -> int | Unknown:
+    digits = "".join(ch for ch in name.split("_")[0] if ch.isdigit())
+    return int(digits) if digits else Unknown(name)
+
+
+def _text(node) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+# ---------------------------------------------------------------------------------------------
+# statements of module and factory bodies
+
+
+def import_bindings(node) -> dict:
+    """Names bound by an import statement, as ModuleRef/BuiltinRef values."""
+    out = {}
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            name = canonical_module(alias.name)
+            if alias.asname:
+                out[alias.asname] = ModuleRef(name)
+            else:
+                top = name.split(".")[0]
+                out[alias.name.split(".")[0]] = ModuleRef(top)
+    elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        mod = ModuleRef(canonical_module(node.module))
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            out[alias.asname or alias.name] = mod.attr(alias.name) if mod.name.startswith(("tilelang", "math")) \
+                else Unknown(alias.name)
+    return out
+
+
+def is_decorated(node, names: tuple[str, ...], env: Env) -> bool:
+    """True when a function has a decorator resolving to a builtin whose short name is in `names`."""
+    return any(decorator_name(d, env) in names for d in getattr(node, "decorator_list", ()))
+
+
+def decorator_name(dec, env: Env) -> str | None:
+    """The short builtin name a decorator resolves to ("prim_func", "jit", "macro"), or None."""
+    target = dec.func if isinstance(dec, ast.Call) else dec
+    v = Evaluator(env).eval(target)
+    if isinstance(v, BuiltinRef):
+        return v.short
+    if isinstance(target, ast.Attribute):
+        return target.attr if target.attr in ("prim_func", "macro", "jit", "autotune", "inline") else None
+    return None
+
+
+def exec_block(stmts, env: Env, argparse_defaults: dict | None = None, stop_at=None) -> Env:
+    """Bind the names a block of module/factory statements defines, without running anything unsafe."""
+    ev = Evaluator(env, argparse_defaults)
+    for stmt in stmts:
+        if stmt is stop_at:
+            break
+        if isinstance(stmt, ast.Return):
+            break
+        _exec_stmt(stmt, env, ev)
+    return env
+
+
+def _exec_stmt(stmt, env: Env, ev: Evaluator) -> None:
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        env.values.update(import_bindings(stmt))
+    elif isinstance(stmt, ast.Assign):
+        value = ev.eval(stmt.value)
+        for target in stmt.targets:
+            bind_target(target, value, env)
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        bind_target(stmt.target, ev.eval(stmt.value), env)
+    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        old = ev.visit_Name(stmt.target)
+        env.values[stmt.target.id] = binop(_BINOPS[type(stmt.op)], old, ev.eval(stmt.value))
+    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        env.values[stmt.name] = UserFunc(stmt, env, is_macro=is_decorated(stmt, ("macro", "inline"), env))
+    elif isinstance(stmt, ast.If):
+        cond = ev.eval(stmt.test)
+        if is_scalar(cond) or cond is None or isinstance(cond, (str, tuple, list)):
+            exec_block(stmt.body if cond else stmt.orelse, env, ev.argparse)
+        elif _is_main_guard(stmt.test):
+            exec_block(stmt.body, env, ev.argparse)
+    elif isinstance(stmt, ast.Try):
+        exec_block(stmt.body, env, ev.argparse)
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        f = stmt.value.func
+        if isinstance(f, ast.Attribute) and f.attr == "add_argument":
+            ev.eval(stmt.value)
+
+
+def _is_main_guard(test) -> bool:
+    return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+
+
+def bind_target(target, value, env: Env) -> None:
+    """Bind an assignment target (a name or a tuple of names) to a value, unpacking when possible."""
+    if isinstance(target, ast.Name):
+        env.values[target.id] = value
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        if isinstance(value, ConstDims):
+            value = tuple(N.Var(n, "int32", "param") for n in value.names)
+        n = len(target.elts)
+        vals = list(value) if isinstance(value, (tuple, list)) and len(value) == n else [Unknown(_text(e)) for e in target.elts]
+        for t, v in zip(target.elts, vals):
+            bind_target(t, v, env)
+    elif isinstance(target, ast.Starred):
+        bind_target(target.value, Unknown("*"), env)
+
+
+def module_env(tree: ast.Module, argparse_defaults: dict | None = None) -> Env:
+    """The environment of a module's top-level statements (imports, constants, functions)."""
+    env = Env({"__name__": "__main__", "math": ModuleRef("math")})
+    return exec_block(tree.body, env, argparse_defaults)
+
+
+def is_known(v) -> bool:
+    """True when a value is fully known at compile time (no Unknown, no symbolic expression)."""
+    if isinstance(v, (tuple, list)):
+        return all(is_known(x) for x in v)
+    return not isinstance(v, Unknown) and not is_expr(v) or isinstance(v, N.Const)
+
+
+__all__ = ["Env", "Evaluator", "binop", "compare", "exec_block", "module_env", "bind_target", "import_bindings",
+           "is_decorated", "decorator_name", "call_value", "get_attr", "is_known", "make_tensor_spec", "math"]

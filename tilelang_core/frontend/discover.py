@@ -1,0 +1,141 @@
+"""Find the kernels of a file without importing it: `@T.prim_func` functions (top level or nested in
+factories), eager `@tilelang.jit` functions, and the `out_idx` their decorators or `tilelang.compile` give.
+
+Import spellings are resolved by consteval (`import tilelang.language as T`, `from tilelang import
+language as T`, `import tilelang_core as tilelang`, any alias), so decorators match by meaning, not text.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .consteval import Env, Evaluator, decorator_name
+from .values import BuiltinRef
+
+
+@dataclass(frozen=True)
+class KernelSite:
+    """One kernel definition: the function, its enclosing functions (outermost first), and what we know."""
+
+    node: ast.FunctionDef
+    chain: tuple[ast.FunctionDef, ...] = ()
+    eager: bool = False
+    out_idx: tuple[int, ...] | None = None
+
+    @property
+    def factory(self) -> ast.FunctionDef | None:
+        """The outermost enclosing function (for eager kernels, the kernel function itself)."""
+        if self.eager:
+            return self.chain[0] if self.chain else self.node
+        return self.chain[0] if self.chain else None
+
+    @property
+    def factory_name(self) -> str | None:
+        """The factory's name, or None for a top-level prim_func."""
+        f = self.factory
+        return f.name if f is not None else None
+
+
+def discover(tree: ast.Module, env: Env) -> list[KernelSite]:
+    """Every kernel in a module, in source order."""
+    sites: list[KernelSite] = []
+    _visit(tree.body, (), env, sites)
+    compiled = _compile_out_idx(tree, env)
+    out = []
+    for s in sites:
+        idx = s.out_idx
+        if idx is None:
+            idx = compiled.get(s.factory_name) if s.factory_name else compiled.get(s.node.name)
+        out.append(KernelSite(s.node, s.chain, s.eager, idx))
+    return out
+
+
+def _visit(body, chain, env: Env, sites: list) -> None:
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names = [decorator_name(d, env) for d in stmt.decorator_list]
+            if "prim_func" in names:
+                sites.append(KernelSite(stmt, chain, False, _chain_out_idx(chain, env)))
+            elif "jit" in names and _is_eager(stmt, env):
+                sites.append(KernelSite(stmt, chain, True, _out_idx_of(stmt, env)))
+            elif "macro" not in names and "inline" not in names:
+                _visit(stmt.body, chain + (stmt,), env, sites)
+        elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With)):
+            _visit(stmt.body, chain, env, sites)
+            _visit(getattr(stmt, "orelse", []), chain, env, sites)
+        elif isinstance(stmt, ast.Try):
+            for part in (stmt.body, stmt.orelse, stmt.finalbody):
+                _visit(part, chain, env, sites)
+
+
+def _is_eager(fn: ast.FunctionDef, env: Env) -> bool:
+    """An eager-style jit function: its own body opens `T.Kernel` (and holds no nested prim_func)."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.FunctionDef) and node is not fn:
+            if "prim_func" in [decorator_name(d, env) for d in node.decorator_list]:
+                return False
+    for stmt in fn.body:
+        if isinstance(stmt, ast.With):
+            for item in stmt.items:
+                call = item.context_expr
+                if isinstance(call, ast.Call):
+                    v = Evaluator(env).eval(call.func)
+                    if isinstance(v, BuiltinRef) and v.short == "Kernel":
+                        return True
+    return False
+
+
+def _chain_out_idx(chain, env: Env):
+    for fn in reversed(chain):
+        idx = _out_idx_of(fn, env)
+        if idx is not None:
+            return idx
+    return None
+
+
+def _out_idx_of(fn: ast.FunctionDef, env: Env):
+    """out_idx from a `@tilelang.jit(out_idx=...)` decorator, when it is a literal."""
+    for dec in fn.decorator_list:
+        if isinstance(dec, ast.Call) and decorator_name(dec, env) == "jit":
+            for kw in dec.keywords:
+                if kw.arg == "out_idx":
+                    return literal_out_idx(Evaluator(env).eval(kw.value))
+    return None
+
+
+def literal_out_idx(v):
+    """Normalise an out_idx value (int or list of ints) to a tuple, or None when unknown."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return (v,)
+    if isinstance(v, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        return tuple(v)
+    return None
+
+
+def _compile_out_idx(tree: ast.Module, env: Env) -> dict:
+    """out_idx from `tilelang.compile(f, out_idx=...)` calls, keyed by the factory or kernel name."""
+    assigned: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    assigned[t.id] = node.value.func.id
+    out: dict = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        f = node.func
+        if not (isinstance(f, ast.Attribute) and f.attr == "compile" or isinstance(f, ast.Name) and f.id == "compile"):
+            continue
+        kw = next((k for k in node.keywords if k.arg == "out_idx"), None)
+        if kw is None:
+            continue
+        idx = literal_out_idx(Evaluator(env).eval(kw.value))
+        first = node.args[0]
+        name = first.func.id if isinstance(first, ast.Call) and isinstance(first.func, ast.Name) else (
+            first.id if isinstance(first, ast.Name) else None)
+        for key in filter(None, (name, assigned.get(name or ""))):
+            out.setdefault(key, idx)
+    return out

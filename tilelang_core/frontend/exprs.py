@@ -1,0 +1,265 @@
+"""Expressions inside a kernel body: the kernel evaluator (names, loads, builtin calls), tile-op
+regions (`A[a:b, :]`, head addresses), extent simplification and dtype inference for IR expressions.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+
+from ..ir import nodes as N
+from ..ir.arith import as_const
+from ..language.types import DType, MacroDef
+from .consteval import Evaluator, call_value
+from .values import BuiltinRef, Unknown, UserFunc, is_expr, is_scalar, to_expr
+
+_FORBIDDEN = {
+    "Lambda": "a lambda is only allowed as the index function of T.Layout/T.Fragment; use a @T.macro or an expression",
+    "ListComp": "list comprehensions are not supported in a kernel; write a T.Parallel/T.serial loop",
+    "SetComp": "set comprehensions are not supported in a kernel; write a loop",
+    "DictComp": "dict comprehensions are not supported in a kernel; write a loop",
+    "GeneratorExp": "generator expressions are not supported in a kernel; write a loop",
+    "Yield": "`yield` is not supported in a kernel",
+    "YieldFrom": "`yield from` is not supported in a kernel",
+    "Await": "`await` is not supported in a kernel",
+    "NamedExpr": "`:=` is not supported in a kernel; assign on its own line",
+    "Starred": "`*args` unpacking is not supported here",
+}
+
+
+class KernelError(Exception):
+    """A diagnostic raised while parsing one statement; the parser reports it and moves on."""
+
+    def __init__(self, code: str, message: str, node=None, related=(), span=None):
+        super().__init__(message)
+        self.code, self.message, self.node, self.related, self.span = code, message, node, related, span
+
+
+class KernelEval(Evaluator):
+    """Evaluates kernel-body expressions into IR (or Python values for trace-time constants)."""
+
+    def __init__(self, parser):
+        self.p = parser
+        self.argparse = {}
+
+    @property
+    def env(self):
+        return self.p.env
+
+    @env.setter
+    def env(self, value):  # Evaluator.__init__ compatibility
+        pass
+
+    def eval(self, node):
+        """The value of an expression; unsupported constructs raise KernelError."""
+        kind = type(node).__name__
+        if kind in _FORBIDDEN and kind != "Starred":
+            raise KernelError("unsupported-syntax", _FORBIDDEN[kind], node)
+        v = super().eval(node)
+        if getattr(v, "span", 0) is None and is_expr(v) and not isinstance(v, N.Var):
+            v = dataclasses.replace(v, span=self.p.span(node))
+        return v
+
+    def undefined(self, node):
+        names = [n for n in self.env.names() if not n.startswith("__")]
+        close = difflib.get_close_matches(node.id, names, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "; define it before the kernel"
+        raise KernelError("undefined-name", f"`{node.id}` is not defined{hint}", node)
+
+    def visit_Name(self, node):
+        v = super().visit_Name(node)
+        if isinstance(v, Unknown):
+            return N.Var(node.id, "int32", "symbolic", self.p.span(node))
+        return v
+
+    def operand(self, v):
+        if isinstance(v, N.Buffer):
+            if v.scope == "local.var":
+                return N.Load(v, (N.Const(0),))
+            raise KernelError("bad-arguments", f"buffer `{v.name}` is used as a scalar; index it "
+                              f"(`{v.name}[i, ...]`) or pass it to a tile op", None)
+        return v
+
+    def visit_Subscript(self, node):
+        base = self.eval(node.value)
+        if isinstance(base, N.Buffer):
+            idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if any(isinstance(i, ast.Slice) for i in idx):
+                raise KernelError("bad-arguments", f"a slice of `{base.name}` is only valid as a tile-op operand "
+                                  "(T.copy, T.gemm, ...); index single elements here", node)
+            indices = tuple(self.scalar(i) for i in idx)
+            check_rank(base, len(indices), node, self.p)
+            return N.Load(base, indices, self.p.span(node))
+        return super().visit_Subscript(node)
+
+    def visit_Call(self, node):
+        func = self.eval(node.func)
+        if isinstance(func, BuiltinRef):
+            return self.p.call_builtin(func, node)
+        if isinstance(func, (UserFunc, MacroDef)):
+            return self.p.inline_call(func, node)
+        if isinstance(func, DType):
+            return self.p.cast_to(str(func), node)
+        if isinstance(node.func, ast.Name) and node.func.id == "print":
+            raise KernelError("unsupported-syntax", "`print` runs at trace time, not on the GPU; use T.print(value) "
+                              "to print from the kernel", node)
+        args, kwargs = self.call_args(node)
+        args = [self.operand(a) for a in args]
+        return call_value(func, args, kwargs, ast.unparse(node))
+
+    def scalar(self, node) -> N.Expr:
+        """Evaluate a node that must be a scalar expression (index, extent, value)."""
+        v = self.operand(self.eval(node))
+        e = to_expr(v, self.p.span(node))
+        if e is None:
+            raise KernelError("bad-arguments", f"`{_text(node)}` is not a scalar value here "
+                              f"(got {_describe(v)})", node)
+        return e
+
+
+def check_rank(buf: N.Buffer, n: int, node, parser) -> None:
+    """Raise buffer-rank-mismatch when `buf` gets `n` indices but has a different rank."""
+    if n != len(buf.shape) and not (buf.scope == "local.var" and n == 1):
+        raise KernelError("buffer-rank-mismatch", f"`{buf.name}` has {len(buf.shape)} dimension"
+                          f"{'s' if len(buf.shape) != 1 else ''} but is indexed with {n}; give one index per "
+                          "dimension", node, related=((buf.span, f"`{buf.name}` declared here"),) if buf.span else ())
+
+
+def region_of(parser, node) -> N.Region:
+    """A tile-op operand: a buffer, a slice `A[a:b, :]`, a head address `A[i, j]`, or a value holding one."""
+    span = parser.span(node)
+    if isinstance(node, ast.Subscript):
+        base = parser.ev.eval(node.value)
+        if isinstance(base, N.Buffer):
+            idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            check_rank(base, len(idx), node, parser)
+            axes = tuple(_axis(parser, i, dim) for i, dim in zip(idx, base.shape))
+            kind = "slice" if any(a.sliced for a in axes) else "point"
+            return N.Region(base, axes, kind, span)
+    v = parser.ev.eval(node)
+    return value_region(v, span, node)
+
+
+def value_region(v, span, node=None) -> N.Region:
+    """A Region from a value (Buffer, Region, Load), else a bad-arguments error."""
+    if isinstance(v, N.Region):
+        return v
+    if isinstance(v, N.Buffer):
+        return N.Region(v, tuple(N.Axis(N.Const(0), d, True) for d in v.shape), "full", span)
+    if isinstance(v, N.Load):
+        return N.Region(v.buffer, tuple(N.Axis(i, N.Const(1), False) for i in v.indices), "point", span)
+    raise KernelError("bad-arguments", f"`{_text(node)}` is not a buffer or a buffer region (got {_describe(v)}); "
+                      "pass a buffer, a slice like `A[0:64, :]` or a head address like `A[i, j]`", node)
+
+
+def _axis(parser, idx, dim) -> N.Axis:
+    if not isinstance(idx, ast.Slice):
+        return N.Axis(parser.ev.scalar(idx), N.Const(1), False)
+    if idx.step is not None:
+        raise KernelError("bad-arguments", "strided slices are not supported in tile-op operands; "
+                          "copy the whole range and index inside a T.Parallel loop", idx)
+    start = parser.ev.scalar(idx.lower) if idx.lower is not None else N.Const(0)
+    stop = parser.ev.scalar(idx.upper) if idx.upper is not None else dim
+    return N.Axis(start, difference(stop, start), True)
+
+
+# ---------------------------------------------------------------------------------------------
+# simplification
+
+
+def difference(a: N.Expr, b: N.Expr) -> N.Expr:
+    """a - b, folded to a constant when the two are affine in the same variables (e.g. (i+1)*64 - i*64)."""
+    la, lb = linear(a), linear(b)
+    if la is not None and lb is not None:
+        diff = dict(la)
+        for k, c in lb.items():
+            diff[k] = diff.get(k, 0) - c
+        terms = {k: c for k, c in diff.items() if c != 0}
+        if set(terms) <= {None}:
+            return N.Const(terms.get(None, 0))
+    if isinstance(b, N.Const) and b.value == 0:
+        return a
+    return N.BinOp("-", a, b)
+
+
+def linear(e, _depth: int = 0):
+    """An affine form {key: coeff} (key None = constant) of an int expression, or None."""
+    if _depth > 30:
+        return None
+    c = as_const(e)
+    if isinstance(c, int) and not isinstance(c, bool):
+        return {None: c}
+    if isinstance(e, N.Var):
+        return {("var", id(e)): 1}
+    if isinstance(e, N.UnaryOp) and e.op == "-":
+        inner = linear(e.operand, _depth + 1)
+        return None if inner is None else {k: -v for k, v in inner.items()}
+    if isinstance(e, N.BinOp) and e.op in ("+", "-"):
+        la, lb = linear(e.lhs, _depth + 1), linear(e.rhs, _depth + 1)
+        if la is None or lb is None:
+            return None
+        sign = 1 if e.op == "+" else -1
+        out = dict(la)
+        for k, v in lb.items():
+            out[k] = out.get(k, 0) + sign * v
+        return out
+    if isinstance(e, N.BinOp) and e.op == "*":
+        for x, y in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            k = as_const(y)
+            if isinstance(k, int) and not isinstance(k, bool):
+                inner = linear(x, _depth + 1)
+                return None if inner is None else {key: v * k for key, v in inner.items()}
+    if isinstance(e, (N.BinOp, N.Call, N.Load)):
+        from ..ir.printer import expr_str
+
+        return {("opaque", expr_str(e)): 1}
+    return None
+
+
+def expr_dtype(e, default: str = "int32") -> str:
+    """Best-effort dtype of an IR expression."""
+    if isinstance(e, (N.Const, N.Var)):
+        return e.dtype
+    if isinstance(e, N.Load):
+        return e.buffer.dtype
+    if isinstance(e, N.Cast):
+        return e.dtype
+    if isinstance(e, (N.Compare, N.BoolOp)) or isinstance(e, N.UnaryOp) and e.op == "not":
+        return "bool"
+    if isinstance(e, N.UnaryOp):
+        return expr_dtype(e.operand, default)
+    if isinstance(e, N.Call):
+        if e.dtype:
+            return e.dtype
+        return expr_dtype(e.args[0], default) if e.args else default
+    if isinstance(e, N.Select):
+        return expr_dtype(e.true_value, default)
+    if isinstance(e, N.BinOp):
+        a, b = expr_dtype(e.lhs, default), expr_dtype(e.rhs, default)
+        if isinstance(e.lhs, N.Const) and not isinstance(e.rhs, N.Const):
+            return b if not (a.startswith("float") and not b.startswith(("float", "bfloat"))) else a
+        if a.startswith(("float", "bfloat")) or not b.startswith(("float", "bfloat")):
+            return a
+        return b
+    return default
+
+
+def _describe(v) -> str:
+    if isinstance(v, N.Buffer):
+        return f"buffer `{v.name}`"
+    if isinstance(v, (tuple, list)):
+        return "a tuple"
+    if isinstance(v, str):
+        return f"string {v!r}"
+    if isinstance(v, BuiltinRef):
+        return f"`{v.name}`"
+    if is_expr(v) or is_scalar(v):
+        return "a scalar"
+    return type(v).__name__
+
+
+def _text(node) -> str:
+    try:
+        return ast.unparse(node) if node is not None else "?"
+    except Exception:  # noqa: BLE001
+        return "?"

@@ -1,0 +1,192 @@
+"""Kernel instances: which factory arguments to check, from call sites, `# tilelsp:` comments and defaults.
+
+Priority: the caller's `instances` mapping, then `# tilelsp: f(k=v, ...)` comments for that factory,
+then call sites anywhere in the file whose arguments evaluate (unknown arguments are left out so the
+parameter falls back to its default, or becomes symbolic); a factory with none of these gets one
+instance from its defaults. Distinct instances are kept, at most `MAX_INSTANCES`.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from ..ir import nodes as N
+from .consteval import Env, Evaluator, exec_block, is_known
+from .values import DType, EnumValue, Unknown, from_live
+
+MAX_INSTANCES = 8
+_COMMENT = re.compile(r"#\s*tilelsp:\s*([A-Za-z_]\w*\s*\(.*\))\s*$")
+
+
+def param_names(fn: ast.FunctionDef) -> list[str]:
+    """Positional and keyword-only parameter names of a function, in order."""
+    a = fn.args
+    return [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+
+
+def collect(tree: ast.Module, text: str, env: Env, factories: dict, overrides: dict | None,
+            argparse_defaults: dict) -> dict[str, list[dict]]:
+    """Instance keyword dicts for every factory name in `factories` (name -> FunctionDef)."""
+    found: dict[str, list[dict]] = {name: [] for name in factories}
+    comments = _from_comments(text, env, factories)
+    calls = _from_calls(tree, env, factories, argparse_defaults)
+    for name, fn in factories.items():
+        if overrides and name in overrides:
+            candidates = [{k: from_live(v) for k, v in d.items()} for d in overrides[name]]
+        else:
+            candidates = comments.get(name) or calls.get(name) or [{}]
+        found[name] = _dedupe(candidates)
+    return found
+
+
+def _dedupe(dicts: list[dict]) -> list[dict]:
+    seen, out = set(), []
+    for d in dicts:
+        key = tuple(sorted((k, repr(v)) for k, v in d.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+        if len(out) >= MAX_INSTANCES:
+            break
+    return out
+
+
+def _from_comments(text: str, env: Env, factories: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    if "tilelsp:" not in text:
+        return out
+    for line in text.splitlines():
+        m = _COMMENT.search(line)
+        if not m:
+            continue
+        try:
+            call = ast.parse(m.group(1).strip(), mode="eval").body
+        except SyntaxError:
+            continue
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in factories:
+            kw = _bind_call(call, factories[call.func.id], Evaluator(env))
+            out.setdefault(call.func.id, []).append(kw)
+    return out
+
+
+def _from_calls(tree: ast.Module, env: Env, factories: dict, argparse_defaults: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for call, scope in _calls_with_scope(tree.body, ()):
+        name = _callee(call, factories)
+        if name is None or factories[name] in scope:
+            continue
+        kw = _bind_call(call, factories[name], Evaluator(_scope_env(scope, env, argparse_defaults), argparse_defaults))
+        if kw:
+            out.setdefault(name, []).append(kw)
+    return out
+
+
+def _callee(call: ast.Call, factories: dict) -> str | None:
+    f = call.func
+    if isinstance(f, ast.Name) and f.id in factories:
+        return f.id
+    if isinstance(f, ast.Attribute) and f.attr == "compile" and isinstance(f.value, ast.Name) and f.value.id in factories:
+        return f.value.id
+    return None
+
+
+def _calls_with_scope(body, scope):
+    """Every Call node with the chain of functions around it."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield from _calls_with_scope(stmt.body, scope + (stmt,))
+            continue
+        for node in _walk_no_defs(stmt):
+            if isinstance(node, ast.Call):
+                yield node, scope
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and not isinstance(stmt, ast.FunctionDef):
+                yield from _calls_with_scope([s for s in inner if isinstance(s, ast.stmt)], scope)
+            if field == "handlers" and inner:
+                for h in inner:
+                    yield from _calls_with_scope(h.body, scope)
+
+
+def _walk_no_defs(stmt):
+    """Nodes of one statement's own expressions (not of nested statement bodies)."""
+    stack = [c for name, c in ast.iter_fields(stmt) if name not in ("body", "orelse", "finalbody", "handlers")]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, ast.AST) and not isinstance(item, (ast.stmt, ast.Lambda)):
+            yield item
+            stack.extend(c for _, c in ast.iter_fields(item))
+
+
+_SCOPE_CACHE: dict = {}
+
+
+def _scope_env(scope, env: Env, argparse_defaults: dict) -> Env:
+    """The environment inside a chain of functions: parameters bound to defaults, then simple statements."""
+    for fn in scope:
+        ev = Evaluator(env, argparse_defaults)
+        params = bind_params(fn, ev, {}, unknown=lambda n: Unknown(n))
+        env = exec_block(fn.body, env.child(params), argparse_defaults)
+    return env
+
+
+def bind_params(fn: ast.FunctionDef, ev: Evaluator, kwargs: dict, unknown) -> dict:
+    """Parameter values: given kwargs, else defaults (evaluated by `ev`), else `unknown(name)`."""
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    out = {}
+    for p, d in list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults)):
+        if p.arg in kwargs:
+            out[p.arg] = kwargs[p.arg]
+        elif d is not None:
+            v = ev.eval(d)
+            out[p.arg] = unknown(p.arg) if isinstance(v, Unknown) else v
+        else:
+            out[p.arg] = unknown(p.arg)
+    if a.vararg:
+        out[a.vararg.arg] = ()
+    if a.kwarg:
+        out[a.kwarg.arg] = {}
+    return out
+
+
+def _bind_call(call: ast.Call, fn: ast.FunctionDef, ev: Evaluator) -> dict:
+    """The known keyword values a call passes to `fn` (positional args mapped by position)."""
+    args, kwargs = ev.call_args(call)
+    names = [p.arg for p in fn.args.posonlyargs + fn.args.args]
+    out = {}
+    for name, v in zip(names, args):
+        if is_known(v):
+            out[name] = v
+    for k, v in kwargs.items():
+        if is_known(v):
+            out[k] = v
+    return out
+
+
+def fmt_value(v) -> str:
+    """A short readable rendering of a binding value for instance labels."""
+    if isinstance(v, DType):
+        return repr(str(v))
+    if isinstance(v, N.Var):
+        return "?"
+    if isinstance(v, EnumValue):
+        return f"{v.enum}.{v.member}"
+    if isinstance(v, (int, float, str, bool, tuple, list)) or v is None:
+        return repr(v)
+    return type(v).__name__
+
+
+def label(factory: str, fn: ast.FunctionDef, explicit: dict, bound: dict) -> str:
+    """A readable instance label: explicit arguments in parameter order, unknown ones as `?`."""
+    parts = []
+    order = param_names(fn) + [k for k in explicit if k not in param_names(fn)]
+    for name in order:
+        if name in explicit:
+            parts.append(f"{name}={fmt_value(explicit[name])}")
+        elif isinstance(bound.get(name), N.Var) and bound[name].kind == "symbolic":
+            parts.append(f"{name}=?")
+    return f"{factory}({', '.join(parts)})"

@@ -1,0 +1,104 @@
+"""One kernel function to a `PrimFunc`: its parameters (T.Tensor buffers, scalar vars, eager-style
+in-body annotations and `T.empty` outputs), its body, and the launch check.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ..ir import nodes as N
+from .consteval import Env
+from .exprs import KernelError
+from .parser import KernelParser
+from .scope import Ctx, def_name_span, def_span
+from .values import ConstDims, TensorSpec, Unknown, normalize_dtype, to_expr
+
+
+@dataclass
+class KernelInfo:
+    """Labels of the kernel instance being parsed."""
+
+    factory: str | None = None
+    instance: str = ""
+    out_idx: tuple | None = None
+    bindings: tuple = ()
+
+
+def parse_kernel(fn: ast.FunctionDef, env: Env, ctx: Ctx, info: KernelInfo) -> N.PrimFunc:
+    """Parse a kernel function in `env` (the factory's environment) into a PrimFunc."""
+    p = KernelParser(ctx, env.child())
+    params = [] if ctx.eager else _params(p, fn)
+    body = p.block(fn.body)
+    if p.launches == 0 and not p.launch_seen:
+        ctx.emit("invalid-kernel", f"kernel `{fn.name}` has no `with T.Kernel(...)` launch; wrap its body in "
+                 "`with T.Kernel(grid..., threads=128) as (bx, ...):`", def_name_span(ctx.mapper, fn))
+    out_idx = info.out_idx
+    if ctx.eager:
+        params = [b for b in p.eager_params] + list(p.eager_outputs)
+        if p.eager_outputs and out_idx is None:
+            out_idx = tuple(range(len(p.eager_params), len(params)))
+    return N.PrimFunc(fn.name, tuple(params), N.SeqStmt(tuple(body), ctx.span(fn)), info.factory, info.instance,
+                      out_idx, def_span(ctx.mapper, fn), def_name_span(ctx.mapper, fn), ctx.mapper.source.path,
+                      tuple(info.bindings))
+
+
+def _params(p: KernelParser, fn: ast.FunctionDef) -> list:
+    out = []
+    a = fn.args
+    for arg in a.posonlyargs + a.args + a.kwonlyargs:
+        try:
+            value = _param(p, arg)
+        except KernelError as err:
+            p.report(err, arg)
+            value = N.Var(arg.arg, "int32", "param", p.span(arg))
+        p.env.values[arg.arg] = value
+        out.append(value)
+    return out
+
+
+def _param(p: KernelParser, arg: ast.arg):
+    if arg.annotation is None:
+        raise KernelError("invalid-kernel", f"kernel parameter `{arg.arg}` needs a type: `{arg.arg}: T.Tensor((M, N), "
+                          f"T.float16)` for a tensor or `{arg.arg}: T.int32` for a scalar", arg)
+    ann = p.ev.eval(arg.annotation)
+    return declare(p, arg.arg, ann, arg.annotation, p.span(arg))
+
+
+def declare(p: KernelParser, name: str, ann, ann_node, span):
+    """A parameter from its annotation value: a global Buffer for a tensor type, a Var for a dtype."""
+    if isinstance(ann, TensorSpec):
+        shape = []
+        for d in ann.shape:
+            e = to_expr(p.ev.operand(d), span) if not isinstance(d, str) else N.Var(d, "int32", "param", span)
+            if e is None:
+                raise KernelError("bad-arguments", f"the shape of `{name}` must be integers or T.dynamic dims", ann_node)
+            shape.append(e)
+        dtype = "unknown" if ann.dtype == "unknown" else p.dtype_arg(ann_node, ann.dtype)
+        return N.Buffer(name, tuple(shape), dtype, ann.scope if ann.scope != "global" else "global", span)
+    if isinstance(ann, N.Var) and ann.kind == "symbolic":
+        return N.Var(name, "int32", "param", span)
+    dt = normalize_dtype(ann) if isinstance(ann, str) else None
+    if dt is not None:
+        return N.Var(name, dt, "param", span)
+    if isinstance(ann, Unknown):
+        return N.Var(name, "int32", "param", span)
+    raise KernelError("invalid-kernel", f"the annotation of `{name}` is not a tensor type or a dtype; use "
+                      f"`T.Tensor((M, N), T.float16)` or `T.int32`", ann_node)
+
+
+def eager_annotation(p: KernelParser, node: ast.AnnAssign) -> list:
+    """Eager style: `A: T.Tensor((M, K), dtype)` in the body declares parameter A."""
+    ann = p.ev.eval(node.annotation)
+    buf = declare(p, node.target.id, ann, node.annotation, p.span(node.target))
+    p.env.values[node.target.id] = buf
+    p.eager_params.append(buf)
+    return []
+
+
+def const_dims(p: KernelParser, dims: ConstDims) -> tuple:
+    """Eager style `T.const("M, N")`: values from the instance when given, else runtime dims."""
+    try:
+        given = p.env.lookup("__tilelsp_consts__")
+    except KeyError:
+        given = {}
+    return tuple(given.get(n, N.Var(n, "int32", "param")) for n in dims.names)

@@ -1,0 +1,179 @@
+"""Loop and launch headers: `for ... in T.Pipelined/Parallel/serial/unroll/vectorized/grid/range(...)`
+and `with T.Kernel(...) as (bx, by)`, each turned into a `For` or a `Launch` around the parsed body.
+"""
+from __future__ import annotations
+
+import ast
+
+from ..ir import nodes as N
+from ..ir.arith import as_int
+from ..language.registry import BindError
+from .exprs import KernelError, difference
+from .signatures import bind_call
+from .values import BuiltinRef, to_expr
+
+_KINDS = {"Pipelined": "pipelined", "Parallel": "parallel", "serial": "serial", "unroll": "unroll",
+          "vectorized": "vectorized", "grid": "grid", "range": "serial", "Persistent": "serial"}
+
+
+def _bind(p, name: str, short: str, call: ast.Call) -> dict:
+    try:
+        return bind_call(name, short, list(call.args), {k.arg: k.value for k in call.keywords if k.arg})
+    except BindError as exc:
+        raise KernelError("bad-arguments", str(exc), call) from None
+
+
+def _loop_names(node) -> list:
+    t = node.target
+    elts = t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]
+    for e in elts:
+        if not isinstance(e, ast.Name):
+            raise KernelError("unsupported-syntax", f"loop variables must be plain names (got `{ast.unparse(e)}`)", e)
+    return elts
+
+
+def parse_for(p, node: ast.For) -> list:
+    """A `for` statement: a tile-IR loop, or a trace-time unrolled loop over a Python tuple/list."""
+    it = node.iter
+    callee = p.ev.eval(it.func) if isinstance(it, ast.Call) else None
+    if isinstance(callee, BuiltinRef) and callee.short in _KINDS or callee is range:
+        short = "range" if callee is range else callee.short
+        return [_loop(p, node, short, callee.name if isinstance(callee, BuiltinRef) else "range")]
+    value = p.ev.eval(it)
+    if isinstance(value, (tuple, list, range)) and len(value) <= 4096:
+        return _unrolled(p, node, list(value))
+    raise KernelError("unsupported-syntax", f"`for` over `{ast.unparse(it)}` is not a kernel loop; use T.serial, "
+                      "T.Parallel, T.Pipelined, T.unroll, T.vectorized, T.grid or range", it)
+
+
+def _unrolled(p, node, values) -> list:
+    out = []
+    for v in values:
+        from .consteval import bind_target
+
+        bind_target(node.target, v, p.env)
+        out += p.block(node.body)
+    return out
+
+
+def _loop(p, node: ast.For, short: str, name: str) -> N.For:
+    call = node.iter
+    b = _bind(p, name, short, call)
+    kind = _KINDS[short]
+    names = _loop_names(node)
+    step = num_stages = order = stage = None
+    if short in ("Parallel", "grid"):
+        extents = [p.ev.scalar(e) for e in b.get("extents", [])]
+        starts = [N.Const(0)] * len(extents)
+        if not extents:
+            raise KernelError("bad-arguments", f"T.{short} needs at least one extent", call)
+    elif short == "Persistent":
+        starts, extents = [N.Const(0)], [N.Var("persistent", "int32", "symbolic")]
+    else:
+        start, stop = _start_stop(p, b)
+        starts, extents = [start], [difference(stop, start)]
+        if isinstance(b.get("step"), ast.AST):
+            step = p.ev.scalar(b["step"])
+        if short == "Pipelined":
+            num_stages, order, stage = _pipeline(p, b)
+    if len(names) != len(extents):
+        raise KernelError("bad-arguments", f"T.{short} has {len(extents)} extent{'s' if len(extents) != 1 else ''} "
+                          f"but the loop names {len(names)} variable{'s' if len(names) != 1 else ''}; "
+                          "give one variable per extent", node.target)
+    vars_ = tuple(N.Var(n.id, "int32", "loop", p.span(n)) for n in names)
+    for v in vars_:
+        p.env.values[v.name] = v
+    body = p.block(node.body)
+    return N.For(vars_, tuple(starts), tuple(extents), kind, p.seq(body, node), step, num_stages, order, stage,
+                 (), p.span(node))
+
+
+def _start_stop(p, b):
+    first = b.get("start")
+    if not isinstance(b.get("stop"), ast.AST):
+        return N.Const(0), p.ev.scalar(first)
+    return p.ev.scalar(first), p.ev.scalar(b["stop"])
+
+
+def _pipeline(p, b):
+    from .tileops import arg, const_int
+
+    num_stages = const_int(p, b, "num_stages", "num_stages of T.Pipelined") if isinstance(b.get("num_stages"),
+                                                                                         ast.AST) else 0
+    order, stage = arg(p, b, "order"), arg(p, b, "stage")
+    return num_stages, _int_list(order, b.get("order")), _int_list(stage, b.get("stage"))
+
+
+def _int_list(v, node):
+    if v is None:
+        return None
+    if isinstance(v, (list, tuple)) and all(isinstance(x, int) for x in v):
+        return tuple(v)
+    raise KernelError("bad-arguments", "order= and stage= of T.Pipelined must be lists of integers", node)
+
+
+def parse_with(p, node: ast.With) -> list:
+    """`with T.Kernel(...) as ...:` opens the launch; other TileLang contexts just scope their body."""
+    if len(node.items) != 1:
+        raise KernelError("unsupported-syntax", "use one context manager per `with` in a kernel", node)
+    item = node.items[0]
+    call = item.context_expr
+    callee = p.ev.eval(call.func) if isinstance(call, ast.Call) else None
+    if isinstance(callee, BuiltinRef) and callee.short == "Kernel":
+        p.launch_seen = True
+        return [_launch(p, node, call, item.optional_vars, callee.name)]
+    if isinstance(callee, BuiltinRef):
+        if item.optional_vars is not None:
+            from .consteval import bind_target
+
+            bind_target(item.optional_vars, p.ev.eval(call), p.env)
+        return p.block(node.body)
+    raise KernelError("unsupported-syntax", f"`with {ast.unparse(call)}` is not a TileLang context; kernels open "
+                      "`with T.Kernel(...)`", call)
+
+
+def _launch(p, node, call, target, name) -> N.Launch:
+    b = _bind(p, name, "Kernel", call)
+    grid_nodes = b.get("blocks", [])
+    if not 1 <= len(grid_nodes) <= 3:
+        raise KernelError("invalid-kernel", f"T.Kernel takes 1 to 3 grid dimensions, got {len(grid_nodes)}", call)
+    grid = tuple(p.ev.scalar(g) for g in grid_nodes)
+    threads = _threads(p, b, call)
+    names = [] if target is None else (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
+    if isinstance(target, (ast.Tuple, ast.List)) and len(names) != len(grid):
+        raise KernelError("invalid-kernel", f"T.Kernel has {len(grid)} grid dimension{'s' if len(grid) != 1 else ''} "
+                          f"but `as` names {len(names)}; name one block index per dimension", target)
+    p.launches += 1
+    if p.launches > 1:
+        raise KernelError("invalid-kernel", "a @T.prim_func opens exactly one `with T.Kernel(...)`; move the second "
+                          "launch into its own kernel", call)
+    block_vars = []
+    for n in names:
+        if not isinstance(n, ast.Name):
+            raise KernelError("invalid-kernel", "block indices must be plain names", n)
+        v = N.Var(n.id, "int32", "block", p.span(n))
+        p.env.values[n.id] = v
+        block_vars.append(v)
+    body = p.block(node.body)
+    return N.Launch(grid, threads, tuple(block_vars), p.seq(body, node), p.span(call))
+
+
+def _threads(p, b, call) -> tuple:
+    t = b.get("threads")
+    if not isinstance(t, ast.AST):
+        return (N.Const(128),)
+    v = p.ev.eval(t)
+    if v is None:
+        return (N.Const(128),)
+    dims = v if isinstance(v, (tuple, list)) else (v,)
+    if not 1 <= len(dims) <= 3:
+        raise KernelError("invalid-kernel", "threads= takes an int or 1 to 3 dimensions", t)
+    out = []
+    for d in dims:
+        e = to_expr(p.ev.operand(d), p.span(t))
+        if e is None:
+            raise KernelError("invalid-kernel", f"threads= must be integers (got `{ast.unparse(t)}`)", t)
+        out.append(e)
+    if any(as_int(e) is not None and as_int(e) <= 0 for e in out):
+        raise KernelError("invalid-kernel", "threads= must be positive", t)
+    return tuple(out)

@@ -1,0 +1,120 @@
+"""Inlining of `@T.macro` helpers (and plain helper functions) at their call site, with the arguments
+substituted for the parameters; a live `MacroDef` from the JIT is parsed from its captured source.
+"""
+from __future__ import annotations
+
+import ast
+
+from ..ir import nodes as N
+from ..language.types import MacroDef
+from ..source import SourceFile
+from .consteval import Env
+from .exprs import KernelError
+from .scope import SourceMapper
+from .values import UserFunc, from_live
+
+
+def inline(p, func, node: ast.Call):
+    """Parse the helper's body in a scope binding its parameters to the call's arguments."""
+    from .parser import MAX_MACRO_DEPTH
+
+    uf = _user_func(func)
+    if uf is None:
+        raise KernelError("bad-arguments", f"cannot inline `{ast.unparse(node.func)}`", node)
+    if p.macro_depth >= MAX_MACRO_DEPTH:
+        raise KernelError("unsupported-syntax", f"macro `{uf.name}` calls itself too deeply (recursion is not "
+                          "supported in kernels)", node)
+    values = _bind_args(p, uf.node, node, uf.env)
+    saved = (p.env, p.ctx.mapper, p.returned, p.return_value)
+    p.env = Env(values, uf.env)
+    p.ctx.mapper = uf.source or p.ctx.mapper
+    p.macro_depth += 1
+    p.returned, p.return_value = False, None
+    try:
+        stmts = p.block(uf.node.body)
+        result = p.return_value
+    finally:
+        p.macro_depth -= 1
+        p.env, p.ctx.mapper, p.returned, p.return_value = saved
+    p.pending.extend(stmts)
+    return result
+
+
+def _user_func(func) -> UserFunc | None:
+    if isinstance(func, UserFunc):
+        return func
+    if isinstance(func, MacroDef):
+        cap = func.captured
+        cached = getattr(cap, "_tilelsp_userfunc", None)
+        if cached is not None:
+            return cached
+        tree = ast.parse(cap.source)
+        fn = next((s for s in tree.body if isinstance(s, ast.FunctionDef)), None)
+        if fn is None:
+            return None
+        mapper = SourceMapper(SourceFile(cap.source, cap.filename), cap.first_line - 1, cap.indent)
+        env = Env({k: from_live(v) for k, v in cap.env.items()})
+        uf = UserFunc(fn, env, True, mapper)
+        try:
+            cap._tilelsp_userfunc = uf
+        except AttributeError:
+            pass
+        return uf
+    return None
+
+
+def _bind_args(p, fn: ast.FunctionDef, call: ast.Call, uf_env) -> dict:
+    """Map call arguments onto the helper's parameters (regions stay regions, buffers stay buffers)."""
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    values: dict = {}
+    args = []
+    for x in call.args:
+        if isinstance(x, ast.Starred):
+            v = p.ev.eval(x.value)
+            args.extend(v if isinstance(v, (tuple, list)) else [v])
+        else:
+            args.append(_arg_value(p, x))
+    if len(args) > len(positional) and not a.vararg:
+        raise KernelError("bad-arguments", f"`{fn.name}` takes {len(positional)} positional arguments but "
+                          f"{len(args)} were given", call)
+    for prm, v in zip(positional, args):
+        values[prm.arg] = v
+    if a.vararg:
+        values[a.vararg.arg] = tuple(args[len(positional):])
+    names = {x.arg for x in positional + a.kwonlyargs}
+    for kw in call.keywords:
+        if kw.arg is None:
+            continue
+        if kw.arg not in names:
+            raise KernelError("bad-arguments", f"`{fn.name}` has no parameter `{kw.arg}`", kw.value)
+        values[kw.arg] = _arg_value(p, kw.value)
+    _defaults(uf_env, fn, values, call)
+    return values
+
+
+def _defaults(env, fn, values, call) -> None:
+    from .consteval import Evaluator
+
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    for prm, d in list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults)):
+        if prm.arg in values:
+            continue
+        if d is None:
+            raise KernelError("bad-arguments", f"`{fn.name}` is missing the argument `{prm.arg}`", call)
+        values[prm.arg] = Evaluator(env).eval(d)
+
+
+def _arg_value(p, node):
+    """An argument's value; a sliced buffer subscript is kept as a Region for tile ops in the helper."""
+    if isinstance(node, ast.Subscript):
+        base = p.ev.eval(node.value)
+        if isinstance(base, N.Buffer):
+            idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if any(isinstance(i, ast.Slice) for i in idx):
+                from .exprs import region_of
+
+                return region_of(p, node)
+    return p.ev.eval(node)

@@ -1,0 +1,369 @@
+"""The kernel-body parser: a whitelist `ast.NodeVisitor` (one `visit_<Node>` per supported statement)
+that turns one `@T.prim_func` instance into tile IR with spans, reporting every problem it meets and
+continuing with the next statement.
+"""
+from __future__ import annotations
+
+import ast
+
+from ..diagnostics import DiagnosticSink, Related
+from ..ir import nodes as N
+from ..ir.arith import as_const
+from ..language.types import MacroDef
+from .consteval import Env, bind_target, is_decorated
+from .exprs import KernelError, KernelEval, expr_dtype, region_of
+from .scope import Ctx
+from .signatures import bind_call, catalog_available, registry_entry
+from .tileops import HANDLERS, NO_BIND
+from .values import BuiltinRef, ConstDims, Unknown, UserFunc, is_expr, is_scalar, normalize_dtype, to_expr
+from . import loops
+
+_UNSUPPORTED = {
+    "While": "`while` loops are not supported in a kernel; use `for i in T.serial(n):` with a bound",
+    "Try": "`try` is not supported in a kernel; check conditions with `if`",
+    "TryStar": "`try` is not supported in a kernel",
+    "Delete": "`del` is not supported in a kernel; buffers live until the end of the kernel",
+    "Global": "`global` is not supported in a kernel; pass values as factory arguments",
+    "Nonlocal": "`nonlocal` is not supported in a kernel",
+    "Raise": "`raise` is not supported in a kernel; use T.device_assert(cond) or check in the factory",
+    "ClassDef": "classes cannot be defined in a kernel; define them at module level",
+    "AsyncFunctionDef": "async functions are not supported in a kernel",
+    "AsyncFor": "`async for` is not supported in a kernel", "AsyncWith": "`async with` is not supported in a kernel",
+    "Match": "`match` is not supported in a kernel; use if/elif",
+}
+MAX_MACRO_DEPTH = 16
+
+
+class KernelParser(ast.NodeVisitor):
+    """Parses statements of one kernel instance; `block()` returns IR statements, errors go to the sink."""
+
+    def __init__(self, ctx: Ctx, env: Env):
+        self.ctx, self.env = ctx, env
+        self.ev = KernelEval(self)
+        self.pending: list = []
+        self.target_name: str | None = None
+        self.launches = 0
+        self.launch_seen = False
+        self.returned = False
+        self.return_value = None
+        self.macro_depth = 0
+        self.eager_params: list = []
+        self.eager_outputs: list = []
+        self.has_catalog = catalog_available()
+
+    # --- plumbing -----------------------------------------------------------------------------------
+
+    def span(self, node):
+        """The user's span of an ast node."""
+        return self.ctx.span(node)
+
+    def emit(self, stmt) -> None:
+        """Append a statement produced while evaluating the current statement."""
+        self.pending.append(stmt)
+
+    def report(self, err: KernelError, fallback) -> None:
+        """Record a KernelError as a diagnostic."""
+        span = err.span or (self.span(err.node) if err.node is not None else self.span(fallback))
+        related = tuple(Related(s, m) for s, m in err.related if s is not None)
+        self.ctx.emit(err.code, err.message, span, related=related)
+
+    def block(self, stmts) -> list:
+        """Parse statements in order; a failing statement is reported and skipped."""
+        out = []
+        for s in stmts:
+            saved, self.pending = self.pending, []
+            try:
+                res = self.visit(s) or []
+            except KernelError as err:
+                self.report(err, s)
+                res = []
+            except RecursionError:
+                self.ctx.emit("unsupported-syntax", "expression nested too deeply", self.span(s))
+                res = []
+            out.extend(self.pending)
+            out.extend(res if isinstance(res, list) else [res])
+            self.pending = saved
+            if self.returned:
+                break
+        return out
+
+    def seq(self, stmts, node) -> N.Stmt:
+        """A list of statements as one IR statement."""
+        if len(stmts) == 1:
+            return stmts[0]
+        return N.SeqStmt(tuple(stmts), self.span(node) if node is not None else None)
+
+    def generic_visit(self, node):
+        name = type(node).__name__
+        msg = _UNSUPPORTED.get(name, f"`{name}` statements are not supported in a kernel")
+        raise KernelError("unsupported-syntax", msg, node)
+
+    # --- simple statements ----------------------------------------------------------------------
+
+    def visit_Pass(self, node):
+        return []
+
+    def visit_Assert(self, node):
+        return []
+
+    def visit_Import(self, node):
+        from .consteval import import_bindings
+
+        self.env.values.update(import_bindings(node))
+        return []
+
+    visit_ImportFrom = visit_Import
+
+    def visit_Break(self, node):
+        raise KernelError("unsupported-syntax", "`break` is not supported in a kernel loop; guard the body with `if`",
+                          node)
+
+    def visit_Continue(self, node):
+        raise KernelError("unsupported-syntax", "`continue` is not supported in a kernel loop; guard the rest of "
+                          "the body with `if`", node)
+
+    def visit_Expr(self, node):
+        v = node.value
+        if isinstance(v, ast.Constant):
+            return []  # docstring or a bare literal
+        value = self.ev.eval(v)
+        if is_expr(value) and isinstance(value, N.Call):
+            return [N.Evaluate(value, self.span(node))]
+        return []
+
+    def visit_Return(self, node):
+        if self.macro_depth:
+            self.return_value = self.ev.eval(node.value) if node.value is not None else None
+            self.returned = True
+            return []
+        if node.value is not None and not self.ctx.eager:
+            raise KernelError("unsupported-syntax", "a @T.prim_func returns nothing; write results into an output "
+                              "tensor (and list it in out_idx)", node)
+        self.returned = True
+        return []
+
+    def visit_FunctionDef(self, node):
+        if is_decorated(node, ("macro", "inline"), self.env):
+            self.env.values[node.name] = UserFunc(node, self.env, True, self.ctx.mapper)
+            return []
+        raise KernelError("unsupported-syntax", f"nested function `{node.name}` in a kernel; decorate it with "
+                          "@T.macro to inline it, or define it outside the kernel", node)
+
+    # --- assignment -----------------------------------------------------------------------------------
+
+    def visit_Assign(self, node):
+        out = []
+        for target in node.targets:
+            out += self.assign(target, node.value, node)
+        return out
+
+    def visit_AnnAssign(self, node):
+        if node.value is None:
+            if self.ctx.eager and isinstance(node.target, ast.Name):
+                from .kernel import eager_annotation
+
+                return eager_annotation(self, node)
+            return []
+        return self.assign(node.target, node.value, node)
+
+    def assign(self, target, value_node, stmt) -> list:
+        """`target = value`: a store, an alloc_var write, a let binding or a trace-time Python binding."""
+        if isinstance(target, ast.Subscript):
+            return [self.store(target, self.ev.scalar(value_node), stmt)]
+        if isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value_node, (ast.Tuple, ast.List)) and len(value_node.elts) == len(target.elts):
+                out = []
+                for t, v in zip(target.elts, value_node.elts):
+                    out += self.assign(t, v, stmt)
+                return out
+            value = self.ev.eval(value_node)
+            if isinstance(value, ConstDims):
+                from .kernel import const_dims
+
+                value = const_dims(self, value)
+            bind_target(target, value, self.env)
+            return []
+        if not isinstance(target, ast.Name):
+            raise KernelError("unsupported-syntax", f"cannot assign to `{ast.unparse(target)}` in a kernel", target)
+        old = self.env.values.get(target.id)
+        if isinstance(old, N.Buffer) and old.scope == "local.var":
+            return [N.Store(old, (N.Const(0),), self.ev.scalar(value_node), self.span(stmt))]
+        self.target_name = target.id
+        try:
+            value = self.ev.eval(value_node)
+        finally:
+            self.target_name = None
+        return self.bind_name(target, value, stmt)
+
+    def bind_name(self, target, value, stmt) -> list:
+        """Bind a name: IR expressions become LetStmts, everything else a trace-time value."""
+        if isinstance(value, ConstDims):
+            from .kernel import const_dims
+
+            dims = const_dims(self, value)
+            value = dims[0] if len(dims) == 1 else dims
+        if is_expr(value) and not isinstance(value, N.Const):
+            var = N.Var(target.id, expr_dtype(value), "let", self.span(target))
+            self.env.values[target.id] = var
+            return [N.LetStmt(var, value, self.span(stmt))]
+        self.env.values[target.id] = value.value if isinstance(value, N.Const) else value
+        return []
+
+    def store(self, target: ast.Subscript, value, stmt) -> N.Store:
+        """`buf[i, j] = value`."""
+        base = self.ev.eval(target.value)
+        if not isinstance(base, N.Buffer):
+            raise KernelError("unsupported-syntax", f"`{ast.unparse(target.value)}` is not a buffer; only buffer "
+                              "elements can be assigned with `[...] =`", target)
+        load = self.ev.visit_Subscript(target)
+        return N.Store(base, load.indices, value, self.span(stmt))
+
+    def visit_AugAssign(self, node):
+        from .consteval import _BINOPS, binop
+
+        op = _BINOPS[type(node.op)]
+        t = node.target
+        if isinstance(t, ast.Subscript):
+            load = self.ev.visit_Subscript(t)
+            value = to_expr(binop(op, load, self.ev.scalar(node.value)))
+            return [N.Store(load.buffer, load.indices, value, self.span(node))]
+        if isinstance(t, ast.Name):
+            old = self.ev.eval(t)
+            new = binop(op, self.ev.operand(old), self.ev.operand(self.ev.eval(node.value)))
+            if isinstance(old, N.Buffer) and old.scope == "local.var":
+                return [N.Store(old, (N.Const(0),), to_expr(new), self.span(node))]
+            return self.bind_name(t, new, node)
+        raise KernelError("unsupported-syntax", f"cannot update `{ast.unparse(t)}` in a kernel", t)
+
+    # --- control flow ----------------------------------------------------------------------------
+
+    def visit_If(self, node):
+        cond = self.ev.operand(self.ev.eval(node.test))
+        if is_scalar(cond) or cond is None or isinstance(cond, (str, tuple, list)):
+            return self.block(node.body if cond else node.orelse)  # decided at trace time
+        c = to_expr(cond, self.span(node.test))
+        if c is None:
+            raise KernelError("bad-arguments", f"the condition `{ast.unparse(node.test)}` is not a scalar", node.test)
+        then = self.block(node.body)
+        other = self.block(node.orelse) if node.orelse else None
+        return [N.If(c, self.seq(then, node), self.seq(other, node) if other is not None else None, self.span(node))]
+
+    def visit_For(self, node):
+        if node.orelse:
+            raise KernelError("unsupported-syntax", "`for ... else` is not supported in a kernel", node)
+        return loops.parse_for(self, node)
+
+    def visit_With(self, node):
+        return loops.parse_with(self, node)
+
+    # --- calls ------------------------------------------------------------------------------------
+
+    def call_builtin(self, ref: BuiltinRef, node: ast.Call):
+        """Evaluate a call of a TileLang builtin; tile ops emit statements and return None."""
+        short = ref.short
+        handler = HANDLERS.get(short) if ref.name.startswith(("T.", "tilelang.language")) else None
+        if handler is None and short in ("make_swizzled_layout", "Layout", "Fragment") or "layout" in ref.name:
+            return Unknown(ref.name)
+        dt = normalize_dtype(short) if ref.name.startswith("T.") else None
+        if handler is None and dt is not None:
+            return self.cast_to(dt, node)
+        if handler is None:
+            return self.generic_call(ref, node)
+        if short in NO_BIND:
+            return handler(self, {}, node, short)
+        args = list(node.args)
+        if any(isinstance(a, ast.Starred) for a in args):
+            args = [ast.Constant(v) if not isinstance(v, ast.AST) else v for v in self._expand_star(args)]
+        kwargs = {k.arg: k.value for k in node.keywords if k.arg is not None}
+        from ..language.registry import BindError
+
+        try:
+            bound = bind_call(ref.name, short, args, kwargs)
+        except BindError as exc:
+            raise KernelError("bad-arguments", str(exc), node) from None
+        return handler(self, bound, node, short)
+
+    def _expand_star(self, args):
+        out = []
+        for a in args:
+            if isinstance(a, ast.Starred):
+                v = self.ev.eval(a.value)
+                out.extend(_ConstNode(x, a) for x in (v if isinstance(v, (tuple, list)) else [v]))
+            else:
+                out.append(a)
+        return out
+
+    def generic_call(self, ref: BuiltinRef, node: ast.Call):
+        """A builtin the parser does not model: known ones become an opaque Call, unknown ones an error."""
+        if self.has_catalog and registry_entry(ref.name) is None and not _tolerated(ref):
+            from difflib import get_close_matches
+
+            from ..language.registry import registry
+
+            close = get_close_matches(ref.name, list(registry()), n=3, cutoff=0.7)
+            hint = f"; did you mean {', '.join(f'`{c}`' for c in close)}?" if close else \
+                "; see docs/language.md for the supported builtins"
+            raise KernelError("unknown-builtin", f"`{ref.name}` is not a TileLang builtin{hint}", node.func)
+        args = []
+        for a in node.args:
+            v = self.ev.eval(a)
+            e = to_expr(self.ev.operand(v)) if not isinstance(v, N.Buffer) or v.scope == "local.var" else None
+            if e is not None:
+                args.append(e)
+        for kw in node.keywords:
+            self.ev.eval(kw.value)
+        return N.Call(ref.short, tuple(args), None, self.span(node))
+
+    def cast_to(self, dtype: str, node: ast.Call, value_node=None):
+        """`T.float32(x)` / `T.cast(x, dtype)`: a Cast, folded for Python constants."""
+        value_node = value_node if value_node is not None else (node.args[0] if node.args else None)
+        if value_node is None:
+            return N.Const(0, dtype, self.span(node))
+        v = self.ev.operand(self.ev.eval(value_node))
+        if is_scalar(v):
+            return N.Const(float(v) if dtype.startswith(("float", "bfloat")) else v, dtype, self.span(node))
+        e = to_expr(v, self.span(value_node))
+        if e is None:
+            raise KernelError("bad-arguments", f"cannot convert `{ast.unparse(value_node)}` to {dtype}", value_node)
+        return N.Cast(dtype, e, self.span(node))
+
+    def dtype_arg(self, node, value) -> str:
+        """A dtype argument as a canonical dtype name; invalid-dtype when it is not one."""
+        if isinstance(value, N.Var) and value.kind == "symbolic" or isinstance(value, Unknown):
+            return "unknown"
+        dt = normalize_dtype(value)
+        if dt is None:
+            shown = ast.unparse(node) if isinstance(node, ast.AST) else repr(value)
+            from difflib import get_close_matches
+
+            from .values import DTYPES
+
+            close = get_close_matches(str(value), sorted(DTYPES), n=1) if isinstance(value, str) else []
+            hint = f"; did you mean {close[0]!r}?" if close else "; use a dtype such as T.float16 or \"float16\""
+            raise KernelError("invalid-dtype", f"`{shown}` is not a TileLang dtype{hint}",
+                              node if isinstance(node, ast.AST) else None)
+        return dt
+
+    def inline_call(self, func, node: ast.Call):
+        """Inline a @T.macro (or a plain helper function) at the call site; returns its return value."""
+        from .macros import inline
+
+        return inline(self, func, node)
+
+
+class _ConstNode(ast.Constant):
+    """An already-evaluated value standing in for an argument node (from *args expansion)."""
+
+    def __init__(self, value, like):
+        super().__init__(value=value)
+        ast.copy_location(self, like)
+
+
+def _tolerated(ref: BuiltinRef) -> bool:
+    """Builtins of real TileLang the catalog may lack; never reported as unknown."""
+    from .known import KNOWN_T
+
+    return ref.short in KNOWN_T or not ref.name.startswith("T.")
+
+
+__all__ = ["KernelParser", "KernelError", "DiagnosticSink", "MacroDef", "region_of", "as_const"]

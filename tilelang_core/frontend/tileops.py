@@ -1,0 +1,290 @@
+"""Builtin calls inside a kernel: allocations, tile ops (copy, gemm, fill, reduce, cumsum, atomic_add,
+layouts, swizzle) and scalar intrinsics, each turned into tile IR by one small handler.
+"""
+from __future__ import annotations
+
+import ast
+
+from ..ir import nodes as N
+from ..ir.arith import as_int, shape_ints
+from .exprs import KernelError, expr_dtype, region_of, value_region
+from .values import BuiltinRef, EnumValue, TensorSpec, Unknown, is_scalar, to_expr
+
+_MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "floor", "ceil", "round",
+         "trunc", "tanh", "sigmoid", "sin", "cos", "tan", "erf", "pow", "max", "min", "fmod", "clamp", "ceildiv",
+         "floordiv", "floormod", "truncdiv", "truncmod", "shift_left", "shift_right", "bitwise_and", "bitwise_or",
+         "bitwise_xor", "isnan", "isinf", "isfinite", "popcount", "nearbyint", "atan", "atan2", "asin", "acos",
+         "sinh", "cosh", "exp2f", "fast_exp", "__exp", "__exp10", "__log", "__log2", "__log10", "__tan", "__cos",
+         "__sin", "ieee_add", "ieee_sub", "ieee_mul", "ieee_fmaf", "ieee_frcp", "ieee_fsqrt", "ieee_frsqrt",
+         "ieee_fdiv", "hypot", "copysign", "nextafter", "ldexp", "reinterpret", "likely"}
+_REDUCE = {"reduce_max": "max", "reduce_min": "min", "reduce_sum": "sum", "reduce_abssum": "abssum",
+           "reduce_absmax": "absmax"}
+
+
+def arg(p, b: dict, name: str):
+    """The evaluated value of a bound argument (defaults are returned as they are)."""
+    v = b.get(name)
+    return p.ev.eval(v) if isinstance(v, ast.AST) else v
+
+
+def const_int(p, b: dict, name: str, what: str) -> int:
+    """A bound argument that must be a compile-time int."""
+    v = arg(p, b, name)
+    n = v if isinstance(v, int) and not isinstance(v, bool) else as_int(v) if to_expr(v) is not None else None
+    if n is None:
+        raise KernelError("bad-arguments", f"{what} must be a compile-time integer (got `{_src(b.get(name))}`)",
+                          b.get(name) if isinstance(b.get(name), ast.AST) else None)
+    return n
+
+
+def const_bool(p, b: dict, name: str, what: str) -> bool:
+    """A bound argument that must be a compile-time bool."""
+    v = arg(p, b, name)
+    if isinstance(v, (bool, int)) or v is None:
+        return bool(v)
+    c = as_int(v) if to_expr(v) is not None else None
+    if c is None:
+        raise KernelError("bad-arguments", f"{what} must be True or False at compile time", b.get(name))
+    return bool(c)
+
+
+def shape_of(p, value, node) -> tuple:
+    """A shape argument (int, expr, tuple or list of them) as a tuple of IR expressions."""
+    dims = value if isinstance(value, (tuple, list)) else (value,)
+    out = []
+    for d in dims:
+        e = to_expr(p.ev.operand(d), p.span(node))
+        if e is None:
+            raise KernelError("bad-arguments", f"shape entries must be integers (got `{_src(node)}`)", node)
+        out.append(e)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# allocation
+
+
+def h_alloc(p, b, node, short):
+    """T.alloc_shared / alloc_fragment / alloc_local: Allocate a named buffer."""
+    default_scope = {"alloc_shared": "shared.dyn", "alloc_fragment": "local.fragment", "alloc_local": "local"}[short]
+    shape = shape_of(p, arg(p, b, "shape"), b.get("shape"))
+    dtype = p.dtype_arg(b.get("dtype"), arg(p, b, "dtype"))
+    scope = arg(p, b, "scope") or default_scope
+    scope = scope if isinstance(scope, str) else default_scope
+    buf = N.Buffer(p.target_name or short, shape, dtype, scope, p.span(node))
+    p.emit(N.Allocate(buf, None, p.span(node)))
+    return buf
+
+
+def h_alloc_var(p, b, node, short):
+    """T.alloc_var(dtype, init=...): a one-element thread-local scalar."""
+    dtype = p.dtype_arg(b.get("dtype"), arg(p, b, "dtype"))
+    extra = b.get("args") or []
+    init_node = b.get("init") if isinstance(b.get("init"), ast.AST) else (extra[0] if extra else None)
+    init = p.ev.scalar(init_node) if init_node is not None else None
+    buf = N.Buffer(p.target_name or "var", (N.Const(1),), dtype, "local.var", p.span(node))
+    p.emit(N.Allocate(buf, init, p.span(node)))
+    return buf
+
+
+# ---------------------------------------------------------------------------------------------
+# tile ops
+
+
+def h_copy(p, b, node, short):
+    """T.copy(src, dst)."""
+    p.emit(N.Copy(region_of(p, b["src"]), region_of(p, b["dst"]), p.span(node)))
+
+
+def h_gemm(p, b, node, short):
+    """T.gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum)."""
+    policy = arg(p, b, "policy")
+    policy_name = policy.member if isinstance(policy, EnumValue) else "Square"
+    p.emit(N.Gemm(region_of(p, b["A"]), region_of(p, b["B"]), region_of(p, b["C"]),
+                  const_bool(p, b, "transpose_A", "transpose_A"), const_bool(p, b, "transpose_B", "transpose_B"),
+                  policy_name, const_bool(p, b, "clear_accum", "clear_accum"), p.span(node)))
+
+
+def h_fill(p, b, node, short):
+    """T.fill(buffer, value) and T.clear(buffer)."""
+    dst = region_of(p, b["buffer"])
+    if short == "clear":
+        p.emit(N.Fill(dst, N.Const(0, dst.buffer.dtype), True, p.span(node)))
+    else:
+        p.emit(N.Fill(dst, p.ev.scalar(b["value"]) if isinstance(b["value"], ast.AST) else N.Const(0),
+                      False, p.span(node)))
+
+
+def h_reduce(p, b, node, short):
+    """T.reduce_<op>(buffer, out, dim=-1, clear=True)."""
+    src, dst = region_of(p, b["buffer"]), region_of(p, b["out"])
+    dim = const_int(p, b, "dim", f"the `dim` of T.{short}")
+    rank = len(src.buffer.shape)
+    norm = dim + rank if dim < 0 and -rank <= dim else dim
+    clear = const_bool(p, b, "clear", "clear")
+    p.emit(N.Reduce(_REDUCE[short], src, dst, norm, clear, dim, p.span(node)))
+
+
+def h_cumsum(p, b, node, short):
+    """T.cumsum(src, dst=None, dim=0, reverse=False)."""
+    src = region_of(p, b["src"])
+    dst = region_of(p, b["dst"]) if isinstance(b.get("dst"), ast.AST) else src
+    dim = const_int(p, b, "dim", "the `dim` of T.cumsum")
+    p.emit(N.CumSum(src, dst, dim, const_bool(p, b, "reverse", "reverse"), p.span(node)))
+
+
+def h_atomic_add(p, b, node, short):
+    """T.atomic_add(dst, value): scalar or tile form."""
+    dst = region_of(p, b["dst"])
+    vnode = b["value"]
+    v = _region_or_value(p, vnode)
+    value = v if isinstance(v, N.Region) and v.kind != "point" else p.ev.scalar(vnode)
+    p.emit(N.AtomicAdd(dst, value, p.span(node)))
+
+
+def _region_or_value(p, vnode):
+    if isinstance(vnode, ast.Subscript):
+        base = p.ev.eval(vnode.value)
+        if isinstance(base, N.Buffer):
+            idx = vnode.slice.elts if isinstance(vnode.slice, ast.Tuple) else [vnode.slice]
+            if any(isinstance(i, ast.Slice) for i in idx):
+                return region_of(p, vnode)
+            return None
+    v = p.ev.eval(vnode)
+    if isinstance(v, N.Buffer) and v.scope != "local.var":
+        return value_region(v, p.span(vnode))
+    return v if isinstance(v, N.Region) else None
+
+
+def h_annotate_layout(p, b, node, short):
+    """T.annotate_layout({buffer: layout, ...})."""
+    mapping = b.get("layout_map")
+    if not isinstance(mapping, ast.Dict):
+        v = arg(p, b, "layout_map")
+        if isinstance(v, dict):
+            entries = tuple((k, LayoutSpec_unknown(p.span(node))) for k in v if isinstance(k, N.Buffer))
+            p.emit(N.AnnotateLayout(entries, p.span(node)))
+            return
+        raise KernelError("bad-arguments", "T.annotate_layout takes a dict literal {buffer: layout, ...}", node)
+    entries = []
+    for k, v in zip(mapping.keys, mapping.values):
+        buf = p.ev.eval(k) if k is not None else None
+        if not isinstance(buf, N.Buffer):
+            raise KernelError("bad-arguments", f"T.annotate_layout keys must be buffers (got `{_src(k)}`)", k)
+        entries.append((buf, layout_spec(p, v)))
+    p.emit(N.AnnotateLayout(tuple(entries), p.span(node)))
+
+
+def LayoutSpec_unknown(span):  # noqa: N802 - reads like the node it builds
+    """An opaque layout (a value the frontend cannot see into)."""
+    return N.LayoutSpec("unknown", None, span)
+
+
+def layout_spec(p, node) -> N.LayoutSpec:
+    """Describe a layout expression without evaluating its index function."""
+    span = p.span(node)
+    if isinstance(node, ast.Call):
+        ref = p.ev.eval(node.func)
+        short = ref.short if isinstance(ref, BuiltinRef) else getattr(node.func, "attr", getattr(node.func, "id", ""))
+        if short in ("Layout", "Fragment"):
+            shape_node = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "shape"), None)
+            shape = shape_ints(shape_of(p, p.ev.eval(shape_node), shape_node)) if shape_node is not None else None
+            return N.LayoutSpec("layout" if short == "Layout" else "fragment", shape, span)
+        if "swizzle" in short:
+            return N.LayoutSpec("swizzled", None, span)
+        if "linear" in short:
+            return N.LayoutSpec("linear", None, span)
+    return N.LayoutSpec("unknown", None, span)
+
+
+def h_use_swizzle(p, b, node, short):
+    """T.use_swizzle(panel_size, order='row', enable=True)."""
+    order = arg(p, b, "order")
+    p.emit(N.UseSwizzle(const_int(p, b, "panel_size", "panel_size"), order if isinstance(order, str) else "row",
+                        const_bool(p, b, "enable", "enable"), p.span(node)))
+
+
+# ---------------------------------------------------------------------------------------------
+# scalar intrinsics
+
+
+def h_math(p, b, node, short):
+    """T.exp/T.max/... : a scalar intrinsic Call."""
+    args = [p.ev.scalar(a) for a in node.args]
+    if short == "ceildiv" and len(args) == 2:
+        a, c = as_int(args[0]), as_int(args[1])
+        if a is not None and c:
+            return -(-a // c)
+    dtype = expr_dtype(args[0]) if args else None
+    return N.Call(short, tuple(args), dtype, p.span(node))
+
+
+def h_if_then_else(p, b, node, short):
+    """T.if_then_else(cond, a, b)."""
+    cond = p.ev.scalar(b["cond"])
+    return N.Select(cond, p.ev.scalar(b["true_value"]), p.ev.scalar(b["false_value"]), p.span(node))
+
+
+def h_cast(p, b, node, short):
+    """T.cast(value, dtype)."""
+    return p.cast_to(p.dtype_arg(b.get("dtype"), arg(p, b, "dtype")), node, b["value"])
+
+
+def h_typed_const(p, b, node, short):
+    """T.infinity/max_value/min_value(dtype)."""
+    dtype = p.dtype_arg(b.get("dtype"), arg(p, b, "dtype"))
+    return N.Call(short, (), dtype, p.span(node))
+
+
+def h_tensor(p, b, node, short):
+    """T.Tensor(...) used as a value: a tensor type (for annotations)."""
+    from .consteval import call_builtin_const
+
+    args, kwargs = p.ev.call_args(node)
+    return call_builtin_const(BuiltinRef("T." + short), args, kwargs, "T.Tensor")
+
+
+def h_empty(p, b, node, short):
+    """Eager style `C = T.empty((M, N), dtype)`: an output tensor of the kernel."""
+    args, kwargs = p.ev.call_args(node)
+    shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+    dtype = p.dtype_arg(next((k.value for k in node.keywords if k.arg == "dtype"), None), kwargs.get("dtype", "float32"))
+    buf = N.Buffer(p.target_name or "out", shape_of(p, shape, node), dtype, "global", p.span(node))
+    p.eager_outputs.append(buf)
+    return buf
+
+
+def h_loop_call(p, b, node, short):
+    """Loop builtins outside a `for` header."""
+    raise KernelError("bad-arguments", f"T.{short}(...) is a loop range; use it as `for i in T.{short}(...):`", node)
+
+
+def h_kernel_call(p, b, node, short):
+    """T.Kernel outside a `with` header."""
+    raise KernelError("invalid-kernel", "T.Kernel(...) opens the launch; write `with T.Kernel(grid..., threads=128) "
+                      "as (bx, by):`", node)
+
+
+HANDLERS = {
+    "alloc_shared": h_alloc, "alloc_fragment": h_alloc, "alloc_local": h_alloc, "alloc_var": h_alloc_var,
+    "copy": h_copy, "gemm": h_gemm, "gemm_v1": h_gemm, "gemm_v2": h_gemm, "clear": h_fill, "fill": h_fill,
+    "cumsum": h_cumsum, "atomic_add": h_atomic_add, "annotate_layout": h_annotate_layout,
+    "use_swizzle": h_use_swizzle, "if_then_else": h_if_then_else, "cast": h_cast,
+    "infinity": h_typed_const, "max_value": h_typed_const, "min_value": h_typed_const,
+    "Tensor": h_tensor, "Buffer": h_tensor, "empty": h_empty,
+    "Pipelined": h_loop_call, "Parallel": h_loop_call, "serial": h_loop_call, "unroll": h_loop_call,
+    "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
+    **{name: h_reduce for name in _REDUCE}, **{name: h_math for name in _MATH},
+}
+NO_BIND = {name for name in _MATH} | {"empty", "Tensor", "Buffer"}
+
+
+def _src(node) -> str:
+    try:
+        return ast.unparse(node) if isinstance(node, ast.AST) else repr(node)
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+__all__ = ["HANDLERS", "NO_BIND", "arg", "const_int", "const_bool", "shape_of", "layout_spec", "TensorSpec",
+           "Unknown", "is_scalar"]
