@@ -1,0 +1,77 @@
+"""A minimal `tilelang.testing` for aliased TileLang files: seeded randomness, assert_close, skips, main()."""
+from __future__ import annotations
+
+import random
+import sys
+
+
+def set_random_seed(seed: int = 42) -> None:
+    """Seed Python, numpy (when present) and torch."""
+    random.seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed)
+    except ImportError:
+        pass
+    import torch
+
+    torch.manual_seed(seed)
+
+
+def torch_assert_close(actual, expected, rtol: float = 1e-2, atol: float = 1e-2, max_mismatched_ratio: float = 0.0,
+                       **kwargs) -> None:
+    """Assert that two tensors agree within rtol/atol, allowing a ratio of mismatched elements."""
+    from .numerics import compare
+
+    res = compare(actual, expected.to(actual.dtype), rtol=rtol, atol=atol)
+    if res.passed or (res.total and res.mismatched / res.total <= max_mismatched_ratio):
+        return
+    raise AssertionError(res.message)
+
+
+def _cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def requires_cuda(func):
+    """Skip the decorated test when no CUDA device is visible."""
+    import pytest
+
+    return pytest.mark.skipif(not _cuda(), reason="needs a CUDA device")(func)
+
+
+def requires_cuda_compute_version_ge(major: int, minor: int = 0):
+    """Skip unless the CUDA device's compute capability is at least major.minor."""
+    import pytest
+
+    def ok() -> bool:
+        if not _cuda():
+            return False
+        import torch
+
+        return torch.cuda.get_device_capability() >= (major, minor)
+
+    return pytest.mark.skipif(not ok(), reason=f"needs compute capability >= {major}.{minor}")
+
+
+def main() -> None:
+    """Run every `test_*` function of the calling `__main__` module and report failures."""
+    module = sys.modules["__main__"]
+    failed = 0
+    for name in sorted(n for n in dir(module) if n.startswith("test_")):
+        fn = getattr(module, name)
+        if not callable(fn):
+            continue
+        try:
+            fn()
+            print(f"PASSED {name}")
+        except Exception as exc:  # report every test, not just the first failure
+            failed += 1
+            print(f"FAILED {name}: {type(exc).__name__}: {exc}")
+    if failed:
+        raise SystemExit(1)
