@@ -1,0 +1,131 @@
+"""Feature functions as pure functions over hand-built CheckResults (hover uses `<CURSOR>` markers)."""
+from __future__ import annotations
+
+from tilelang_core.diagnostics import Diagnostic, Fix, Severity, TextEdit
+from tilelang_core.source import Span
+from tilelsp.features import actions, codelens, completion, hover, inlay
+
+from lsp_fakes import GEMM, cursor, gemm_result
+
+
+def hover_at(marked: str, lowered=()):
+    text, line, col = cursor(marked)
+    found = hover.hover(gemm_result(text), line, col, lowered=lowered, uri="file:///tmp/gemm.py")
+    return found[0] if found else None
+
+
+def test_hover_buffer_declaration_and_use():
+    decl = hover_at(GEMM.replace("A_shared = ", "A_sh<CURSOR>ared = "))
+    assert "shared.dyn" in decl and "128×32" in decl and "float16" in decl and "8 KiB" in decl
+    use = hover_at(GEMM.replace("T.gemm(A_shared", "T.gemm(A_<CURSOR>shared"))
+    assert "A_shared" in use and "128×32" in use
+
+
+def test_hover_buffer_shows_layout_after_lowering():
+    lowered = [{"kernel": "main", "target": "sm_90a", "layouts": {"C_local": "Fragment(thread=..., swizzle=none)"}}]
+    text = hover_at(GEMM.replace("T.clear(C_local)", "T.clear(C_lo<CURSOR>cal)"), lowered)
+    assert "local.fragment" in text and "Fragment(thread=..., swizzle=none)" in text
+
+
+def test_hover_kernel_on_def_and_launch():
+    on_def = hover_at(GEMM.replace("def main(", "def ma<CURSOR>in("))
+    assert "kernel **main**" in on_def and "grid (8, 8) × 100 threads" in on_def
+    assert "`A_shared` | 8 KiB | 5 | 40 KiB" in on_def and "sm_90a: 80 KiB of 227 KiB" in on_def
+    assert "registers (estimate): 128" in on_def
+    on_launch = hover_at(GEMM.replace("with T.Kernel(", "with T.Ker<CURSOR>nel("))
+    assert "kernel **main**" in on_launch
+
+
+def test_hover_kernel_includes_lowered_code_truncated_with_link():
+    cuda = "\n".join(f"line {i};" for i in range(100))
+    lowered = [{"kernel": "main", "target": "sm_90a", "smem_bytes": 49152, "tir": "# tir\n", "cuda": cuda}]
+    text = hover_at(GEMM.replace("def main(", "def <CURSOR>main("), lowered)
+    assert "<details><summary>CUDA</summary>" in text and "line 23;" in text and "line 24;" not in text
+    assert "command:tilelsp.showCuda?" in text and "(100 lines)" in text
+    assert "48 KiB shared memory allocated" in text
+
+
+def test_hover_builtin_with_alias():
+    text, line, col = cursor(GEMM.replace("import tilelang.language as T", "import tilelang.language as TL")
+                             .replace("T.clear(C_local)", "TL.cl<CURSOR>ear(C_local)"))
+    found = hover.hover(gemm_result(text), line, col)
+    assert found and "T.clear(" in found[0]
+    assert found[1].end_col - found[1].col == len("TL.clear")
+
+
+def test_hover_nothing_on_blank_or_plain_python():
+    assert hover_at(GEMM.replace("    return main", "    ret<CURSOR>urn main")) is None
+
+
+def test_inlay_hints_for_allocations_only():
+    result = gemm_result()
+    hints = inlay.inlay_hints(result)
+    labels = {result.source.line_text(h.line).strip().split(" ")[0]: h.label for h in hints}
+    assert set(labels) == {"A_shared", "B_shared", "C_local"}
+    assert labels["A_shared"].endswith("shared.dyn 128×32 float16 · 8 KiB ×5 stages")
+    assert labels["C_local"].endswith("local.fragment 128×128 float32")
+    assert all(h.col == len(result.source.line_text(h.line)) for h in hints)
+    assert inlay.inlay_hints(result, 1, 5) == []
+
+
+def test_code_lenses_four_per_kernel():
+    lenses = codelens.code_lenses(gemm_result(), "file:///tmp/gemm.py")
+    assert [l.command for l in lenses] == ["tilelsp.verify", "tilelsp.showIR", "tilelsp.showCuda", "tilelsp.benchmark"]
+    assert all(l.arguments == ("file:///tmp/gemm.py", "main") for l in lenses)
+
+
+def test_completion_after_alias_dot():
+    text = "import tilelang.language as TL\nx = TL.al"
+    items = completion.completions(text, "x = TL.al", len("x = TL.al"))
+    names = {i.label for i in items}
+    assert {"alloc_shared", "alloc_fragment", "alloc_local"} <= names and all(n.startswith("al") for n in names)
+    assert completion.completions(text, "x = np.al", len("x = np.al")) == []
+    top = {i.label for i in completion.completions("import tilelang\ntilelang.", "tilelang.", 9)}
+    assert "jit" in top
+
+
+def test_signature_help_active_parameter():
+    text = "import tilelang.language as T\nT.copy(A[0, 1], "
+    sig = completion.signature_help(text, len(text))
+    assert sig.label.startswith("T.copy(src, dst") and sig.params[sig.active][0] == "dst"
+    text2 = "import tilelang.language as T\nfor k in T.Pipelined(4, num_stages="
+    sig2 = completion.signature_help(text2, len(text2))
+    assert sig2.params[sig2.active][0] == "num_stages"
+    assert completion.signature_help("print(", 6) is None
+
+
+def _diag(code, span, **data):
+    return Diagnostic(code, Severity.ERROR, "x", span, kernel="main", data=data)
+
+
+def test_fix_num_stages_edits_only_the_literal():
+    result = gemm_result()
+    launch = next(i for i, l in enumerate(result.source.lines, 1) if "T.Kernel" in l)
+    d = _diag("shared-memory-exceeded", Span(launch, 8, launch, 20), max_stages_that_fit=2)
+    acts = actions.code_actions(result, d.span, [d])
+    assert acts[0].title.startswith("Lower num_stages to 2")
+    fixed = actions.apply_edits(result.source.text, acts[0].edits)
+    assert "T.Pipelined(T.ceildiv(K, block_K), num_stages=2):" in fixed
+    assert fixed.replace("num_stages=2", "num_stages=5") == result.source.text
+
+
+def test_fix_threads_rounds_or_clamps():
+    result = gemm_result()
+    launch = next(i for i, l in enumerate(result.source.lines, 1) if "T.Kernel" in l)
+    span = Span(launch, 13, launch, 80)
+    rounded = actions.code_actions(result, span, [_diag("threads-not-warp-multiple", span)])
+    assert "threads=128)" in actions.apply_edits(result.source.text, rounded[0].edits)
+    clamped = actions.code_actions(result, span, [_diag("threads-exceeded", span)])
+    assert "threads=1024)" in actions.apply_edits(result.source.text, clamped[0].edits)
+
+
+def test_analysis_fix_becomes_quickfix_and_kernel_commands():
+    result = gemm_result()
+    span = Span(9, 12, 9, 40)
+    d = Diagnostic("copy-extent-mismatch", Severity.ERROR, "x", span,
+                   fix=Fix("Use block_K", (TextEdit(Span(9, 12, 9, 20), "B"),)))
+    acts = actions.code_actions(result, span, [d], "file:///g.py", actions.kernel_at(result, 9))
+    assert acts[0].title == "Use block_K" and acts[0].kind == actions.QUICKFIX
+    assert [a.command for a in acts[1:]] == ["tilelsp.server.verify", "tilelsp.server.benchmark"]
+    assert acts[1].arguments == ("file:///g.py", "main")
+    assert actions.kernel_at(result, 1) is None

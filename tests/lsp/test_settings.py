@@ -1,0 +1,30 @@
+"""Settings: defaults, valid values, and invalid values reported and replaced by defaults."""
+from __future__ import annotations
+
+from tilelsp.settings import Settings, parse_settings
+
+
+def test_defaults_when_missing():
+    s, warnings = parse_settings(None)
+    assert s == Settings() and warnings == []
+    assert s.targets == ("sm_90a",) and s.debounceMs == 200 and s.trustWorkspace is False
+
+
+def test_valid_values_are_taken():
+    s, warnings = parse_settings({"targets": ["sm_80", "sm_90a"], "debounceMs": 0, "trustWorkspace": True,
+                                  "verifyDevice": "cpu", "interpreter": "/usr/bin/python3"})
+    assert warnings == []
+    assert s.targets == ("sm_80", "sm_90a") and s.debounceMs == 0 and s.trustWorkspace and s.verifyDevice == "cpu"
+    assert s.extra == {"interpreter": "/usr/bin/python3"}
+
+
+def test_invalid_values_fall_back_with_a_warning():
+    s, warnings = parse_settings({"targets": ["sm_80", "bogus"], "debounceMs": "fast", "checkOnChange": "yes",
+                                  "verifyDevice": "tpu"})
+    assert s.targets == ("sm_90a",) and s.debounceMs == 200 and s.checkOnChange is True and s.verifyDevice == "auto"
+    assert len(warnings) == 4 and all(w.startswith("tilelsp.") for w in warnings)
+
+
+def test_non_object_settings():
+    s, warnings = parse_settings([1, 2])
+    assert s == Settings() and "must be an object" in warnings[0]
