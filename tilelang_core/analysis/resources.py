@@ -148,11 +148,13 @@ def _check_registers(launch: N.Launch, b: Budget, ctx) -> None:
         return
     frags = sorted(b.fragments, key=lambda x: -(buffer_bytes(x) or 0))
     parts = ", ".join(f"{x.name} {dims_str(x.shape)} {x.dtype}" for x in frags[:3])
-    rel = tuple(Related(x.span, f"{x.name} allocated here") for x in frags[:3] if x.span)
+    rel = tuple(Related(x.span, f"{x.name} allocated here") for x in frags[1:3] if x.span)
+    if launch.span is not None:
+        rel += (Related(launch.span, f"{b.threads} threads per block"),)
     ctx.emit("register-pressure",
              f"fragments and locals need about {b.registers} registers per thread with {b.threads} threads "
              f"({parts}), over the 255 a thread can hold; the rest spills to local memory: use more threads "
-             f"or smaller tiles", launch.span, related=rel)
+             f"or smaller tiles", frags[0].span or launch.span, related=rel)
 
 
 def _check_smem(launch: N.Launch, b: Budget, lim, ctx) -> None:

@@ -5,7 +5,7 @@ import tilelang.language as T
 
 
 @tilelang.jit(out_idx=[-1])
-def unknown_sizes(M, N, K, block_M, block_N, block_K, stages):
+def unknown_sizes(M, N, K, block_M, block_N, block_K):
     @T.prim_func
     def main(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float16), C: T.Tensor((M, N), T.float16)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
@@ -13,7 +13,7 @@ def unknown_sizes(M, N, K, block_M, block_N, block_K, stages):
             B_shared = T.alloc_shared((block_K, block_N), T.float16)
             C_local = T.alloc_fragment((block_M, block_N), T.float32)
             T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
                 T.copy(A[by * block_M, k * block_K], A_shared)
                 T.copy(B[k * block_K, bx * block_N], B_shared)
                 T.gemm(A_shared, B_shared, C_local)

@@ -21,7 +21,7 @@ def matmul(M, N, K, block_M, block_N, block_K, num_stages, threads=128):
 
 
 fits = matmul(4096, 4096, 4096, 128, 128, 32, 3)
-too_big = matmul(4096, 4096, 4096, 256, 128, 128, 4)
+too_big = matmul(4096, 4096, 4096, 256, 128, 128, 4, threads=256)
 
 
 def threads_and_registers(M=1024):
@@ -39,8 +39,8 @@ def threads_and_registers(M=1024):
 
     @T.prim_func
     def heavy(A: T.Tensor((M, M), T.float32)):
-        with T.Kernel(M // 256, M // 256, threads=128) as (bx, by):  # warning: [register-pressure]
-            C_local = T.alloc_fragment((256, 256), T.float32)
+        with T.Kernel(M // 256, M // 256, threads=128) as (bx, by):
+            C_local = T.alloc_fragment((256, 256), T.float32)  # warning: [register-pressure]
             T.copy(A[by * 256, bx * 256], C_local)
             T.copy(C_local, A[by * 256, bx * 256])
 

@@ -33,8 +33,16 @@ def check_index_bounds(buf: N.Buffer, indices, span, ctx: Ctx) -> None:
         ctx.emit("index-out-of-bounds",
                  f"index {expr_str(idx)} of {buf.name}{where} ranges over {_range_text(iv.lo, iv.hi)} but "
                  f"{buf.name} has {n} elements there (valid 0..{n - 1}); fix the index or the loop range",
-                 getattr(idx, "span", None) or span, related=related_for(buf))
+                 _index_span(idx, span), related=related_for(buf))
         return
+
+
+def _index_span(idx, access_span):
+    """The index expression's own span when it has one (a bare Var's span is its declaration)."""
+    own = getattr(idx, "span", None)
+    if own is None or isinstance(idx, N.Var) or access_span is None or not access_span.covers(own):
+        return access_span
+    return own
 
 
 def check_region_bounds(region: N.Region, extents, ctx: Ctx, op_span) -> None:
@@ -85,5 +93,5 @@ def check_local_parallel(buf: N.Buffer, indices, span, ctx: Ctx) -> None:
                      f"{buf.name} is a T.alloc_local buffer (private to each thread) but is indexed by the "
                      f"T.Parallel variable {var.name}; allocate it with T.alloc_fragment, or loop with "
                      f"T.serial/T.unroll instead",
-                     getattr(idx, "span", None) or span, related=related_for(buf))
+                     _index_span(idx, span), related=related_for(buf))
             return
