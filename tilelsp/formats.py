@@ -98,13 +98,26 @@ def caret_snippet(text: str, span, paint=None, key: str = "error") -> list[str]:
         return []
     line = source_lines[span.line - 1].rstrip()
     col = min(span.col, len(line))
-    end = span.end_col if span.end_line == span.line else len(line)
+    end = span.end_col if span.end_line == span.line else len(_strip_comment(line))
     width = max(1, min(end, len(line)) - col)
     prefix = "".join("\t" if ch == "\t" else " " for ch in line[:col])
     gutter = len(str(span.line))
     bar = paint("gutter", "|")
     marker = paint(key, "^" + "~" * (width - 1))
     return [f" {paint('gutter', str(span.line))} {bar} {line}", f" {' ' * gutter} {bar} {prefix}{marker}"]
+
+
+def _strip_comment(line: str) -> str:
+    """`line` without a trailing `# comment` (a `#` outside quotes), right-stripped."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            quote = None if ch == quote and line[i - 1] != "\\" else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            return line[:i].rstrip()
+    return line
 
 
 # --- json ---------------------------------------------------------------------------------

@@ -46,6 +46,12 @@ def test_caret_for_multiline_span_and_tabs():
     assert out[2].split("|", 1)[1] == " \t ^~~~~~~"  # tab kept, underline to the end of the first line
 
 
+def test_multiline_caret_stops_before_a_trailing_comment():
+    d = Diagnostic("unsupported-syntax", Severity.ERROR, "m", Span(1, 0, 2, 8))
+    out = render("text", [FileResult("t.py", "while s == '#': # x\n    pass\n", [d])]).splitlines()
+    assert out[2].split("|", 1)[1] == " ^" + "~" * (len("while s == '#':") - 1)
+
+
 def test_summary_plurals():
     assert summary([]) == "0 errors, 0 warnings in 0 files"
     assert summary(sample()[:1]) == "1 error, 0 warnings in 1 file"
