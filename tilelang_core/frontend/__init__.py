@@ -21,6 +21,17 @@ __all__ = ["parse_file", "parse_captured", "discover_kernels"]
 
 def parse_file(source: SourceFile, sink: DiagnosticSink, instances: dict | None = None) -> list[N.PrimFunc]:
     """Every kernel instance of a file as a PrimFunc (static mode); problems go to `sink`."""
+    try:
+        return _parse_file(source, sink, instances)
+    except RecursionError:
+        sink.emit("instance-error", "the file is nested too deeply to analyse", Span(1, 0, 1, 0))
+    except Exception as exc:  # noqa: BLE001 - bad input must never crash the checker
+        sink.emit("instance-error", f"internal error while analysing this file ({type(exc).__name__}: {exc}); "
+                  "please report it", Span(1, 0, 1, 0))
+    return []
+
+
+def _parse_file(source: SourceFile, sink: DiagnosticSink, instances: dict | None) -> list[N.PrimFunc]:
     tree = _parse(source.text, source.path, SourceMapper(source), sink)
     if tree is None:
         return []

@@ -119,6 +119,8 @@ class Evaluator(ast.NodeVisitor):
         return get_attr(base, node.attr, node)
 
     def visit_BinOp(self, node):
+        if type(node.op) not in _BINOPS:
+            return Unknown(_text(node))
         return binop(_BINOPS[type(node.op)], self.operand(self.eval(node.left)), self.operand(self.eval(node.right)))
 
     def visit_UnaryOp(self, node):
@@ -425,7 +427,7 @@ def _exec_stmt(stmt, env: Env, ev: Evaluator) -> None:
             bind_target(target, value, env)
     elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
         bind_target(stmt.target, ev.eval(stmt.value), env)
-    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and type(stmt.op) in _BINOPS:
         old = ev.visit_Name(stmt.target)
         env.values[stmt.target.id] = binop(_BINOPS[type(stmt.op)], old, ev.eval(stmt.value))
     elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):

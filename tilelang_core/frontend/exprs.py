@@ -84,6 +84,8 @@ class KernelEval(Evaluator):
         base = self.eval(node.value)
         if isinstance(base, N.Buffer):
             idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if any(isinstance(i, ast.Slice) for i in idx) and getattr(self, "allow_regions", False):
+                return region_of(self.p, node)
             if any(isinstance(i, ast.Slice) for i in idx):
                 raise KernelError("bad-arguments", f"a slice of `{base.name}` is only valid as a tile-op operand "
                                   "(T.copy, T.gemm, ...); index single elements here", node)
@@ -104,12 +106,24 @@ class KernelEval(Evaluator):
             raise KernelError("unsupported-syntax", "`print` runs at trace time, not on the GPU; use T.print(value) "
                               "to print from the kernel", node)
         args, kwargs = self.call_args(node)
+        if isinstance(func, Unknown):
+            return Unknown(_text(node.func))
         args = [self.operand(a) for a in args]
         return call_value(func, args, kwargs, ast.unparse(node))
+
+    def call_args(self, node):
+        """Arguments of a call, with sliced buffer subscripts kept as Regions."""
+        saved, self.allow_regions = getattr(self, "allow_regions", False), True
+        try:
+            return super().call_args(node)
+        finally:
+            self.allow_regions = saved
 
     def scalar(self, node) -> N.Expr:
         """Evaluate a node that must be a scalar expression (index, extent, value)."""
         v = self.operand(self.eval(node))
+        if v is None or isinstance(v, Unknown):
+            return N.Var(_text(node), "int32", "symbolic", self.p.span(node))
         e = to_expr(v, self.p.span(node))
         if e is None:
             raise KernelError("bad-arguments", f"`{_text(node)}` is not a scalar value here "

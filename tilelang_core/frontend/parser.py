@@ -304,14 +304,12 @@ class KernelParser(ast.NodeVisitor):
             hint = f"; did you mean {', '.join(f'`{c}`' for c in close)}?" if close else \
                 "; see docs/language.md for the supported builtins"
             raise KernelError("unknown-builtin", f"`{ref.name}` is not a TileLang builtin{hint}", node.func)
+        values, _ = self.ev.call_args(node)
         args = []
-        for a in node.args:
-            v = self.ev.eval(a)
+        for v in values:
             e = to_expr(self.ev.operand(v)) if not isinstance(v, N.Buffer) or v.scope == "local.var" else None
             if e is not None:
                 args.append(e)
-        for kw in node.keywords:
-            self.ev.eval(kw.value)
         return N.Call(ref.short, tuple(args), None, self.span(node))
 
     def cast_to(self, dtype: str, node: ast.Call, value_node=None):

@@ -17,7 +17,7 @@ alloc_shared(shape, dtype, scope='shared.dyn')
 alloc_fragment(shape, dtype, scope='local.fragment')
 alloc_local(shape, dtype, scope='local')
 alloc_var(dtype, *args, scope='local.var', init=None)
-Pipelined(start, stop=None, num_stages=0, order=None, stage=None, sync=None, group=None, annotations=None)
+Pipelined(start, stop=None, num_stages=0, order=None, stage=None, annotations=None)
 Parallel(*extents, coalesced_width=None, loop_layout=None, prefer_async=None, annotations=None)
 serial(start, stop=None, step=None, *, annotations=None)
 unroll(start, stop=None, step=None, *, explicit=False, unroll_factor=None, annotations=None)
@@ -91,16 +91,38 @@ def catalog_available() -> bool:
 
 
 def bind_call(name: str, short: str, args: list, kwargs: dict) -> dict:
-    """Bind opaque args to parameter names: registry entry first, then the fallback; raises BindError."""
+    """Bind opaque args to the parser's parameter names (the fallback's); raises BindError.
+
+    The registry's entry is tried too: a call either signature accepts is accepted, and the
+    registry's message is preferred when both reject it.
+    """
     entry, fallback = registry_entry(name), fallback_signature(short)
-    first_error = None
-    for builtin in (entry, fallback):
-        if builtin is None or not builtin.params and (args or kwargs):
-            continue
+    if entry is not None and not entry.params:
+        entry = None
+    reg, reg_err = None, None
+    if entry is not None:
         try:
-            return bind(builtin, args, kwargs)
+            reg = bind(entry, args, kwargs)
         except BindError as exc:
-            first_error = first_error or exc
-    if first_error is not None:
-        raise first_error
+            reg_err = exc
+    if fallback is not None:
+        try:
+            return bind(fallback, args, kwargs)
+        except BindError as exc:
+            if reg is not None:
+                return _rename(reg, entry, fallback)
+            raise reg_err or exc from None
+    if reg is not None:
+        return reg
+    if reg_err is not None:
+        raise reg_err
     return {"__args__": args, **kwargs}
+
+
+def _rename(bound: dict, entry: Builtin, fallback: Builtin) -> dict:
+    """Registry-bound arguments renamed to the fallback's parameter names, position by position."""
+    out = dict(bound)
+    for mine, theirs in zip(fallback.params, entry.params):
+        if theirs.name in bound and mine.name not in bound:
+            out[mine.name] = bound[theirs.name]
+    return out

@@ -27,9 +27,11 @@ def arg(p, b: dict, name: str):
     return p.ev.eval(v) if isinstance(v, ast.AST) else v
 
 
-def const_int(p, b: dict, name: str, what: str) -> int:
-    """A bound argument that must be a compile-time int."""
+def const_int(p, b: dict, name: str, what: str) -> int | None:
+    """A bound argument that must be a compile-time int (None when it depends on unknown factory values)."""
     v = arg(p, b, name)
+    if v is None or depends_on_unknown(v):
+        return None
     n = v if isinstance(v, int) and not isinstance(v, bool) else as_int(v) if to_expr(v) is not None else None
     if n is None:
         raise KernelError("bad-arguments", f"{what} must be a compile-time integer (got `{_src(b.get(name))}`)",
@@ -40,12 +42,25 @@ def const_int(p, b: dict, name: str, what: str) -> int:
 def const_bool(p, b: dict, name: str, what: str) -> bool:
     """A bound argument that must be a compile-time bool."""
     v = arg(p, b, name)
-    if isinstance(v, (bool, int)) or v is None:
-        return bool(v)
+    if isinstance(v, (bool, int)) or v is None or depends_on_unknown(v):
+        return bool(v) if not depends_on_unknown(v) else False
     c = as_int(v) if to_expr(v) is not None else None
     if c is None:
         raise KernelError("bad-arguments", f"{what} must be True or False at compile time", b.get(name))
     return bool(c)
+
+
+def depends_on_unknown(v) -> bool:
+    """True when a value is (or is built from) something the frontend could not evaluate."""
+    from ..ir.visitor import walk
+
+    if isinstance(v, Unknown):
+        return True
+    if isinstance(v, N.Var):
+        return v.kind == "symbolic"
+    if isinstance(v, (N.BinOp, N.Call, N.UnaryOp, N.Cast, N.Select, N.Compare, N.BoolOp)):
+        return any(isinstance(n, N.Var) and n.kind == "symbolic" for n in walk(v))
+    return False
 
 
 def shape_of(p, value, node) -> tuple:
@@ -53,6 +68,8 @@ def shape_of(p, value, node) -> tuple:
     dims = value if isinstance(value, (tuple, list)) else (value,)
     out = []
     for d in dims:
+        if d is None:
+            d = Unknown(_src(node))
         e = to_expr(p.ev.operand(d), p.span(node))
         if e is None:
             raise KernelError("bad-arguments", f"shape entries must be integers (got `{_src(node)}`)", node)
@@ -74,6 +91,29 @@ def h_alloc(p, b, node, short):
     buf = N.Buffer(p.target_name or short, shape, dtype, scope, p.span(node))
     p.emit(N.Allocate(buf, None, p.span(node)))
     return buf
+
+
+_OTHER_ALLOCS = {"alloc_reducer": "local.fragment", "alloc_global": "global", "alloc_buffer": "global",
+                 "alloc_tmem": "shared.tmem"}
+
+
+def h_alloc_other(p, b, node, short):
+    """alloc_reducer / alloc_global / alloc_buffer / alloc_tmem: a buffer with the matching scope."""
+    args, kwargs = p.ev.call_args(node)
+    shape = args[0] if args else kwargs.get("shape", (1,))
+    dtype_val = args[1] if len(args) > 1 else kwargs.get("dtype", "float32")
+    dtype_node = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "dtype"), None)
+    scope = kwargs.get("scope") if isinstance(kwargs.get("scope"), str) else _OTHER_ALLOCS[short]
+    buf = N.Buffer(p.target_name or short, shape_of(p, shape, node), p.dtype_arg(dtype_node, dtype_val), scope,
+                   p.span(node))
+    p.emit(N.Allocate(buf, None, p.span(node)))
+    return buf
+
+
+def h_opaque(p, b, node, short):
+    """Builtins whose value the checks do not model (barriers, descriptors): evaluated for errors only."""
+    p.ev.call_args(node)
+    return Unknown(f"T.{short}")
 
 
 def h_alloc_var(p, b, node, short):
@@ -237,18 +277,41 @@ def h_typed_const(p, b, node, short):
 
 
 def h_tensor(p, b, node, short):
-    """T.Tensor(...) used as a value: a tensor type (for annotations)."""
+    """T.Tensor(shape, dtype) is a tensor type; with a data pointer (`T.Tensor(shape, dtype, A.data)`) a view."""
     from .consteval import call_builtin_const
 
     args, kwargs = p.ev.call_args(node)
-    return call_builtin_const(BuiltinRef("T." + short), args, kwargs, "T.Tensor")
+    spec = call_builtin_const(BuiltinRef("T." + short), args, kwargs, "T.Tensor")
+    if (len(args) >= 3 or "data" in kwargs) and isinstance(spec, TensorSpec):
+        buf = N.Buffer(p.target_name or "view", shape_of(p, spec.shape, node), spec.dtype, "global", p.span(node))
+        return buf
+    return spec
+
+
+def h_reshape(p, b, node, short):
+    """T.reshape(src, shape) / T.view(src, shape=None, dtype=None): the same storage with a new shape."""
+    args, kwargs = p.ev.call_args(node)
+    src = args[0] if args else kwargs.get("src")
+    if not isinstance(src, N.Buffer):
+        return Unknown(f"T.{short}")
+    shape = args[1] if len(args) > 1 else kwargs.get("shape")
+    dtype = args[2] if len(args) > 2 else kwargs.get("dtype")
+    new_shape = shape_of(p, shape, node) if shape is not None else src.shape
+    new_dtype = p.dtype_arg(None, dtype) if dtype is not None else src.dtype
+    return N.Buffer(p.target_name or src.name, new_shape, new_dtype, src.scope, p.span(node))
 
 
 def h_empty(p, b, node, short):
     """Eager style `C = T.empty((M, N), dtype)`: an output tensor of the kernel."""
     args, kwargs = p.ev.call_args(node)
-    shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
-    dtype = p.dtype_arg(next((k.value for k in node.keywords if k.arg == "dtype"), None), kwargs.get("dtype", "float32"))
+    dtype_node = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+    if args and isinstance(args[0], (tuple, list)):
+        shape = args[0]
+        if len(args) > 1:
+            kwargs["dtype"], dtype_node = args[1], node.args[1]
+    else:
+        shape = tuple(a for a in args if not isinstance(a, str))
+    dtype = p.dtype_arg(dtype_node, kwargs.get("dtype", "float32"))
     buf = N.Buffer(p.target_name or "out", shape_of(p, shape, node), dtype, "global", p.span(node))
     p.eager_outputs.append(buf)
     return buf
@@ -271,12 +334,15 @@ HANDLERS = {
     "cumsum": h_cumsum, "atomic_add": h_atomic_add, "annotate_layout": h_annotate_layout,
     "use_swizzle": h_use_swizzle, "if_then_else": h_if_then_else, "cast": h_cast,
     "infinity": h_typed_const, "max_value": h_typed_const, "min_value": h_typed_const,
-    "Tensor": h_tensor, "Buffer": h_tensor, "empty": h_empty,
+    **{name: h_alloc_other for name in _OTHER_ALLOCS},
+    **{name: h_opaque for name in ("alloc_barrier", "alloc_cluster_barrier", "alloc_descriptor", "alloc_smem")},
+    "reshape": h_reshape, "view": h_reshape, "Tensor": h_tensor, "Buffer": h_tensor, "empty": h_empty,
     "Pipelined": h_loop_call, "Parallel": h_loop_call, "serial": h_loop_call, "unroll": h_loop_call,
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
     **{name: h_reduce for name in _REDUCE}, **{name: h_math for name in _MATH},
 }
-NO_BIND = {name for name in _MATH} | {"empty", "Tensor", "Buffer"}
+NO_BIND = {name for name in _MATH} | {"empty", "Tensor", "Buffer", "reshape", "view", "alloc_barrier", "alloc_cluster_barrier",
+                                      "alloc_descriptor", "alloc_smem"} | set(_OTHER_ALLOCS)
 
 
 def _src(node) -> str:
