@@ -37,7 +37,7 @@ _ANN = ("annotations", "any", None)
 _KERNEL = [
     _b("T.prim_func", "kernel", ("func", "any", None), _KW, ("eager_jit", "bool", False),
        returns="PrimFunc", kind="decorator"),
-    _b("T.macro", "kernel", ("func", "any"), returns="Macro", kind="decorator", aliases=("T.inline",)),
+    _b("T.macro", "kernel", ("func", "any", None), returns="Macro", kind="decorator", aliases=("T.inline",)),
     _b("T.Kernel", "kernel", ("*blocks", "varargs"), ("threads", "any", 128), ("prelude", "str", None),
        ("cluster_dims", "any", None), returns="KernelLaunchFrame", kind="context"),
     _b("T.get_thread_binding", "kernel", ("dim", "int", 0), returns="Var"),
@@ -54,7 +54,7 @@ _TYPES = [
        ("align", "int", 0), ("offset_factor", "int", 0), ("buffer_type", "str", ""),
        ("axis_separators", "any", None), returns="Buffer", kind="type"),
     _b("T.StridedTensor", "type", ("shape", "shape"), ("strides", "shape"), ("dtype", "dtype", "float32"),
-       returns="Buffer", kind="type"),
+       ("scope", "str", None), _KW, ("data", "any", None), returns="Buffer", kind="type"),
     _b("T.dynamic", "type", ("name", "str"), ("dtype", "dtype", "int32"), returns="Var", aliases=("T.symbolic",)),
     _b("T.const", "type", ("name", "str"), ("dtype", "dtype", "int32"), returns="Var | tuple[Var, ...]"),
     _b("T.empty", "type", ("*shape", "varargs"), ("dtype", "dtype", "float32"), returns="Tensor"),
@@ -93,7 +93,7 @@ _LOOPS = [
     _b("T.vectorized", "loop", ("start", "expr"), ("stop", "expr", None), _KW, _ANN, kind="iterator"),
     _b("T.grid", "loop", ("*extents", "varargs"), kind="iterator"),
     _b("T.Persistent", "loop", ("domain", "any"), ("wave_size", "expr"), ("index", "expr"),
-       ("group_size", "expr", 8), ("num_stages", "int", 0), kind="iterator"),
+       ("group_size", "expr", 8), ("num_stages", "int", 0), _KW, _ANN, kind="iterator"),
 ]
 
 # --- tile operations -------------------------------------------------------------------------------------
@@ -144,15 +144,17 @@ _LAYOUT = [
 
 # --- scalar math -----------------------------------------------------------------------------------------
 _UNARY = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "tanh", "floor", "ceil", "sigmoid", "sin",
-          "cos", "log1p", "exp10", "round", "trunc", "erf", "isnan", "isinf")
+          "cos", "log1p", "exp10", "trunc", "erf", "isnan", "isinf")
 _MATH = [
     _b("T.ceildiv", "math", ("lhs", "expr"), ("rhs", "expr")),
     _b("T.max", "math", ("a", "expr"), ("b", "expr")),
     _b("T.min", "math", ("a", "expr"), ("b", "expr")),
     *[_b(f"T.{n}", "math", ("x", "expr")) for n in _UNARY],
+    _b("T.round", "math", ("x", "expr"), ("rounding_mode", "str", "ties-to-even")),
     _b("T.pow", "math", ("x", "expr"), ("y", "expr")),
     _b("T.if_then_else", "math", ("cond", "expr"), ("t", "expr"), ("f", "expr")),
-    _b("T.cast", "math", ("value", "expr"), ("dtype", "dtype")),
+    _b("T.cast", "math", ("value", "expr"), ("dtype", "dtype"), ("round", "str", ""), ("sat", "bool", True),
+       ("rbits", "expr", None)),
     _b("T.infinity", "math", ("dtype", "dtype")),
     _b("T.max_value", "math", ("dtype", "dtype")),
     _b("T.min_value", "math", ("dtype", "dtype")),
@@ -174,7 +176,7 @@ _JIT = [
        ("target_host", "any", None), ("execution_backend", "str", None), ("verbose", "bool", None),
        ("pass_configs", "any", None), ("debug_root_path", "str", None), ("compile_flags", "any", None),
        returns="JITImpl", kind="decorator"),
-    _b("tilelang.compile", "jit", ("func", "any"), ("out_idx", "any", None), ("execution_backend", "str", "auto"),
+    _b("tilelang.compile", "jit", ("func", "any", None), ("out_idx", "any", None), ("execution_backend", "str", None),
        ("target", "any", None), ("target_host", "any", None), ("verbose", "bool", None),
        ("pass_configs", "any", None), ("compile_flags", "any", None), returns="JITKernel"),
     _b("tilelang.lower", "jit", ("func_or_mod", "any"), ("target", "any", "auto"), ("target_host", "any", None),
@@ -187,8 +189,17 @@ def _dtype_entries() -> list[Builtin]:
     from .dtypes import DTYPES
 
     return [Builtin(f"T.{d.name}", "type", (Param("value", "expr", None),), returns=d.name, kind="dtype",
-                    aliases=tuple(f"T.{a}" for a in d.attr_aliases))
+                    aliases=tuple(f"T.{a}" for a in d.attr_aliases), doc=_dtype_doc(d))
             for d in DTYPES.values()]
+
+
+def _dtype_doc(d) -> str:
+    """Hover text of a dtype: width, kind, torch counterpart, other spellings."""
+    torch = f"; `torch.{d.torch}` at run time" if d.torch else ""
+    also = ", ".join(f'"{a}"' for a in d.aliases)
+    text = f"The `{d.name}` dtype: {d.bits}-bit {d.kind}{torch}. Also written `\"{d.name}\"`"
+    text += f" or {also}." if also else "."
+    return text + f"\n\n`T.{d.name}(x)` casts a scalar expression to it."
 
 
 def _with_docs(entries: list[Builtin]) -> list[Builtin]:

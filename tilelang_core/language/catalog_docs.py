@@ -1,4 +1,355 @@
-"""Hover text of the TileLang builtins, keyed by qualified name; `catalog.py` attaches it to the entries."""
+"""Hover text of the TileLang builtins, keyed by qualified name; `catalog.py` attaches it to the entries.
+
+Each text says what the construct does, its parameters, the constraints, a short example and the
+mistakes `tilelsp` reports for it (by diagnostic code). Markdown; the first line is the summary.
+"""
 from __future__ import annotations
 
-DOCS: dict[str, str] = {}
+_KERNEL = {
+    "T.prim_func": """Mark a function as a TileLang kernel (a TIR `PrimFunc`).
+
+The body is not run as Python: it is parsed and compiled. Parameters are annotated with
+`T.Tensor(shape, dtype)` (or `T.Tensor[shape, dtype]`, `T.Buffer`); the body opens exactly one
+`with T.Kernel(...)` launch. Usually defined inside a `@tilelang.jit` factory that closes over the sizes.
+
+- `func`: the kernel function (the decorator form passes it).
+- `eager_jit`: internal switch used by the eager `@tilelang.jit` style.
+
+```python
+@T.prim_func
+def main(A: T.Tensor((M, K), T.float16), C: T.Tensor((M, N), T.float16)):
+    with T.Kernel(T.ceildiv(N, 128), T.ceildiv(M, 128), threads=128) as (bx, by):
+        ...
+```
+
+Reported: `invalid-kernel` (no or several `T.Kernel` launches), `unsupported-syntax`, `undefined-name`.""",
+    "T.macro": """A helper whose body is inlined into the kernel that calls it (no function call at run time).
+
+Use it to share code between kernels or to name a step (`MMA0(...)`, `Softmax(...)`). Arguments may be
+buffers, expressions or Python values; the body follows the same rules as a `@T.prim_func` body.
+
+```python
+@T.macro
+def scale_rows(acc, s):
+    for i, j in T.Parallel(64, 64):
+        acc[i, j] *= s[i]
+```""",
+    "T.Kernel": """Open the launch of a kernel: a grid of 1 to 3 dimensions of thread blocks.
+
+`with T.Kernel(gx, gy, threads=128) as (bx, by):` binds the block indices. Everything inside runs once
+per block; tile ops (`T.copy`, `T.gemm`, ...) and `T.Parallel` loops are shared by the block's threads.
+
+- `*blocks`: 1 to 3 grid extents (ints or expressions such as `T.ceildiv(N, block_N)`).
+- `threads`: threads per block, an int or a tuple of up to 3 dims; **defaults to 128**.
+- `prelude`: raw CUDA text inserted before the kernel.
+- `cluster_dims`: thread-block cluster shape (sm_90 and newer).
+
+Constraints: at most 1024 threads per block, ideally a multiple of 32; the shared memory of all
+allocations inside (times the pipeline stages) must fit the target.
+
+```python
+with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+    ...
+```
+
+Reported: `threads-exceeded`, `threads-not-warp-multiple`, `shared-memory-exceeded` (on this line),
+`invalid-kernel` (more than 3 grid dims, unpacking the wrong number of indices).""",
+    "T.get_thread_binding": """The thread index (`threadIdx.x/y/z` for `dim` 0/1/2) inside a `T.Kernel`.
+
+For thread-level code; most kernels never need it because `T.Parallel` and tile ops distribute work.""",
+    "T.get_block_binding": """The block index (`blockIdx.x/y/z` for `dim` 0/1/2) inside a `T.Kernel`.
+
+Usually unnecessary: `with T.Kernel(...) as (bx, by)` already names them.""",
+    "T.sync_threads": """A block-wide barrier (`__syncthreads()`), or a named barrier with `barrier_id`/`arrive_count`.
+
+Tile ops insert the barriers they need; write one by hand only around manual shared-memory code.""",
+}
+
+_TYPES = {
+    "T.Tensor": """A global-memory tensor parameter of a kernel: `T.Tensor(shape, dtype)` or `T.Tensor[shape, dtype]`.
+
+- `shape`: a tuple of ints, names the factory closes over, or `T.dynamic` dims.
+- `dtype`: e.g. `T.float16` or `"float16"` (default `"float32"`).
+
+```python
+def main(A: T.Tensor((M, K), T.float16), B: T.Tensor[(K, N), T.float16]): ...
+```
+
+The subscript form avoids editor warnings about calls in annotations. At call time the JIT checks the
+torch tensor's dtype, rank and shape against it.""",
+    "T.Buffer": """A TIR buffer parameter (older spelling of `T.Tensor`, with TIR's full argument list).
+
+`T.Buffer((M, K), "float16")` behaves like `T.Tensor` for kernel parameters; `strides`, `elem_offset`,
+`align`, `offset_factor` and `axis_separators` are passed through to TIR.""",
+    "T.StridedTensor": """A global tensor parameter with explicit strides: `T.StridedTensor((M, K), (ld, 1), T.float16)`.
+
+Use it for views of larger tensors (a leading dimension larger than the row). The JIT checks the
+strides of the torch tensor at call time.""",
+    "T.dynamic": """A symbolic (runtime) dimension, for shapes only known when the kernel is called.
+
+`M = T.dynamic("M")` then `A: T.Tensor((M, K), dtype)`; the value is bound from the tensor's shape at call
+time. `T.dynamic("m, n")` returns a tuple. (`T.symbolic` is the deprecated spelling.)
+
+Tile shapes used by `T.gemm` must stay constant (`gemm-dynamic-shape`); loops and global slices may
+use symbolic extents.""",
+    "T.const": """Eager style only: declare dimension names bound from the argument shapes.
+
+```python
+@tilelang.jit
+def matmul(A, B, block_M: int = 128):
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), T.float16)
+```""",
+    "T.empty": """Eager style only: declare the output tensor that the JIT allocates and returns.
+
+`C = T.empty((M, N), T.float16)` ... `return C`. With the lazy style use `out_idx` instead.""",
+}
+
+_MEMORY = {
+    "T.alloc_shared": """Allocate a tile in shared memory, visible to all threads of the block.
+
+- `shape`: the tile shape (constants, e.g. `(block_M, block_K)`).
+- `dtype`: element type.
+- `scope`: `"shared.dyn"` (default, dynamic shared memory) or `"shared"`.
+
+Staging tiles for `T.gemm` operands and coalesced stores live here. A buffer copied inside a
+`T.Pipelined(num_stages=n)` loop is multi-buffered: it costs n times its size.
+
+```python
+A_shared = T.alloc_shared((block_M, block_K), T.float16)  # 128*32*2 B = 8 KiB (x stages)
+```
+
+Reported: `shared-memory-exceeded` (total per block over the target's limit, e.g. 227 KiB on
+sm_90a, 163 KiB on sm_80), `index-out-of-bounds`.""",
+    "T.alloc_fragment": """Allocate a register tile distributed across the threads of the block.
+
+The whole tile is addressed as if it were one array (`C_local[i, j]`); the compiler infers which
+thread holds which element (a `Fragment` layout). The usual home of a `T.gemm` accumulator and of
+softmax/reduction state.
+
+```python
+C_local = T.alloc_fragment((block_M, block_N), T.float32)
+```
+
+Reported: `register-pressure` (elements per thread over 255 registers), `index-out-of-bounds`,
+`layout-inference-failed` (deep check: a fragment with no op that fixes its layout).""",
+    "T.alloc_local": """Allocate a thread-private array (registers or local memory); every thread has its own copy.
+
+Index it with `T.serial`/`T.unroll`/`T.vectorized` variables or constants, never with a `T.Parallel`
+variable (use `T.alloc_fragment` for tiles shared out over threads).
+
+Reported: `local-indexed-by-parallel`, `index-out-of-bounds`.""",
+    "T.alloc_var": """Allocate a single thread-private scalar: `acc = T.alloc_var(T.float32, init=0.0)`.
+
+Read and write it as `acc` / `acc = acc + x` (or `acc[0]`).""",
+    "T.alloc_global": """Allocate a global-memory workspace inside the kernel (not through torch's allocator).""",
+    "T.alloc_barrier": """Allocate mbarriers for asynchronous copies (sm_90 and newer); `arrive_count` per barrier.""",
+    "T.alloc_reducer": """Allocate a reducer buffer (`op` = "sum" | "max" | "min") combined across threads by
+`T.finalize_reducer`.""",
+    "T.view": """Reinterpret a buffer with another shape and/or dtype without copying.""",
+    "T.reshape": """Reinterpret a buffer with another shape (same number of elements) without copying.""",
+}
+
+_LOOPS = {
+    "T.Pipelined": """A sequential loop whose tile copies are software-pipelined with the compute.
+
+`for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):` overlaps loading tile k+1.. with
+computing tile k. Shared buffers written by copies in the body get `num_stages` copies.
+
+- `start`, `stop`: the range (`T.Pipelined(n)` is `0..n`).
+- `num_stages`: buffered stages (0 disables pipelining; 2-4 is typical).
+- `order`, `stage`: manual schedule, one entry per statement of the body.
+- `annotations`: extra loop annotations.
+
+`sync=` and `group=` were removed in TileLang 0.1.15.
+
+Reported: `pipeline-config` (order/stage lengths differ from the body, negative stages),
+`shared-memory-exceeded` (stages multiply the shared tiles), `tile-op-in-parallel` (inside T.Parallel).""",
+    "T.Parallel": """An elementwise loop nest whose iterations are spread over the block's threads (and vector lanes).
+
+`for i, j in T.Parallel(block_M, block_N):` visits every (i, j) once, in no particular order.
+
+- `*extents`: one extent per loop variable.
+- `coalesced_width`: vector width for global accesses.
+- `loop_layout`: a `T.Fragment` fixing the thread mapping.
+- `prefer_async`: allow cp.async for copies expressed as loops.
+
+Only scalar expressions and buffer stores belong inside. A directly nested `T.Parallel` (the whole
+body of the outer one) fuses with it; anything else is an error.
+
+Reported: `nested-parallel`, `tile-op-in-parallel` (T.copy/T.gemm/T.Pipelined inside),
+`local-indexed-by-parallel`, `index-out-of-bounds`.""",
+    "T.serial": """A plain sequential loop executed by every thread: `for k in T.serial(n):` or `T.serial(start, stop, step)`.
+
+A negative `step` counts down. Python's `range(...)` inside a kernel means the same.""",
+    "T.unroll": """A sequential loop that is fully unrolled (`explicit=True` unrolls in TileLang's own pass).""",
+    "T.vectorized": """A sequential loop lowered to vector instructions; the extent should be 2, 4, 8 or 16 elements.""",
+    "T.grid": """Several nested serial loops: `for i, j in T.grid(M, N):`.""",
+    "T.Persistent": """A persistent-kernel loop: each block walks tiles of `domain` in waves of `wave_size`.""",
+}
+
+_TILE_OPS = {
+    "T.copy": """Copy a tile between any two memory scopes (global, shared, fragment).
+
+Each side is a whole buffer, a slice `A[r0:r1, c0:c1]`, or a head address `A[r, c]` that takes its
+extent from the other side. Size-1 dimensions may be dropped (`Q[b, s0:s1, h, :]` into a 2-D tile).
+Both sides must cover the same extents: **there is no broadcast**. A dtype conversion happens when the
+two dtypes differ (fp32 accumulator to fp16 output is the common case).
+
+- `src`, `dst`: the two sides.
+- keyword-only: `coalesced_width`, `disable_tma`, `eviction_policy` ("evict_normal" | "evict_first" |
+  "evict_last"), `prefer_instruction`, `annotations`, `loop_layout`.
+
+```python
+T.copy(A[by * block_M, k * block_K], A_shared)  # head address: extent = A_shared's shape
+T.copy(C_local, C[by * block_M, bx * block_N])
+```
+
+Reported: `copy-shape-mismatch` (two whole buffers), `copy-extent-mismatch` (slice vs tile),
+`copy-dtype-mismatch` (lossy conversion such as float to int8), `copy-scope`.""",
+    "T.gemm": """Tile matrix multiply-accumulate: `C += op(A) @ op(B)` (or `C = ...` with `clear_accum=True`).
+
+A and B are shared tiles or fragments; C is a fragment accumulator. The last two dims are the matrix.
+
+- `transpose_A`, `transpose_B`: A is stored K x M / B is stored N x K.
+- `policy`: how warps split the M x N tile (`T.GemmWarpPolicy.Square`, `FullRow`, `FullCol`).
+- `clear_accum`: zero C first.
+- `mbar`: an mbarrier for asynchronous (TCGEN05) MMA.
+
+Constraints: M, N, K agree after transposes, C is M x N, tile dims are compile-time constants, A and B
+have the same dtype (fp8 e4m3/e5m2 may mix). fp16/bf16 operands usually accumulate in fp32.
+
+```python
+T.gemm(A_shared, B_shared, C_local)                  # (M, K) @ (K, N)
+T.gemm(Q_shared, K_shared, S, transpose_B=True)      # (M, D) @ (N, D)^T
+```
+
+Reported: `gemm-shape-mismatch`, `gemm-accumulator-shape`, `gemm-dtype-mismatch`, `gemm-operand-scope`,
+`gemm-dynamic-shape`.""",
+    "T.clear": """Set every element of a tile (shared, fragment or local buffer, or a region of one) to zero.
+
+Reported: `fill-scope` (a global parameter).""",
+    "T.fill": """Set every element of a tile to `value`: `T.fill(m, -T.infinity(T.float32))`.
+
+Reported: `fill-scope` (a global parameter).""",
+    "T.reduce_max": """Maximum along one dimension: input `[X, d, Y]` gives output `[X, Y]` (or `[X, 1, Y]`).
+
+- `dim`: the reduced dimension (negative counts from the end).
+- `clear`: start from the identity (`True`) or combine with the current `out` (`False`, the
+  online-softmax idiom).
+- `batch`, `nan_propagate`, `annotations`: tuning options.
+
+```python
+T.reduce_max(scores, m_new, dim=1, clear=False)
+```
+
+Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`.""",
+    "T.reduce_min": """Minimum along one dimension; same rules as `T.reduce_max`.
+
+Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`.""",
+    "T.reduce_sum": """Sum along one dimension: input `[X, d, Y]` gives output `[X, Y]` (or `[X, 1, Y]`).
+
+With `clear=False` the sum is added to the current contents of `out`.
+
+Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`.""",
+    "T.reduce_abssum": """Sum of absolute values along one dimension (always starts from zero).
+
+Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`.""",
+    "T.reduce_absmax": """Maximum absolute value along one dimension (e.g. for quantisation scales).
+
+Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`.""",
+    "T.cumsum": """Inclusive prefix sum of a tile along `dim` (in place when `dst` is None; `reverse` scans backwards).""",
+    "T.atomic_add": """Atomic `dst += value`, for a scalar element or a whole tile region (vectorised when possible).
+
+Used for split-K reductions into global memory: `T.atomic_add(C[by * bm, bx * bn], C_local)`.
+`memory_order` is one of "relaxed", "acquire", "release", "acq_rel", "seq_cst".""",
+    "T.atomic_max": """Atomic maximum into `dst` (scalar or tile region).""",
+    "T.atomic_min": """Atomic minimum into `dst` (scalar or tile region).""",
+}
+
+_LAYOUT = {
+    "T.annotate_layout": """Fix the layout of buffers before layout inference: `T.annotate_layout({buf: layout, ...})`.
+
+Shared buffers take a `T.Layout` (e.g. `tilelang.layout.make_swizzled_layout(A_shared)` to avoid bank
+conflicts); fragments need a `T.Fragment`. The layout's input shape must equal the buffer's shape
+(real TileLang accepts a wrong one silently and fails deep in lowering).
+
+Reported: `layout-shape-mismatch`.""",
+    "T.Layout": """A layout: `T.Layout(shape, lambda i, j: (row, col))` maps each index of `shape` to a new position.""",
+    "T.Fragment": """A fragment layout: which thread (and which register) holds each element of a register tile.
+
+`T.Fragment(shape, forward_thread_fn=lambda i, j: ..., forward_index_fn=..., replicate=1)`.""",
+    "T.use_swizzle": """Rasterise thread blocks in panels of `panel_size` (order "row", "column" or "mlx") for L2 reuse.
+
+Placed inside `T.Kernel`; `enable=False` turns it off without editing the call.""",
+    "tilelang.layout.make_swizzled_layout": """A bank-conflict-free swizzled layout for a shared tile, for `T.annotate_layout`.
+
+```python
+T.annotate_layout({A_shared: tilelang.layout.make_swizzled_layout(A_shared)})
+```""",
+    "T.GemmWarpPolicy": """How `T.gemm` splits the M x N tile over the block's warps: `Square`, `FullRow` or `FullCol`.""",
+    "T.GemmWarpPolicy.Square": """Warps tile M and N as evenly as possible (the default).""",
+    "T.GemmWarpPolicy.FullRow": """Each warp owns whole rows of the M x N tile (attention: row statistics stay in one warp).""",
+    "T.GemmWarpPolicy.FullCol": """Each warp owns whole columns of the M x N tile.""",
+}
+
+_MATH = {
+    "T.ceildiv": """Integer ceiling division `(lhs + rhs - 1) // rhs`, e.g. the grid size `T.ceildiv(N, block_N)`.""",
+    "T.max": """Elementwise maximum of two scalar expressions (`T.max(a, b)`); use `T.reduce_max` for tiles.""",
+    "T.min": """Elementwise minimum of two scalar expressions; use `T.reduce_min` for tiles.""",
+    "T.exp": """Natural exponential. `T.exp2(x * 1.44269504)` is the faster equivalent on GPUs.""",
+    "T.exp2": """Base-2 exponential; flash attention folds `log2(e)` into its softmax scale to use it.""",
+    "T.log": """Natural logarithm.""",
+    "T.log2": """Base-2 logarithm.""",
+    "T.sqrt": """Square root.""",
+    "T.rsqrt": """Reciprocal square root `1 / sqrt(x)` (one instruction on GPUs); RMSNorm's core.""",
+    "T.abs": """Absolute value.""",
+    "T.if_then_else": """A select expression: `T.if_then_else(cond, t, f)` (both sides are evaluated).""",
+    "T.cast": """Convert a scalar expression to `dtype`: `T.cast(q[i, j], T.float16)`.""",
+    "T.infinity": """Positive infinity of `dtype`; `-T.infinity(T.float32)` initialises a running max.""",
+    "T.max_value": """The largest finite value of `dtype`.""",
+    "T.min_value": """The smallest (most negative) finite value of `dtype`.""",
+    "T.clamp": """Clamp a scalar expression into `[min_val, max_val]`.""",
+}
+
+_MISC = {
+    "T.print": """Device-side printf of a scalar, a buffer or a fragment, prefixed by block and thread indices.
+
+`msg` is a label; for buffers only one thread (or the warp given by `warp_group_id`/`warp_id`) prints.""",
+    "T.device_assert": """Trap on the device when `condition` is false (debug builds); `msg` is printed.""",
+}
+
+_JIT = {
+    "tilelang.jit": """Compile a kernel factory on first call, cache it, and return a callable kernel.
+
+Lazy style: the factory returns a `@T.prim_func`; `kernel = matmul(1024, 1024, 1024)` compiles it and
+`c = kernel(a, b)` runs it on torch tensors. Eager style: the decorated function is the kernel itself
+(`T.const`, `T.empty`, `return C`).
+
+- `out_idx`: index (or list) of parameters that are outputs; they are allocated and returned.
+- `target`: "auto", "cuda", "llvm", a dict like `{"kind": "cuda", "arch": "sm_90a"}`, ...
+- `execution_backend`, `verbose`, `pass_configs`, `debug_root_path`, `compile_flags`: build options.
+
+```python
+@tilelang.jit(out_idx=[-1])
+def matmul(M, N, K, block_M=128, block_N=128, block_K=32): ...
+```
+
+`tilelsp` instantiates factories from literal call sites (`matmul(1024, 1024, 1024)`), parameter
+defaults or a `# tilelsp: matmul(M=4096, ...)` comment; `instance-error` when that fails.""",
+    "tilelang.compile": """Compile a `PrimFunc` to a `JITKernel` (the non-decorator form of `tilelang.jit`).
+
+`kernel = tilelang.compile(matmul(1024, 1024, 1024), out_idx=[-1], target="cuda")`.""",
+    "tilelang.lower": """Run the compiler pipeline and code generation only, returning the artifact with `.kernel_source`.""",
+}
+
+DOCS: dict[str, str] = {**_KERNEL, **_TYPES, **_MEMORY, **_LOOPS, **_TILE_OPS, **_LAYOUT, **_MATH, **_MISC, **_JIT}
+
+_UNARY = {"tanh": "Hyperbolic tangent.", "floor": "Round down to an integer value.",
+          "ceil": "Round up to an integer value.", "sigmoid": "Logistic sigmoid `1 / (1 + exp(-x))`.",
+          "sin": "Sine.", "cos": "Cosine.", "log1p": "`log(1 + x)`, accurate for small x.",
+          "exp10": "Base-10 exponential.", "round": "Round to the nearest integer value (ties to even).",
+          "trunc": "Round toward zero.", "erf": "The error function.", "isnan": "True where x is NaN.",
+          "isinf": "True where x is infinite.", "pow": "`x` raised to the power `y`.",
+          "floordiv": "Floor division of integers.", "floormod": "Floor modulo of integers (non-negative for positive b)."}
+DOCS.update({f"T.{k}": v for k, v in _UNARY.items()})

@@ -1,0 +1,54 @@
+"""The dtype table and normalize_dtype."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tilelang_core.language.dtypes import (DTYPES, closest_dtype, dtype_bits, dtype_info, is_dtype_name,
+                                           normalize_dtype)
+from tilelang_core.language.types import DType
+
+
+@pytest.mark.parametrize("spelling, expected", [
+    ("float16", "float16"), ("half", "float16"), ("T.float16", "float16"), (DType("bfloat16"), "bfloat16"),
+    ("float", "float32"), ("double", "float64"), ("int", "int32"), ("long", "int64"), ("short", "int16"),
+    ("e4m3_float8", "float8_e4m3"), ("float8_e5m2", "float8_e5m2"), ("float16x2", "float16x2"),
+    (float, "float32"), (int, "int32"), (bool, "bool"),
+    ("half16", None), ("", None), (None, None), (3, None), ("float16x", None),
+])
+def test_normalize(spelling, expected):
+    assert normalize_dtype(spelling) == expected
+
+
+def test_torch_dtypes_normalize():
+    torch = pytest.importorskip("torch")
+    assert normalize_dtype(torch.float16) == "float16"
+    assert normalize_dtype(torch.bfloat16) == "bfloat16"
+    assert normalize_dtype(torch.int8) == "int8"
+    for info in DTYPES.values():
+        if info.torch:
+            assert hasattr(torch, info.torch), info.name
+
+
+def test_bits_and_kinds():
+    assert dtype_bits("float16") == 16 and dtype_bits(DType("float8_e4m3fn")) == 8
+    assert dtype_bits("int4") == 4 and dtype_info("int4").bytes == 0.5
+    assert dtype_bits("float32x4") == 128
+    assert dtype_info("bfloat16").is_float and not dtype_info("int32").is_float
+    assert dtype_info("uint8").kind == "uint" and dtype_info("bool").kind == "bool"
+    assert dtype_bits("nonsense") is None
+
+
+def test_attribute_names_and_suggestions():
+    assert is_dtype_name("half") and is_dtype_name("float8_e4m3fn") and not is_dtype_name("copy")
+    assert closest_dtype("flaot16") == "float16"
+    assert closest_dtype("bfloat61") == "bfloat16"
+    assert closest_dtype("zzzz") is None
+
+
+def test_no_torch_import():
+    code = "import sys, tilelang_core.language.dtypes as d; d.normalize_dtype('half'); print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,38 @@
+"""The generated docs (docs/language.md, docs/diagnostics.md) are up to date with the registry and code table."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tilelang_core import docgen
+from tilelang_core.codes import CODES
+from tilelang_core.language.catalog import BUILTINS
+
+
+def test_generated_docs_are_current():
+    stale = docgen.stale()
+    assert not stale, f"run `python -m tilelang_core.docgen` to regenerate: {[str(p) for p in stale]}"
+
+
+def test_check_flag_detects_a_stale_file(tmp_path):
+    assert docgen.main(["--root", str(tmp_path)]) == 0
+    assert docgen.main(["--check", "--root", str(tmp_path)]) == 0
+    (tmp_path / "docs" / "diagnostics.md").write_text("old\n")
+    assert docgen.main(["--check", "--root", str(tmp_path)]) == 1
+
+
+def test_every_builtin_and_code_is_documented():
+    language = docgen.render_language()
+    for b in BUILTINS:
+        if b.kind != "dtype":
+            assert f"### `{b.name}`" in language and b.signature in language
+        else:
+            assert f"| `{b.returns}` |" in language
+    diagnostics = docgen.render_diagnostics()
+    for code, row in CODES.items():
+        assert f"### `{code}`" in diagnostics and row.fix in diagnostics
+
+
+def test_module_entry_point():
+    out = subprocess.run([sys.executable, "-m", "tilelang_core.docgen", "--check"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
