@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis_irb import alloc, buf, codes, full, kernel, loop, mul, run, sl, sp, var
+from analysis_irb import alloc, buf, codes, full, kernel, load, loop, mul, run, sl, sp, store, var
 from tilelang_core.analysis.targets import ARCHS, UnknownTargetError, parse_targets
 from tilelang_core.ir import nodes as N
 
@@ -56,12 +56,30 @@ def test_smem_fits_then_one_diag_per_overflowing_target():
 
 
 def test_smem_unpipelined_buffer_counts_once():
-    big = buf("S", (256, 256))  # 128 KiB, not filled inside the pipelined loop
-    f = _pipelined_gemm(128, 128, 64, 2, extra=(alloc(big),))  # 64 KiB + 128 KiB = 192 KiB
+    big = buf("S", (256, 256))  # 128 KiB, used before the loop and read after it: live throughout
+    i = var("i")
+    f = _pipelined_gemm(128, 128, 64, 2, extra=(alloc(big), store(big, (0, 0))))  # 64 KiB + 128 KiB = 192 KiB
+    f = _append(f, loop(i, 8, [store(big, (i, 1), load(big, i, 0))]))
     assert codes(f) == []
     diags, _ = run(f, ("sm_80",))
     d = diags[0]
     assert d.code == "shared-memory-exceeded" and d.data["max_stages_that_fit"] == 1
+
+
+def test_smem_buffers_used_one_after_another_share_memory():
+    epilogue = buf("C_shared", (256, 256))  # 128 KiB, only used after the main loop
+    f = _pipelined_gemm(128, 128, 64, 2, extra=(alloc(epilogue),))  # loop buffers: 64 KiB
+    f = _append(f, store(epilogue, (0, 0)))
+    _, facts = run(f, ("sm_80",))
+    assert facts.kernels[0].smem_bytes["sm_80"] == 131072
+    assert codes(f, ("sm_80",)) == []
+
+
+def _append(func, stmt):
+    launch = func.body.stmts[0]
+    body = N.SeqStmt(launch.body.stmts + (stmt,))
+    launch = N.Launch(launch.grid, launch.threads, launch.block_vars, body, launch.span)
+    return N.PrimFunc(func.name, func.params, N.SeqStmt((launch,)), span=func.span, name_span=func.name_span)
 
 
 def test_symbolic_smem_is_not_checked():

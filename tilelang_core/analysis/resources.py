@@ -8,6 +8,7 @@ from ..diagnostics import Related
 from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..ir.visitor import walk
+from .liveness import live_ranges, peak
 from .infer import SHARED_SCOPES, buffer_bytes, dims_str, dtype_bits, elements, kib
 from .targets import known_limits
 
@@ -21,15 +22,21 @@ class Budget:
     threads: int | None = None
     registers: int | None = None
     fragments: list = field(default_factory=list)  # Buffers in local.fragment / local / local.var
+    live: dict = field(default_factory=dict)  # Buffer -> (first, last) use position
 
     def smem_total(self, max_stages: int | None = None) -> int | None:
-        """Total shared bytes per block; `max_stages` caps every buffer's stage count (for the quick fix)."""
-        total = 0
-        for _, nbytes, stages in self.shared:
+        """Peak shared bytes per block over buffers live together; `max_stages` caps stage counts."""
+        sizes = {}
+        for buf, nbytes, stages in self.shared:
             if nbytes is None:
                 return None
-            total += nbytes * (stages if max_stages is None else min(stages, max_stages))
-        return total
+            sizes[buf] = nbytes * (stages if max_stages is None else min(stages, max_stages))
+        return peak(sizes, self.live)
+
+    def live_together(self, buf_a, buf_b) -> bool:
+        """True when two shared buffers are live at the same time (so they cannot share memory)."""
+        a, b = self.live.get(buf_a), self.live.get(buf_b)
+        return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
 
     @property
     def breakdown(self) -> list[tuple[str, int | None, int]]:
@@ -92,6 +99,7 @@ def budget(launch: N.Launch) -> Budget:
         elif buf.scope in ("local.fragment", "local", "local.var"):
             b.fragments.append(buf)
     b.registers = _registers(b.fragments, b.threads)
+    b.live = live_ranges(launch.body, [buf for buf, _, _ in b.shared])
     return b
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.printer import expr_str
-from ..infer import canonical_dtype, is_low_float, region_extents, symbolic_vars
+from ..infer import canonical_dtype, dtype_bits, is_low_float, region_extents, symbolic_vars
 from ..walker import Ctx, rule
 from .common import related_for, scope_name
 
@@ -44,6 +44,8 @@ def _scopes_ok(g: N.Gemm, ctx: Ctx) -> bool:
 
 def _dtypes(g: N.Gemm, ctx: Ctx) -> None:
     a, b, c = (canonical_dtype(r.buffer.dtype) for r in (g.a, g.b, g.c))
+    if dtype_bits(a) is None or dtype_bits(b) is None:
+        return  # a dtype the frontend could not evaluate
     rel = related_for(g.a.buffer, g.b.buffer, g.c.buffer)
     if a != b and not (is_low_float(a) and is_low_float(b)):
         ctx.emit("gemm-dtype-mismatch",
@@ -52,7 +54,7 @@ def _dtypes(g: N.Gemm, ctx: Ctx) -> None:
                  g.span, related=rel)
         return
     allowed = ("float32", "float16") if is_low_float(a) else _ACCUM.get(a)
-    if allowed is not None and c not in allowed:
+    if allowed is not None and dtype_bits(c) is not None and c not in allowed:
         ctx.emit("gemm-dtype-mismatch",
                  f"T.gemm accumulator {g.c.buffer.name} is {c}, but {a} operands accumulate in "
                  f"{' or '.join(allowed)}; allocate {g.c.buffer.name} with dtype {allowed[0]}",
@@ -64,6 +66,8 @@ def _matrices(g: N.Gemm, ctx: Ctx):
     out = {}
     for name, r in (("A", g.a), ("B", g.b), ("C", g.c)):
         ext = region_extents(r)
+        if len(ext) < 2 and any(as_int(e) is None for e in ext):
+            return None  # an unknown shape (the frontend could not see its rank)
         if len(ext) < 2:
             ctx.emit("gemm-shape-mismatch",
                      f"T.gemm operand {name} ({r.buffer.name}) has {len(ext)} dimension(s); gemm operands are "
