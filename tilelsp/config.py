@@ -8,6 +8,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 FALLBACK_TARGETS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
@@ -129,6 +130,13 @@ def load(start: Path | None = None) -> Config:
     path = find_pyproject(start) or find_pyproject(Path.cwd())
     if path is None:
         return Config(root=Path.cwd())
+    stat = path.stat()
+    return _load_file(path, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=32)
+def _load_file(path: Path, mtime_ns: int, size: int) -> Config:
+    """Parse one pyproject.toml's table (cached by path, mtime and size: PATH arguments often share one)."""
     return parse(_read_table(path), path)
 
 
