@@ -47,4 +47,21 @@ def capture(pyfunc) -> CapturedFunc:
             env[name] = cell.cell_contents
         except ValueError:  # empty cell: name assigned later in the enclosing scope
             pass
+    _add_defining_locals(pyfunc, env)
     return CapturedFunc(pyfunc, source, inspect.getsourcefile(pyfunc) or "<unknown>", first_line, indent, env)
+
+
+def _add_defining_locals(pyfunc, env: dict) -> None:
+    """Add the locals of the frame that is defining `pyfunc` (names used only in annotations, e.g. `dtype`
+    in `A: T.Tensor((M, N), dtype)`, are not closure cells); they shadow module globals, as in Python."""
+    code = getattr(pyfunc, "__code__", None)
+    frame = inspect.currentframe()
+    try:
+        while frame is not None and code is not None:
+            if code in frame.f_code.co_consts:
+                for name, value in frame.f_locals.items():
+                    env[name] = value
+                return
+            frame = frame.f_back
+    finally:
+        del frame

@@ -155,7 +155,7 @@ def to_ir(func, out_idx=None, instance: str = "", factory: str | None = None) ->
     from ..frontend import parse_captured
 
     sink = DiagnosticSink()
-    ir_func = parse_captured(func.captured, sink, instance=instance, factory=factory)
+    ir_func = parse_captured(func.captured, sink, out_idx=out_idx, factory=factory, instance=instance)
     errors = [d for d in sink.items if d.is_error]
     if errors or ir_func is None:
         raise CompileError(errors or sink.items, func.captured.filename)
