@@ -325,7 +325,7 @@ def on_code_lens(ls: TileLanguageServer, params: types.CodeLensParams):
         return []
     result = ls.result(doc)
     return [types.CodeLens(range=pos.span_to_range(l.span, result.source, ls.encoding),
-                           command=types.Command(l.title, l.command, list(l.arguments)))
+                           command=types.Command(title=l.title, command=l.command, arguments=list(l.arguments)))
             for l in codelens.code_lenses(result, doc.uri)]
 
 
@@ -376,7 +376,7 @@ def _lsp_action(a: actions.Action, doc: DocState, result, enc: str) -> types.Cod
         edits = [types.TextEdit(pos.span_to_range(e.span, result.source, enc), e.new_text) for e in a.edits]
         edit = types.WorkspaceEdit(changes={doc.uri: edits})
     diags = [to_lsp(a.diagnostic, result.source, doc.uri, enc)] if a.diagnostic else None
-    command = types.Command(a.title, a.command, list(a.arguments)) if a.command else None
+    command = types.Command(title=a.title, command=a.command, arguments=list(a.arguments)) if a.command else None
     kind = types.CodeActionKind.QuickFix if a.kind == actions.QUICKFIX else types.CodeActionKind.Source
     return types.CodeAction(title=a.title, kind=kind, edit=edit, command=command, diagnostics=diags,
                             is_preferred=a.preferred or None)

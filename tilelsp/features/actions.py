@@ -33,7 +33,11 @@ def _overlaps(a: Span, b: Span) -> bool:
 
 
 def _keyword_literals(text: str, keyword: str) -> list[tuple[Span, int, Span]]:
-    """(span of the integer literal, its value, span of the call) for every `f(..., keyword=<int>)`."""
+    """(span of the integer literal, its value, span of the call) for every `f(..., keyword=<int>)`.
+
+    When the keyword's value is a name (`num_stages=num_stages`), the literal is the integer default of
+    that parameter in an enclosing def (the factory), so the fix edits where the value comes from.
+    """
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -42,16 +46,31 @@ def _keyword_literals(text: str, keyword: str) -> list[tuple[Span, int, Span]]:
     except Exception:
         return []
     positions = wrapper.resolve(PositionProvider)
-    out = []
-    for node, rng in positions.items():
-        if not isinstance(node, cst.Call):
-            continue
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Integer):
-                r = positions[arg.value]
-                lit = Span(r.start.line, r.start.column, r.end.line, r.end.column)
-                call = Span(rng.start.line, rng.start.column, rng.end.line, rng.end.column)
-                out.append((lit, int(arg.value.value, 0), call))
+
+    def span(node) -> Span:
+        r = positions[node]
+        return Span(r.start.line, r.start.column, r.end.line, r.end.column)
+
+    out, scopes = [], []
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node):
+            scopes.append({p.name.value: p.default for p in node.params.params + node.params.kwonly_params})
+
+        def leave_FunctionDef(self, node):
+            scopes.pop()
+
+        def visit_Call(self, node):
+            for arg in node.args:
+                if arg.keyword is None or arg.keyword.value != keyword:
+                    continue
+                value = arg.value
+                if isinstance(value, cst.Name):
+                    value = next((sc[value.value] for sc in reversed(scopes) if value.value in sc), None)
+                if isinstance(value, cst.Integer):
+                    out.append((span(value), int(value.value, 0), span(node)))
+
+    wrapper.visit(Finder())
     return out
 
 

@@ -6,6 +6,7 @@ hover never lowers); buffer hovers add the inferred layout from that lowering.
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import quote
 
 from tilelang_core.source import Span
@@ -13,6 +14,7 @@ from tilelang_core.source import Span
 from .symbols import builtin_at
 
 PREVIEW_LINES = 24
+_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 def fmt_bytes(n) -> str:
@@ -38,6 +40,8 @@ def hover(result, line: int, col: int, lowered=(), uri: str = "") -> tuple[str, 
     if kernel is not None:
         return kernel_hover(kernel, facts, lowered, uri), _kernel_span(kernel, line, col)
     fact = facts.at(line, col) if facts is not None and hasattr(facts, "at") else None
+    if fact is None or not hasattr(fact, "scope"):
+        fact = _declared_here(facts, result.source.line_text(line), line, col)
     if fact is not None and hasattr(fact, "scope"):
         return buffer_hover(fact, lowered), _use_span(fact, line, col)
     found = builtin_at(result.source.text, result.source.line_text(line), col)
@@ -56,6 +60,27 @@ def _kernel_at(facts, result, line, col):
         if def_line == line and result.source.line_text(line)[:col].strip() in ("def", ""):
             return k
     return None
+
+
+def _declared_here(facts, line_text: str, line: int, col: int):
+    """The buffer whose name is under the cursor on the line that declares it (`X = T.alloc_...`)."""
+    m = next((m for m in _WORD.finditer(line_text) if m.start() <= col <= m.end()), None)
+    if m is None:
+        return None
+    for b in getattr(facts, "buffers", None) or ():
+        if b.name == m.group(0) and b.span is not None and b.span.line == line:
+            return _Named(b, Span(line, m.start(), line, m.end()))
+    return None
+
+
+class _Named:
+    """A fact seen through the name token under the cursor (its span is the token)."""
+
+    def __init__(self, fact, span: Span):
+        self._fact, self.span, self.uses = fact, span, ()
+
+    def __getattr__(self, name):
+        return getattr(self._fact, name)
 
 
 def _kernel_span(kernel, line, col) -> Span:
