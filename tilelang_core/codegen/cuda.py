@@ -1,0 +1,204 @@
+"""CUDA code generation: tile IR -> thread-level TVMScript (ours) -> TVM tirx pipeline -> CUDA C source.
+
+`generate(func, arch)` returns every intermediate text plus the launch configuration and parameter
+list an artifact needs. tvm is imported only through `_tvm.load()`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..ir import nodes as N
+from ..ir.arith import as_int
+from ..ir.printer import expr_str
+from ..ir.visitor import walk
+from ..passes.layouts import LayoutError, describe, infer_layouts
+from ..passes.plan import plan_pipelines, swizzled_buffers
+from .cuda_lower import KernelEmitter, LoweringError
+from .cuda_templates import insert_prelude
+
+ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
+SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_90": 232448, "sm_90a": 232448}
+_LINE_MARK = re.compile(r"^(\s*)tl_line_(\d+)\(\);\s*$")
+
+
+@dataclass
+class CudaKernel:
+    """Everything codegen learned about one kernel instance."""
+
+    name: str
+    kernel_symbol: str
+    tvmscript: str
+    tir: str
+    source: str
+    grid: tuple          # ints or Python expressions over the dim names
+    block: tuple
+    smem_bytes: int
+    smem_breakdown: list
+    params: list         # dicts: name, kind (tensor|scalar|dim), dtype, shape, is_output
+    line_map: list = field(default_factory=list)
+    layouts_text: str = ""
+    pipeline_text: str = ""
+
+
+def threads_of(launch: N.Launch) -> int:
+    """Threads per block of a T.Kernel (the product of its thread dims)."""
+    total = 1
+    for t in launch.threads:
+        v = as_int(t)
+        if v is None:
+            raise LoweringError("threads= of T.Kernel must be a compile-time constant", launch.span)
+        total *= v
+    return total
+
+
+def plan(func: N.PrimFunc):
+    """(launch, threads, layouts, pipelines, swizzled) for a kernel; raises LoweringError."""
+    launch = func.launch
+    if launch is None:
+        raise LoweringError("the kernel has no `with T.Kernel(...)` block", func.span)
+    threads = threads_of(launch)
+    try:
+        layouts = infer_layouts(func, threads)
+    except LayoutError as exc:
+        raise LoweringError(str(exc), exc.span or launch.span, "layout-inference-failed") from None
+    return launch, threads, layouts, plan_pipelines(func), swizzled_buffers(func)
+
+
+def tvmscript(func: N.PrimFunc) -> tuple[str, KernelEmitter, list]:
+    """The thread-level TVMScript text of a kernel, its emitter and the parameter list."""
+    launch, threads, layouts, pipes, swz = plan(func)
+    em = KernelEmitter(func, layouts, pipes, swz, threads)
+    params, header = _params(func, em)
+    em.allocate()
+    for k, v in enumerate(launch.block_vars):
+        em.var_text[v] = em.name(v)
+    em.depth = 1
+    _body_with_marks(em, launch.body)
+    smem_lines, smem_total, breakdown = em.smem_plan()
+    em.smem_total, em.breakdown = smem_total, breakdown
+    out = ["@T.prim_func", f"def main({', '.join(header)}):",
+           f'    T.func_attr({{"global_symbol": "{_symbol(func.name)}", "tirx.noalias": True}})']
+    axes = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
+    for v, ext, tag in zip(launch.block_vars, launch.grid, axes):
+        out.append(f'    {em.name(v)} = T.launch_thread("{tag}", {em.idx(ext)})')
+    for k, ext in enumerate(launch.grid[len(launch.block_vars):]):
+        out.append(f'    _unused_b{k} = T.launch_thread("{axes[len(launch.block_vars) + k]}", {em.idx(ext)})')
+    out.append(f'    tx = T.launch_thread("threadIdx.x", {threads})')
+    if smem_total:
+        out.append(f'    smem = T.alloc_buffer(({smem_total},), "uint8", scope="shared.dyn")')
+        out += ["    " + ln for ln in smem_lines]
+    out += ["    " + ln for ln in em.allocs]
+    out += em.lines
+    return "\n".join(out) + "\n", em, params
+
+
+def _symbol(name: str) -> str:
+    return re.sub(r"\W", "_", name) or "kernel"
+
+
+def _body_with_marks(em: KernelEmitter, body) -> None:
+    """Emit the kernel body, marking the start of each top-level statement's source line."""
+    orig = em.stmt
+
+    def stmt(s, _orig=orig):
+        span = getattr(s, "span", None)
+        if span is not None and not isinstance(s, (N.SeqStmt, N.Allocate)) and em.par is None:
+            em.line(f'T.cuda.func_call("tl_line_{span.line}", source_code="")')
+        _orig(s)
+    em.stmt = stmt
+    em.stmt(body)
+    if not em.lines:
+        em.line("T.evaluate(0)")
+
+
+def _params(func: N.PrimFunc, em: KernelEmitter) -> tuple[list, list]:
+    """Kernel parameters: the function's tensors and scalars, then symbolic dims as int32."""
+    params, header, dims = [], [], []
+    out_idx = set()
+    n = len(func.params)
+    for i in func.out_idx or ():
+        out_idx.add(i % n if n else i)
+    for p in func.params:
+        if isinstance(p, N.Var):
+            em.var_text[p] = em.name(p)
+    for p in func.params:
+        for d in getattr(p, "shape", ()):
+            for v in walk(d):
+                if isinstance(v, N.Var) and v not in em.var_text and v not in dims:
+                    dims.append(v)
+    for v in dims:
+        em.var_text[v] = em.name(v)
+    for k, p in enumerate(func.params):
+        if isinstance(p, N.Buffer):
+            shape = ", ".join(em.idx(d) for d in p.shape) + ("," if len(p.shape) == 1 else "")
+            header.append(f'{em.name(p)}: T.Buffer(({shape}), "{p.dtype}")')
+            params.append({"name": p.name, "kind": "tensor", "dtype": p.dtype, "is_output": k in out_idx,
+                           "shape": [as_int(d) if as_int(d) is not None else expr_str(d) for d in p.shape]})
+        else:
+            header.append(f"{em.name(p)}: T.{p.dtype}")
+            params.append({"name": p.name, "kind": "scalar", "dtype": p.dtype, "is_output": False, "shape": []})
+    for v in dims:
+        header.append(f"{em.name(v)}: T.int32")
+        params.append({"name": v.name, "kind": "dim", "dtype": "int32", "is_output": False, "shape": []})
+    return params, header
+
+
+def target_of(arch: str):
+    """The TVM Target for an arch, with the real opt-in shared-memory limit."""
+    from . import _tvm
+
+    tvm = _tvm.load().tvm
+    return tvm.target.Target({"kind": "cuda", "arch": arch, "max_shared_memory_per_block": SMEM_LIMIT[arch],
+                              "max_threads_per_block": 1024})
+
+
+def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
+    """Lower one kernel instance all the way to CUDA C (raises LoweringError with a span)."""
+    from . import _tvm
+
+    text, em, params = tvmscript(func)
+    ns = _tvm.load()
+    from tvm.script import tirx as T  # noqa: N812  (through the shim: _tvm.load() ran first)
+
+    try:
+        prim = ns.tvm.script.from_source(text, extra_vars={"T": T})
+        config = {"tirx.UnrollLoop": {"explicit_unroll": False}}
+        with ns.tvm.transform.PassContext(config=config):
+            ex = ns.tvm.compile(ns.tvm.IRModule({"main": prim}), target=target_of(arch), tir_pipeline="tirx")
+    except Exception as exc:  # tvm raises many types; report at the kernel
+        raise LoweringError(f"TVM rejected the lowered kernel: {str(exc).strip().splitlines()[-1][:300]}",
+                            func.span, "codegen-error") from exc
+    raw = ex.mod.imports[0].inspect_source()
+    source, line_map = _finish_source(raw)
+    symbol = _kernel_symbol(source) or f"{_symbol(func.name)}_kernel"
+    launch = func.launch
+    grid = tuple(as_int(g) if as_int(g) is not None else expr_str(g) for g in launch.grid)
+    return CudaKernel(func.name, symbol, text, prim.script(), source, grid, (em.threads, 1, 1), em.smem_total,
+                      em.breakdown, params, line_map, describe(em.layouts),
+                      "\n".join(p.describe() for p in em.pipelines.values()))
+
+
+def _kernel_symbol(source: str) -> str | None:
+    m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(', source)
+    return m.group(1) if m else None
+
+
+def _finish_source(raw: str) -> tuple[str, list]:
+    """Insert the device library and turn line markers into comments; returns (source, line_map)."""
+    text = insert_prelude(raw)
+    lines = text.split("\n")
+    out, marks = [], []
+    for ln in lines:
+        m = _LINE_MARK.match(ln)
+        if m:
+            marks.append((int(m.group(2)), len(out) + 1))
+            out.append(f"{m.group(1)}// tilelang source line {m.group(2)}")
+        else:
+            out.append(ln)
+    line_map: dict[int, list[int]] = {}
+    for k, (src_line, at) in enumerate(marks):
+        end = marks[k + 1][1] if k + 1 < len(marks) else at + 1
+        rng = list(range(at, max(end, at + 1)))
+        line_map.setdefault(src_line, []).extend(rng)
+    return "\n".join(out), sorted(line_map.items())

@@ -1,0 +1,194 @@
+"""Tile-IR expressions to TVMScript text for the CUDA lowering: dtype inference, casts and intrinsics."""
+from __future__ import annotations
+
+from ..ir import nodes as N
+
+_FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
+_UNARY_MATH = {"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "tanh", "sin", "cos",
+               "sigmoid", "erf", "round", "trunc", "log1p", "fabs"}
+
+
+class ExprError(Exception):
+    """An expression the CUDA lowering cannot express; carries the span."""
+
+    def __init__(self, message: str, span=None):
+        super().__init__(message)
+        self.span = span
+
+
+def promote(a: str, b: str) -> str:
+    """Result dtype of a binary op on dtypes a and b (floats win, wider wins)."""
+    if a == b:
+        return a
+    fa, fb = a.startswith(("float", "bfloat")), b.startswith(("float", "bfloat"))
+    if fa and not fb:
+        return a
+    if fb and not fa:
+        return b
+    if fa and fb:
+        return a if _FLOAT_RANK.get(a, 0) >= _FLOAT_RANK.get(b, 0) else b
+    if a == "bool":
+        return b
+    if b == "bool":
+        return a
+    return a if _bits(a) >= _bits(b) else b
+
+
+def _bits(dtype: str) -> int:
+    digits = "".join(ch for ch in dtype if ch.isdigit())
+    return int(digits) if digits else 32
+
+
+def dtype_of(e) -> str:
+    """The dtype of an IR expression."""
+    if isinstance(e, N.Const):
+        return e.dtype
+    if isinstance(e, N.Var):
+        return e.dtype
+    if isinstance(e, N.Load):
+        return e.buffer.dtype
+    if isinstance(e, N.Cast):
+        return e.dtype
+    if isinstance(e, (N.Compare, N.BoolOp)):
+        return "bool"
+    if isinstance(e, N.UnaryOp):
+        return "bool" if e.op == "not" else dtype_of(e.operand)
+    if isinstance(e, N.BinOp):
+        return promote(dtype_of(e.lhs), dtype_of(e.rhs))
+    if isinstance(e, N.Select):
+        return promote(dtype_of(e.true_value), dtype_of(e.false_value))
+    if isinstance(e, N.Call):
+        if e.dtype:
+            return e.dtype
+        if e.name == "ceildiv":
+            return "int32"
+        types = [dtype_of(a) for a in e.args]
+        out = types[0] if types else "float32"
+        for t in types[1:]:
+            out = promote(out, t)
+        return out
+    return "int32"
+
+
+def const_text(value, dtype: str) -> str:
+    """A literal of `dtype` in TVMScript."""
+    if dtype == "bool":
+        return f"T.bool({bool(value)})"
+    if dtype.startswith(("float", "bfloat")):
+        v = float(value)
+        if v != v:
+            return f'T.Cast("{dtype}", T.float32("nan"))' if dtype != "float32" else 'T.float32("nan")'
+        if v in (float("inf"), float("-inf")):
+            sign = "-" if v < 0 else ""
+            return f'{sign}T.infinity("{dtype}")'
+        return f"T.{dtype}({v!r})"
+    if dtype == "int32":
+        return str(int(value))
+    return f"T.{dtype}({int(value)})"
+
+
+class ExprEmitter:
+    """Renders expressions; `load(buf, index_texts, node)` is supplied by the statement emitter."""
+
+    def __init__(self, var_text, load):
+        self.var_text = var_text
+        self.load = load
+
+    def emit(self, e, dtype: str | None = None) -> str:
+        """Text of `e`, converted to `dtype` when given."""
+        have = dtype_of(e)
+        if isinstance(e, N.Const) and dtype is not None:
+            return const_text(e.value, dtype)
+        text = self._emit(e)
+        if dtype is not None and dtype != have:
+            return f'T.Cast("{dtype}", {text})'
+        return text
+
+    def index(self, e) -> str:
+        """An index expression (int32)."""
+        return self.emit(e, "int32") if dtype_of(e) not in ("int32",) else self._emit(e)
+
+    def _emit(self, e) -> str:
+        if isinstance(e, N.Const):
+            return const_text(e.value, e.dtype)
+        if isinstance(e, N.Var):
+            if e not in self.var_text:
+                raise ExprError(f"'{e.name}' is not defined at this point of the kernel", e.span)
+            return self.var_text[e]
+        if isinstance(e, N.Load):
+            return self.load(e.buffer, [self.index(i) for i in e.indices], e)
+        if isinstance(e, N.Cast):
+            return f'T.Cast("{e.dtype}", {self._emit(e.value)})'
+        if isinstance(e, N.BinOp):
+            return self._binop(e)
+        if isinstance(e, N.Compare):
+            t = promote(dtype_of(e.lhs), dtype_of(e.rhs))
+            return f"({self.emit(e.lhs, t)} {e.op} {self.emit(e.rhs, t)})"
+        if isinstance(e, N.BoolOp):
+            fn = "T.And" if e.op == "and" else "T.Or"
+            text = self.emit(e.values[0], "bool")
+            for v in e.values[1:]:
+                text = f"{fn}({text}, {self.emit(v, 'bool')})"
+            return text
+        if isinstance(e, N.UnaryOp):
+            if e.op == "not":
+                return f"T.Not({self.emit(e.operand, 'bool')})"
+            if e.op == "~":
+                return f"T.bitwise_not({self._emit(e.operand)})"
+            return f"(-{self._emit(e.operand)})"
+        if isinstance(e, N.Select):
+            t = dtype_of(e)
+            return (f"T.if_then_else({self.emit(e.cond, 'bool')}, {self.emit(e.true_value, t)}, "
+                    f"{self.emit(e.false_value, t)})")
+        if isinstance(e, N.Call):
+            return self._call(e)
+        raise ExprError(f"expression {type(e).__name__} is not supported by the CUDA lowering", getattr(e, "span", None))
+
+    def _binop(self, e) -> str:
+        t = dtype_of(e)
+        a, b = self.emit(e.lhs, t), self.emit(e.rhs, t)
+        is_float = t.startswith(("float", "bfloat"))
+        if e.op in ("+", "-", "*"):
+            return f"({a} {e.op} {b})"
+        if e.op == "/":
+            return f"({a} / {b})" if is_float else f"T.floordiv({a}, {b})"
+        if e.op == "//":
+            return f"T.floor({a} / {b})" if is_float else f"T.floordiv({a}, {b})"
+        if e.op == "%":
+            return f"T.floormod({a}, {b})"
+        if e.op == "**":
+            return f"T.pow({a}, {b})"
+        if e.op == "<<":
+            return f"T.shift_left({a}, {b})"
+        if e.op == ">>":
+            return f"T.shift_right({a}, {b})"
+        if e.op in ("&", "|", "^"):
+            return f"({a} {e.op} {b})"
+        raise ExprError(f"operator '{e.op}' is not supported by the CUDA lowering", e.span)
+
+    def _call(self, e) -> str:
+        name, t = e.name, dtype_of(e)
+        args = e.args
+        if name in ("infinity", "max_value", "min_value"):
+            dt = e.dtype or "float32"
+            return f'T.{name}("{dt}")'
+        if name == "ceildiv":
+            a, b = self.index(args[0]), self.index(args[1])
+            return f"T.floordiv({a} + {b} - 1, {b})"
+        if name in ("max", "min"):
+            return f"T.{name}({self.emit(args[0], t)}, {self.emit(args[1], t)})"
+        if name == "abs":
+            return f"T.abs({self.emit(args[0], t)})"
+        if name == "pow":
+            return f"T.pow({self.emit(args[0], t)}, {self.emit(args[1], t)})"
+        if name == "clamp":
+            x, lo, hi = (self.emit(a, t) for a in args)
+            return f"T.min(T.max({x}, {lo}), {hi})"
+        if name == "sigmoid":
+            x = self.emit(args[0], t)
+            one = const_text(1.0, t)
+            return f"({one} / ({one} + T.exp(-{x})))"
+        if name in _UNARY_MATH and len(args) == 1:
+            fn = "abs" if name == "fabs" else name
+            return f"T.{fn}({self.emit(args[0], t)})"
+        raise ExprError(f"T.{name} is not supported by the CUDA lowering yet", e.span)

@@ -1,0 +1,418 @@
+"""Tile IR to thread-level TVMScript for CUDA: launch, shared-memory plan, fragments as registers,
+Parallel loops over layouts, barriers, and the multi-buffered cp.async software pipeline.
+
+Tile ops themselves are in `cuda_tileops.py`; this module owns statements and the kernel frame.
+"""
+from __future__ import annotations
+
+import re
+
+from ..ir import nodes as N
+from ..ir.arith import as_int, shape_ints
+from ..ir.visitor import walk
+from ..passes.layouts import Generic, LayoutError, Mma, MmaRow, Replicated, ravel
+from .cuda_expr import ExprEmitter, ExprError, dtype_of
+
+DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
+               "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "bool": 1,
+               "float8_e4m3fn": 1, "float8_e5m2": 1}
+
+
+class LoweringError(Exception):
+    """A construct the CUDA lowering does not support (code lowering-unsupported) at `span`."""
+
+    def __init__(self, message: str, span=None, code: str = "lowering-unsupported"):
+        super().__init__(message)
+        self.span = span
+        self.code = code
+
+
+def nbytes(dtype: str) -> int:
+    """Bytes per element of `dtype`."""
+    if dtype not in DTYPE_BYTES:
+        raise LoweringError(f"dtype '{dtype}' is not supported by the CUDA backend")
+    return DTYPE_BYTES[dtype]
+
+
+class KernelEmitter:
+    """Emits one kernel instance as a TVMScript `@T.prim_func` (text)."""
+
+    def __init__(self, func: N.PrimFunc, layouts: dict, pipelines: dict, swizzled: set, threads: int):
+        from .cuda_tileops import TileOps
+
+        self.func, self.layouts, self.pipelines, self.swizzled = func, layouts, pipelines, swizzled
+        self.threads = threads
+        self.lines: list[str] = []
+        self.allocs: list[str] = []
+        self.depth = 1
+        self.names: dict = {}
+        self.used_names: set = {"T", "tx", "smem", "main"}
+        self.var_text: dict = {}
+        self.stage_idx: dict = {}   # shared Buffer -> stage index text while inside a pipeline
+        self.stages: dict = {}      # shared Buffer -> number of stages
+        self.par = None             # (layout, reg text, loop vars) inside a fragment-driven Parallel loop
+        self.dirty_w = self.dirty_r = False
+        self.scratch: dict = {}     # name -> (dtype, elems) extra shared buffers
+        self.exprs = ExprEmitter(self.var_text, self.load_text)
+        self.ops = TileOps(self)
+        self.counter = 0
+
+    # ------------------------------------------------------------------ names and text
+    def name(self, obj, hint: str | None = None) -> str:
+        """A unique TVMScript identifier for a Var or Buffer."""
+        if obj in self.names:
+            return self.names[obj]
+        base = re.sub(r"\W", "_", hint or getattr(obj, "name", "v")) or "v"
+        if base[0].isdigit():
+            base = "v_" + base
+        cand, k = base, 1
+        while cand in self.used_names:
+            cand, k = f"{base}_{k}", k + 1
+        self.used_names.add(cand)
+        self.names[obj] = cand
+        return cand
+
+    def fresh(self, hint: str) -> str:
+        """A new unique identifier."""
+        self.counter += 1
+        return self.name(object(), hint)
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def block(self):
+        """Context manager that indents the lines emitted inside it."""
+        emitter = self
+
+        class _Indent:
+            def __enter__(self):
+                emitter.depth += 1
+
+            def __exit__(self, *exc):
+                emitter.depth -= 1
+        return _Indent()
+
+    def emit(self, e, dtype=None) -> str:
+        try:
+            return self.exprs.emit(e, dtype)
+        except ExprError as exc:
+            raise LoweringError(str(exc), exc.span or getattr(e, "span", None)) from None
+
+    def idx(self, e) -> str:
+        return self.emit(e, "int32")
+
+    # ------------------------------------------------------------------ buffer access
+    def shared_index(self, buf, idx: list[str]) -> list[str]:
+        """Physical index of a shared buffer element: stage prefix and swizzle."""
+        if buf in self.swizzled and len(idx) >= 2:
+            from .cuda_templates import swizzle_chunk_text
+
+            cols = as_int(buf.shape[-1])
+            epc = 16 // nbytes(buf.dtype)
+            row, col = idx[-2], idx[-1]
+            chunk = swizzle_chunk_text(row, f"T.floordiv({col}, {epc})", cols // epc)
+            idx = idx[:-1] + [f"({chunk} * {epc} + T.floormod({col}, {epc}))"]
+        if buf in self.stages:
+            idx = [self.stage_idx.get(buf, "0")] + idx
+        return idx
+
+    def load_text(self, buf, idx: list[str], node=None) -> str:
+        """Text of buf[idx] for any scope (fragments translated to registers)."""
+        return f"{self.name(buf)}[{', '.join(self.access(buf, idx, node))}]"
+
+    def access(self, buf, idx: list[str], node=None) -> list[str]:
+        if buf.scope in ("shared.dyn", "shared"):
+            return self.shared_index(buf, idx)
+        if buf.scope == "local.fragment":
+            return [self.fragment_reg(buf, node)]
+        if buf.scope == "local.var":
+            return ["0"]
+        return idx
+
+    def fragment_reg(self, buf, node) -> str:
+        """Register index of a fragment element accessed inside a Parallel loop."""
+        lay = self.layouts.get(buf)
+        indices = node.indices if node is not None else ()
+        span = getattr(node, "span", None)
+        if isinstance(lay, Replicated):
+            return ravel([self.idx(i) for i in indices], lay.shape)
+        if self.par is None:
+            raise LoweringError(f"fragment '{buf.name}' is indexed outside a T.Parallel loop; wrap the access "
+                                "in T.Parallel or use T.alloc_local for thread-private values", span)
+        layout, reg, loop_vars = self.par
+        same = len(indices) == len(loop_vars) and all(i is v for i, v in zip(indices, loop_vars))
+        if same and lay == layout:
+            return reg
+        if isinstance(lay, MmaRow) and lay.parent == layout and len(indices) == 1 and indices[0] is loop_vars[0]:
+            return lay.reg_from_parent(reg)
+        raise LoweringError(f"fragment '{buf.name}' is indexed in a way its inferred layout "
+                            f"({lay.describe() if lay else 'none'}) cannot serve inside this T.Parallel loop; "
+                            "index it with the loop variables in order", span, "layout-inference-failed")
+
+    # ------------------------------------------------------------------ barriers
+    def shared_rw(self, stmt) -> tuple[bool, bool]:
+        """(reads shared, writes shared) for a statement."""
+        from .cuda_tileops import op_regions
+
+        reads = writes = False
+        for node in walk(stmt):
+            if isinstance(node, N.Load) and _is_shared(node.buffer):
+                reads = True
+            elif isinstance(node, N.Store) and _is_shared(node.buffer):
+                writes = True
+            elif isinstance(node, N.TILE_OPS):
+                rs, ws = op_regions(node)
+                reads |= any(_is_shared(r.buffer) for r in rs)
+                writes |= any(_is_shared(w.buffer) for w in ws)
+        return reads, writes
+
+    def sync_before(self, stmt) -> None:
+        """Insert __syncthreads() when `stmt` would race with earlier shared-memory accesses."""
+        reads, writes = self.shared_rw(stmt)
+        if (reads and self.dirty_w) or (writes and (self.dirty_w or self.dirty_r)):
+            self.sync()
+        self.dirty_r |= reads
+        self.dirty_w |= writes
+
+    def sync(self) -> None:
+        self.line('T.tvm_storage_sync("shared")')
+        self.dirty_r = self.dirty_w = False
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s) -> None:
+        """Emit one statement (dispatch on its type)."""
+        if isinstance(s, N.SeqStmt):
+            for x in s.stmts:
+                self.stmt(x)
+            return
+        if isinstance(s, (N.AnnotateLayout, N.UseSwizzle)):
+            return
+        if isinstance(s, N.Allocate):
+            if s.init is not None:
+                self.line(f"{self.name(s.buffer)}[0] = {self.emit(s.init, s.buffer.dtype)}")
+            return
+        self.sync_before(s)
+        if isinstance(s, N.For):
+            self.loop(s)
+        elif isinstance(s, N.Store):
+            self.store(s)
+        elif isinstance(s, N.LetStmt):
+            self.line(f"{self.name(s.var)} = {self.emit(s.value)}")
+            self.var_text[s.var] = self.name(s.var)
+        elif isinstance(s, N.If):
+            self.if_stmt(s)
+        elif isinstance(s, N.Evaluate):
+            self.line(f"T.evaluate({self.emit(s.value)})")
+        elif isinstance(s, N.TILE_OPS):
+            self.ops.emit(s)
+        elif isinstance(s, N.Launch):
+            raise LoweringError("a nested T.Kernel is not supported; use one T.Kernel per kernel", s.span)
+        else:
+            raise LoweringError(f"{type(s).__name__} is not supported by the CUDA lowering", getattr(s, "span", None))
+
+    def store(self, s: N.Store) -> None:
+        value = self.emit(s.value, s.buffer.dtype)
+        target = self.load_text(s.buffer, [self.idx(i) for i in s.indices], s)
+        self.line(f"{target} = {value}")
+
+    def if_stmt(self, s: N.If) -> None:
+        self.line(f"if {self.emit(s.cond, 'bool')}:")
+        with self.block():
+            self.body(s.then_body)
+        if s.else_body is not None:
+            self.line("else:")
+            with self.block():
+                self.body(s.else_body)
+
+    def body(self, s) -> None:
+        """Emit a nested body (never empty: TVMScript needs a statement)."""
+        n = len(self.lines)
+        self.stmt(s)
+        if len(self.lines) == n:
+            self.line("T.evaluate(0)")
+
+    def loop(self, s: N.For) -> None:
+        if s.kind == "parallel":
+            self.parallel(s)
+        elif s.kind == "pipelined" and id(s) in self.pipelines:
+            self.pipelined(s, self.pipelines[id(s)])
+        else:
+            self.serial(s)
+
+    def serial(self, s: N.For) -> None:
+        kind = "T.unroll" if s.kind == "unroll" else "T.serial"
+        inner_reads, inner_writes = self.shared_rw(s.body)
+        for k, (v, start, ext) in enumerate(zip(s.vars, s.starts, s.extents)):
+            it = self.name(v)
+            if s.step is not None and len(s.vars) == 1:
+                step = self.idx(s.step)
+                self.line(f"for {it}_i in {kind}(T.floordiv({self.idx(ext)} + {step} - 1, {step})):")
+                self.var_text[v] = f"({self.idx(start)} + {it}_i * {step})"
+            else:
+                st = self.idx(start)
+                self.line(f"for {it} in {kind}({st}, {st} + {self.idx(ext)}):" if st != "0"
+                          else f"for {it} in {kind}({self.idx(ext)}):")
+                self.var_text[v] = it
+            self.depth += 1
+        if inner_reads or inner_writes:  # the back edge: earlier iterations may race with this one
+            self.dirty_r = self.dirty_w = True
+        self.body(s.body)
+        self.depth -= len(s.vars)
+
+    # ------------------------------------------------------------------ Parallel loops
+    def parallel(self, s: N.For) -> None:
+        from ..passes.layouts import fragment_accesses
+
+        accesses = list(fragment_accesses(s.body))
+        full = [b for b, idx in accesses if len(idx) == len(s.vars) and all(i is v for i, v in zip(idx, s.vars))]
+        driver = next((self.layouts[b] for b in full if not isinstance(self.layouts.get(b), Replicated)), None)
+        if driver is not None:
+            return self._parallel_layout(s, driver)
+        if accesses:
+            return self._parallel_replicated(s)
+        return self._parallel_distributed(s)
+
+    def _parallel_layout(self, s: N.For, lay) -> None:
+        for v, st in zip(s.vars, s.starts):
+            if as_int(st) != 0:
+                raise LoweringError("a T.Parallel loop over a fragment must start at 0", s.span)
+        extents = [as_int(e) for e in s.extents]
+        shape = list(lay.shape) if isinstance(lay, (Generic, Replicated)) else (
+            [lay.m, lay.n] if isinstance(lay, Mma) else [lay.parent.m])
+        if extents != shape:
+            raise LoweringError(f"T.Parallel extents {extents} do not match the fragment shape {shape}", s.span,
+                                "layout-inference-failed")
+        r = self.fresh("r")
+        kind = "T.unroll" if lay.regs <= 256 else "T.serial"
+        self.line(f"for {r} in {kind}({lay.regs}):")
+        with self.block():
+            coords = lay.coords("tx", r)
+            for v, c in zip(s.vars, coords):
+                self.var_text[v] = c
+            old = self.par
+            self.par = (lay, r, s.vars)
+            if isinstance(lay, Generic) and not lay.exact:
+                self.line(f"if {lay.flat('tx', r)} < {lay.size}:")
+                with self.block():
+                    self.body(s.body)
+            else:
+                self.body(s.body)
+            self.par = old
+
+    def _parallel_replicated(self, s: N.For) -> None:
+        """Every thread runs every iteration (the loop only touches replicated fragments)."""
+        self.serial(N.For(s.vars, s.starts, s.extents, "serial", s.body, span=s.span))
+
+    def _parallel_distributed(self, s: N.For) -> None:
+        """Iterations spread over the block's threads (no fragments inside)."""
+        exts = [self.idx(e) for e in s.extents]
+        total = " * ".join(f"({e})" for e in exts)
+        it = self.fresh("it")
+        e = f"({it} * {self.threads} + tx)"
+        self.line(f"for {it} in T.serial(T.floordiv({total} + {self.threads - 1}, {self.threads})):")
+        with self.block():
+            self.line(f"if {e} < {total}:")
+            with self.block():
+                stride = "1"
+                coords = []
+                for ext in reversed(exts):
+                    coords.append(f"T.floormod(T.floordiv({e}, {stride}), {ext})" if stride != "1"
+                                  else f"T.floormod({e}, {ext})")
+                    stride = f"({stride} * {ext})" if stride != "1" else f"({ext})"
+                coords.reverse()
+                for v, st, c in zip(s.vars, s.starts, coords):
+                    st_t = self.idx(st)
+                    self.var_text[v] = c if st_t == "0" else f"({st_t} + {c})"
+                self.body(s.body)
+
+    # ------------------------------------------------------------------ software pipeline
+    def pipelined(self, s: N.For, plan) -> None:
+        """Multi-buffered loop: producers (cp.async) run num_stages-1 iterations ahead of consumers."""
+        ns = plan.num_stages
+        v = s.vars[0]
+        start, n = self.idx(s.starts[0]), self.idx(s.extents[0])
+        for buf in plan.buffers:
+            self.stages[buf] = ns
+        it = self.name(v)
+        for p in range(ns - 1):
+            self.line(f"if {p} < {n}:")
+            with self.block():
+                self._producers(plan, v, f"({start} + {p})", str(p))
+            self.line('T.cuda.func_call("tl::cp_async_commit", source_code="")')
+        self.line(f"for {it}_i in T.serial({n}):")
+        with self.block():
+            self.line(f'T.cuda.func_call("tl::cp_async_wait<{max(ns - 2, 0)}>", source_code="")')
+            self.sync()
+            self.line(f"if {it}_i + {ns - 1} < {n}:")
+            with self.block():
+                self._producers(plan, v, f"({start} + {it}_i + {ns - 1})", f"T.floormod({it}_i + {ns - 1}, {ns})")
+            self.line('T.cuda.func_call("tl::cp_async_commit", source_code="")')
+            for buf in plan.buffers:
+                self.stage_idx[buf] = f"T.floormod({it}_i, {ns})"
+            self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
+            n0 = len(self.lines)
+            for c in plan.consumers:
+                self.stmt(c)
+            if len(self.lines) == n0:
+                self.line("T.evaluate(0)")
+        for buf in plan.buffers:
+            self.stage_idx.pop(buf, None)
+        self.line('T.cuda.func_call("tl::cp_async_wait<0>", source_code="")')
+        self.sync()
+
+    def _producers(self, plan, v, k_text: str, stage_text: str) -> None:
+        self.var_text[v] = k_text
+        for buf in plan.buffers:
+            self.stage_idx[buf] = stage_text
+        for p in plan.producers:
+            self.ops.copy(p, async_ok=True)
+
+    # ------------------------------------------------------------------ kernel frame
+    def allocate(self) -> None:
+        """Declare fragments, locals and vars (shared memory views are added by `frame`)."""
+        for node in walk(self.func.body):
+            if not isinstance(node, N.Allocate):
+                continue
+            b = node.buffer
+            if b.scope == "local.fragment":
+                lay = self.layouts[b]
+                self.allocs.append(f'{self.name(b)} = T.alloc_buffer(({lay.regs},), "{b.dtype}", scope="local")')
+            elif b.scope in ("local", "local.var"):
+                shape = shape_ints(b.shape) or (1,)
+                if b.scope == "local" and shape_ints(b.shape) is None:
+                    raise LoweringError(f"local buffer '{b.name}' needs a static shape", node.span)
+                dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
+                self.allocs.append(f'{self.name(b)} = T.alloc_buffer(({dims}), "{b.dtype}", scope="local")')
+            elif _is_shared(b):
+                self.name(b)
+
+    def shared_buffers(self) -> list:
+        return [n.buffer for n in walk(self.func.body) if isinstance(n, N.Allocate) and _is_shared(n.buffer)]
+
+    def smem_plan(self) -> tuple[list[str], int, list]:
+        """Views into one dynamic shared-memory pool; returns (lines, total bytes, breakdown)."""
+        lines, offset, breakdown = [], 0, []
+        entries = []
+        for b in self.shared_buffers():
+            shape = shape_ints(b.shape)
+            if shape is None:
+                raise LoweringError(f"shared buffer '{b.name}' needs a static shape", b.span)
+            stages = self.stages.get(b, 1)
+            entries.append((self.name(b), b.dtype, ((stages,) if b in self.stages else ()) + shape, stages, b.name))
+        for name, (dtype, elems) in self.scratch.items():
+            entries.append((name, dtype, (elems,), 1, name))
+        for name, dtype, shape, stages, label in entries:
+            size = nbytes(dtype)
+            for d in shape:
+                size *= d
+            offset = (offset + 127) // 128 * 128
+            dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
+            lines.append(f'{name} = T.decl_buffer(({dims}), "{dtype}", data=smem.data, '
+                         f'elem_offset={offset // nbytes(dtype)}, scope="shared.dyn")')
+            breakdown.append((label, size // stages, stages))
+            offset += size
+        return lines, offset, breakdown
+
+
+def _is_shared(buf) -> bool:
+    return buf.scope in ("shared.dyn", "shared")

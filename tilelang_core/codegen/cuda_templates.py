@@ -1,0 +1,218 @@
+"""The CUDA device library every generated kernel includes: cp.async, swizzled ldmatrix + mma.sync gemm,
+an FMA gemm fallback, quad reductions and atomics (our own code, namespace `tl`)."""
+from __future__ import annotations
+
+PRELUDE = r"""
+// ---- tilelang_core device library -------------------------------------------------------
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+namespace tl {
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+template <int BYTES>
+__device__ __forceinline__ void cp_async(void* dst, const void* src, bool pred) {
+  int n = pred ? BYTES : 0;
+#if __CUDA_ARCH__ >= 800
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(n));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_u32(dst)), "l"(src), "n"(BYTES), "r"(n));
+  }
+#else
+  const char* s = static_cast<const char*>(src); char* d = static_cast<char*>(dst);
+  for (int i = 0; i < BYTES; ++i) d[i] = pred ? s[i] : 0;
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+// XOR swizzle of 16-byte chunks: row r of a tile with CH chunks per row.
+template <int CH>
+__device__ __forceinline__ int swz_chunk(int r, int c) {
+  if constexpr (CH >= 8) return c ^ (r & 7);
+  else if constexpr (CH == 4) return c ^ ((r >> 1) & 3);
+  else if constexpr (CH == 2) return c ^ ((r >> 2) & 1);
+  else return c;
+}
+// Element offset of (r, c) in a 16-bit tile with COLS columns, swizzled when SW.
+template <int COLS, bool SW>
+__device__ __forceinline__ int off16(int r, int c) {
+  if constexpr (SW) return r * COLS + swz_chunk<COLS / 8>(r, c >> 3) * 8 + (c & 7);
+  else return r * COLS + c;
+}
+__device__ __forceinline__ void ldsm_x4(unsigned* d, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(smem_u32(p)));
+}
+__device__ __forceinline__ void ldsm_x4_t(unsigned* d, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(smem_u32(p)));
+}
+__device__ __forceinline__ void ldsm_x2(unsigned* d, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(d[0]), "=r"(d[1]) : "r"(smem_u32(p)));
+}
+__device__ __forceinline__ void ldsm_x2_t(unsigned* d, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(d[0]), "=r"(d[1]) : "r"(smem_u32(p)));
+}
+template <typename T> struct MmaName;
+__device__ __forceinline__ void mma16816(float* c, const unsigned* a, const unsigned* b, half) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void mma16816(float* c, const unsigned* a, const unsigned* b, __nv_bfloat16) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// A fragments (16x16) of one m-atom at k-step kk. A stored [M][K] (TA=0) or [K][M] (TA=1).
+template <int M, int K, bool TA, bool SW, typename T>
+__device__ __forceinline__ void load_a(unsigned* a, const T* A, int m0, int k0, int lane) {
+  if constexpr (!TA) {
+    int r = m0 + (lane & 15), c = k0 + (lane >> 4) * 8;
+    ldsm_x4(a, A + off16<K, SW>(r, c));
+  } else {
+    int r = k0 + (lane >> 4) * 8 + (lane & 7), c = m0 + ((lane >> 3) & 1) * 8;
+    ldsm_x4_t(a, A + off16<M, SW>(r, c));
+  }
+}
+// B fragments for two n-atoms (n0, n0+8) at k-step k0. B stored [K][N] (TB=0) or [N][K] (TB=1).
+template <int N, int K, bool TB, bool SW, typename T>
+__device__ __forceinline__ void load_b2(unsigned* b, const T* B, int n0, int k0, int lane) {
+  if constexpr (!TB) {
+    int r = k0 + (lane & 7) + ((lane >> 3) & 1) * 8, c = n0 + (lane >> 4) * 8;
+    ldsm_x4_t(b, B + off16<N, SW>(r, c));
+  } else {
+    int r = n0 + (lane & 7) + (lane >> 4) * 8, c = k0 + ((lane >> 3) & 1) * 8;
+    ldsm_x4(b, B + off16<K, SW>(r, c));
+  }
+}
+template <int N, int K, bool TB, bool SW, typename T>
+__device__ __forceinline__ void load_b1(unsigned* b, const T* B, int n0, int k0, int lane) {
+  int l = lane & 15;
+  if constexpr (!TB) {
+    ldsm_x2_t(b, B + off16<N, SW>(k0 + l, n0));
+  } else {
+    ldsm_x2(b, B + off16<K, SW>(n0 + (l & 7), k0 + (l >> 3) * 8));
+  }
+}
+// C[M][N] (+)= A * B with A and B in shared memory; C in the mma accumulator layout over WMxWN warps.
+template <int M, int N, int K, int WM, int WN, bool TA, bool TB, bool SWA, bool SWB, typename T>
+__device__ __forceinline__ void gemm_ss(const T* A, const T* B, float* C) {
+  constexpr int MI = M / WM / 16, NI = N / WN / 8;
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int wm0 = (warp / WN) * (M / WM), wn0 = (warp % WN) * (N / WN);
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    unsigned a[MI][4], b[NI][2];
+#pragma unroll
+    for (int i = 0; i < MI; ++i) load_a<M, K, TA, SWA>(a[i], A, wm0 + i * 16, k0, lane);
+#pragma unroll
+    for (int j = 0; j + 1 < NI; j += 2) {
+      unsigned t[4];
+      load_b2<N, K, TB, SWB>(t, B, wn0 + j * 8, k0, lane);
+      b[j][0] = t[0]; b[j][1] = t[1]; b[j + 1][0] = t[2]; b[j + 1][1] = t[3];
+    }
+    if constexpr (NI % 2) load_b1<N, K, TB, SWB>(b[NI - 1], B, wn0 + (NI - 1) * 8, k0, lane);
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j) mma16816(C + (i * NI + j) * 4, a[i], b[j], T());
+  }
+}
+// Same with A in registers: a 16-bit fragment in the accumulator layout of an MxK tile (warps WMx1).
+template <int M, int N, int K, int WM, bool TB, bool SWB, typename T>
+__device__ __forceinline__ void gemm_rs(const T* A, const T* B, float* C) {
+  constexpr int MI = M / WM / 16, NI = N / 8, KA = K / 8;
+  int lane = threadIdx.x % 32;
+  const unsigned* a32 = reinterpret_cast<const unsigned*>(A);
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    unsigned b[NI][2];
+#pragma unroll
+    for (int j = 0; j + 1 < NI; j += 2) {
+      unsigned t[4];
+      load_b2<N, K, TB, SWB>(t, B, j * 8, k0, lane);
+      b[j][0] = t[0]; b[j][1] = t[1]; b[j + 1][0] = t[2]; b[j + 1][1] = t[3];
+    }
+    if constexpr (NI % 2) load_b1<N, K, TB, SWB>(b[NI - 1], B, (NI - 1) * 8, k0, lane);
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+      int base = (i * KA + k0 / 8) * 2;  // in 32-bit words: 4 halves per atom = 2 words
+      unsigned a[4] = {a32[base], a32[base + 1], a32[base + 2], a32[base + 3]};
+#pragma unroll
+      for (int j = 0; j < NI; ++j) mma16816(C + (i * NI + j) * 4, a, b[j], T());
+    }
+  }
+}
+// FMA fallback with the same accumulator layout (any dtypes; no swizzle).
+template <int M, int N, int K, int WM, int WN, bool TA, bool TB, typename TA_, typename TB_, typename TC_>
+__device__ __forceinline__ void gemm_fma(const TA_* A, const TB_* B, TC_* C) {
+  constexpr int MI = M / WM / 16, NI = N / WN / 8;
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int wm0 = (warp / WN) * (M / WM), wn0 = (warp % WN) * (N / WN);
+  for (int k = 0; k < K; ++k) {
+#pragma unroll
+    for (int r = 0; r < MI * NI * 4; ++r) {
+      int atom = r / 4;
+      int i = wm0 + (atom / NI) * 16 + lane / 4 + (r % 4) / 2 * 8;
+      int j = wn0 + (atom % NI) * 8 + (lane % 4) * 2 + r % 2;
+      float a = static_cast<float>(TA ? A[k * M + i] : A[i * K + k]);
+      float b = static_cast<float>(TB ? B[j * K + k] : B[k * N + j]);
+      C[r] = static_cast<TC_>(static_cast<float>(C[r]) + a * b);
+    }
+  }
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_min(float x) {
+  x = fminf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fminf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ void atomic_add(float* p, float v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(double* p, double v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(int* p, int v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(half* p, half v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(__nv_bfloat16* p, __nv_bfloat16 v) { atomicAdd(p, v); }
+}  // namespace tl
+// ---- end of tilelang_core device library ------------------------------------------------
+"""
+
+
+def insert_prelude(cuda_source: str) -> str:
+    """Put the device library before the first kernel of TVM's CUDA output."""
+    marker = 'extern "C" __global__'
+    at = cuda_source.find(marker)
+    if at < 0:
+        return PRELUDE + cuda_source
+    return cuda_source[:at] + PRELUDE + "\n" + cuda_source[at:]
+
+
+def swizzle_chunk_text(row: str, chunk: str, chunks_per_row: int) -> str:
+    """TVMScript text of the swizzled 16-byte chunk index (mirrors tl::swz_chunk)."""
+    if chunks_per_row >= 8:
+        return f"T.bitwise_xor({chunk}, T.bitwise_and({row}, 7))"
+    if chunks_per_row == 4:
+        return f"T.bitwise_xor({chunk}, T.bitwise_and(T.shift_right({row}, 1), 3))"
+    if chunks_per_row == 2:
+        return f"T.bitwise_xor({chunk}, T.bitwise_and(T.shift_right({row}, 2), 1))"
+    return chunk

@@ -1,0 +1,154 @@
+"""The named lowering pipeline: `lower(func, target, until)` keeps every stage's printed text.
+
+CUDA targets: parsed -> legalized -> pipelined -> layouts -> lowered -> tir -> cuda.
+CPU ("cpu"/"llvm"): parsed -> legalized -> tir -> llvm (the CPU backend's to_tir/build).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..diagnostics import CompileError, Diagnostic, Severity
+
+CUDA_STAGES = ("parsed", "legalized", "pipelined", "layouts", "lowered", "tir", "cuda")
+CPU_STAGES = ("parsed", "legalized", "tir", "llvm")
+CUDA_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
+
+
+@dataclass
+class LowerResult:
+    """Stage texts (ordered) and, when the last stage ran, the final source and launch data."""
+
+    target: str
+    stages: dict = field(default_factory=dict)
+    source: str = ""
+    line_map: list = field(default_factory=list)
+    smem_bytes: int | None = None
+    launch: dict | None = None
+    params: list = field(default_factory=list)
+    smem_breakdown: list = field(default_factory=list)
+
+
+def normalize_target(target) -> str:
+    """'cuda' -> 'sm_90a'; dict {'kind': 'cuda', 'arch': ..} -> arch; 'llvm' -> 'cpu'."""
+    if isinstance(target, dict):
+        kind = target.get("kind", "cuda")
+        if kind in ("llvm", "cpu", "c"):
+            return "cpu"
+        target = target.get("arch", "sm_90a")
+    t = str(target or "sm_90a").strip()
+    if t in ("cpu", "llvm", "c"):
+        return "cpu"
+    if t in ("cuda", "auto"):
+        return "sm_90a"
+    if t.startswith("cuda -arch="):
+        t = t.split("=", 1)[1]
+    if t not in CUDA_ARCHS:
+        raise ValueError(f"unknown target {target!r}; use one of {', '.join(CUDA_ARCHS)}, 'cuda' or 'cpu'")
+    return t
+
+
+def stage_names(target="sm_90a") -> tuple[str, ...]:
+    """Stage names for a target, in order."""
+    return CPU_STAGES if normalize_target(target) == "cpu" else CUDA_STAGES
+
+
+def _error(func, exc, target: str) -> CompileError:
+    span = getattr(exc, "span", None) or func.span
+    code = getattr(exc, "code", "lowering-unsupported")
+    diag = Diagnostic(code, Severity.ERROR, str(exc), span, kernel=func.name, instance=func.instance, target=target)
+    return CompileError([diag], func.source_path)
+
+
+def lower(func, target="sm_90a", until: str | None = None) -> LowerResult:
+    """Run the pipeline up to `until` (all stages by default); errors raise CompileError at the user's line."""
+    arch = normalize_target(target)
+    names = stage_names(arch)
+    if until is not None and until not in names:
+        raise ValueError(f"unknown stage {until!r} for target {arch}; stages: {', '.join(names)}")
+    result = LowerResult(arch)
+    try:
+        if arch == "cpu":
+            _lower_cpu(func, result, until)
+        else:
+            _lower_cuda(func, arch, result, until)
+    except CompileError:
+        raise
+    except Exception as exc:  # LoweringError and friends carry span/code
+        if type(exc).__name__ in ("LoweringError", "LayoutError", "NvccError"):
+            raise _error(func, exc, arch) from None
+        raise
+    return result
+
+
+def _stage(result: LowerResult, name: str, text: str, until) -> bool:
+    result.stages[name] = text
+    return until == name
+
+
+def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
+    from ..codegen import cuda
+    from .ir_text import func_str
+    from .layouts import describe
+    from .legalize import legalize
+    from .plan import plan_pipelines
+
+    if _stage(result, "parsed", func_str(func), until):
+        return
+    func = legalize(func)
+    if _stage(result, "legalized", func_str(func), until):
+        return
+    plans = plan_pipelines(func)
+    notes = {id(p.loop): p.describe() for p in plans.values()}
+    if _stage(result, "pipelined", func_str(func, notes), until):
+        return
+    _, _, layouts, _, swz = cuda.plan(func)
+    text = describe(layouts) + "".join(f"\n# {b.name}: swizzled 16-byte chunks (ldmatrix bank-conflict free)"
+                                       for b in swz)
+    if _stage(result, "layouts", text + "\n\n" + func_str(func, notes), until):
+        return
+    script, em, params = cuda.tvmscript(func)
+    if _stage(result, "lowered", script, until):
+        return
+    ck = cuda.generate(func, arch)
+    if _stage(result, "tir", ck.tir, until):
+        return
+    result.stages["cuda"] = ck.source
+    result.source, result.line_map, result.smem_bytes = ck.source, ck.line_map, ck.smem_bytes
+    result.launch = {"grid": ck.grid, "block": ck.block, "dynamic_smem": ck.smem_bytes}
+    result.params, result.smem_breakdown = ck.params, ck.smem_breakdown
+
+
+def _lower_cpu(func, result: LowerResult, until) -> None:
+    from ..codegen import cpu
+    from .ir_text import func_str
+    from .legalize import legalize
+
+    if _stage(result, "parsed", func_str(func), until):
+        return
+    if _stage(result, "legalized", func_str(legalize(func)), until):
+        return
+    tir = cpu.to_tir(func)
+    text = tir.script() if hasattr(tir, "script") else str(tir)
+    if _stage(result, "tir", text, until):
+        return
+    built = cpu.build(func)
+    llvm = _llvm_text(built)
+    result.stages["llvm"] = llvm
+    result.source = llvm
+
+
+def _llvm_text(built) -> str:
+    for obj in (built, getattr(built, "mod", None), getattr(built, "executable", None)):
+        if obj is None:
+            continue
+        for attr in ("inspect_source", "get_source"):
+            fn = getattr(obj, attr, None)
+            if fn is not None:
+                try:
+                    return fn("ll")
+                except Exception:  # noqa: BLE001 - try the next form
+                    continue
+    mod = getattr(getattr(built, "mod", None), "mod", None)
+    if mod is not None and hasattr(mod, "inspect_source"):
+        return mod.inspect_source("ll")
+    return str(built)

@@ -1,0 +1,162 @@
+"""Kernel artifacts: CUDA source + cubin + launch configuration + parameters, built with nvcc and cached.
+
+An artifact is plain data (JSON-able metadata and bytes); `runtime.launch` runs it without tvm.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .cache import ArtifactCache, sha256
+
+FORMAT = 1
+
+
+@dataclass
+class Artifact:
+    """One compiled kernel instance for one GPU architecture."""
+
+    name: str
+    kernel_symbol: str
+    arch: str
+    source: str
+    cubin: bytes
+    grid: list            # int or Python expression over dim names (e.g. "T.ceildiv(M, 128)")
+    block: list
+    smem_bytes: int
+    params: list          # {name, kind: tensor|scalar|dim, dtype, shape, is_output}
+    content_hash: str = ""
+    nvcc_version: str = ""
+    instance: str = ""
+    line_map: list = field(default_factory=list)
+
+    def meta(self) -> dict:
+        """Metadata without the source and cubin."""
+        d = asdict(self)
+        d.pop("source"), d.pop("cubin")
+        d["format"] = FORMAT
+        return d
+
+    def save(self, folder: str | Path) -> Path:
+        """Write <name>.json/.cu/.cubin into `folder` (for carrying to a GPU machine)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        stem = folder / f"{self.name}_{self.content_hash[:10]}"
+        stem.with_suffix(".cu").write_text(self.source)
+        stem.with_suffix(".cubin").write_bytes(self.cubin)
+        stem.with_suffix(".json").write_text(json.dumps(self.meta(), indent=1))
+        return stem.with_suffix(".json")
+
+    @classmethod
+    def load(cls, meta_path: str | Path) -> "Artifact":
+        """Read an artifact written by `save`."""
+        p = Path(meta_path)
+        meta = json.loads(p.read_text())
+        meta.pop("format", None)
+        meta.pop("cubin_sha256", None), meta.pop("cubin_size", None)
+        return cls(source=p.with_suffix(".cu").read_text(), cubin=p.with_suffix(".cubin").read_bytes(), **meta)
+
+    def grid_for(self, dims: dict) -> tuple[int, int, int]:
+        """The launch grid with symbolic dims bound."""
+        out = [_eval_dim(g, dims) for g in self.grid]
+        return tuple(out + [1] * (3 - len(out)))[:3]
+
+
+class _TNamespace:
+    @staticmethod
+    def ceildiv(a, b):
+        return -(-a // b)
+
+    max, min = staticmethod(max), staticmethod(min)
+
+
+def _eval_dim(expr, dims: dict) -> int:
+    if isinstance(expr, int):
+        return expr
+    return int(eval(expr, {"__builtins__": {}}, dict(dims, T=_TNamespace)))  # noqa: S307  (our own printer's text)
+
+
+@functools.lru_cache(maxsize=1)
+def nvcc_version() -> str:
+    """`nvcc --version`'s release line ('' when nvcc is missing)."""
+    exe = shutil.which("nvcc")
+    if exe is None:
+        return ""
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    return out[-1] if out else ""
+
+
+def arch_flags(arch: str) -> list[str]:
+    """nvcc flags for an arch; sm_90a needs the -gencode form (wgmma/setmaxnreg are sm_90a-only)."""
+    if arch.endswith("a"):
+        num = arch[3:]
+        return [f"-gencode=arch=compute_{num},code={arch}"]
+    return [f"-arch={arch}"]
+
+
+class NvccError(Exception):
+    """nvcc rejected a generated source."""
+
+
+def compile_cubin(source: str, arch: str) -> bytes:
+    """Compile CUDA source to a cubin with nvcc."""
+    exe = shutil.which("nvcc")
+    if exe is None:
+        raise NvccError("nvcc is not on PATH; install the CUDA toolkit to build cubins")
+    with tempfile.TemporaryDirectory(prefix="tilelsp-nvcc-") as tmp:
+        cu, out = Path(tmp) / "kernel.cu", Path(tmp) / "kernel.cubin"
+        cu.write_text(source)
+        cmd = [exe, "-cubin", "-O3", "-std=c++17", "-w", *arch_flags(arch), "-o", str(out), str(cu)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise NvccError(f"nvcc failed for {arch}:\n{p.stderr[-4000:]}")
+        return out.read_bytes()
+
+
+def ir_key(func, arch: str) -> str:
+    """Cache key of a kernel instance before lowering: its tile IR, the arch and our code version."""
+    from .. import __version__
+    from ..codegen.cuda_templates import PRELUDE
+
+    return sha256("tilelsp-artifact", FORMAT, __version__, PRELUDE, arch, func.name, repr(func.params),
+                  repr(func.body), func.out_idx)
+
+
+def build_artifact(func, arch: str = "sm_90a", cache: ArtifactCache | None | bool = None) -> Artifact:
+    """Lower, compile and cache one kernel instance (`cache=False` disables the disk cache)."""
+    from ..passes.pipeline import normalize_target
+
+    arch = normalize_target(arch)
+    store = None if cache is False else (cache if isinstance(cache, ArtifactCache) else ArtifactCache())
+    key = ir_key(func, arch)
+    if store is not None:
+        hit = store.get(key)
+        if hit is not None:
+            meta, source, cubin = hit
+            return _from_meta(meta, source, cubin)
+    art = _build(func, arch)
+    if store is not None:
+        store.put(key, art.meta(), art.source, art.cubin)
+    return art
+
+
+def _from_meta(meta: dict, source: str, cubin: bytes) -> Artifact:
+    fields = {k: meta[k] for k in Artifact.__dataclass_fields__ if k in meta and k not in ("source", "cubin")}
+    return Artifact(source=source, cubin=cubin, **fields)
+
+
+def _build(func, arch: str) -> Artifact:
+    from ..codegen.cuda import generate
+
+    ck = generate(func, arch)
+    cubin = compile_cubin(ck.source, arch)
+    version = nvcc_version()
+    return Artifact(name=func.name, kernel_symbol=ck.kernel_symbol, arch=arch, source=ck.source, cubin=cubin,
+                    grid=list(ck.grid), block=list(ck.block), smem_bytes=ck.smem_bytes, params=ck.params,
+                    content_hash=sha256(ck.source, arch, version), nvcc_version=version,
+                    instance=func.instance, line_map=[list(x) for x in ck.line_map])
