@@ -8,22 +8,7 @@ import { IrDocumentProvider } from './irDocument';
 import { needsRestart, readSettings } from './settings';
 import { onPythonInterpreterChange, ServerManager } from './server';
 import { showStatusMenu, StatusBar } from './statusBar';
-
-/** Wait `ms` after the last call before running `fn` (settings often change in bursts). */
-export function debounce(fn: () => void, ms: number): { (): void; cancel(): void } {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const run = () => {
-    if (timer) {
-      clearTimeout(timer);
-    }
-    timer = setTimeout(() => {
-      timer = undefined;
-      fn();
-    }, ms);
-  };
-  run.cancel = () => timer && clearTimeout(timer);
-  return run;
-}
+import { debounce } from './util';
 
 let manager: ServerManager | undefined;
 

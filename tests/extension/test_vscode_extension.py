@@ -1,0 +1,73 @@
+"""The VS Code extension: npm ci, unit tests, packaging and the .vsix check, plus its agreement with the server."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXT = ROOT / "vscode-extension"
+MANIFEST = json.loads((EXT / "package.json").read_text())
+SKIP_COPY = shutil.ignore_patterns("node_modules", "dist", "out", "*.vsix")
+
+
+def _npm(args: list[str], cwd: Path, timeout: int) -> subprocess.CompletedProcess:
+    proc = subprocess.run(["npm", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"npm {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("npm") is None, reason="needs npm")
+def test_install_test_package_and_check_vsix(tmp_path):
+    """`npm ci && npm test && npm run package` on a clean copy, then scripts/check-vsix.mjs on the result."""
+    work = tmp_path / "vscode-extension"
+    shutil.copytree(EXT, work, ignore=SKIP_COPY)
+    _npm(["ci", "--prefer-offline", "--no-audit", "--no-fund"], work, 240)
+    tests = _npm(["test"], work, 180)
+    assert " passed" in tests.stdout and " failed" not in tests.stdout
+    _npm(["run", "package"], work, 180)
+    vsix = work / "tilelsp.vsix"
+    assert vsix.is_file() and vsix.stat().st_size > 10_000
+    check = subprocess.run(["node", "scripts/check-vsix.mjs", str(vsix)], cwd=work, capture_output=True, text=True,
+                           timeout=60)
+    assert check.returncode == 0, check.stderr
+    assert "ok" in check.stdout
+
+
+def test_version_matches_python_distribution():
+    """The extension and the tilelsp distribution are released together."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert MANIFEST["version"] == project["version"]
+
+
+def test_settings_defaults_match_server():
+    """Every server setting is contributed with the server's default (tilelsp/settings.py)."""
+    settings = pytest.importorskip("tilelsp.settings")
+    props = MANIFEST["contributes"]["configuration"]["properties"]
+    defaults = settings.Settings()
+    for field in ("targets", "checkOnChange", "debounceMs", "lowerOnSave", "verifyDevice", "trustWorkspace",
+                  "workerTimeoutSec"):
+        value = getattr(defaults, field)
+        assert props[f"tilelsp.{field}"]["default"] == (list(value) if isinstance(value, tuple) else value), field
+    assert props["tilelsp.verifyDevice"]["enum"] == list(settings._DEVICES)
+
+
+def test_code_lens_commands_are_contributed():
+    """The client command ids the server puts on code lenses exist in the extension."""
+    codelens = pytest.importorskip("tilelsp.features.codelens")
+    contributed = {c["command"] for c in MANIFEST["contributes"]["commands"]}
+    assert {command for _title, command in codelens.LENSES} <= contributed
+
+
+def test_activation_and_selector():
+    """Activates for Python files and never hard-depends on the Python extension."""
+    assert "onLanguage:python" in MANIFEST["activationEvents"]
+    assert "ms-python.python" not in MANIFEST.get("extensionDependencies", [])
+    assert MANIFEST["main"] == "./dist/extension.js"
+    lock = json.loads((EXT / "package-lock.json").read_text())
+    assert lock["packages"][""]["dependencies"] == MANIFEST["dependencies"]
