@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .source import SourceFile
+from .diagnostics import Diagnostic, Severity, sorted_diagnostics
+from .source import SourceFile, Span
 
 # `# tilelsp: ignore`, `# tilelsp: ignore[a, b]`, `# tilelsp: ignore-file[a]` (anywhere in a comment).
 _DIRECTIVE = re.compile(r"#\s*tilelsp\s*:\s*ignore(?P<file>-file)?\b(?:\s*\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
@@ -22,6 +23,7 @@ class Suppressions:
     lines: dict[int, set[str]] = field(default_factory=dict)  # comment line -> codes (ALL for every code)
     file: set[str] = field(default_factory=set)
     statements: dict[int, tuple[int, int]] = field(default_factory=dict)  # line -> (first, last) of its statement
+    directives: list[tuple[Span, frozenset[str]]] = field(default_factory=list)  # each comment's span and codes
 
     def suppresses(self, code: str, line: int) -> bool:
         """True when a diagnostic with `code` starting on `line` is suppressed."""
@@ -44,14 +46,14 @@ def parse_codes(text: str | None) -> set[str]:
 
 
 def _comments(text: str):
-    """(line, comment text) for every real comment token; stops quietly at a tokenize error."""
+    """(line, column, comment text) for every real comment token; stops quietly at a tokenize error."""
     import io
     import tokenize
 
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
-                yield tok.start[0], tok.string
+                yield tok.start[0], tok.start[1], tok.string
     except (tokenize.TokenError, SyntaxError):
         return
 
@@ -91,9 +93,10 @@ def collect(source: SourceFile) -> Suppressions:
     found = Suppressions()
     if "tilelsp" not in source.text:
         return found
-    for line, comment in _comments(source.text):
+    for line, col, comment in _comments(source.text):
         for m in _DIRECTIVE.finditer(comment):
             codes = parse_codes(m.group("codes"))
+            found.directives.append((Span(line, col + m.start(), line, col + m.end()), frozenset(codes)))
             if m.group("file"):
                 found.file |= codes
             else:
@@ -104,14 +107,37 @@ def collect(source: SourceFile) -> Suppressions:
 
 
 def filter_diagnostics(source: SourceFile, diagnostics, select=None, ignore=None) -> list:
-    """Drop diagnostics not in `select`, in `ignore`, or suppressed by a comment; keep the order."""
+    """Drop diagnostics not in `select`, in `ignore`, or suppressed by a comment; warn about unknown codes there."""
     keep = [d for d in diagnostics if _selected(d.code, select, ignore)]
-    if not keep or "tilelsp" not in source.text:
+    if "tilelsp" not in source.text:
         return keep
     found = collect(source)
-    if not found.lines and not found.file:
+    if not found.directives:
         return keep
-    return [d for d in keep if not found.suppresses(d.code, d.span.line)]
+    keep = [d for d in keep if not found.suppresses(d.code, d.span.line)]
+    extra = [d for d in unknown_code_warnings(found) if _selected(d.code, select, ignore)]
+    return sorted_diagnostics(keep + extra) if extra else keep
+
+
+def unknown_code_warnings(found: Suppressions) -> list[Diagnostic]:
+    """A `suppression-unknown-code` warning for each code in a directive that is not in the code table."""
+    from .codes import CODES
+
+    out = []
+    for span, codes in found.directives:
+        for code in sorted(c for c in codes if c != ALL and c not in CODES):
+            close = _close_code(code, CODES)
+            hint = f"; did you mean `{close}`?" if close else "; see docs/diagnostics.md for the codes"
+            out.append(Diagnostic("suppression-unknown-code", Severity.WARNING,
+                                  f"`{code}` is not a tilelsp diagnostic code, so this comment suppresses nothing{hint}", span))
+    return out
+
+
+def _close_code(code: str, codes) -> str | None:
+    import difflib
+
+    close = difflib.get_close_matches(code, list(codes), n=1)
+    return close[0] if close else None
 
 
 def _selected(code: str, select, ignore) -> bool:

@@ -79,3 +79,12 @@ def test_select_and_ignore():
 def test_empty_code_list_means_all():
     found = collect(SourceFile("x = 1  # tilelsp: ignore[]\n"))
     assert found.lines == {1: {ALL}}
+
+
+def test_unknown_code_in_a_comment_is_a_warning_at_the_comment():
+    text = "x = 1\ny = 2  # tilelsp: ignore[gemm-shape-mismatc, undefined-name]\n"
+    out = filter_diagnostics(SourceFile(text), [diag("undefined-name", 2)])
+    assert [(d.code, d.severity.value, d.span.line) for d in out] == [("suppression-unknown-code", "warning", 2)]
+    assert out[0].span.col == text.splitlines()[1].index("# tilelsp")
+    assert "did you mean `gemm-shape-mismatch`" in out[0].message
+    assert filter_diagnostics(SourceFile(text), [], ignore={"suppression-unknown-code"}) == []
