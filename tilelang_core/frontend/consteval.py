@@ -7,6 +7,7 @@ inside a kernel an unknown integer is a symbolic `Var`, never an error.
 from __future__ import annotations
 
 import ast
+import builtins
 import math
 import operator
 
@@ -27,6 +28,9 @@ _SAFE_BUILTINS = {"min": min, "max": max, "int": int, "float": float, "bool": bo
                   "range": range, "True": True, "False": False, "None": None, "any": any, "all": all}
 
 
+_PY_BUILTINS = frozenset(dir(builtins))
+
+
 class Env:
     """A chain of name -> value maps (module, factory, kernel scopes)."""
 
@@ -43,6 +47,8 @@ class Env:
             env = env.parent
         if name in _SAFE_BUILTINS:
             return _SAFE_BUILTINS[name]
+        if name in _PY_BUILTINS:
+            return Unknown(name)
         raise KeyError(name)
 
     def names(self) -> set[str]:
@@ -167,8 +173,13 @@ class Evaluator(ast.NodeVisitor):
         cond = self.operand(self.eval(node.test))
         if is_scalar(cond) or cond is None or isinstance(cond, str):
             return self.eval(node.body if cond else node.orelse)
-        a, b = to_expr(self.operand(self.eval(node.body))), to_expr(self.operand(self.eval(node.orelse)))
+        va, vb = self.operand(self.eval(node.body)), self.operand(self.eval(node.orelse))
         c = to_expr(cond)
+        if isinstance(va, (tuple, list)) and isinstance(vb, (tuple, list)) and len(va) == len(vb) and c is not None:
+            pairs = [(to_expr(x), to_expr(y)) for x, y in zip(va, vb)]
+            if all(x is not None and y is not None for x, y in pairs):
+                return tuple(x if x == y else N.Select(c, x, y) for x, y in pairs)
+        a, b = to_expr(va), to_expr(vb)
         if a is None or b is None or c is None:
             return Unknown(_text(node))
         return N.Select(c, a, b)
@@ -216,6 +227,34 @@ class Evaluator(ast.NodeVisitor):
     def visit_Slice(self, node):
         parts = [None if p is None else self.eval(p) for p in (node.lower, node.upper, node.step)]
         return slice(*parts) if all(p is None or isinstance(p, int) for p in parts) else Unknown(":")
+
+    def visit_ListComp(self, node):
+        return self._comprehension(node, list)
+
+    def visit_GeneratorExp(self, node):
+        return self._comprehension(node, tuple)
+
+    def visit_SetComp(self, node):
+        return Unknown(_text(node))
+
+    def _comprehension(self, node, kind):
+        """A one-`for` comprehension over a known sequence, evaluated element by element."""
+        if len(node.generators) != 1 or node.generators[0].is_async:
+            return Unknown(_text(node))
+        gen = node.generators[0]
+        seq = self.eval(gen.iter)
+        if not isinstance(seq, (tuple, list, range)) or len(seq) > 10000:
+            return Unknown(_text(node))
+        saved, out = self.env, []
+        try:
+            for item in seq:
+                self.env = saved.child()
+                bind_target(gen.target, item, self.env)
+                if all(self.eval(c) is True for c in gen.ifs):
+                    out.append(self.eval(node.elt))
+        finally:
+            self.env = saved
+        return kind(out)
 
     def visit_JoinedStr(self, node):
         return Unknown("f-string")
@@ -401,8 +440,6 @@ def decorator_name(dec, env: Env) -> str | None:
     v = Evaluator(env).eval(target)
     if isinstance(v, BuiltinRef):
         return v.short
-    if isinstance(target, ast.Attribute):
-        return target.attr if target.attr in ("prim_func", "macro", "jit", "autotune", "inline") else None
     return None
 
 
@@ -438,6 +475,9 @@ def _exec_stmt(stmt, env: Env, ev: Evaluator) -> None:
             exec_block(stmt.body if cond else stmt.orelse, env, ev.argparse)
         elif _is_main_guard(stmt.test):
             exec_block(stmt.body, env, ev.argparse)
+        else:  # unknown at compile time: names bound by either branch become visible
+            exec_block(stmt.body, env, ev.argparse)
+            exec_block(stmt.orelse, env, ev.argparse)
     elif isinstance(stmt, ast.Try):
         exec_block(stmt.body, env, ev.argparse)
     elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):

@@ -11,7 +11,7 @@ from ..ir import nodes as N
 from ..ir.arith import as_const
 from ..language.types import DType, MacroDef
 from .consteval import Evaluator, call_value
-from .values import BuiltinRef, Unknown, UserFunc, is_expr, is_scalar, to_expr
+from .values import POISON, BuiltinRef, Unknown, UserFunc, is_expr, is_scalar, to_expr
 
 _FORBIDDEN = {
     "Lambda": "a lambda is only allowed as the index function of T.Layout/T.Fragment; use a @T.macro or an expression",
@@ -47,13 +47,13 @@ class KernelEval(Evaluator):
         return self.p.env
 
     @env.setter
-    def env(self, value):  # Evaluator.__init__ compatibility
-        pass
+    def env(self, value):
+        self.p.env = value
 
     def eval(self, node):
         """The value of an expression; unsupported constructs raise KernelError."""
         kind = type(node).__name__
-        if kind in _FORBIDDEN and kind != "Starred":
+        if kind in _FORBIDDEN and kind not in ("Starred", "ListComp", "GeneratorExp"):
             raise KernelError("unsupported-syntax", _FORBIDDEN[kind], node)
         v = super().eval(node)
         if getattr(v, "span", 0) is None and is_expr(v) and not isinstance(v, N.Var):
@@ -66,8 +66,17 @@ class KernelEval(Evaluator):
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "; define it before the kernel"
         raise KernelError("undefined-name", f"`{node.id}` is not defined{hint}", node)
 
+    def _comprehension(self, node, kind):
+        v = super()._comprehension(node, kind)
+        if isinstance(v, Unknown) and self.p.launch_depth:
+            raise KernelError("unsupported-syntax", _FORBIDDEN[type(node).__name__] + " (a comprehension is only "
+                              "allowed over a sequence known at compile time)", node)
+        return v
+
     def visit_Name(self, node):
         v = super().visit_Name(node)
+        if v is POISON:
+            raise KernelError(None, "", node)
         if isinstance(v, Unknown):
             return N.Var(node.id, "int32", "symbolic", self.p.span(node))
         return v
@@ -102,6 +111,8 @@ class KernelEval(Evaluator):
             return self.p.inline_call(func, node)
         if isinstance(func, DType):
             return self.p.cast_to(str(func), node)
+        if isinstance(node.func, ast.Name) and node.func.id == "print" and not self.p.launch_depth:
+            return None  # trace-time Python before the launch (eager style)
         if isinstance(node.func, ast.Name) and node.func.id == "print":
             raise KernelError("unsupported-syntax", "`print` runs at trace time, not on the GPU; use T.print(value) "
                               "to print from the kernel", node)

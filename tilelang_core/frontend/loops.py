@@ -13,10 +13,20 @@ from .signatures import bind_call
 from .values import BuiltinRef, to_expr
 
 _KINDS = {"Pipelined": "pipelined", "Parallel": "parallel", "serial": "serial", "unroll": "unroll",
-          "vectorized": "vectorized", "grid": "grid", "range": "serial", "Persistent": "serial"}
+          "vectorized": "vectorized", "grid": "grid", "range": "serial", "Persistent": "serial", "Serial": "serial",
+          "parallel": "parallel", "Unroll": "unroll", "Vectorized": "vectorized"}
+
+
+_LAUNCHES = ("Kernel", "ClusterKernel")
+_CANON = {"parallel": "Parallel", "Serial": "serial", "Unroll": "unroll", "Vectorized": "vectorized"}
 
 
 def _bind(p, name: str, short: str, call: ast.Call) -> dict:
+    if short == "Persistent":
+        return {}
+    if short in _CANON:
+        short = _CANON[short]
+        name = "T." + short
     try:
         return bind_call(name, short, list(call.args), {k.arg: k.value for k in call.keywords if k.arg})
     except BindError as exc:
@@ -62,13 +72,16 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
     kind = _KINDS[short]
     names = _loop_names(node)
     step = num_stages = order = stage = None
-    if short in ("Parallel", "grid"):
+    if short in ("Parallel", "grid", "parallel"):
         extents = [p.ev.scalar(e) for e in b.get("extents", [])]
         starts = [N.Const(0)] * len(extents)
         if not extents:
             raise KernelError("bad-arguments", f"T.{short} needs at least one extent", call)
     elif short == "Persistent":
-        starts, extents = [N.Const(0)], [N.Var("persistent", "int32", "symbolic")]
+        domain = p.ev.eval(call.args[0]) if call.args else ()
+        domain = domain if isinstance(domain, (tuple, list)) else (domain,)
+        extents = [to_expr(p.ev.operand(d)) or N.Var("persistent", "int32", "symbolic") for d in domain]
+        starts = [N.Const(0)] * len(extents)
     else:
         start, stop = _start_stop(p, b)
         starts, extents = [start], [difference(stop, start)]
@@ -114,12 +127,14 @@ def _int_list(v, node):
 
 def parse_with(p, node: ast.With) -> list:
     """`with T.Kernel(...) as ...:` opens the launch; other TileLang contexts just scope their body."""
-    if len(node.items) != 1:
-        raise KernelError("unsupported-syntax", "use one context manager per `with` in a kernel", node)
     item = node.items[0]
+    for it in node.items:
+        f = it.context_expr.func if isinstance(it.context_expr, ast.Call) else None
+        if f is not None and isinstance(p.ev.eval(f), BuiltinRef) and p.ev.eval(f).short in _LAUNCHES:
+            item = it
     call = item.context_expr
     callee = p.ev.eval(call.func) if isinstance(call, ast.Call) else None
-    if isinstance(callee, BuiltinRef) and callee.short == "Kernel":
+    if isinstance(callee, BuiltinRef) and callee.short in _LAUNCHES:
         p.launch_seen = True
         return [_launch(p, node, call, item.optional_vars, callee.name)]
     if isinstance(callee, BuiltinRef):
@@ -133,7 +148,7 @@ def parse_with(p, node: ast.With) -> list:
 
 
 def _launch(p, node, call, target, name) -> N.Launch:
-    b = _bind(p, name, "Kernel", call)
+    b = _bind(p, "T.Kernel", "Kernel", call)
     grid_nodes = b.get("blocks", [])
     if not 1 <= len(grid_nodes) <= 3:
         raise KernelError("invalid-kernel", f"T.Kernel takes 1 to 3 grid dimensions, got {len(grid_nodes)}", call)
@@ -144,9 +159,6 @@ def _launch(p, node, call, target, name) -> N.Launch:
         raise KernelError("invalid-kernel", f"T.Kernel has {len(grid)} grid dimension{'s' if len(grid) != 1 else ''} "
                           f"but `as` names {len(names)}; name one block index per dimension", target)
     p.launches += 1
-    if p.launches > 1:
-        raise KernelError("invalid-kernel", "a @T.prim_func opens exactly one `with T.Kernel(...)`; move the second "
-                          "launch into its own kernel", call)
     block_vars = []
     for n in names:
         if not isinstance(n, ast.Name):
@@ -154,7 +166,11 @@ def _launch(p, node, call, target, name) -> N.Launch:
         v = N.Var(n.id, "int32", "block", p.span(n))
         p.env.values[n.id] = v
         block_vars.append(v)
-    body = p.block(node.body)
+    p.launch_depth += 1
+    try:
+        body = p.block(node.body)
+    finally:
+        p.launch_depth -= 1
     return N.Launch(grid, threads, tuple(block_vars), p.seq(body, node), p.span(call))
 
 
@@ -170,7 +186,7 @@ def _threads(p, b, call) -> tuple:
         raise KernelError("invalid-kernel", "threads= takes an int or 1 to 3 dimensions", t)
     out = []
     for d in dims:
-        e = to_expr(p.ev.operand(d), p.span(t))
+        e = to_expr(p.ev.operand(d), p.span(t)) if d is not None else N.Var(ast.unparse(t), "int32", "symbolic")
         if e is None:
             raise KernelError("invalid-kernel", f"threads= must be integers (got `{ast.unparse(t)}`)", t)
         out.append(e)

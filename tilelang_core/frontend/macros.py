@@ -11,7 +11,7 @@ from ..source import SourceFile
 from .consteval import Env
 from .exprs import KernelError
 from .scope import SourceMapper
-from .values import UserFunc, from_live
+from .values import Unknown, UserFunc, from_live
 
 
 def inline(p, func, node: ast.Call):
@@ -30,12 +30,18 @@ def inline(p, func, node: ast.Call):
     p.ctx.mapper = uf.source or p.ctx.mapper
     p.macro_depth += 1
     p.returned, p.return_value = False, None
+    quiet = not uf.is_macro  # a plain Python helper: inlined when it works, otherwise an unknown value
+    p.quiet += quiet
+    errors_before = p.quiet_errors
     try:
         stmts = p.block(uf.node.body)
         result = p.return_value
     finally:
         p.macro_depth -= 1
+        p.quiet -= quiet
         p.env, p.ctx.mapper, p.returned, p.return_value = saved
+    if quiet and p.quiet_errors != errors_before:
+        return Unknown(uf.name)
     p.pending.extend(stmts)
     return result
 

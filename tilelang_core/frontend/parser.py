@@ -44,6 +44,9 @@ class KernelParser(ast.NodeVisitor):
         self.target_name: str | None = None
         self.launches = 0
         self.launch_seen = False
+        self.launch_depth = 0
+        self.quiet = 0
+        self.quiet_errors = 0
         self.returned = False
         self.return_value = None
         self.macro_depth = 0
@@ -62,7 +65,10 @@ class KernelParser(ast.NodeVisitor):
         self.pending.append(stmt)
 
     def report(self, err: KernelError, fallback) -> None:
-        """Record a KernelError as a diagnostic."""
+        """Record a KernelError as a diagnostic (counted, not recorded, inside a plain helper function)."""
+        if self.quiet:
+            self.quiet_errors += 1
+            return
         span = err.span or (self.span(err.node) if err.node is not None else self.span(fallback))
         related = tuple(Related(s, m) for s, m in err.related if s is not None)
         self.ctx.emit(err.code, err.message, span, related=related)
@@ -75,7 +81,9 @@ class KernelParser(ast.NodeVisitor):
             try:
                 res = self.visit(s) or []
             except KernelError as err:
-                self.report(err, s)
+                if err.code is not None:
+                    self.report(err, s)
+                self.poison(s)
                 res = []
             except RecursionError:
                 self.ctx.emit("unsupported-syntax", "expression nested too deeply", self.span(s))
@@ -86,6 +94,14 @@ class KernelParser(ast.NodeVisitor):
             if self.returned:
                 break
         return out
+
+    def poison(self, stmt) -> None:
+        """Mark the names a failed statement would have defined, so their uses are not reported again."""
+        from .values import POISON
+
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.env.values:
+                self.env.values[n.id] = POISON
 
     def seq(self, stmts, node) -> N.Stmt:
         """A list of statements as one IR statement."""

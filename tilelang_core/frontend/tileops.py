@@ -8,7 +8,7 @@ import ast
 from ..ir import nodes as N
 from ..ir.arith import as_int, shape_ints
 from .exprs import KernelError, expr_dtype, region_of, value_region
-from .values import BuiltinRef, EnumValue, TensorSpec, Unknown, is_scalar, to_expr
+from .values import BuiltinRef, EnumValue, TensorSpec, Unknown, is_scalar, normalize_dtype, to_expr
 
 _MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "floor", "ceil", "round",
          "trunc", "tanh", "sigmoid", "sin", "cos", "tan", "erf", "pow", "max", "min", "fmod", "clamp", "ceildiv",
@@ -249,14 +249,37 @@ def h_use_swizzle(p, b, node, short):
 
 
 def h_math(p, b, node, short):
-    """T.exp/T.max/... : a scalar intrinsic Call."""
-    args = [p.ev.scalar(a) for a in node.args]
+    """T.exp/T.max/... : a scalar intrinsic Call (a dtype argument, as in T.reinterpret, sets the result type)."""
+    args, dtype = [], None
+    for a in node.args:
+        v = p.ev.eval(a)
+        if isinstance(v, str) and normalize_dtype(v):
+            dtype = normalize_dtype(v)
+            continue
+        args.append(p.ev.scalar(a))
     if short == "ceildiv" and len(args) == 2:
         a, c = as_int(args[0]), as_int(args[1])
         if a is not None and c:
             return -(-a // c)
-    dtype = expr_dtype(args[0]) if args else None
+    dtype = dtype or (expr_dtype(args[0]) if args else None)
     return N.Call(short, tuple(args), dtype, p.span(node))
+
+
+def h_Cast(p, b, node, short):  # noqa: N802 - TIR spelling T.Cast(dtype, value)
+    """T.Cast(dtype, value): the TIR-style cast."""
+    if len(node.args) < 2:
+        raise KernelError("bad-arguments", "T.Cast takes (dtype, value)", node)
+    return p.cast_to(p.dtype_arg(node.args[0], p.ev.eval(node.args[0])), node, node.args[1])
+
+
+def h_make_tensor(p, b, node, short):
+    """T.make_tensor(ptr, shape, dtype): a global tensor view over a pointer."""
+    args, kwargs = p.ev.call_args(node)
+    shape = args[1] if len(args) > 1 else kwargs.get("shape", ())
+    dtype = args[2] if len(args) > 2 else kwargs.get("dtype", "float32")
+    dnode = node.args[2] if len(node.args) > 2 else None
+    return N.Buffer(p.target_name or "tensor", shape_of(p, shape, node), p.dtype_arg(dnode, dtype), "global",
+                    p.span(node))
 
 
 def h_if_then_else(p, b, node, short):
@@ -336,12 +359,12 @@ HANDLERS = {
     "infinity": h_typed_const, "max_value": h_typed_const, "min_value": h_typed_const,
     **{name: h_alloc_other for name in _OTHER_ALLOCS},
     **{name: h_opaque for name in ("alloc_barrier", "alloc_cluster_barrier", "alloc_descriptor", "alloc_smem")},
-    "reshape": h_reshape, "view": h_reshape, "Tensor": h_tensor, "Buffer": h_tensor, "empty": h_empty,
+    "Cast": h_Cast, "make_tensor": h_make_tensor, "reshape": h_reshape, "view": h_reshape, "Tensor": h_tensor, "Buffer": h_tensor, "empty": h_empty,
     "Pipelined": h_loop_call, "Parallel": h_loop_call, "serial": h_loop_call, "unroll": h_loop_call,
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
     **{name: h_reduce for name in _REDUCE}, **{name: h_math for name in _MATH},
 }
-NO_BIND = {name for name in _MATH} | {"empty", "Tensor", "Buffer", "reshape", "view", "alloc_barrier", "alloc_cluster_barrier",
+NO_BIND = {name for name in _MATH} | {"Cast", "make_tensor", "empty", "Tensor", "Buffer", "reshape", "view", "alloc_barrier", "alloc_cluster_barrier",
                                       "alloc_descriptor", "alloc_smem"} | set(_OTHER_ALLOCS)
 
 

@@ -16,7 +16,8 @@ from ..language.types import DType, MacroDef, PrimFuncDef, SymbolicDim, TensorTy
 DTYPES = frozenset(
     "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 bfloat16 float32 float64 "
     "float8_e4m3 float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu "
-    "float4_e2m1fn float6_e2m3fn float6_e3m2fn int4 uint4 uint1 int1 handle".split()
+    "float4_e2m1fn float6_e2m3fn float6_e3m2fn int4 uint4 uint1 int1 handle tfloat32 float4_e2m1_unpacked "
+    "float8_e4m3b11fnuz float8_e3m4 float8_e8m0fnu float4_e2m1fnx2".split()
 )
 DTYPE_ALIASES = {"float": "float32", "half": "float16", "int": "int32", "double": "float64",
                  "bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "e4m3_float8": "float8_e4m3",
@@ -47,7 +48,7 @@ class ModuleRef:
         """The value of `module.attr`."""
         if self.name == "tilelang.language":
             dt = normalize_dtype(attr)
-            if dt is not None and attr not in ("int", "float"):
+            if dt is not None:
                 return DType(dt)
             return BuiltinRef("T." + attr)
         if self.name == "tilelang" and attr in ("language", "layout", "tileop", "cuda", "intrinsics"):
@@ -92,6 +93,16 @@ class Unknown:
     """A value the frontend cannot compute statically; `text` is how the user wrote it."""
 
     text: str = "?"
+
+
+class Poison:
+    """The value of a name whose defining statement failed; uses of it are skipped without a second error."""
+
+    def __repr__(self) -> str:
+        return "<poison>"
+
+
+POISON = Poison()
 
 
 @dataclass(frozen=True)
