@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..ir import nodes as N
 from . import checks  # noqa: F401  (registers the rules)
 from . import walker
-from .facts import Facts, buffer_fact, collect_uses, kernel_fact
+from .facts import Facts, buffer_fact, kernel_fact
+from .index import index_kernel
 from .resources import budget, check_launch
 from .targets import DEFAULT_TARGET, parse_targets
 
@@ -29,30 +30,19 @@ def analyze(kernels, targets=(DEFAULT_TARGET,), sink=None) -> Facts:
 
 def _analyze_one(func: N.PrimFunc, targets, sink, facts: Facts) -> None:
     walker.run(func, sink)
-    launches = [n for n in _launches(func.body)]
+    ix = index_kernel(func)
     by_buf: dict = {}
     for p in func.params:
         if isinstance(p, N.Buffer):
             by_buf[p] = buffer_fact(p, func)
-    for launch in launches or [None]:
-        b = budget(launch) if launch is not None else None
+    for launch in ix.launches or [None]:
+        b = budget(launch, ix) if launch is not None else None
         if launch is not None:
             check_launch(launch, b, targets, walker.Ctx(func, sink))
             stages = {buf: s for buf, _, s in b.shared}
-            for node in _allocations(launch.body):
+            for node in ix.allocations.get(id(launch), ()):
                 by_buf[node.buffer] = buffer_fact(node.buffer, func, stages.get(node.buffer, 1))
         facts.kernels.append(kernel_fact(func, launch, b, targets))
-    collect_uses(func, by_buf)
+    for buf, fact in by_buf.items():
+        fact.uses.extend(ix.uses.get(buf, ()))
     facts.buffers.extend(by_buf.values())
-
-
-def _launches(body):
-    from ..ir.visitor import walk
-
-    return [n for n in walk(body) if isinstance(n, N.Launch)]
-
-
-def _allocations(body):
-    from ..ir.visitor import walk
-
-    return [n for n in walk(body) if isinstance(n, N.Allocate)]

@@ -137,7 +137,7 @@ def loop_interval(start, extent, env: Env, step=None) -> Interval | None:
 
 def mentions(e, var_set) -> bool:
     """True when expression `e` uses any Var of `var_set`."""
-    from ..ir.visitor import walk
+    from .fastwalk import walk
 
     return any(isinstance(n, N.Var) and n in var_set for n in walk(e))
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..ir.printer import expr_str
-from ..ir.visitor import walk
 from ..source import Span
 from .infer import buffer_bytes
 from .resources import Budget
@@ -88,18 +87,6 @@ def buffer_fact(buf: N.Buffer, func: N.PrimFunc, stages: int = 1) -> BufferFact:
     """The fact for one buffer of a kernel instance (uses are filled in by `collect_uses`)."""
     return BufferFact(buf.name, buf.scope, tuple(_dim(d) for d in buf.shape), buf.dtype, buffer_bytes(buf),
                       buf.span, func.name, func.instance, stages=stages)
-
-
-def collect_uses(func: N.PrimFunc, facts_by_buf: dict) -> None:
-    """Add the span of every Load, Store and tile-op operand to its buffer's fact."""
-    for node in walk(func.body):
-        buf = getattr(node, "buffer", None)
-        if isinstance(node, (N.Load, N.Store, N.Region)) and buf in facts_by_buf and node.span is not None:
-            facts_by_buf[buf].uses.append(node.span)
-        elif isinstance(node, N.AnnotateLayout):
-            for b, spec in node.entries:
-                if b in facts_by_buf and spec.span is not None:
-                    facts_by_buf[b].uses.append(spec.span)
 
 
 def kernel_fact(func: N.PrimFunc, launch: N.Launch | None, b: Budget | None, targets) -> KernelFact:

@@ -112,6 +112,6 @@ def kib(n: int) -> str:
 
 def symbolic_vars(e) -> list:
     """The Vars of kind param/symbolic/dynamic an expression depends on."""
-    from ..ir.visitor import walk
+    from .fastwalk import walk
 
     return [n for n in walk(e) if isinstance(n, N.Var) and n.kind in ("param", "symbolic", "dynamic")]

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from ..diagnostics import Related
 from ..ir import nodes as N
 from ..ir.arith import as_int
-from ..ir.visitor import walk
-from .liveness import live_ranges, peak
+from .index import KernelIndex, peak
 from .infer import SHARED_SCOPES, buffer_bytes, dims_str, dtype_bits, elements, kib
 from .targets import known_limits
 
@@ -49,28 +48,6 @@ class Budget:
         return max((s for _, _, s in self.shared), default=1)
 
 
-def _loop_stages(f: N.For) -> int:
-    if f.num_stages is not None:
-        return max(f.num_stages, 1)
-    if f.stage:
-        return max(f.stage) + 1
-    return 1
-
-
-def _stage_counts(body) -> dict:
-    """Buffer -> (stages, loop): shared buffers that a T.Pipelined loop fills from global memory."""
-    out: dict = {}
-    for f in walk(body):
-        if not (isinstance(f, N.For) and f.kind == "pipelined"):
-            continue
-        n = _loop_stages(f)
-        for c in walk(f.body):
-            if isinstance(c, N.Copy) and c.dst.buffer.scope in SHARED_SCOPES and c.src.buffer.scope == "global":
-                if n > out.get(c.dst.buffer, (0, None))[0]:
-                    out[c.dst.buffer] = (n, f)
-    return out
-
-
 def _threads(launch: N.Launch) -> int | None:
     if not launch.threads:
         return 128
@@ -83,13 +60,11 @@ def _threads(launch: N.Launch) -> int | None:
     return total
 
 
-def budget(launch: N.Launch) -> Budget:
-    """Compute the per-block budget of one launch."""
+def budget(launch: N.Launch, ix: KernelIndex) -> Budget:
+    """Compute the per-block budget of one launch from the kernel's index."""
     b = Budget(threads=_threads(launch))
-    stages = _stage_counts(launch.body)
-    for node in walk(launch.body):
-        if not isinstance(node, N.Allocate):
-            continue
+    stages = ix.stages
+    for node in ix.allocations.get(id(launch), ()):
         buf = node.buffer
         if buf.scope in SHARED_SCOPES:
             n, loop = stages.get(buf, (1, None))
@@ -99,7 +74,7 @@ def budget(launch: N.Launch) -> Budget:
         elif buf.scope in ("local.fragment", "local", "local.var"):
             b.fragments.append(buf)
     b.registers = _registers(b.fragments, b.threads)
-    b.live = live_ranges(launch.body, [buf for buf, _, _ in b.shared])
+    b.live = {buf: ix.live[buf] for buf, _, _ in b.shared if buf in ix.live}
     return b
 
 

@@ -138,7 +138,7 @@ def _visit_store(s: N.Store, ctx: Ctx) -> None:
 
 
 def _visit_generic(s, ctx: Ctx) -> None:
-    from ..ir.visitor import children
+    from .fastwalk import kids as children
 
     for c in children(s):
         if isinstance(c, (N.SeqStmt, N.For, N.If, N.LetStmt, N.Store, N.Launch, N.Allocate, N.Evaluate,
@@ -169,7 +169,7 @@ def visit_expr(e, ctx: Ctx) -> None:
         visit_expr(e.true_value, ctx.child(env=_branch_env(e.cond, ctx.env, False)))
         visit_expr(e.false_value, ctx.child(env=_branch_env(e.cond, ctx.env, True)))
         return
-    from ..ir.visitor import children
+    from .fastwalk import kids as children
 
     if isinstance(e, (N.Var, N.Const)) or e is None:
         return
