@@ -33,16 +33,22 @@ def _env() -> dict:
 
 
 def cold(path: Path, runs: int) -> dict:
-    """Wall time of `python -m tilelsp check PATH` in fresh processes (median of `runs`)."""
-    times, codes = [], set()
+    """Wall (and child CPU) time of `python -m tilelsp check PATH` in fresh processes (medians of `runs`)."""
+    import resource
+
+    walls, cpus, codes = [], [], set()
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "tilelsp", "check", str(path)], cwd=ROOT, env=_env(),
                               capture_output=True, text=True)
-        times.append(time.perf_counter() - start)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         codes.add(proc.returncode)
-    return {"runs": runs, "median_s": round(statistics.median(times), 4), "min_s": round(min(times), 4),
-            "max_s": round(max(times), 4), "exit_codes": sorted(codes)}
+    return {"runs": runs, "median_s": round(statistics.median(walls), 4), "min_s": round(min(walls), 4),
+            "max_s": round(max(walls), 4), "median_cpu_s": round(statistics.median(cpus), 4),
+            "exit_codes": sorted(codes)}
 
 
 def heavy_modules_in_cold_process(path: Path) -> list[str]:
@@ -97,7 +103,8 @@ def main(argv=None) -> int:
     report = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "processor": platform.processor() or platform.machine()},
+                    "processor": platform.processor() or platform.machine(),
+                    "load_average_1min_at_start": round(os.getloadavg()[0], 2)},
         "file": path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path),
         "lines": len(path.read_text().splitlines()),
         "targets": {"cold_s": COLD_TARGET_S, "warm_ms": WARM_TARGET_MS},
