@@ -12,8 +12,9 @@ import logging
 import threading
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from tilelang_core import __version__
 
@@ -27,11 +28,33 @@ log = logging.getLogger("tilelsp")
 _COMMANDS = ("tilelsp.server.verify", "tilelsp.server.benchmark", "tilelsp.server.showIR")
 
 
+_ANSWERED = object()
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls' protocol, except that a request whose params do not validate gets an error response
+    (JSON-RPC -32602) instead of no answer at all."""
+
+    def structure_message(self, data):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                self._send_response(data["id"], error=exc.to_response_error())
+                return _ANSWERED
+            raise
+
+    def handle_message(self, message):
+        if message is not _ANSWERED:
+            super().handle_message(message)
+
+
 class TileLanguageServer(LanguageServer):
     """The server object: pygls plumbing plus our state, settings and worker."""
 
     def __init__(self) -> None:
-        super().__init__("tilelsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("tilelsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=_Protocol)
         self.state = State()
         self.settings = Settings()
         self.pull_mode = False
@@ -65,6 +88,10 @@ class TileLanguageServer(LanguageServer):
             self._loop.call_soon_threadsafe(self.window_log_message, params)
         else:
             self.window_log_message(params)
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """Errors outside a request (bad JSON, a failing notification handler) go to the log, not a popup."""
+        self.log(f"tilelsp: {type(error).__name__}: {error}", types.MessageType.Error)
 
     def doc(self, uri: str) -> DocState | None:
         """An open document, or a file on disk read on demand (None when neither)."""
@@ -289,6 +316,8 @@ def _at(ls: TileLanguageServer, uri: str, position: types.Position):
     if doc is None:
         return None, None, None
     result = ls.result(doc)
+    if not 0 <= position.line < len(result.source.lines) or position.character < 0:
+        return None, None, None  # outside the document: nothing to say
     line, col = pos.position_to_point(position, result.source, ls.encoding)
     return doc, result, (line, col)
 
@@ -392,6 +421,20 @@ def on_kernels(ls: TileLanguageServer, params):
     if doc is None:
         raise JsonRpcInvalidParams(f"unknown document {uri!r}: open it first")
     return {"kernels": ir_view.kernels_payload(ls.result(doc), ls.settings.targets[0], ls.range_of(doc))}
+
+
+def on_status(ls: TileLanguageServer, params):
+    """`tilelsp/status`: what the server process holds (documents, settings, worker) and whether tvm/torch
+    were ever imported here (they must not be: the keystroke path is pure Python)."""
+    import sys
+
+    w = ls._worker
+    return {"version": __version__, "encoding": ls.encoding, "pullDiagnostics": ls.pull_mode,
+            "documents": sorted(ls.state.docs), "targets": list(ls.settings.targets),
+            "trustWorkspace": ls.settings.trustWorkspace, "tvmLoaded": "tvm" in sys.modules,
+            "torchLoaded": "torch" in sys.modules,
+            "workerPid": w.proc.pid if w is not None and w.proc is not None else None,
+            "workerRestarts": w.restarts if w is not None else 0}
 
 
 async def on_show_ir(ls: TileLanguageServer, params):
@@ -514,6 +557,7 @@ def _register(ls: TileLanguageServer) -> None:
         (types.TEXT_DOCUMENT_CODE_ACTION, on_code_action,
          types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Source])),
         ("tilelsp/kernels", on_kernels, None), ("tilelsp/showIR", on_show_ir, None),
+        ("tilelsp/status", on_status, None),
     ]
     for method, fn, options in table:
         ls.feature(method, options)(fn) if options is not None else ls.feature(method)(fn)

@@ -1,0 +1,116 @@
+"""The server survives bad input: invalid JSON-RPC, unknown documents, out-of-range positions, a 10 MB
+file, kernel factories that loop/raise/allocate (never executed on the check path), and never imports
+tvm or torch on the keystroke path."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from conftest import SERVER, change_doc, diagnostics, open_doc
+from lsprotocol import types
+
+FACTORIES = '''import tilelang
+import tilelang.language as T
+
+def forever(N):
+    while True:
+        pass
+
+def raises(N):
+    raise RuntimeError("boom")
+
+def hog(N):
+    x = [0] * (1 << 40)
+
+@tilelang.jit
+def scale(N, block=128):
+    forever(N); raises(N); hog(N)
+    @T.prim_func
+    def main(X: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+            x = T.alloc_fragment((block,), T.float32)
+            T.copy(X[bx * block], x)
+    return main
+
+kernel = scale(4096)
+'''
+
+
+@pytest.mark.asyncio
+async def test_hostile_factories_are_never_run_on_the_check_path(client):
+    uri = "file:///tmp/hostile.py"
+    open_doc(client, uri, FACTORIES)
+    got = await diagnostics(client, uri)
+    assert all(d.severity != types.DiagnosticSeverity.Error for d in got.diagnostics)
+    status = await client.protocol.send_request_async("tilelsp/status", {})
+    assert status.tvmLoaded is False and status.torchLoaded is False and status.workerPid is None
+
+
+@pytest.mark.asyncio
+async def test_unknown_document_and_out_of_range_positions(client):
+    unknown = types.TextDocumentIdentifier("file:///nowhere/missing.py")
+    far = types.Position(line=10_000, character=10_000)
+    assert await client.text_document_hover_async(types.HoverParams(unknown, far)) is None
+    assert not await client.text_document_code_lens_async(types.CodeLensParams(unknown))
+    with pytest.raises(Exception, match="unknown document"):
+        await client.protocol.send_request_async("tilelsp/kernels", {"textDocument": {"uri": unknown.uri}})
+    uri = "file:///tmp/range.py"
+    open_doc(client, uri, "import tilelang.language as T\nx = T.copy\n")
+    await diagnostics(client, uri)
+    ident = types.TextDocumentIdentifier(uri)
+    assert await client.text_document_hover_async(types.HoverParams(ident, far)) is None
+    rng = types.Range(types.Position(5000, 0), types.Position(9000, 3))
+    assert not await client.text_document_inlay_hint_async(types.InlayHintParams(ident, rng))
+    help_ = await client.text_document_signature_help_async(types.SignatureHelpParams(ident, far))
+    assert help_ is None
+    assert (await client.protocol.send_request_async("tilelsp/status", {})).documents == [uri]
+
+
+@pytest.mark.asyncio
+async def test_ten_megabyte_file_is_capped(client):
+    uri = "file:///tmp/huge.py"
+    open_doc(client, uri, "x = 1  # padding\n" * 650_000)  # ~11 MB
+    got = await diagnostics(client, uri)
+    assert [d.code for d in got.diagnostics] == ["file-too-large"]
+    assert got.diagnostics[0].severity == types.DiagnosticSeverity.Information
+    change_doc(client, uri, "import tilelang.language as T\n", 2)
+    assert not (await diagnostics(client, uri, 2)).diagnostics
+
+
+async def _frame(proc) -> dict:
+    header = b""
+    while not header.endswith(b"\r\n\r\n"):
+        header += await proc.stdout.read(1)
+    length = int(next(l for l in header.decode().split("\r\n") if l.lower().startswith("content-length")).split(":")[1])
+    return json.loads(await proc.stdout.readexactly(length))
+
+
+def _send(proc, payload: bytes) -> None:
+    proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(payload) + payload)
+
+
+@pytest.mark.asyncio
+async def test_invalid_json_rpc_then_serves():
+    proc = await asyncio.create_subprocess_exec(*SERVER, stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        _send(proc, b"{this is not json")
+        _send(proc, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                "params": {"capabilities": {}, "processId": None}}).encode())
+        _send(proc, json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tilelsp/noSuchMethod", "params": {}}).encode())
+        _send(proc, json.dumps({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover",
+                                "params": {"textDocument": 5}}).encode())
+        _send(proc, json.dumps({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}).encode())
+        seen = {}
+        while 4 not in seen:
+            msg = await asyncio.wait_for(_frame(proc), 20)
+            if "id" in msg and "method" not in msg:
+                seen[msg["id"]] = msg
+        assert "capabilities" in seen[1]["result"]
+        assert seen[2]["error"]["code"] == -32601
+        assert "error" in seen[3]
+        assert seen[4]["result"] is None
+    finally:
+        proc.kill()
+        await proc.wait()

@@ -1,0 +1,67 @@
+"""`tilelsp verify FILE`: build each kernel instance, run it on random inputs in a child process and compare
+with the file's reference (`ref_program` or `# tilelsp: reference=NAME`) or with the CPU backend.
+
+Exit status: 0 every instance passed, 1 a mismatch or a failure (build error, crash, timeout), 2 usage.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+_KEYS = ("file", "kernel", "instance", "device", "passed", "max_abs_err", "max_rel_err", "time_ms", "message")
+
+
+def _fmt(x) -> str:
+    return "-" if x is None else f"{x:.3g}"
+
+
+def format_text(rec: dict) -> str:
+    """One human-readable result line (plus the message when it failed)."""
+    status = "PASS" if rec.get("passed") else "FAIL"
+    who = rec.get("instance") or rec.get("kernel") or "?"
+    line = (f"{status} {rec.get('file')} {who} [{rec.get('device')}]  max abs err {_fmt(rec.get('max_abs_err'))}"
+            f"  max rel err {_fmt(rec.get('max_rel_err'))}  time {_fmt(rec.get('time_ms'))} ms")
+    if rec.get("bench_ms") is not None:
+        line += f"  bench {_fmt(rec['bench_ms'])} ms"
+    msg = rec.get("message") or ""
+    if msg and (not rec.get("passed") or "nothing was compared" in msg):
+        line += "\n    " + msg.replace("\n", "\n    ")
+    return line
+
+
+def to_json(rec: dict) -> dict:
+    """The stable JSON record: file, kernel, instance, device, passed, errors, time_ms, message (+ bench_ms)."""
+    out = {k: rec.get(k) for k in _KEYS}
+    if "bench_ms" in rec:
+        out["bench_ms"] = rec["bench_ms"]
+    return out
+
+
+def run_verify(args) -> int:
+    """Entry point used by `tilelsp verify` (args: file, kernel, device, json, timeout, bench)."""
+    from tilelang_core.verify.runner import verify_file
+
+    path = args.file
+    if not os.path.isfile(path):
+        print(f"tilelsp verify: no such file: {path}", file=sys.stderr)
+        return EXIT_USAGE
+    timeout = getattr(args, "timeout", 60.0) or 60.0
+    if timeout <= 0:
+        print("tilelsp verify: --timeout must be positive", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        records = verify_file(path, kernel=getattr(args, "kernel", None), device=getattr(args, "device", "auto"),
+                              timeout=timeout, bench=getattr(args, "bench", False))
+    except ValueError as exc:
+        print(f"tilelsp verify: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if any(r.get("usage") for r in records):
+        rec = next(r for r in records if r.get("usage"))
+        avail = ", ".join(rec.get("available") or []) or "none"
+        print(f"tilelsp verify: {rec['message']} (kernels: {avail})", file=sys.stderr)
+        return EXIT_USAGE
+    for rec in records:
+        print(json.dumps(to_json(rec)) if getattr(args, "json", False) else format_text(rec))
+    return EXIT_OK if records and all(r.get("passed") for r in records) else EXIT_FAIL
