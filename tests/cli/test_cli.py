@@ -179,3 +179,11 @@ def test_missing_subcommand_module_exits_2(capsys):
 def test_serve_rejects_a_malformed_tcp_address(capsys, value):
     assert cli.main(["serve", "--tcp", value]) == 2
     assert "expected HOST:PORT" in capsys.readouterr().err
+
+
+def test_warnings_alone_exit_0(tree, capsys):
+    (tree / "w.py").write_text(CLEAN + "y = 2  # tilelsp: ignore[no-such-code]\n")
+    code, out, _ = run(capsys, "check", "w.py")
+    assert code == 0
+    assert out.startswith("w.py:4:8: warning[suppression-unknown-code] `no-such-code` is not a tilelsp diagnostic code")
+    assert out.splitlines()[-1] == "0 errors, 1 warning in 1 file"
