@@ -115,7 +115,8 @@ def filter_diagnostics(source: SourceFile, diagnostics, select=None, ignore=None
     if not found.directives:
         return keep
     keep = [d for d in keep if not found.suppresses(d.code, d.span.line)]
-    extra = [d for d in unknown_code_warnings(found) if _selected(d.code, select, ignore)]
+    extra = [d for d in unknown_code_warnings(found)
+             if _selected(d.code, select, ignore) and not found.suppresses(d.code, d.span.line)]
     return sorted_diagnostics(keep + extra) if extra else keep
 
 

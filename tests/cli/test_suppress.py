@@ -88,3 +88,5 @@ def test_unknown_code_in_a_comment_is_a_warning_at_the_comment():
     assert out[0].span.col == text.splitlines()[1].index("# tilelsp")
     assert "did you mean `gemm-shape-mismatch`" in out[0].message
     assert filter_diagnostics(SourceFile(text), [], ignore={"suppression-unknown-code"}) == []
+    text2 = text + "# tilelsp: ignore-file[suppression-unknown-code]\n"
+    assert filter_diagnostics(SourceFile(text2), [diag("undefined-name", 2)]) == []
