@@ -8,7 +8,9 @@ from tilelang_core.ir import nodes as N
 def test_nested_parallel_and_tile_ops_in_parallel():
     i, j = var("i"), var("j")
     F = buf("F", (8, 8), "float32", "local.fragment")
-    nested = kernel([alloc(F), loop(i, 8, [loop(j, 8, [store(F, (i, j))], "parallel")], "parallel")])
+    fused = kernel([alloc(F), loop(i, 8, [loop(j, 8, [store(F, (i, j))], "parallel")], "parallel")])
+    assert codes(fused) == []  # a perfect nest is one fused T.Parallel in TileLang
+    nested = kernel([alloc(F), loop(i, 8, [store(F, (i, 0)), loop(j, 8, [store(F, (i, j))], "parallel")], "parallel")])
     assert codes(nested) == ["nested-parallel"]
     serial_inside = kernel([alloc(F), loop(i, 8, [loop(j, 8, [store(F, (i, j))], "parallel")], "serial")])
     assert codes(serial_inside) == []

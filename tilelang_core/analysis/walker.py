@@ -19,6 +19,7 @@ class Ctx:
     parallel: tuple = ()  # enclosing T.Parallel For nodes, outermost first
     pipelined: tuple = ()  # enclosing T.Pipelined For nodes
     launch: N.Launch | None = None
+    fused: N.For | None = None  # a T.Parallel that is the whole body of an enclosing T.Parallel
 
     def emit(self, code: str, message: str, span, **kw):
         """Report a diagnostic for this kernel instance (skipped when the node has no span)."""
@@ -93,6 +94,7 @@ def _visit_for(s: N.For, ctx: Ctx) -> None:
     kw = {}
     if s.kind == "parallel":
         kw["parallel"] = ctx.parallel + (s,)
+        kw["fused"] = perfect_child(s)
     if s.kind == "pipelined":
         kw["pipelined"] = ctx.pipelined + (s,)
     inner = ctx.child(**kw)
@@ -102,6 +104,14 @@ def _visit_for(s: N.For, ctx: Ctx) -> None:
         if iv is not None:
             inner.env[v] = iv
     visit(s.body, inner)
+
+
+def perfect_child(f: N.For) -> N.For | None:
+    """The T.Parallel loop that is the whole body of T.Parallel `f` (TileLang fuses the two), else None."""
+    body = f.body
+    while isinstance(body, N.SeqStmt) and len(body.stmts) == 1:
+        body = body.stmts[0]
+    return body if isinstance(body, N.For) and body.kind == "parallel" else None
 
 
 def _visit_if(s: N.If, ctx: Ctx) -> None:

@@ -10,6 +10,10 @@ def nesting(M=256, N=256):
             S = T.alloc_shared((64, 64), T.float32)
             F = T.alloc_fragment((64, 64), T.float32)
             for i in T.Parallel(64):
+                for j in T.Parallel(64):
+                    F[i, j] = 0.0
+            for i in T.Parallel(64):
+                F[i, 0] = 1.0
                 for j in T.Parallel(64):  # error: [nested-parallel]
                     F[i, j] = 0.0
             for i in T.Parallel(64):

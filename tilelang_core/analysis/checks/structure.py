@@ -22,6 +22,8 @@ def check_loop_nesting(f: N.For, ctx: Ctx) -> None:
     """T.Parallel or T.Pipelined directly or indirectly inside a T.Parallel loop."""
     if not ctx.parallel:
         return
+    if f.kind == "parallel" and ctx.fused is f:
+        return  # `for i in T.Parallel(a): for j in T.Parallel(b):` with nothing else is one fused loop
     if f.kind == "parallel":
         names = ", ".join(v.name for v in (*ctx.parallel[-1].vars, *f.vars))
         ctx.emit("nested-parallel",
