@@ -166,6 +166,10 @@ def run_check(args) -> int:
 
     sys.stdout.write(render(args.format, results, color=color, version=_version()))
     sys.stdout.flush()
+    if args.format == "github":  # annotations go to stdout; the run's log also gets the summary
+        from tilelsp.formats import summary
+
+        print(f"tilelsp: {summary(results)}", file=sys.stderr)
     if args.debug:
         for r in results:
             if r.trace:

@@ -61,6 +61,7 @@ class Worker:
         self._lock = threading.Lock()
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
         self._next_id = 0
+        self._lost = False  # the previous process hung, crashed or was cancelled
 
     def _start(self) -> subprocess.Popen:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -74,11 +75,13 @@ class Worker:
             self._stderr.append(raw.decode("utf-8", "replace").rstrip())
 
     def _ensure(self) -> subprocess.Popen:
+        if self.proc is not None and self.proc.poll() is not None:
+            self._lost = True  # died between requests
         if self.proc is None or self.proc.poll() is not None:
-            if self.proc is not None:
+            if self._lost:
                 self.restarts += 1
                 self.log(f"tilelsp worker restarted (restart #{self.restarts})")
-            self.proc = self._start()
+            self.proc, self._lost = self._start(), False
         return self.proc
 
     def request(self, op: str, timeout: float | None = None, cancel: threading.Event | None = None, **payload):
@@ -129,13 +132,12 @@ class Worker:
         why = "it ran out of memory" if "MemoryError" in tail else f"exit code {code}"
         msg = f"tilelsp worker crashed during {op} ({why}); it will be replaced. {tail}".strip()
         self.log(msg)
-        self.proc = None
-        self.restarts += 1
+        self.proc, self._lost = None, True
         return WorkerError(msg)
 
     def _stop(self, proc) -> None:
         _kill(proc)
-        self.proc = None
+        self.proc, self._lost = None, True
 
     def close(self) -> None:
         """Stop the worker process (if any)."""
