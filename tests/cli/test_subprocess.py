@@ -24,7 +24,7 @@ def test_python_m_tilelsp_check_reports_syntax_error(tmp_path):
     proc = tilelsp("check", "bad.py", "--format", "github", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.startswith("::error file=bad.py,line=3,") and "title=tilelsp(syntax-error)" in proc.stdout
-    assert proc.stderr == ""
+    assert proc.stderr == "tilelsp: 1 error, 0 warnings in 1 file\n"
 
 
 def test_usage_error_in_a_process_exits_2(tmp_path):
