@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from tilelang_core.diagnostics import Diagnostic, Severity
 
@@ -93,18 +94,28 @@ def _text_diag(result: FileResult, d: Diagnostic, paint: _Paint) -> str:
 def caret_snippet(text: str, span, paint=None, key: str = "error") -> list[str]:
     """The span's first source line with a `^~~~` underline (empty when the line is not in the text)."""
     paint = paint or _Paint(False)
-    source_lines = text.splitlines()
+    source_lines = _lines(text)
     if not 1 <= span.line <= len(source_lines):
         return []
     line = source_lines[span.line - 1].rstrip()
     col = min(span.col, len(line))
     end = span.end_col if span.end_line == span.line else len(_strip_comment(line))
     width = max(1, min(end, len(line)) - col)
-    prefix = "".join("\t" if ch == "\t" else " " for ch in line[:col])
+    prefix = _blank(line[:col])
+    width = width if line.isascii() else max(1, len(_blank(line[col : col + width])))
     gutter = len(str(span.line))
     bar = paint("gutter", "|")
     marker = paint(key, "^" + "~" * (width - 1))
     return [f" {paint('gutter', str(span.line))} {bar} {line}", f" {' ' * gutter} {bar} {prefix}{marker}"]
+
+
+def _blank(text: str) -> str:
+    """Whitespace as wide as `text` on a terminal: tabs kept, East Asian wide characters as two spaces."""
+    if text.isascii():
+        return "".join("\t" if ch == "\t" else " " for ch in text)
+    import unicodedata
+
+    return "".join("\t" if ch == "\t" else "  " if unicodedata.east_asian_width(ch) in "WF" else " " for ch in text)
 
 
 def _strip_comment(line: str) -> str:
@@ -118,6 +129,11 @@ def _strip_comment(line: str) -> str:
         elif ch == "#":
             return line[:i].rstrip()
     return line
+
+
+@lru_cache(maxsize=4)
+def _lines(text: str) -> list[str]:
+    return text.splitlines()
 
 
 # --- json ---------------------------------------------------------------------------------

@@ -111,3 +111,10 @@ def test_github_annotations_and_escaping():
     d = Diagnostic("undefined-name", Severity.INFO, "m", Span(1, 0, 2, 3))
     (line,) = render("github", [FileResult("p,q:r.py", "", [d])]).splitlines()
     assert line == "::notice file=p%2Cq%3Ar.py,line=1,col=1,endLine=2,title=tilelsp(undefined-name)::m"
+
+
+def test_caret_under_wide_characters():
+    d = Diagnostic("undefined-name", Severity.ERROR, "m", Span(1, 7, 1, 9))
+    out = render("text", [FileResult("t.py", "s = '数据' + xy\n", [d])]).splitlines()
+    # '数据' is 4 columns wide on a terminal, so the caret moves 2 to the right of the code-point column
+    assert out[2].split("|", 1)[1] == " " + " " * 9 + "^~"
