@@ -276,9 +276,14 @@ def check_file(job: Job) -> FileResult:
     if not job.explicit and "tilelang" not in text:
         return FileResult(job.display, text)  # not a TileLang file: nothing to check
     try:
+        import warnings
+
         from tilelang_core.check import check_source
 
-        result = check_source(text, job.display, targets=job.targets, select=job.select, ignore=job.ignore)
+        with warnings.catch_warnings():  # ast.parse warns about the user's code (e.g. "\d" escapes): not ours
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            result = check_source(text, job.display, targets=job.targets, select=job.select, ignore=job.ignore)
     except Exception as exc:  # noqa: BLE001 -- one bad file must not stop the run
         import traceback
 

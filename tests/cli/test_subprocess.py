@@ -38,3 +38,10 @@ def test_check_never_imports_tvm_torch_or_pygls():
     proc = tilelsp("check", str(EXAMPLES / "gemm.py"), "--format", "json", code=probe)
     code, heavy = json.loads(proc.stdout.splitlines()[-1])
     assert heavy == [] and code == 0, proc.stdout + proc.stderr
+
+
+def test_python_warnings_about_the_users_code_stay_off_stderr(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONWARNINGS", "default")  # make DeprecationWarnings visible too
+    (tmp_path / "w.py").write_text("import tilelang.language as T\nx = 1if True else 2\ns = '\\d'\n")
+    proc = tilelsp("check", "w.py", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
