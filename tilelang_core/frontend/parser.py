@@ -278,7 +278,7 @@ class KernelParser(ast.NodeVisitor):
         """Evaluate a call of a TileLang builtin; tile ops emit statements and return None."""
         short = ref.short
         handler = HANDLERS.get(short) if ref.name.startswith(("T.", "tilelang.language")) else None
-        if handler is None and short in ("make_swizzled_layout", "Layout", "Fragment") or "layout" in ref.name:
+        if handler is None and (short in ("Layout", "Fragment") or "layout" in ref.name.lower()):
             return Unknown(ref.name)
         dt = normalize_dtype(short) if ref.name.startswith("T.") else None
         if handler is None and dt is not None:
