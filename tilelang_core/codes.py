@@ -92,6 +92,9 @@ _ROWS = [
              "T.annotate_layout({S_128x32: T.Layout((64, 64), f)})", "Build the layout for the buffer's shape."),
     CodeInfo("pipeline-config", E, "structure", "T.Pipelined order/stage lists do not match the loop body, or num_stages < 0.",
              "T.Pipelined(n, order=[0, 1], stage=[0])", "Give one order and one stage entry per statement of the body."),
+    CodeInfo("fragment-parallel-dynamic", E, "structure",
+             "A fragment is indexed by the variable of a T.Parallel loop whose range is only known at run time.",
+             "for i in T.Parallel(n - bx * 64): F[i] = 0", "Loop over the full constant tile and guard with `if`."),
     # --- deep checks (lowering in a worker) ------------------------------------------------
     CodeInfo("layout-inference-failed", E, "lowering", "No thread/element layout could be inferred for a fragment.",
              "a fragment only ever assigned element-wise with no anchor", "Anchor it with a T.copy/T.gemm, or annotate its layout."),

@@ -27,6 +27,11 @@ def stencil(M=1024, N=1024, block=64):
             D[0, -1] = S[block - 1, block - 1]
             for i in T.Parallel(block):
                 acc[i % 4] = D[i, 0]  # error: [local-indexed-by-parallel]
+            for i in T.Parallel(M - by * block):
+                D[i, 0] = 0.0  # error: [fragment-parallel-dynamic]
+            for i in T.Parallel(block):
+                if by * block + i < M:
+                    D[i, 0] = 0.0
             T.copy(D, Y[by * block, bx * block])
 
     return main

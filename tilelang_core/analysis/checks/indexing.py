@@ -95,3 +95,30 @@ def check_local_parallel(buf: N.Buffer, indices, span, ctx: Ctx) -> None:
                      f"T.serial/T.unroll instead",
                      _index_span(idx, span), related=related_for(buf))
             return
+
+
+def _runtime(e) -> bool:
+    """True when an expression is only known at run time (block/loop/let vars, T.dynamic dims, loads)."""
+    from ..fastwalk import walk
+
+    if as_int(e) is not None:
+        return False
+    return any(isinstance(n, N.Load) or isinstance(n, N.Var) and n.kind != "symbolic" for n in walk(e))
+
+
+@access_rule
+def check_fragment_dynamic_parallel(buf: N.Buffer, indices, span, ctx: Ctx) -> None:
+    """A fragment indexed by the variable of a T.Parallel loop whose start or extent is a run-time value."""
+    if buf.scope != "local.fragment" or not ctx.parallel:
+        return
+    for loop in ctx.parallel:
+        bad = [(v, st, ext) for v, st, ext in zip(loop.vars, loop.starts, loop.extents)
+               if (_runtime(st) or _runtime(ext)) and any(mentions(i, {v}) for i in indices)]
+        if bad:
+            v, st, ext = bad[0]
+            ctx.emit("fragment-parallel-dynamic",
+                     f"fragment {buf.name} is indexed by {v.name}, whose T.Parallel range ({expr_str(st)} to "
+                     f"{expr_str(st)} + {expr_str(ext)}) is only known at run time; fragments need a constant "
+                     f"T.Parallel range: loop over the whole tile and guard the tail with `if`",
+                     span, related=related_for(buf))
+            return
