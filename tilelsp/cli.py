@@ -38,7 +38,9 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser for `tilelsp` and all its subcommands."""
-    parser = argparse.ArgumentParser(prog="tilelsp", description="TileLang checker, compiler views and language server.")
+    parser = argparse.ArgumentParser(
+        prog="tilelsp", description="TileLang checker, compiler views and language server.",
+        epilog="With no command, tilelsp serves the language server on stdio. See docs/cli.md.")
     parser.add_argument("--version", action="version", version=f"tilelsp {_version()}")
     _add_stdio_flags(parser)
     sub = parser.add_subparsers(dest="command", metavar="{check,ir,verify,serve}")
@@ -66,8 +68,14 @@ def _add_stdio_flags(parser) -> None:
 
 
 def _add_check(sub) -> None:
-    p = sub.add_parser("check", help="check TileLang files and folders", description=(
-        "Check TileLang kernels without running them. Exit 0 clean (warnings allowed), 1 errors, 2 usage error."))
+    p = sub.add_parser(
+        "check", help="check TileLang files and folders", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Check TileLang kernels without running them (no tvm, torch or GPU needed).\n"
+        "Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage or internal error.",
+        epilog="examples:\n  tilelsp check examples/\n  tilelsp check kernels/ --target sm_80,sm_90a --format sarif > tilelsp.sarif\n"
+        "  tilelsp check k.py --ignore threads-not-warp-multiple\n\n"
+        "Settings: [tool.tilelsp] in pyproject.toml (targets, select, ignore, exclude).\n"
+        "Suppress one line: # tilelsp: ignore[code]; a whole file: # tilelsp: ignore-file[code].")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders ('-' reads stdin)")
     p.add_argument("--target", action="append", metavar="ARCH[,ARCH]", help="GPU arch(s) to check for (default sm_90a)")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
