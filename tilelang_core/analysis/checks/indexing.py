@@ -98,12 +98,16 @@ def check_local_parallel(buf: N.Buffer, indices, span, ctx: Ctx) -> None:
 
 
 def _runtime(e) -> bool:
-    """True when an expression is only known at run time (block/loop/let vars, T.dynamic dims, loads)."""
+    """True when an expression is only known at run time (block/loop vars, T.dynamic dims, loads); lets and
+    unknown factory values may be compile-time constants in TileLang, so they do not count."""
     from ..fastwalk import walk
 
     if as_int(e) is not None:
         return False
-    return any(isinstance(n, N.Load) or isinstance(n, N.Var) and n.kind != "symbolic" for n in walk(e))
+    return any(isinstance(n, N.Load) or isinstance(n, N.Var) and n.kind in _RUNTIME_KINDS for n in walk(e))
+
+
+_RUNTIME_KINDS = ("param", "block", "loop", "thread", "dynamic")
 
 
 @access_rule
