@@ -87,3 +87,6 @@ async def pull_client(lsp_client: LanguageClient):
     await start(lsp_client, pull=True)
     yield
     await lsp_client.shutdown_session()
+
+
+SMEM_TEXT = (ROOT / "examples/errors/shared_memory_exceeded.py").read_text()

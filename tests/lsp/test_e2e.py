@@ -5,7 +5,7 @@ import pytest
 from conftest import ROOT, change_doc, diagnostics, open_doc
 from lsprotocol import types
 
-SEVERAL = (ROOT / "examples/errors/threads_exceeded.py").read_text()
+
 SMEM = (ROOT / "examples/errors/shared_memory_exceeded.py").read_text()
 
 
