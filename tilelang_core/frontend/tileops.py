@@ -311,6 +311,14 @@ def h_tensor(p, b, node, short):
     return spec
 
 
+def h_const_value(p, b, node, short):
+    """T.const("M, N") (eager dims) and T.dynamic/T.symbolic("m"): their compile-time values."""
+    from .consteval import call_builtin_const
+
+    args, kwargs = p.ev.call_args(node)
+    return call_builtin_const(BuiltinRef("T." + short), args, kwargs, f"T.{short}")
+
+
 def h_reshape(p, b, node, short):
     """T.reshape(src, shape) / T.view(src, shape=None, dtype=None): the same storage with a new shape."""
     args, kwargs = p.ev.call_args(node)
@@ -359,12 +367,12 @@ HANDLERS = {
     "infinity": h_typed_const, "max_value": h_typed_const, "min_value": h_typed_const,
     **{name: h_alloc_other for name in _OTHER_ALLOCS},
     **{name: h_opaque for name in ("alloc_barrier", "alloc_cluster_barrier", "alloc_descriptor", "alloc_smem")},
-    "Cast": h_Cast, "make_tensor": h_make_tensor, "reshape": h_reshape, "view": h_reshape, "Tensor": h_tensor, "Buffer": h_tensor, "empty": h_empty,
+    "const": h_const_value, "dynamic": h_const_value, "symbolic": h_const_value, "Cast": h_Cast, "make_tensor": h_make_tensor, "reshape": h_reshape, "view": h_reshape, "Tensor": h_tensor, "Buffer": h_tensor, "empty": h_empty,
     "Pipelined": h_loop_call, "Parallel": h_loop_call, "serial": h_loop_call, "unroll": h_loop_call,
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
     **{name: h_reduce for name in _REDUCE}, **{name: h_math for name in _MATH},
 }
-NO_BIND = {name for name in _MATH} | {"Cast", "make_tensor", "empty", "Tensor", "Buffer", "reshape", "view", "alloc_barrier", "alloc_cluster_barrier",
+NO_BIND = {name for name in _MATH} | {"const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "reshape", "view", "alloc_barrier", "alloc_cluster_barrier",
                                       "alloc_descriptor", "alloc_smem"} | set(_OTHER_ALLOCS)
 
 
