@@ -225,20 +225,21 @@ def _files_under(raw: str, conf: cfg.Config):
     if raw == "-" or not Path(raw).is_dir():
         yield raw, True
         return
+    start = Path(raw)
     for folder, dirs, files in os.walk(raw):
-        dirs[:] = sorted(d for d in dirs if not _skip_dir(Path(folder, d), conf))
+        dirs[:] = sorted(d for d in dirs if not _skip_dir(Path(folder, d), conf, start))
         for name in sorted(files):
             path = Path(folder, name)
-            if name.endswith(".py") and not conf.excludes(path):
+            if name.endswith(".py") and not conf.excludes(path, start):
                 yield str(path), False
 
 
-def _skip_dir(path: Path, conf: cfg.Config) -> bool:
+def _skip_dir(path: Path, conf: cfg.Config, start: Path) -> bool:
     """Hidden folders, virtual environments, node_modules, caches and `exclude` matches are not walked."""
     name = path.name
     if name.startswith(".") or name in SKIP_DIRS or (path / "pyvenv.cfg").exists():
         return True
-    return conf.excludes(path)
+    return conf.excludes(path, start)
 
 
 def run_jobs(jobs, parallel: bool = True) -> list[FileResult]:

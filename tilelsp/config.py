@@ -30,17 +30,31 @@ class Config:
     ignore: frozenset[str] = field(default_factory=frozenset)
     exclude: tuple[str, ...] = ()
 
-    def excludes(self, file: Path) -> bool:
-        """True when `file` (or a folder above it, below `root`) matches an `exclude` glob."""
+    def excludes(self, file: Path, start: Path | None = None) -> bool:
+        """True when `file`, or a folder between it and `start` (a PATH named by the user), matches an `exclude` glob.
+
+        Globs match paths relative to `root`, or a bare file/folder name; `start` and folders above it never match.
+        """
         if not self.exclude:
             return False
+        root = self.root.resolve()
         try:
-            rel = file.resolve().relative_to(self.root.resolve())
+            parts = file.resolve().relative_to(root).parts
         except ValueError:
             return False
-        parts = rel.parts
-        candidates = {"/".join(parts[: i + 1]) for i in range(len(parts))} | set(parts)
+        skip = _depth_below(start, root)
+        candidates = {"/".join(parts[: i + 1]) for i in range(skip, len(parts))} | set(parts[skip:])
         return any(fnmatch.fnmatchcase(c, pat.rstrip("/")) for c in candidates for pat in self.exclude)
+
+
+def _depth_below(start: Path | None, root: Path) -> int:
+    """How many path parts `start` has below `root` (0 when there is no start or it lies elsewhere)."""
+    if start is None:
+        return 0
+    try:
+        return len(start.resolve().relative_to(root).parts)
+    except ValueError:
+        return 0
 
 
 def known_targets() -> tuple[str, ...]:

@@ -100,6 +100,10 @@ def test_pyproject_config_and_cli_override(tree, capsys):
     code, out, _ = run(capsys, "check", "pkg", "--ignore", "undefined-name", "--format", "json")
     assert code == 1 and [d["path"] for d in json.loads(out)] == ["pkg/b_bad.py"]  # pkg/sub still excluded
     assert run(capsys, "check", "pkg/sub/a_bad.py")[0] == 0  # named files are checked even when excluded...
+    assert run(capsys, "check", "pkg/sub")[0] == 0  # ...and so are folders (syntax-error is still ignored)
+    (tree / "pyproject.toml").write_text('[tool.tilelsp]\nexclude = ["pkg/sub"]\n')
+    code, out, _ = run(capsys, "check", "pkg/sub")
+    assert code == 1 and out.startswith("pkg/sub/a_bad.py:3:")
     (tree / "pyproject.toml").write_text('[tool.tilelsp]\ntargets = ["sm_1"]\n')
     code, _, err = run(capsys, "check", "pkg")
     assert code == 2 and "tool.tilelsp.targets" in err

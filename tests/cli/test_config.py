@@ -64,3 +64,11 @@ def test_split_list_and_validation_messages():
     with pytest.raises(cfg.ConfigError, match="known targets: .*sm_90a"):
         cfg.validate_targets(["sm_1"], "--target")
     assert cfg.validate_targets(["sm_90a", "sm_90a"], "--target") == ("sm_90a",)
+
+
+def test_a_folder_named_by_the_user_is_not_excluded_by_its_own_path(tmp_path):
+    conf = cfg.Config(root=tmp_path, exclude=("examples/errors", "errors", "gen"))
+    inside = tmp_path / "examples" / "errors" / "k.py"
+    assert conf.excludes(inside) and conf.excludes(inside, tmp_path / "examples")
+    assert not conf.excludes(inside, tmp_path / "examples" / "errors")
+    assert conf.excludes(tmp_path / "examples" / "errors" / "gen" / "k.py", tmp_path / "examples" / "errors")
