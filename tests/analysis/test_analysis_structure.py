@@ -84,3 +84,20 @@ def test_facts_at_positions():
     k = facts.at(50, 5)
     assert k.name == "k" and k.threads == 128 and k.grid == (4, 4)
     assert facts.at(999, 0) is None
+
+
+def test_malformed_ir_never_crashes():
+    """Odd shapes (fewer axes than dims, float sizes, zero extents, huge shifts) give no exception."""
+    i = var("i")
+    S = buf("S", (64, 64))
+    odd = N.Region(S, (N.Axis(c(0), c(64)),), "slice", sp())
+    F = buf("F", (c(2.5, "float32"), 0), "float32", "local.fragment")
+    stmts = [alloc(S), alloc(F),
+             N.Copy(odd, full(F), sp()),
+             N.Gemm(odd, odd, full(F), span=sp()),
+             N.Reduce("sum", odd, full(F), 7, True, 7, sp()),
+             loop(i, 0, [store(S, (N.BinOp("<<", i, c(10 ** 6)), 0))]),
+             loop(i, 8, [store(S, (N.BinOp("//", i, c(0)), N.BinOp("%", i, c(0))))], "parallel")]
+    diags, facts = run(kernel(stmts, threads=(c(0),)))
+    assert all(d.code != "instance-error" for d in diags), [d.message for d in diags]
+    assert facts.kernels[0].threads == 0

@@ -24,7 +24,7 @@ def analyze(kernels, targets=(DEFAULT_TARGET,), sink=None) -> Facts:
         try:
             _analyze_one(func, targets, sink, facts)
         except RecursionError:
-            continue
+            walker.Ctx(func, sink).emit("instance-error", "the kernel is nested too deeply to analyse", func.span)
     return facts
 
 

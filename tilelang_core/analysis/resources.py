@@ -151,6 +151,9 @@ def _check_smem(launch: N.Launch, b: Budget, lim, ctx) -> None:
         advice = f"lower num_stages to {fit}" + (" or shrink the tiles" if fit < n else "")
     else:
         advice = "shrink the tiles (block sizes)" + (" and num_stages" if n > 1 else "")
+    naive = sum(nb * s for _, nb, s in b.shared if nb)
+    if naive > total:
+        parts += f" (buffers used one after another share memory; {kib(total)} is the peak of those live together)"
     rel = tuple(Related(buf.span, f"{buf.name}: {kib(nb * s)}") for buf, nb, s in b.shared if buf.span and nb)
     ctx.emit("shared-memory-exceeded",
              f"shared memory per block is {kib(total)} ({total} B) for {lim.name}, over its "

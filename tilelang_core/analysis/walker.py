@@ -69,7 +69,7 @@ def visit(s, ctx: Ctx) -> None:
     if s is None:
         return
     for fn in STMT_RULES.get(type(s), ()):
-        fn(s, ctx)
+        guarded(fn, s, ctx, s, ctx)
     handler = _HANDLERS.get(type(s), _visit_generic)
     handler(s, ctx)
 
@@ -164,7 +164,19 @@ def _visit_generic(s, ctx: Ctx) -> None:
 
 def _access(buffer, indices, span, ctx: Ctx) -> None:
     for fn in ACCESS_RULES:
-        fn(buffer, indices, span, ctx)
+        guarded(fn, span, ctx, buffer, indices, span, ctx)
+
+
+def guarded(fn, where, ctx: Ctx, *args) -> None:
+    """Run one rule; an internal failure becomes a warning at the node instead of a crash."""
+    try:
+        fn(*args)
+    except RecursionError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - bad input must never crash the checker
+        span = getattr(where, "span", where)
+        ctx.emit("instance-error", f"internal error in the {fn.__name__} check ({type(exc).__name__}: {exc}); "
+                 "please report it", span if span is not None else ctx.func.span)
 
 
 def visit_expr(e, ctx: Ctx) -> None:

@@ -99,8 +99,8 @@ def _dynamic(g: N.Gemm, mats: dict, ctx: Ctx) -> bool:
             if dyn:
                 ctx.emit("gemm-dynamic-shape",
                          f"T.gemm operand {name} ({r.buffer.name}) has tile dimension {expr_str(e)}, which is "
-                         f"only known at run time ({dyn[0].name}); gemm tiles must be compile-time constants: "
-                         f"use a constant block size",
+                         f"only known at run time ({dyn[0].name} is a T.dynamic or scalar parameter); gemm tiles "
+                         f"must be compile-time constants: allocate the tile with a constant block size",
                          r.span or g.span, related=related_for(r.buffer))
             return True
     return False
@@ -113,10 +113,11 @@ def _shapes(g: N.Gemm, mats, ctx: Ctx) -> None:
     if ka != kb:
         ta = " (transpose_A)" if g.transpose_a else ""
         tb = " (transpose_B)" if g.transpose_b else ""
+        flip = n == ka and kb == cn  # B's two dims swapped would make everything agree
+        hint = (f"; {bn} looks stored the other way round: pass transpose_B={not g.transpose_b}" if flip
+                else "; make block_K the same for both tiles")
         ctx.emit("gemm-shape-mismatch",
-                 f"T.gemm K must agree: {an}{ta} gives K = {ka} but {bn}{tb} gives K = {kb}; "
-                 f"make block_K the same for both tiles"
-                 + ("" if g.transpose_b else "; if B is stored N×K pass transpose_B=True"),
+                 f"T.gemm K must agree: {an}{ta} gives K = {ka} but {bn}{tb} gives K = {kb}{hint}",
                  g.span, related=rel)
         return
     if (cm, cn) != (m, n):
