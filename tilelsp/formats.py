@@ -72,13 +72,18 @@ class _Paint:
 def render_text(results, color: bool = False, show_summary: bool = True) -> str:
     """Compiler-style text: `path:line:col: error[code] message`, a caret snippet, notes, a summary."""
     paint = _Paint(color)
-    blocks = [_text_diag(r, d, paint) for r in results for d in r.diagnostics]
+    blocks = [_text_diag(r, d, paint, _several_instances(r)) for r in results for d in r.diagnostics]
     if show_summary:
         blocks.append(paint("bold", summary(results)))
     return "\n".join(blocks) + "\n" if blocks else ""
 
 
-def _text_diag(result: FileResult, d: Diagnostic, paint: _Paint) -> str:
+def _several_instances(result: FileResult) -> bool:
+    """True when a file's diagnostics come from more than one kernel instance (then each names its own)."""
+    return len({d.instance for d in result.diagnostics if d.instance}) > 1
+
+
+def _text_diag(result: FileResult, d: Diagnostic, paint: _Paint, name_instance: bool = False) -> str:
     sev = d.severity.value
     where = paint("bold", f"{result.path}:{d.span.line}:{d.span.col + 1}:")
     lines = [f"{where} {paint(sev, f'{sev}[{d.code}]')} {d.message}"]
@@ -86,6 +91,8 @@ def _text_diag(result: FileResult, d: Diagnostic, paint: _Paint) -> str:
         lines += caret_snippet(result.text, d.span, paint, sev)
     for rel in d.related:
         lines.append(f"  {paint('note', 'note:')} {result.path}:{rel.span.line}:{rel.span.col + 1}: {rel.message}")
+    if name_instance and d.instance:
+        lines.append(f"  {paint('note', 'note:')} in instance {d.instance}")
     if d.fix is not None:
         lines.append(f"  {paint('help', 'help:')} {d.fix.title}")
     return "\n".join(lines)

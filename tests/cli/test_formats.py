@@ -118,3 +118,11 @@ def test_caret_under_wide_characters():
     out = render("text", [FileResult("t.py", "s = '数据' + xy\n", [d])]).splitlines()
     # '数据' is 4 columns wide on a terminal, so the caret moves 2 to the right of the code-point column
     assert out[2].split("|", 1)[1] == " " + " " * 9 + "^~"
+
+
+def test_instance_is_named_only_when_a_file_has_several():
+    one = Diagnostic("threads-exceeded", Severity.ERROR, "m", Span(1, 0, 1, 1), instance="k(n=1)")
+    two = Diagnostic("threads-exceeded", Severity.ERROR, "m2", Span(1, 0, 1, 1), instance="k(n=2)")
+    assert "in instance" not in render("text", [FileResult("t.py", "x\n", [one])])
+    out = render("text", [FileResult("t.py", "x\n", [one, two])]).splitlines()
+    assert "  note: in instance k(n=1)" in out and "  note: in instance k(n=2)" in out
