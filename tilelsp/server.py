@@ -80,6 +80,20 @@ class TileLanguageServer(LanguageServer):
         self._worker.timeout = self.settings.workerTimeoutSec
         return self._worker
 
+    def warm_worker(self) -> None:
+        """Start the worker and import tvm there in the background, ahead of the first save or showIR."""
+        if self._worker is not None and self._worker.proc is not None:
+            return
+        worker = self.worker
+
+        def warm():
+            try:
+                worker.request("warm")
+            except Exception as exc:  # noqa: BLE001 - reported; the next request retries
+                self.log(f"tilelsp: warming the worker failed: {exc}")
+
+        threading.Thread(target=warm, daemon=True).start()
+
     def log(self, message: str, level=types.MessageType.Warning) -> None:
         """window/logMessage from any thread."""
         params = types.LogMessageParams(type=level, message=message)
@@ -242,7 +256,10 @@ def on_shutdown(ls: TileLanguageServer, params) -> None:
 def on_open(ls: TileLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     """Check a newly opened document right away."""
     td = params.text_document
-    ls.publish(ls.state.open(td.uri, td.version, td.text))
+    doc = ls.state.open(td.uri, td.version, td.text)
+    ls.publish(doc)
+    if ls.settings.lowerOnSave and ls.result(doc).kernels:
+        ls.warm_worker()
 
 
 def on_change(ls: TileLanguageServer, params: types.DidChangeTextDocumentParams) -> None:

@@ -127,8 +127,22 @@ def lower_file(req) -> dict:
             entries.append({"kernel": func.name, "instance": func.instance, "target": target,
                             "smem_bytes": getattr(res, "smem_bytes", None), "tir": stages.get("tir"),
                             "cuda": stages.get("cuda") or stages.get("llvm"),
-                            "layouts": {k: str(v) for k, v in (getattr(res, "layouts", None) or {}).items()}})
+                            "layouts": layouts_from_text(stages.get("layouts") or "")})
     return {"entries": entries, "diagnostics": diags}
+
+
+def layouts_from_text(text: str) -> dict[str, str]:
+    """Per-buffer layout notes from the `layouts` stage's header (`# NAME: description` lines)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.startswith("# "):
+            if line.strip():
+                break
+            continue
+        name, sep, desc = line[2:].partition(": ")
+        if sep and name.isidentifier():
+            out[name] = f"{out[name]}; {desc}" if name in out else desc
+    return out
 
 
 def show_ir(req) -> dict:

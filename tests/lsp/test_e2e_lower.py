@@ -1,0 +1,38 @@
+"""End-to-end with the worker: lowering on save publishes "tilelsp-lower" diagnostics next to the fast
+ones, showIR returns CUDA text and a line map, and the kernel hover then shows the lowered code."""
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT, diagnostics, open_doc
+from lsprotocol import types
+
+GEMM = ROOT / "examples/gemm.py"
+
+
+@pytest.mark.tvm
+@pytest.mark.slow
+@pytest.mark.asyncio
+async def test_save_lowers_and_show_ir(client):
+    client.set_configuration({"tilelsp": {"debounceMs": 0, "lowerOnSave": True, "workerTimeoutSec": 240}})
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    uri, text = GEMM.as_uri(), GEMM.read_text()
+    broken = text.replace("threads=128", "threads=2048")
+    open_doc(client, uri, broken)
+    await diagnostics(client, uri)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    got = await diagnostics(client, uri, 1, lambda ds: any(d.source == "tilelsp-lower" for d in ds), timeout=240)
+    sources = {(d.source, d.code) for d in got.diagnostics}
+    assert ("tilelsp", "threads-exceeded") in sources  # the fast one is still there
+    assert any(src == "tilelsp-lower" for src, _ in sources)
+    res = await client.protocol.send_request_async(
+        "tilelsp/showIR", {"uri": uri, "kernel": "gemm", "stage": "cuda"})
+    assert res.languageId == "cuda" and "__global__" in res.text and res.lineMap
+    gemm_line = next(i for i, l in enumerate(broken.splitlines()) if "T.gemm(" in l)
+    assert gemm_line in {m.source for m in res.lineMap}
+    parsed = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        "tilelsp.server.showIR", [uri, "gemm", "parsed"]))
+    assert parsed["languageId"] == "python" and "T.alloc_shared" in parsed["text"]
+    def_line = next(i for i, l in enumerate(broken.splitlines()) if "def gemm(" in l)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri), types.Position(def_line, broken.splitlines()[def_line].index("gemm") + 1)))
+    assert "<summary>CUDA</summary>" in hover.contents.value
