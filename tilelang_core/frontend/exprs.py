@@ -67,7 +67,10 @@ class KernelEval(Evaluator):
         raise KernelError("undefined-name", f"`{node.id}` is not defined{hint}", node)
 
     def _comprehension(self, node, kind):
-        v = super()._comprehension(node, kind)
+        try:
+            v = super()._comprehension(node, kind)
+        except KernelError:
+            v = Unknown("comprehension")
         if isinstance(v, Unknown) and self.p.launch_depth:
             raise KernelError("unsupported-syntax", _FORBIDDEN[type(node).__name__] + " (a comprehension is only "
                               "allowed over a sequence known at compile time)", node)

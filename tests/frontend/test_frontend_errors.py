@@ -1,0 +1,143 @@
+"""Frontend diagnostics: each code at the user's position, messages that name the fix, and recovery."""
+from __future__ import annotations
+
+import pytest
+from fe_helpers import errors, line_of, parse
+
+from tilelang_core.codes import CODES
+
+KERNEL = """
+@T.prim_func
+def k(A: T.Tensor((64, 64), T.float16), B: T.Tensor((64, 64), T.float16)):
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared((64, 64), T.float16)
+        T.copy(A, S)
+        {line}
+        T.copy(S, B)
+"""
+
+
+def _one(line: str):
+    src = KERNEL.replace("{line}", line)
+    kernels, diags = parse(src)
+    return src, kernels, [d for d in diags if d.is_error]
+
+
+@pytest.mark.parametrize("line, code, words", [
+    ("T.copy(Sh, B)", "undefined-name", ["Sh", "did you mean 'S'"]),
+    ("T.alloc_shard((64, 64), T.float16)", "unknown-builtin", ["T.alloc_shard", "T.alloc_shared"]),
+    ("X = T.alloc_shared((64, 64))", "bad-arguments", ["dtype"]),
+    ("X = T.alloc_shared((64, 64), 'half16')", "invalid-dtype", ["half16"]),
+    ("S[0] = 1.0", "buffer-rank-mismatch", ["2 dimensions", "1"]),
+    ("while True: pass", "unsupported-syntax", ["while", "T.serial"]),
+    ("f = lambda x: x", "unsupported-syntax", ["lambda"]),
+    ("xs = [i for i in T.serial(4)]", "unsupported-syntax", ["comprehension"]),
+    ("print(S)", "unsupported-syntax", ["T.print"]),
+    ("del S", "unsupported-syntax", ["del"]),
+    ("try:\n            pass\n        except Exception:\n            pass", "unsupported-syntax", ["try"]),
+    ("global G", "unsupported-syntax", ["global"]),
+    ("with T.Kernel(1, 2, 3, 4) as (a, b, c, d):\n            pass", "invalid-kernel", ["1 to 3"]),
+    ("T.gemm(S, S)", "bad-arguments", ["C"]),
+    ("T.reduce_max(S, S, dim=T.float32(0.5))", "bad-arguments", ["dim"]),
+    ("for i in T.Parallel(4, 4):\n            pass", "bad-arguments", ["2 extents", "1 variable"]),
+])
+def test_each_error_code(line, code, words):
+    src, _, errs = _one(line)
+    assert [d.code for d in errs] == [code], [d.message for d in errs]
+    d = errs[0]
+    assert d.span.line == line_of(src, line.splitlines()[0]) and d.kernel == "k"
+    for w in words:
+        assert w in d.message, d.message
+    assert code in CODES
+
+
+def test_nested_def_must_be_a_macro():
+    _, _, errs = _one("def helper(x):\n            return x")
+    assert [d.code for d in errs] == ["unsupported-syntax"] and "@T.macro" in errs[0].message
+
+
+def test_three_independent_errors_give_three_diagnostics():
+    src = """
+@T.prim_func
+def k(A: T.Tensor((64,), T.float32)):
+    with T.Kernel(1) as bx:
+        S = T.alloc_shared((64,), T.float32)
+        T.copy(A, S_missing)
+        while S[0] > 0:
+            S[0] = 0.0
+        T.fill(S, T.sqrtt(2.0))
+        T.copy(S, A)
+"""
+    _, diags = parse(src)
+    assert errors(diags) == [("undefined-name", line_of(src, "S_missing")),
+                             ("unsupported-syntax", line_of(src, "while")),
+                             ("unknown-builtin", line_of(src, "T.sqrtt"))]
+
+
+def test_failed_definition_is_reported_once():
+    src = """
+@T.prim_func
+def k(A: T.Tensor((64,), T.float32)):
+    with T.Kernel(1) as bx:
+        S = T.alloc_shared((64,), "floaty")
+        T.copy(A, S)
+        T.copy(S, A)
+        S[0] = 1.0
+"""
+    _, diags = parse(src)
+    assert errors(diags) == [("invalid-dtype", line_of(src, "floaty"))]
+
+
+def test_syntax_error_position_and_no_crash():
+    src = "import tilelang.language as T\n\n@T.prim_func\ndef k(A: T.Tensor((4,), T.float32):\n    pass\n"
+    kernels, diags = parse(src, header=False)
+    assert kernels == []
+    (d,) = diags
+    assert d.code == "syntax-error" and d.span.line == 4 and d.span.col >= 5
+
+
+@pytest.mark.parametrize("text", ["", "\x00", "def (", "@T.prim_func\n", "with T.Kernel(:\n", "é = 1\n" * 3,
+                                  "import tilelang.language as T\n@T.prim_func\ndef k():\n    with T.Kernel(1): T.copy()\n"])
+def test_bad_input_never_crashes(text):
+    kernels, diags = parse(text, header=False)
+    assert all(d.code in CODES for d in diags)
+
+
+def test_kernel_without_launch_and_missing_annotation():
+    src = """
+@T.prim_func
+def k(A, B: T.Tensor((4,), T.float32)):
+    B[0] = 1.0
+"""
+    _, diags = parse(src)
+    codes = sorted(c for c, _ in errors(diags))
+    assert codes == ["invalid-kernel", "invalid-kernel"]
+    msgs = " ".join(d.message for d in diags)
+    assert "needs a type" in msgs and "with T.Kernel" in msgs
+
+
+def test_unicode_columns_are_code_points():
+    src = 'import tilelang.language as T\n\n@T.prim_func\ndef k(A: T.Tensor((4,), T.float32)):\n' \
+          '    with T.Kernel(1) as bx:\n        s = "é"; T.copy(A, Bé)\n'
+    _, diags = parse(src, header=False)
+    (d,) = [d for d in diags if d.code == "undefined-name"]
+    assert (d.span.line, d.span.col, d.span.end_col) == (6, 27, 29)
+
+
+def test_diagnostics_carry_instance_labels_and_dedupe():
+    src = """
+@tilelang.jit
+def f(n):
+    @T.prim_func
+    def k(A: T.Tensor((n,), T.float32)):
+        with T.Kernel(1) as bx:
+            T.copy(A, missing)
+    return k
+
+a = f(4)
+b = f(8)
+"""
+    kernels, diags = parse(src)
+    assert len(kernels) == 2
+    (d,) = diags
+    assert d.code == "undefined-name" and d.instance == "f(n=4)"
