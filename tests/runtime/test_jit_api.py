@@ -1,0 +1,185 @@
+"""The TileLang-compatible JIT on the CPU backend: calls, out_idx, argument validation, caching, sources,
+profiler, errors, target resolution."""
+from __future__ import annotations
+
+import runpy
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+KERNELS = '''
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1], target="cpu")
+def matmul(M, N, K, bm=32, bn=32, bk=32):
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float32")
+            B_s = T.alloc_shared((bk, bn), "float32")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for ko in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[by * bm, ko * bk], A_s)
+                T.copy(B[ko * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * bm, bx * bn])
+    return gemm
+
+
+@tilelang.jit(out_idx=[1, 2], target="cpu")
+def two_outputs(bm=16):
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def split(X: T.Tensor((M, 4), "float16"), P: T.Tensor((M, 4), "float16"), Q: T.Tensor((M, 4), "float32")):
+        with T.Kernel(T.ceildiv(M, bm), threads=32) as bx:
+            for i, j in T.Parallel(bm, 4):
+                P[bx * bm + i, j] = X[bx * bm + i, j] * 2
+                Q[bx * bm + i, j] = T.cast(X[bx * bm + i, j], "float32") + 1
+    return split
+
+
+def broken(n):
+    @T.prim_func
+    def bad(A: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            A[0] = undefined_thing
+    return bad
+'''
+
+pytestmark = pytest.mark.tvm
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    from tilelang_core.alias import install_alias, uninstall_alias
+
+    path = tmp_path_factory.mktemp("jit") / "kernels.py"
+    path.write_text(textwrap.dedent(KERNELS))
+    had = "tilelang" in sys.modules
+    install_alias(force=True)
+    glb = runpy.run_path(str(path), run_name="kernels")
+    yield glb
+    if not had:
+        uninstall_alias()
+
+
+@pytest.fixture(scope="module")
+def gemm(mod):
+    return mod["matmul"](64, 32, 128)
+
+
+def test_call_allocates_and_returns_output(gemm):
+    a, b = torch.randn(64, 128), torch.randn(128, 32)
+    c = gemm(a, b)
+    assert c.shape == (64, 32) and c.dtype == torch.float32
+    torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_all_parameters_in_place_and_non_contiguous_inputs(gemm):
+    a, b = torch.randn(128, 64).T, torch.randn(128, 32)
+    c = torch.empty(64, 32)
+    assert gemm(a, b, c) is c
+    torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_factory_cache_per_arguments(mod, gemm):
+    assert mod["matmul"](64, 32, 128) is gemm
+    assert mod["matmul"](64, 32, 64) is not gemm
+
+
+def test_params_and_sources(gemm):
+    assert [(p.name, p.shape, p.is_output) for p in gemm.params] == [
+        ("A", (64, 128), False), ("B", (128, 32), False), ("C", (64, 32), True)]
+    assert "define" in gemm.get_kernel_source()
+    assert "T.prim_func" in gemm.get_ir("tir")
+
+
+@pytest.mark.parametrize("args,exc,words", [
+    ((torch.randn(64, 128),), TypeError, ["takes 2 argument(s) (A, B) but 1 were given"]),
+    ((torch.randn(64, 128), torch.randn(128, 32).half()), TypeError, ["'B'", "float16", "float32"]),
+    ((torch.randn(64, 128), torch.randn(128, 32, 1)), ValueError, ["'B'", "3 dimension(s)"]),
+    ((torch.randn(64, 128), torch.randn(64, 32)), ValueError,
+     ["argument 'B' has shape (64, 32) but the kernel expects (128, 32)"]),
+    ((torch.randn(64, 128), [[1.0]]), TypeError, ["'B'", "torch.Tensor"]),
+    ((torch.randn(64, 128), torch.randn(128, 32, device="meta")), ValueError, ["'B'", "device", "cpu"]),
+])
+def test_argument_validation_names_the_parameter(gemm, args, exc, words):
+    with pytest.raises(exc) as info:
+        gemm(*args)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_symbolic_dims_bind_consistently_and_multiple_outputs(mod):
+    k = mod["two_outputs"]()
+    x = torch.randn(37, 4).half()
+    p, q = k(x)
+    torch.testing.assert_close(p, x * 2)
+    torch.testing.assert_close(q, x.float() + 1)
+    p2 = torch.empty(36, 4).half()
+    with pytest.raises(ValueError) as info:
+        k(x, p2, torch.empty(37, 4))
+    msg = str(info.value)
+    assert "argument 'P' has shape (36, 4)" in msg and "(M, 4) = (37, 4)" in msg and "argument 'X'" in msg
+
+
+def test_profiler_assert_allclose_and_bench(gemm):
+    prof = gemm.get_profiler()
+    prof.assert_allclose(lambda A, B: A @ B, rtol=1e-4, atol=1e-4)
+    with pytest.raises(AssertionError, match="differ"):
+        prof.assert_allclose(lambda A, B: A @ B + 1.0)
+    ms = prof.do_bench(warmup=1, rep=3)
+    assert 0.0 < ms < 10_000
+
+
+def test_kernel_with_errors_raises_compile_error_with_location(mod):
+    from tilelang_core import CompileError
+    from tilelang_core.runtime.jit import compile
+
+    with pytest.raises(CompileError) as info:
+        compile(mod["broken"](8), target="cpu")
+    text = str(info.value)
+    assert "kernels.py:" in text and "undefined_thing" in text and "undefined-name" in text
+
+
+def test_compile_rejects_non_kernels():
+    from tilelang_core.runtime.jit import compile
+
+    with pytest.raises(TypeError, match="prim_func"):
+        compile(lambda: None, target="cpu")
+
+
+@pytest.mark.parametrize("target,expected", [
+    ("cpu", ("cpu", None)), ("llvm", ("cpu", None)), ("sm_80", ("cuda", "sm_80")),
+    ({"kind": "cuda", "arch": "sm_90a"}, ("cuda", "sm_90a")), ({"kind": "llvm"}, ("cpu", None)),
+    ("cuda -arch=sm_86", ("cuda", "sm_86")),
+])
+def test_resolve_target(target, expected):
+    from tilelang_core.runtime.jit import resolve_target
+
+    assert resolve_target(target) == expected
+
+
+def test_resolve_target_auto_and_unknown():
+    from tilelang_core.runtime.jit import resolve_target
+
+    assert resolve_target("auto")[0] == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="unknown target"):
+        resolve_target("tpu")
+
+
+def test_out_idx_normalisation():
+    from tilelang_core.runtime.kernel import normalize_out_idx
+
+    assert normalize_out_idx(-1, 3) == (2,)
+    assert normalize_out_idx([0, -1], 3) == (0, 2)
+    assert normalize_out_idx(None, 3) == ()
+    with pytest.raises(ValueError, match="out of range"):
+        normalize_out_idx(3, 3)
