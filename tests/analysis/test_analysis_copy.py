@@ -80,3 +80,23 @@ def test_global_side_is_not_bounds_checked():
     by = var("i")
     body = loop(by, 100, [N.Copy(sl(A, (mul(by, 128), 128), (0, 32)), full(S), sp())])
     assert codes(kernel([alloc(S), body], params=(A,))) == []
+
+
+def test_mixed_slice_and_index_takes_the_tile_extent_like_tilelang():
+    S = buf("A_shared", (128, 32))
+    # A[0:128, 5] has one non-1 extent and the tile two: right-aligned, the index axis takes 32
+    assert codes(_copy(sl(A, (0, 128), 5), full(S), (A,), (S,))) == []
+    # but an index axis cannot stretch a 64-wide slice into the 32-wide tile
+    assert codes(_copy(sl(A, 3, (0, 64)), full(S), (A,), (S,))) == ["copy-extent-mismatch"]
+
+
+def test_legalize_pairs():
+    from tilelang_core.analysis.checks.copy import legalize
+    from analysis_irb import c
+
+    ones = lambda *v: [c(x) for x in v]  # noqa: E731
+    src, dst = legalize(ones(1, 1), ones(128, 32))
+    assert [x.value for x in src] == [128, 32]
+    assert legalize(ones(128, 64), ones(128, 32))[1].value == 32
+    m = var("m", "symbolic")
+    assert legalize([m, c(1)], ones(128, 32)) == "unknown"

@@ -15,28 +15,49 @@ from .indexing import check_region_bounds
 def check_copy(c: N.Copy, ctx: Ctx) -> None:
     """All T.copy checks for one call."""
     _dtype(c, ctx)
-    src_ext, dst_ext = region_extents(c.src), region_extents(c.dst)
     if c.src.kind == "full" and c.dst.kind == "full":
         _whole_shapes(c, ctx)
         return
-    if c.src.kind == "point" and c.dst.kind != "point":
-        src_ext = _head_extents(c.src, dst_ext)
-    elif c.dst.kind == "point" and c.src.kind != "point":
-        dst_ext = _head_extents(c.dst, src_ext)
-    if not _extents(c, src_ext, dst_ext, ctx):
+    if c.src.kind == "point" and c.dst.kind == "point":
+        return  # an element-wise scalar copy
+    src_ext, dst_ext = region_extents(c.src), region_extents(c.dst)
+    legal = legalize(src_ext, dst_ext)
+    if legal == "unknown":
         return
-    for r, ext in ((c.src, src_ext), (c.dst, dst_ext)):
-        if ext is not None:
-            check_region_bounds(r, ext, ctx, c.span)
+    if legal is None or not isinstance(legal[0], list):
+        _report_extents(c, src_ext, dst_ext, legal, ctx)
+        return
+    for r, ext in ((c.src, legal[0]), (c.dst, legal[1])):
+        check_region_bounds(r, ext, ctx, c.span)
 
 
-def _head_extents(head: N.Region, other_ext):
-    """The extent a head address A[i, j] covers: the other side's extents, right-aligned to its rank."""
-    rank = len(head.axes)
-    ext = list(non_unit(other_ext))
-    if len(ext) > rank:
-        return None
-    return tuple([N.Const(1)] * (rank - len(ext)) + ext)
+def legalize(src_ext, dst_ext):
+    """Pair copy extents the way TileLang does (size-1 axes, head addresses).
+
+    Returns the legal [src], [dst] extent lists; an (x, y) pair of extents that provably differ; None when
+    the non-1 extents cannot be paired; or "unknown". Equal counts of non-1 extents pair up in order;
+    otherwise both lists are right-aligned and a 1 takes the other side's extent (so `A[i, j]` takes the
+    tile's shape)."""
+    a, b = non_unit(src_ext), non_unit(dst_ext)
+    if len(a) == len(b):
+        for x, y in zip(a, b):
+            if same_expr(x, y) is False:
+                return (x, y)
+        return list(src_ext), list(dst_ext)
+    src, dst = list(src_ext), list(dst_ext)
+    for i in range(1, min(len(src), len(dst)) + 1):
+        x, y = src[-i], dst[-i]
+        if same_expr(x, y) is True:
+            continue
+        if as_int(x) == 1:
+            src[-i] = y
+        elif as_int(y) == 1:
+            dst[-i] = x
+        else:
+            return (x, y) if same_expr(x, y) is False else "unknown"
+    if len(non_unit(src)) != len(non_unit(dst)):
+        return None if all(as_int(e) is not None for e in (*src, *dst)) else "unknown"
+    return src, dst
 
 
 def _whole_shapes(c: N.Copy, ctx: Ctx) -> None:
@@ -50,23 +71,6 @@ def _whole_shapes(c: N.Copy, ctx: Ctx) -> None:
              f"copy a slice of matching shape (e.g. {c.src.buffer.name}[0:{expr_str(b[0]) if b else 1}, ...]) "
              f"or allocate both with the same shape",
              c.span, related=related_for(c.src.buffer, c.dst.buffer))
-
-
-def _extents(c: N.Copy, src_ext, dst_ext, ctx: Ctx) -> bool:
-    """Report differing extents; True when the two sides agree (or cannot be compared)."""
-    if src_ext is None or dst_ext is None:
-        return True
-    a, b = non_unit(src_ext), non_unit(dst_ext)
-    if len(a) != len(b):
-        if any(as_int(e) is None for e in (*a, *b)):
-            return True
-        _report_extents(c, src_ext, dst_ext, None, ctx)
-        return False
-    for i, (x, y) in enumerate(zip(a, b)):
-        if same_expr(x, y) is False:
-            _report_extents(c, src_ext, dst_ext, (x, y), ctx)
-            return False
-    return True
 
 
 def _report_extents(c: N.Copy, src_ext, dst_ext, pair, ctx: Ctx) -> None:
