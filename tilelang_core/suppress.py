@@ -146,3 +146,33 @@ def _selected(code: str, select, ignore) -> bool:
     if select and code not in select:
         return False
     return not (ignore and code in ignore)
+
+
+def suppression_edit(source: SourceFile, code: str, line: int):
+    """A TextEdit that silences `code` at `line`: extends an existing `# tilelsp: ignore[...]` there, or appends one.
+
+    Used by the language server's "suppress this diagnostic" quick fix; a line ending in a backslash
+    continuation gets the comment on the last line of its statement instead.
+    """
+    from .diagnostics import TextEdit
+
+    line = _comment_line(source, line)
+    text = source.line_text(line)
+    for _, col, comment in _comments(text + "\n"):
+        m = _DIRECTIVE.search(comment)
+        if m and not m.group("file"):
+            codes = parse_codes(m.group("codes"))
+            if ALL in codes or code in codes:
+                return None  # already suppressed
+            start, end = col + m.start(), col + m.end()
+            new = f"# tilelsp: ignore[{', '.join(sorted(codes | {code}))}]"
+            return TextEdit(Span(line, start, line, end), new)
+    end = len(text.rstrip())
+    return TextEdit(Span(line, end, line, len(text)), f"  # tilelsp: ignore[{code}]")
+
+
+def _comment_line(source: SourceFile, line: int) -> int:
+    """`line`, or the first line after it that does not end in a backslash continuation."""
+    while line < len(source.lines) and source.line_text(line).rstrip().endswith("\\"):
+        line += 1
+    return line

@@ -90,3 +90,25 @@ def test_unknown_code_in_a_comment_is_a_warning_at_the_comment():
     assert filter_diagnostics(SourceFile(text), [], ignore={"suppression-unknown-code"}) == []
     text2 = text + "# tilelsp: ignore-file[suppression-unknown-code]\n"
     assert filter_diagnostics(SourceFile(text2), [diag("undefined-name", 2)]) == []
+
+
+def apply(text: str, edit) -> str:
+    src = SourceFile(text)
+    a, b = src.offset(edit.span.line, edit.span.col), src.offset(edit.span.end_line, edit.span.end_col)
+    return text[:a] + edit.new_text + text[b:]
+
+
+def test_suppression_edit_appends_extends_or_does_nothing():
+    from tilelang_core.suppress import suppression_edit
+
+    text = "a = 1\nT.gemm(A, B, C)   \nz = 3\n"
+    fixed = apply(text, suppression_edit(SourceFile(text), "gemm-shape-mismatch", 2))
+    assert fixed.splitlines()[1] == "T.gemm(A, B, C)  # tilelsp: ignore[gemm-shape-mismatch]"
+    assert codes_left(fixed, [diag("gemm-shape-mismatch", 2)]) == []
+    again = apply(fixed, suppression_edit(SourceFile(fixed), "gemm-dtype-mismatch", 2))
+    assert again.splitlines()[1] == "T.gemm(A, B, C)  # tilelsp: ignore[gemm-dtype-mismatch, gemm-shape-mismatch]"
+    assert suppression_edit(SourceFile(again), "gemm-dtype-mismatch", 2) is None
+    cont = "x = a + \\\n    b  # note\n"
+    fixed = apply(cont, suppression_edit(SourceFile(cont), "undefined-name", 1))
+    assert fixed == "x = a + \\\n    b  # note  # tilelsp: ignore[undefined-name]\n"
+    assert codes_left(fixed, [diag("undefined-name", 1)]) == []
