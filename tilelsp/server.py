@@ -201,8 +201,9 @@ def run_serve(args=None) -> int:
 def on_initialize(ls: TileLanguageServer, params: types.InitializeParams) -> None:
     """Pick push or pull diagnostics; read settings passed as initializationOptions."""
     ls._loop, ls._loop_thread = asyncio.get_running_loop(), threading.get_ident()
-    td = params.capabilities.text_document
-    ls.pull_mode = bool(td and td.diagnostic)
+    td, ws = params.capabilities.text_document, params.capabilities.workspace
+    # pull only when the client can also be told to re-pull (results from save/verify arrive later)
+    ls.pull_mode = bool(td and td.diagnostic and ws and ws.diagnostics and ws.diagnostics.refresh_support)
     opts = _plain(params.initialization_options)
     if isinstance(opts, dict):
         apply_settings(ls, opts.get("tilelsp", opts))
