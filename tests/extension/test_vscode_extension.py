@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -16,7 +18,9 @@ SKIP_COPY = shutil.ignore_patterns("node_modules", "dist", "out", "*.vsix")
 
 
 def _npm(args: list[str], cwd: Path, timeout: int) -> subprocess.CompletedProcess:
-    proc = subprocess.run(["npm", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    # The unit tests include a short session with the real server (test/server.e2e.test.ts).
+    env = {**os.environ, "TILELSP_ROOT": str(ROOT), "TILELSP_PYTHON": sys.executable}
+    proc = subprocess.run(["npm", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     assert proc.returncode == 0, f"npm {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc
 
@@ -30,6 +34,7 @@ def test_install_test_package_and_check_vsix(tmp_path):
     _npm(["ci", "--prefer-offline", "--no-audit", "--no-fund"], work, 240)
     tests = _npm(["test"], work, 180)
     assert " passed" in tests.stdout and " failed" not in tests.stdout
+    assert "server.e2e.test.ts (5 tests | 1 skipped)" in tests.stdout, "the session with the real server did not run"
     _npm(["run", "package"], work, 180)
     vsix = work / "tilelsp.vsix"
     assert vsix.is_file() and vsix.stat().st_size > 10_000

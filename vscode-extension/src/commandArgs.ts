@@ -71,11 +71,18 @@ function contains(range: LspRange, line: number): boolean {
   return line >= range.start.line && line <= range.end.line;
 }
 
-/** The kernel whose definition spans `line` (0-based), innermost first. */
+/**
+ * The kernel at `line` (0-based): the innermost whose range contains it, else the last one defined above it
+ * (a server may report only the `def` line as the range).
+ */
 export function kernelAtLine(kernels: readonly KernelInfo[], line: number): KernelInfo | undefined {
   const hits = kernels.filter((k) => contains(k.range, line));
   hits.sort((a, b) => a.range.end.line - a.range.start.line - (b.range.end.line - b.range.start.line));
-  return hits[0];
+  if (hits.length > 0) {
+    return hits[0];
+  }
+  const above = kernels.filter((k) => k.range.start.line <= line);
+  return above.sort((a, b) => b.range.start.line - a.range.start.line)[0];
 }
 
 /** Kernels ordered for a quick pick: the one under the cursor first, the rest in file order. */

@@ -15,6 +15,8 @@ export interface CommandContext {
   provider: IrDocumentProvider;
   linker: LineLinker;
   results: vscode.OutputChannel;
+  /** Push the current settings to the server before a request that depends on them. */
+  syncSettings?: () => Promise<void>;
 }
 
 /** The stages a kernel can be shown at, for a target. */
@@ -196,5 +198,6 @@ export async function runKernel(ctx: CommandContext, kind: RunKind, ...args: unk
   if (!chosen || !(await ensureTrusted())) {
     return;
   }
+  await ctx.syncSettings?.();
   await runWithProgress(chosen.link, kind, chosen.uri, chosen.kernel.name, ctx.results);
 }

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { IR_SCHEME } from './constants';
 import type { IrDocumentProvider } from './irDocument';
-import { clampMap, generatedLinesFor, sourceLinesFor, toSpans, type LineSpan, type LineWindow } from './lineMap';
+import { clampMap, generatedLinesFor, kernelWindow, sourceLinesFor, toSpans, type LineSpan, type LineWindow } from './lineMap';
 
 /** One linked pair: a source document and a generated-code view of one of its kernels. */
 interface Link {
@@ -57,7 +57,8 @@ export class LineLinker implements vscode.Disposable {
   /** Highlight the generated lines of the source line under the cursor. */
   private fromSource(link: Link, source: vscode.TextEditor): void {
     for (const view of this.visible(link.view)) {
-      const lines = generatedLinesFor(this.mapFor(view), source.selection.active.line, link.window);
+      const map = this.mapFor(view);
+      const lines = generatedLinesFor(map, source.selection.active.line, kernelWindow(map, link.window));
       const ranges = spanRanges(toSpans(lines));
       view.setDecorations(this.generatedDeco, ranges);
       if (ranges.length > 0) {

@@ -21,7 +21,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const linker = new LineLinker(provider);
   const status = new StatusBar();
   const targets = () => readSettings(vscode.workspace.getConfiguration(SECTION)).targets;
-  const ctx: CommandContext = { link: () => server.link(), provider, linker, results };
+  const ctx: CommandContext = { link: () => server.link(), provider, linker, results, syncSettings: () => server.sendConfiguration() };
   const restart = debounce(() => void server.restart(), 500);
 
   context.subscriptions.push(
@@ -34,14 +34,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
+      if (needsRestart((section) => e.affectsConfiguration(section))) {
+        restart();
+      } else if (e.affectsConfiguration(SECTION)) {
+        void server.sendConfiguration();
+      }
       if (e.affectsConfiguration(SECTION)) {
         status.update(server.status, targets());
       }
-      if (needsRestart((section) => e.affectsConfiguration(section))) {
-        restart();
-      }
     }),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => restart()),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void server.sendConfiguration()),
     vscode.commands.registerCommand(Commands.showIR, (...args: unknown[]) => showIR(ctx, ...args)),
     vscode.commands.registerCommand(Commands.showCuda, (...args: unknown[]) => showCuda(ctx, ...args)),
     vscode.commands.registerCommand(Commands.verify, (...args: unknown[]) => runKernel(ctx, 'verify', ...args)),

@@ -65,6 +65,15 @@ export function toSpans(lines: readonly number[]): LineSpan[] {
   return spans;
 }
 
+/** The kernel's source lines: its reported range widened to every source line its generated code maps from. */
+export function kernelWindow(map: readonly LineMapEntry[], range?: LineWindow): LineWindow | undefined {
+  const sources = map.filter((e) => (e.lines ?? []).length > 0).map((e) => e.source);
+  if (range) {
+    sources.push(range.start, range.end);
+  }
+  return sources.length > 0 ? { start: Math.min(...sources), end: Math.max(...sources) } : undefined;
+}
+
 /** Drop entries that point past the end of the generated text (a stale map after an edit). */
 export function clampMap(map: readonly LineMapEntry[] | undefined, lineCount: number): LineMapEntry[] {
   return (map ?? [])

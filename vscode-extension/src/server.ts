@@ -67,6 +67,18 @@ export class ServerManager implements vscode.Disposable {
     };
   }
 
+  /**
+   * Push the validated settings to the running server (workspace/didChangeConfiguration with
+   * `{tilelsp: {...}}`); messages are ordered, so a request sent afterwards sees them.
+   */
+  async sendConfiguration(): Promise<void> {
+    const client = this.client;
+    if (client?.isRunning()) {
+      const settings = readSettings(vscode.workspace.getConfiguration(SECTION));
+      await client.sendNotification('workspace/didChangeConfiguration', { settings: { [SECTION]: serverConfig(settings, vscode.workspace.isTrusted) } });
+    }
+  }
+
   /** Start (or restart) the server; calls are serialized. */
   restart(): Promise<void> {
     this.queue = this.queue.then(() => this.stopClient()).then(() => this.startClient());
@@ -144,7 +156,6 @@ export class ServerManager implements vscode.Disposable {
       outputChannel: this.output,
       traceOutputChannel: this.output,
       initializationOptions: serverConfig(settings, vscode.workspace.isTrusted),
-      synchronize: { configurationSection: SECTION },
       middleware: {
         workspace: {
           configuration: async (params, token, next) => {

@@ -43,7 +43,11 @@ describe('command arguments', () => {
     const inner = kernel('inner', 10, 20);
     const last = kernel('last', 60, 70);
     expect(kernelAtLine([outer, inner, last], 15)?.name).toBe('inner');
-    expect(kernelAtLine([outer, inner, last], 55)).toBeUndefined();
+    expect(kernelAtLine([outer, inner, last], 55)?.name).toBe('inner');
+    const headers = [kernel('a', 10, 10), kernel('b', 40, 40)];
+    expect(kernelAtLine(headers, 25)?.name).toBe('a');
+    expect(kernelAtLine(headers, 41)?.name).toBe('b');
+    expect(kernelAtLine(headers, 3)).toBeUndefined();
     expect(orderKernels([last, outer, inner], 65).map((k) => k.name)).toEqual(['last', 'outer', 'inner']);
     expect(orderKernels([last, inner, outer]).map((k) => k.name)).toEqual(['outer', 'inner', 'last']);
   });

@@ -136,8 +136,12 @@ describe('verify trust', () => {
   it('records the permission and runs when the user allows', async () => {
     const { link, calls } = server();
     vi.spyOn(vscode.window, 'showWarningMessage').mockImplementation(async () => 'Allow and Run' as any);
-    await runKernel(context(link), 'verify', file, 'matmul');
+    const ctx = context(link);
+    ctx.syncSettings = async () => void calls.push({ method: 'sync', params: stub.settingsStore.get('tilelsp.trustWorkspace') });
+    await runKernel(ctx, 'verify', file, 'matmul');
     expect(stub.settingsStore.get('tilelsp.trustWorkspace')).toBe(true);
+    expect(calls.map((c) => c.method)).toEqual(['sync', 'workspace/executeCommand']);
+    expect(calls[0].params).toBe(true);
     const run = calls.find((c) => c.method === 'workspace/executeCommand');
     expect(run?.params.command).toBe('tilelsp.server.verify');
     expect(run?.params.arguments).toEqual([file, 'matmul']);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clampMap, generatedLinesFor, sourceLinesFor, toSpans } from '../src/lineMap';
+import { clampMap, generatedLinesFor, kernelWindow, sourceLinesFor, toSpans } from '../src/lineMap';
 
 const map = [
   { source: 10, lines: [40, 41, 42] },
@@ -21,6 +21,15 @@ describe('line map', () => {
     expect(generatedLinesFor(map, 16, { start: 15, end: 30 })).toEqual([]);
     expect(generatedLinesFor(map, 12, { start: 15, end: 30 })).toEqual([]);
     expect(generatedLinesFor(map, 5)).toEqual([]);
+  });
+
+  it('widens a header-only kernel range to the lines its code maps from', () => {
+    expect(kernelWindow(map, { start: 8, end: 8 })).toEqual({ start: 8, end: 20 });
+    expect(kernelWindow(map)).toEqual({ start: 10, end: 20 });
+    expect(kernelWindow([], { start: 3, end: 4 })).toEqual({ start: 3, end: 4 });
+    expect(kernelWindow([])).toBeUndefined();
+    expect(generatedLinesFor(map, 21, kernelWindow(map, { start: 8, end: 8 }))).toEqual([]);
+    expect(generatedLinesFor(map, 13, kernelWindow(map, { start: 8, end: 8 }))).toEqual([50, 51, 52]);
   });
 
   it('maps a generated line back to its source lines', () => {
