@@ -134,13 +134,16 @@ def _params(func: N.PrimFunc, em: KernelEmitter) -> tuple[list, list]:
             shape = ", ".join(em.idx(d) for d in p.shape) + ("," if len(p.shape) == 1 else "")
             header.append(f'{em.name(p)}: T.Buffer(({shape}), "{p.dtype}")')
             params.append({"name": p.name, "kind": "tensor", "dtype": p.dtype, "is_output": k in out_idx,
+                           "arg": em.name(p) + "_ptr",
                            "shape": [as_int(d) if as_int(d) is not None else expr_str(d) for d in p.shape]})
         else:
             header.append(f"{em.name(p)}: T.{p.dtype}")
-            params.append({"name": p.name, "kind": "scalar", "dtype": p.dtype, "is_output": False, "shape": []})
+            params.append({"name": p.name, "kind": "scalar", "dtype": p.dtype, "is_output": False, "shape": [],
+                           "arg": em.name(p)})
     for v in dims:
         header.append(f"{em.name(v)}: T.int32")
-        params.append({"name": v.name, "kind": "dim", "dtype": "int32", "is_output": False, "shape": []})
+        params.append({"name": v.name, "kind": "dim", "dtype": "int32", "is_output": False, "shape": [],
+                       "arg": em.name(v)})
     return params, header
 
 
@@ -172,6 +175,7 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     raw = ex.mod.imports[0].inspect_source()
     source, line_map = _finish_source(raw)
     symbol = _kernel_symbol(source) or f"{_symbol(func.name)}_kernel"
+    _order_params(params, source)
     launch = func.launch
     grid = tuple(as_int(g) if as_int(g) is not None else expr_str(g) for g in launch.grid)
     return CudaKernel(func.name, symbol, text, prim.script(), source, grid, (em.threads, 1, 1), em.smem_total,
@@ -182,6 +186,14 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
 def _kernel_symbol(source: str) -> str | None:
     m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(', source)
     return m.group(1) if m else None
+
+
+def _order_params(params: list, source: str) -> None:
+    """Set each param's position in the kernel signature (TVM orders them by first use), -1 when absent."""
+    m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?\w+\(([^)]*)\)', source)
+    names = [a.strip().split()[-1] for a in m.group(1).split(",") if a.strip()] if m else []
+    for p in params:
+        p["position"] = names.index(p["arg"]) if p["arg"] in names else -1
 
 
 def _finish_source(raw: str) -> tuple[str, list]:

@@ -143,8 +143,8 @@ class KernelEmitter:
         same = len(indices) == len(loop_vars) and all(i is v for i, v in zip(indices, loop_vars))
         if same and lay == layout:
             return reg
-        if isinstance(lay, MmaRow) and lay.parent == layout and len(indices) == 1 and indices[0] is loop_vars[0]:
-            return lay.reg_from_parent(reg)
+        if isinstance(lay, MmaRow) and lay.fits(layout) and len(indices) == 1 and indices[0] is loop_vars[0]:
+            return lay.reg_from_parent(layout, reg)
         raise LoweringError(f"fragment '{buf.name}' is indexed in a way its inferred layout "
                             f"({lay.describe() if lay else 'none'}) cannot serve inside this T.Parallel loop; "
                             "index it with the loop variables in order", span, "layout-inference-failed")
@@ -278,7 +278,7 @@ class KernelEmitter:
                 raise LoweringError("a T.Parallel loop over a fragment must start at 0", s.span)
         extents = [as_int(e) for e in s.extents]
         shape = list(lay.shape) if isinstance(lay, (Generic, Replicated)) else (
-            [lay.m, lay.n] if isinstance(lay, Mma) else [lay.parent.m])
+            [lay.m, lay.n] if isinstance(lay, Mma) else [lay.m])
         if extents != shape:
             raise LoweringError(f"T.Parallel extents {extents} do not match the fragment shape {shape}", s.span,
                                 "layout-inference-failed")

@@ -387,7 +387,7 @@ class TileOps:
         src, dst = em.layouts.get(op.src.buffer), em.layouts.get(op.dst.buffer)
         if op.op not in _REDUCE:
             raise LoweringError(f"T.reduce_{op.op} is not supported by the CUDA backend yet", op.span)
-        if isinstance(src, Mma) and isinstance(dst, MmaRow) and dst.parent == src and op.dim == 1:
+        if isinstance(src, Mma) and isinstance(dst, MmaRow) and dst.fits(src) and op.dim == 1:
             return self._reduce_quad(op, src)
         self._reduce_shared(op)
 

@@ -58,25 +58,40 @@ class Mma:
 
 @dataclass(frozen=True)
 class MmaRow:
-    """Rows of an Mma layout (a reduction along dim 1): each thread holds the rows it owns, replicated."""
+    """Rows of an Mma layout (a reduction along dim 1): each thread holds the rows it owns, replicated.
 
-    parent: Mma
+    Only M and the warp split matter, so one row vector serves every Mma tile of the same rows."""
+
+    m: int
+    wm: int
+    wn: int
+
+    @classmethod
+    def of(cls, parent: "Mma") -> "MmaRow":
+        return cls(parent.m, parent.wm, parent.wn)
+
+    @property
+    def mi(self) -> int:
+        return self.m // self.wm // 16
 
     @property
     def regs(self) -> int:
-        return self.parent.mi * 2
+        return self.mi * 2
+
+    def fits(self, parent) -> bool:
+        """True when `parent` (an Mma layout) has the same rows per thread."""
+        return isinstance(parent, Mma) and (parent.m, parent.wm, parent.wn) == (self.m, self.wm, self.wn)
 
     def coords(self, tx: str, r: str) -> list[str]:
-        p = self.parent
-        wi, lane = f"({tx} // 32 // {p.wn})", f"({tx} % 32)"
-        return [f"({wi} * {p.m // p.wm} + {r} // 2 * 16 + {r} % 2 * 8 + {lane} // 4)"]
+        wi, lane = f"({tx} // 32 // {self.wn})", f"({tx} % 32)"
+        return [f"({wi} * {self.m // self.wm} + {r} // 2 * 16 + {r} % 2 * 8 + {lane} // 4)"]
 
-    def reg_from_parent(self, r: str) -> str:
-        """Register of this row layout that matches register `r` of the parent layout."""
-        return f"({r} // 4 // {self.parent.ni} * 2 + {r} % 4 // 2)"
+    def reg_from_parent(self, parent: "Mma", r: str) -> str:
+        """Register of this row layout that matches register `r` of the 2-D layout `parent`."""
+        return f"({r} // 4 // {parent.ni} * 2 + {r} % 4 // 2)"
 
     def describe(self) -> str:
-        return f"mma-rows of {self.parent.m}x{self.parent.n} ({self.regs} regs/thread, replicated per quad)"
+        return f"mma-rows of {self.m} rows, warps {self.wm}x{self.wn} ({self.regs} regs/thread, replicated per quad)"
 
 
 @dataclass(frozen=True)
@@ -254,7 +269,7 @@ def _propagate(node, layouts, assign) -> bool:
             if parent is not None and parent.wn == 1:
                 for b, idx in fragment_accesses(node.body):
                     if len(idx) == 1 and isinstance(idx[0], N.Var) and idx[0] is node.vars[0] and len(node.vars) == 2:
-                        changed |= assign(b, MmaRow(parent), node.span)
+                        changed |= assign(b, MmaRow.of(parent), node.span)
         row = [layouts[b] for b in full if isinstance(layouts.get(b), MmaRow)]
         if row and len(node.vars) == 1:
             for b in full:
@@ -269,7 +284,7 @@ def _propagate(node, layouts, assign) -> bool:
         src = layouts.get(node.src.buffer)
         if isinstance(src, Mma) and src.wn == 1 and node.dim == 1 and node.dst.buffer.scope == "local.fragment":
             if shape_ints(node.dst.buffer.shape) in ((src.m,), (src.m, 1)):
-                changed |= assign(node.dst.buffer, MmaRow(src), node.span)
+                changed |= assign(node.dst.buffer, MmaRow.of(src), node.span)
     return changed
 
 

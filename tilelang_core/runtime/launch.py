@@ -55,7 +55,9 @@ def pack_args(artifact, args: list, dims: dict) -> tuple[list, ctypes.Array]:
             values.append(ctypes.c_void_p(_data_ptr(a, p)))
         else:
             values.append(_CTYPE.get(p["dtype"], ctypes.c_int32)(a))
-    array = (ctypes.c_void_p * max(len(values), 1))(*[ctypes.addressof(v) for v in values])
+    order = sorted((p.get("position", k), k) for k, p in enumerate(artifact.params) if p.get("position", k) >= 0)
+    ordered = [values[k] for _, k in order]
+    array = (ctypes.c_void_p * max(len(ordered), 1))(*[ctypes.addressof(v) for v in ordered])
     return values, array
 
 
