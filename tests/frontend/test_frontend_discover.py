@@ -106,7 +106,7 @@ def test_eager_style_parses_without_false_errors():
     assert errors(diags) == []
     (k,) = kernels
     assert [p.name for p in k.params] == ["A", "B", "C"] and k.out_idx == (2,)
-    assert [d.kind for d in k.params[0].shape] == ["param", "param"]
+    assert [d.kind for d in k.params[0].shape] == ["symbolic", "symbolic"]
 
 
 def test_eager_compile_call_binds_const_dims():

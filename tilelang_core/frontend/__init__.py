@@ -106,7 +106,7 @@ def _instantiate(site: KernelSite, kwargs, env: Env, mapper, sink, argparse_defa
             bindings = dict(params)
         env = env.child(params)
         if fn is not site.node:
-            exec_block(fn.body, env, argparse_defaults)
+            exec_block(fn.body, env, argparse_defaults, toward=site.node)
     factory = site.factory
     inst = label(factory.name, factory, kwargs or {}, bindings) if factory is not None else ""
     bound = tuple((k, v) for k, v in bindings.items() if not k.startswith("__"))

@@ -443,19 +443,25 @@ def decorator_name(dec, env: Env) -> str | None:
     return None
 
 
-def exec_block(stmts, env: Env, argparse_defaults: dict | None = None, stop_at=None) -> Env:
-    """Bind the names a block of module/factory statements defines, without running anything unsafe."""
+def exec_block(stmts, env: Env, argparse_defaults: dict | None = None, toward=None) -> Env:
+    """Bind the names a block of module/factory statements defines, without running anything unsafe.
+
+    `toward` is a node (the kernel being instantiated): an `if` whose condition is unknown then runs
+    only the branch that contains it, so that branch's assignments are the ones the kernel sees.
+    """
     ev = Evaluator(env, argparse_defaults)
     for stmt in stmts:
-        if stmt is stop_at:
-            break
         if isinstance(stmt, ast.Return):
             break
-        _exec_stmt(stmt, env, ev)
+        _exec_stmt(stmt, env, ev, toward)
     return env
 
 
-def _exec_stmt(stmt, env: Env, ev: Evaluator) -> None:
+def _contains(stmts, node) -> bool:
+    return node is not None and any(n is node for s in stmts for n in ast.walk(s))
+
+
+def _exec_stmt(stmt, env: Env, ev: Evaluator, toward=None) -> None:
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         env.values.update(import_bindings(stmt))
     elif isinstance(stmt, ast.Assign):
@@ -472,14 +478,16 @@ def _exec_stmt(stmt, env: Env, ev: Evaluator) -> None:
     elif isinstance(stmt, ast.If):
         cond = ev.eval(stmt.test)
         if is_scalar(cond) or cond is None or isinstance(cond, (str, tuple, list)):
-            exec_block(stmt.body if cond else stmt.orelse, env, ev.argparse)
+            exec_block(stmt.body if cond else stmt.orelse, env, ev.argparse, toward)
         elif _is_main_guard(stmt.test):
             exec_block(stmt.body, env, ev.argparse)
+        elif _contains(stmt.body, toward) or _contains(stmt.orelse, toward):
+            exec_block(stmt.body if _contains(stmt.body, toward) else stmt.orelse, env, ev.argparse, toward)
         else:  # unknown at compile time: names bound by either branch become visible
             exec_block(stmt.body, env, ev.argparse)
             exec_block(stmt.orelse, env, ev.argparse)
     elif isinstance(stmt, ast.Try):
-        exec_block(stmt.body, env, ev.argparse)
+        exec_block(stmt.body, env, ev.argparse, toward)
     elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         f = stmt.value.func
         if isinstance(f, ast.Attribute) and f.attr == "add_argument":

@@ -96,9 +96,10 @@ def eager_annotation(p: KernelParser, node: ast.AnnAssign) -> list:
 
 
 def const_dims(p: KernelParser, dims: ConstDims) -> tuple:
-    """Eager style `T.const("M, N")`: values from the instance when given, else runtime dims."""
+    """Eager style `T.const("M, N")`: values from the instance when given, else symbolic (the JIT specialises
+    on them, so they are compile-time constants whose values the checker does not know)."""
     try:
         given = p.env.lookup("__tilelsp_consts__")
     except KeyError:
         given = {}
-    return tuple(given.get(n, N.Var(n, "int32", "param")) for n in dims.names)
+    return tuple(given.get(n, N.Var(n, "int32", "symbolic")) for n in dims.names)
