@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-FALLBACK_TARGETS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 KEYS = ("targets", "select", "ignore", "exclude")
 
 
@@ -58,20 +57,16 @@ def _depth_below(start: Path | None, root: Path) -> int:
 
 
 def known_targets() -> tuple[str, ...]:
-    """The arch names the checks know (from the analysis target table when it is there)."""
-    try:
-        from tilelang_core.analysis.targets import ARCHS
-    except ImportError:
-        return FALLBACK_TARGETS
+    """The arch names the checks know (the analysis target table)."""
+    from tilelang_core.analysis.targets import ARCHS
+
     return tuple(ARCHS)
 
 
 def _canonical_target(name: str) -> str | None:
     """The canonical arch name for `name` ("90a" -> "sm_90a"), or None when it is unknown."""
-    try:
-        from tilelang_core.analysis.targets import UnknownTargetError, limits
-    except ImportError:
-        return name if name in FALLBACK_TARGETS else None
+    from tilelang_core.analysis.targets import UnknownTargetError, limits
+
     try:
         return limits(name).name
     except UnknownTargetError:
