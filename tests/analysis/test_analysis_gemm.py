@@ -68,3 +68,14 @@ def test_symbolic_tile_dims_never_error_but_runtime_param_does():
     assert codes(_gemm((m, 32), (32, 128), (m, 128))) == []
     n = var("n", "param")
     assert codes(_gemm((n, 32), (32, 128), (n, 128))) == ["gemm-dynamic-shape"]
+
+
+def test_eager_kernel_param_dims_may_be_t_const():
+    """In an eager @tilelang.jit kernel a "param" dim may come from T.const (specialised at compile time)."""
+    import dataclasses
+
+    n = var("n", "param")
+    lazy = _gemm((n, 32), (32, 128), (n, 128))
+    eager = dataclasses.replace(lazy, factory=lazy.name)
+    assert codes(lazy) == ["gemm-dynamic-shape"]
+    assert codes(eager) == []

@@ -115,3 +115,13 @@ def symbolic_vars(e) -> list:
     from .fastwalk import walk
 
     return [n for n in walk(e) if isinstance(n, N.Var) and n.kind in ("param", "symbolic", "dynamic")]
+
+
+def runtime_kinds(func: N.PrimFunc) -> tuple[str, ...]:
+    """Var kinds whose values are only known at run time in this kernel.
+
+    "param" (scalar parameters, T.dynamic dims) counts except in eager-style kernels (the @tilelang.jit
+    function is the kernel itself), where the frontend gives T.const dims the same kind although
+    TileLang specialises them at compile time."""
+    eager = func.factory is not None and func.factory == func.name
+    return ("block", "loop", "thread", "dynamic") + (() if eager else ("param",))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.printer import expr_str
-from ..infer import canonical_dtype, dtype_bits, is_low_float, region_extents, symbolic_vars
+from ..infer import canonical_dtype, dtype_bits, is_low_float, region_extents, runtime_kinds, symbolic_vars
 from ..walker import Ctx, rule
 from .common import related_for, scope_name
 
@@ -95,7 +95,7 @@ def _dynamic(g: N.Gemm, mats: dict, ctx: Ctx) -> bool:
         for e in mats[name]:
             if as_int(e) is not None:
                 continue
-            dyn = [v for v in symbolic_vars(e) if v.kind in ("param", "dynamic")]
+            dyn = [v for v in symbolic_vars(e) if v.kind in runtime_kinds(ctx.func)]
             if dyn:
                 ctx.emit("gemm-dynamic-shape",
                          f"T.gemm operand {name} ({r.buffer.name}) has tile dimension {expr_str(e)}, which is "

@@ -6,7 +6,7 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.printer import expr_str
 from ..bounds import bound, mentions
-from ..infer import TILE_SCOPES, region_starts
+from ..infer import TILE_SCOPES, region_starts, runtime_kinds
 from ..walker import Ctx, access_rule, rule
 from .common import related_for
 
@@ -97,17 +97,14 @@ def check_local_parallel(buf: N.Buffer, indices, span, ctx: Ctx) -> None:
             return
 
 
-def _runtime(e) -> bool:
+def _runtime(e, kinds) -> bool:
     """True when an expression is only known at run time (block/loop vars, T.dynamic dims, loads); lets and
     unknown factory values may be compile-time constants in TileLang, so they do not count."""
     from ..fastwalk import walk
 
     if as_int(e) is not None:
         return False
-    return any(isinstance(n, N.Load) or isinstance(n, N.Var) and n.kind in _RUNTIME_KINDS for n in walk(e))
-
-
-_RUNTIME_KINDS = ("param", "block", "loop", "thread", "dynamic")
+    return any(isinstance(n, N.Load) or isinstance(n, N.Var) and n.kind in kinds for n in walk(e))
 
 
 @access_rule
@@ -115,9 +112,10 @@ def check_fragment_dynamic_parallel(buf: N.Buffer, indices, span, ctx: Ctx) -> N
     """A fragment indexed by the variable of a T.Parallel loop whose start or extent is a run-time value."""
     if buf.scope != "local.fragment" or not ctx.parallel:
         return
+    kinds = runtime_kinds(ctx.func)
     for loop in ctx.parallel:
         bad = [(v, st, ext) for v, st, ext in zip(loop.vars, loop.starts, loop.extents)
-               if (_runtime(st) or _runtime(ext)) and any(mentions(i, {v}) for i in indices)]
+               if (_runtime(st, kinds) or _runtime(ext, kinds)) and any(mentions(i, {v}) for i in indices)]
         if bad:
             v, st, ext = bad[0]
             ctx.emit("fragment-parallel-dynamic",
