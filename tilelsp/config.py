@@ -158,7 +158,8 @@ def _read_table(path: Path) -> dict:
             data = tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read [tool.tilelsp]: {exc}") from None
-    table = data.get("tool", {}).get("tilelsp", {})
+    tool = data.get("tool", {})
+    table = tool.get("tilelsp", {}) if isinstance(tool, dict) else None
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.tilelsp] must be a table")
     return table

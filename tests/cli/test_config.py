@@ -50,6 +50,13 @@ def test_malformed_config_names_the_key(tmp_path, body, fragment):
     assert fragment in str(info.value)
 
 
+@pytest.mark.parametrize("body", ['tool = 1\n# tool.tilelsp', '[tool]\ntilelsp = 3\n# tool.tilelsp'])
+def test_tool_or_table_of_the_wrong_type(tmp_path, body):
+    write(tmp_path, body)
+    with pytest.raises(cfg.ConfigError, match="must be a table"):
+        cfg.load(tmp_path)
+
+
 def test_exclude_globs(tmp_path):
     conf = cfg.Config(root=tmp_path, exclude=("*_test.py", "build/*", "gen"))
     assert conf.excludes(tmp_path / "a" / "x_test.py")
