@@ -122,6 +122,12 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # `tilelsp check . | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERRORS
+    except Exception as exc:  # noqa: BLE001 -- a bug of ours: one line, the traceback only on request
+        if getattr(args, "debug", False) or os.environ.get("TILELSP_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        return _fail(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug or TILELSP_DEBUG=1 for details)")
 
 
 def _run(args) -> int:

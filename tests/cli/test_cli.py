@@ -191,3 +191,14 @@ def test_warnings_alone_exit_0(tree, capsys):
     assert code == 0
     assert out.startswith("w.py:4:8: warning[suppression-unknown-code] `no-such-code` is not a tilelsp diagnostic code")
     assert out.splitlines()[-1] == "0 errors, 1 warning in 1 file"
+
+
+def test_a_crash_outside_any_file_is_one_line_without_debug(tree, capsys, monkeypatch):
+    def broken(*a, **k):
+        raise ValueError("walk failed")
+
+    monkeypatch.setattr(cli, "collect_jobs", broken)
+    code, out, err = run(capsys, "check", "pkg")
+    assert code == 2 and "tilelsp: error: internal error: ValueError: walk failed" in err and "Traceback" not in err
+    code, out, err = run(capsys, "check", "pkg", "--debug")
+    assert code == 2 and "Traceback" in err
