@@ -122,8 +122,9 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # `tilelsp check . | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERRORS
-    except Exception as exc:  # noqa: BLE001 -- a bug of ours: one line, the traceback only on request
-        if getattr(args, "debug", False) or os.environ.get("TILELSP_DEBUG"):
+    except Exception as exc:  # noqa: BLE001 -- a bug of ours: one line; the traceback on request (always for serve,
+        # whose stderr is the editor's log)
+        if getattr(args, "debug", False) or os.environ.get("TILELSP_DEBUG") or args.command in (None, "serve"):
             import traceback
 
             traceback.print_exc()
