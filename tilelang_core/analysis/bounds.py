@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import nodes as N
+from .fastwalk import walk
 
 
 @dataclass(frozen=True)
@@ -137,8 +138,6 @@ def loop_interval(start, extent, env: Env, step=None) -> Interval | None:
 
 def mentions(e, var_set) -> bool:
     """True when expression `e` uses any Var of `var_set`."""
-    from .fastwalk import walk
-
     return any(isinstance(n, N.Var) and n in var_set for n in walk(e))
 
 

@@ -9,6 +9,7 @@ import re
 from ..ir import nodes as N
 from ..ir.arith import as_int, shape_ints
 from ..ir.printer import expr_str
+from .fastwalk import walk
 
 _BITS = {"bool": 8, "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64, "tfloat32": 32}
 _ALIASES = {"half": "float16", "float": "float32", "double": "float64", "bf16": "bfloat16", "fp16": "float16",
@@ -112,8 +113,6 @@ def kib(n: int) -> str:
 
 def symbolic_vars(e) -> list:
     """The Vars of kind param/symbolic/dynamic an expression depends on."""
-    from .fastwalk import walk
-
     return [n for n in walk(e) if isinstance(n, N.Var) and n.kind in ("param", "symbolic", "dynamic")]
 
 

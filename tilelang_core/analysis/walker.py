@@ -6,7 +6,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..ir import nodes as N
-from .bounds import Interval, bound, loop_interval, refine
+from .bounds import bound, loop_interval, mentions, refine
+from .fastwalk import kids as children
 
 
 @dataclass
@@ -126,8 +127,6 @@ def _branch_env(cond, env: dict, negate: bool) -> dict:
     new = refine(cond, env, negate)
     if new is not None:
         return new
-    from .bounds import mentions
-
     return {v: iv for v, iv in env.items() if not mentions(cond, {v})}
 
 
@@ -148,8 +147,6 @@ def _visit_store(s: N.Store, ctx: Ctx) -> None:
 
 
 def _visit_generic(s, ctx: Ctx) -> None:
-    from .fastwalk import kids as children
-
     for c in children(s):
         if isinstance(c, (N.SeqStmt, N.For, N.If, N.LetStmt, N.Store, N.Launch, N.Allocate, N.Evaluate,
                           *N.TILE_OPS, N.AnnotateLayout, N.UseSwizzle)):
@@ -191,8 +188,6 @@ def visit_expr(e, ctx: Ctx) -> None:
         visit_expr(e.true_value, ctx.child(env=_branch_env(e.cond, ctx.env, False)))
         visit_expr(e.false_value, ctx.child(env=_branch_env(e.cond, ctx.env, True)))
         return
-    from .fastwalk import kids as children
-
     if isinstance(e, (N.Var, N.Const)) or e is None:
         return
     for c in children(e):
@@ -203,6 +198,3 @@ _HANDLERS = {N.SeqStmt: _visit_seq, N.Launch: _visit_launch, N.For: _visit_for, 
              N.LetStmt: _visit_let, N.Store: _visit_store}
 
 
-def fixed(v: int) -> Interval:
-    """Shorthand for a one-value interval (used by tests)."""
-    return Interval.point(v)

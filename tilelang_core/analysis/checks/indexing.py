@@ -6,7 +6,8 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.printer import expr_str
 from ..bounds import bound, mentions
-from ..infer import TILE_SCOPES, region_starts, runtime_kinds
+from ..fastwalk import walk
+from ..infer import TILE_SCOPES, region_extents, region_starts, runtime_kinds
 from ..walker import Ctx, access_rule, rule
 from .common import related_for
 
@@ -63,8 +64,6 @@ def check_region_bounds(region: N.Region, extents, ctx: Ctx, op_span) -> None:
 
 
 def _region_rule(node, ctx: Ctx) -> None:
-    from ..infer import region_extents
-
     for r in _regions(node):
         if r.kind == "slice":
             check_region_bounds(r, region_extents(r), ctx, node.span)
@@ -100,8 +99,6 @@ def check_local_parallel(buf: N.Buffer, indices, span, ctx: Ctx) -> None:
 def _runtime(e, kinds) -> bool:
     """True when an expression is only known at run time (block/loop vars, T.dynamic dims, loads); lets and
     unknown factory values may be compile-time constants in TileLang, so they do not count."""
-    from ..fastwalk import walk
-
     if as_int(e) is not None:
         return False
     return any(isinstance(n, N.Load) or isinstance(n, N.Var) and n.kind in kinds for n in walk(e))
