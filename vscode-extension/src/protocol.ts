@@ -62,10 +62,21 @@ export interface Cancellation {
   onCancellationRequested(listener: () => void): { dispose(): void };
 }
 
+export type ProgressToken = string | number;
+
 /** The slice of the language client the commands use; the real one wraps `LanguageClient`. */
 export interface ServerLink {
   request<R>(method: string, params: unknown, token?: Cancellation): Promise<R>;
-  onProgress(token: string, handler: (value: ProgressValue) => void): { dispose(): void };
+  notify(method: string, params: unknown): Promise<void>;
+  onProgress(token: ProgressToken, handler: (value: ProgressValue) => void): { dispose(): void };
+  /** Route progress the server creates itself (window/workDoneProgress/create) to `sink` until disposed. */
+  claimProgress?(sink: (value: ProgressValue) => void): ProgressClaim;
+}
+
+export interface ProgressClaim {
+  /** The server-created tokens routed so far. */
+  readonly tokens: readonly ProgressToken[];
+  dispose(): void;
 }
 
 export interface ProgressValue {
@@ -73,4 +84,5 @@ export interface ProgressValue {
   title?: string;
   message?: string;
   percentage?: number;
+  cancellable?: boolean;
 }

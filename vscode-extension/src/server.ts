@@ -2,10 +2,11 @@
 
 import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
-import { LanguageClient, State, TransportKind, WorkDoneProgress, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import { LanguageClient, State, TransportKind, WorkDoneProgress, WorkDoneProgressCreateRequest, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import { CLIENT_ID, CLIENT_NAME, SECTION } from './constants';
 import { probeFailureMessage, resolveInterpreter, serverArgv, type Interpreter, type PythonExtensionApi } from './python';
 import type { ServerLink } from './protocol';
+import { ProgressRouter, showServerProgress } from './progress';
 import { answerConfiguration } from './serverConfig';
 import { readSettings, serverConfig } from './settings';
 
@@ -47,6 +48,7 @@ export class ServerManager implements vscode.Disposable {
   private queue: Promise<void> = Promise.resolve();
   private readonly statusEmitter = new vscode.EventEmitter<ServerStatus>();
   private current: ServerStatus = { state: 'stopped' };
+  private readonly progress = new ProgressRouter();
   readonly onDidChangeStatus = this.statusEmitter.event;
 
   constructor(private readonly output: vscode.LogOutputChannel) {}
@@ -63,7 +65,9 @@ export class ServerManager implements vscode.Disposable {
     }
     return {
       request: <R>(method: string, params: unknown, token?: vscode.CancellationToken) => client.sendRequest<R>(method, params, token),
+      notify: (method: string, params: unknown) => client.sendNotification(method, params),
       onProgress: (token, handler) => client.onProgress(WorkDoneProgress.type, token, handler),
+      claimProgress: (sink) => this.progress.claim(sink),
     };
   }
 
@@ -116,12 +120,26 @@ export class ServerManager implements vscode.Disposable {
     this.client = client;
     try {
       await client.start();
+      this.routeServerProgress(client);
       this.setStatus({ state: 'running', interpreter: interp });
     } catch (err) {
       const message = `TileLang: the server failed to start: ${err instanceof Error ? err.message : String(err)}`;
       this.output.error(message);
       this.setStatus({ state: 'failed', interpreter: interp, message });
     }
+  }
+
+  /**
+   * Replace the client's default handling of server-created progress: a Verify/Benchmark run that is waiting
+   * takes it into its own notification (one notification, not two); anything else is shown on its own.
+   */
+  private routeServerProgress(client: LanguageClient): void {
+    client.onRequest(WorkDoneProgressCreateRequest.type, (params) => {
+      const link = this.link();
+      if (link && !this.progress.created(params.token, link)) {
+        showServerProgress(link, params.token);
+      }
+    });
   }
 
   private async stopClient(): Promise<void> {

@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 import { ServerCommands } from './constants';
-import type { Cancellation, ServerLink, VerifyResult } from './protocol';
+import type { Cancellation, ProgressValue, ServerLink, VerifyResult } from './protocol';
 
 export type RunKind = 'verify' | 'benchmark';
 
@@ -74,14 +74,21 @@ export async function executeRun(
   onMessage: (message: string, percentage?: number) => void,
 ): Promise<RunOutcome> {
   const workDoneToken = `tilelsp-${kind}-${++tokenCounter}`;
-  const progress = link.onProgress(workDoneToken, (v) => {
+  const sink = (v: ProgressValue) => {
     if (v.kind !== 'end' && (v.message || v.title)) {
       onMessage(v.message ?? v.title ?? '', v.percentage);
     }
-  });
+  };
+  const progress = link.onProgress(workDoneToken, sink);
+  const claim = link.claimProgress?.(sink);
   let cancelSub: { dispose(): void } | undefined;
   const cancelled = new Promise<RunOutcome>((resolve) => {
-    cancelSub = token.onCancellationRequested(() => resolve({ status: 'cancelled' }));
+    cancelSub = token.onCancellationRequested(() => {
+      for (const t of claim?.tokens ?? []) {
+        void link.notify('window/workDoneProgress/cancel', { token: t }).catch(() => undefined);
+      }
+      resolve({ status: 'cancelled' });
+    });
   });
   const params = { command: ServerCommands[kind], arguments: [uri, kernel], workDoneToken };
   const request = link
@@ -92,6 +99,7 @@ export async function executeRun(
     return token.isCancellationRequested ? { status: 'cancelled' } : await Promise.race([request, cancelled]);
   } finally {
     progress.dispose();
+    claim?.dispose();
     cancelSub?.dispose();
   }
 }

@@ -30,6 +30,7 @@ function server() {
       }
       throw new Error(`unexpected ${method}`);
     },
+    notify: async () => undefined,
     onProgress: () => ({ dispose: () => undefined }),
   };
   return { link, calls };

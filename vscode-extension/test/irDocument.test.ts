@@ -8,6 +8,7 @@ const file = 'file:///w/gemm.py';
 let answers: (() => Promise<unknown>)[] = [];
 const link: ServerLink = {
   request: <R>() => (answers.shift() ?? (() => Promise.reject(new Error('no answer'))))() as Promise<R>,
+  notify: async () => undefined,
   onProgress: () => ({ dispose: () => undefined }),
 };
 let provider: IrDocumentProvider;

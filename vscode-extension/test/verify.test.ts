@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as vscode from 'vscode';
-import type { ProgressValue, ServerLink } from '../src/protocol';
+import { ProgressRouter } from '../src/progress';
+import type { ProgressToken, ProgressValue, ServerLink } from '../src/protocol';
 import { executeRun, formatResult, runWithProgress, summarize } from '../src/verify';
 
 interface Call {
@@ -10,8 +11,12 @@ interface Call {
 
 function fakeLink(answer: (call: Call, emit: (v: ProgressValue) => void) => Promise<unknown>) {
   const calls: Call[] = [];
-  const handlers = new Map<string, (v: ProgressValue) => void>();
+  const notes: [string, unknown][] = [];
+  const handlers = new Map<ProgressToken, (v: ProgressValue) => void>();
+  const router = new ProgressRouter();
   const link: ServerLink = {
+    notify: async (method, params) => void notes.push([method, params]),
+    claimProgress: (sink) => router.claim(sink),
     request: async <R>(method: string, params: unknown) => {
       const call = { method, params: params as Call['params'] };
       calls.push(call);
@@ -23,7 +28,7 @@ function fakeLink(answer: (call: Call, emit: (v: ProgressValue) => void) => Prom
       return { dispose: () => handlers.delete(token) };
     },
   };
-  return { link, calls, handlers };
+  return { link, calls, handlers, router, notes };
 }
 
 const ok = { passed: true, maxAbsErr: 0.00012, maxRelErr: 0.0021, timeMs: 0.5123, device: 'cuda:0 (NVIDIA H200)', message: '' };
@@ -54,6 +59,23 @@ describe('verify and benchmark', () => {
     const pending = executeRun(link, 'verify', 'file:///g.py', 'k', cts.token, () => undefined);
     cts.cancel();
     expect(await pending).toEqual({ status: 'cancelled' });
+  });
+
+  it('takes progress the server creates itself into the same notification, and cancels it there', async () => {
+    let serverToken: ProgressToken = '';
+    const fake = fakeLink((_c, _emit) => new Promise(() => undefined));
+    const seen: string[] = [];
+    const cts = new vscode.CancellationTokenSource();
+    const pending = executeRun(fake.link, 'verify', 'file:///g.py', 'k', cts.token, (m) => seen.push(m));
+    serverToken = 'tilelsp-verify-7';
+    expect(fake.router.created(serverToken, fake.link)).toBe(true);
+    fake.handlers.get(serverToken)?.({ kind: 'begin', title: 'Verify k', message: 'running in a subprocess' });
+    expect(seen).toEqual(['running in a subprocess']);
+    cts.cancel();
+    expect(await pending).toEqual({ status: 'cancelled' });
+    expect(fake.notes).toEqual([['window/workDoneProgress/cancel', { token: 'tilelsp-verify-7' }]]);
+    expect(fake.handlers.has(serverToken)).toBe(false);
+    expect(fake.router.created('later', fake.link)).toBe(false);
   });
 
   it('reports request errors as failures', async () => {
