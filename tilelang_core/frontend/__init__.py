@@ -13,6 +13,7 @@ from .consteval import Env, Evaluator, exec_block, module_env
 from .discover import KernelSite, discover
 from .instances import bind_params, collect, label
 from .kernel import KernelInfo, parse_kernel
+from .scan import scan
 from .scope import Ctx, SourceMapper
 from .values import Unknown, from_live
 
@@ -37,9 +38,10 @@ def _parse_file(source: SourceFile, sink: DiagnosticSink, instances: dict | None
         return []
     argparse_defaults: dict = {}
     env = module_env(tree, argparse_defaults)
-    sites = discover(tree, env)
+    scanned = scan(tree)
+    sites = discover(tree, env, scanned)
     factories = {s.factory_name: s.factory for s in sites if s.factory is not None}
-    found = collect(tree, source.text, env, factories, instances, argparse_defaults)
+    found = collect(scanned, source.text, env, factories, instances, argparse_defaults)
     mapper = SourceMapper(source)
     out: list[N.PrimFunc] = []
     for site in sites:

@@ -10,6 +10,7 @@ import ast
 from dataclasses import dataclass
 
 from .consteval import Env, Evaluator, decorator_name
+from .scan import scan
 from .values import BuiltinRef
 
 
@@ -36,11 +37,13 @@ class KernelSite:
         return f.name if f is not None else None
 
 
-def discover(tree: ast.Module, env: Env) -> list[KernelSite]:
+def discover(tree: ast.Module, env: Env, scanned=None) -> list[KernelSite]:
     """Every kernel in a module, in source order."""
     sites: list[KernelSite] = []
     _visit(tree.body, (), env, sites)
-    compiled = _compile_out_idx(tree, env)
+    if not sites:
+        return []
+    compiled = _compile_out_idx(scanned or scan(tree), env)
     out = []
     for s in sites:
         idx = s.out_idx
@@ -114,20 +117,13 @@ def literal_out_idx(v):
     return None
 
 
-def _compile_out_idx(tree: ast.Module, env: Env) -> dict:
+def _compile_out_idx(scanned, env: Env) -> dict:
     """out_idx from `tilelang.compile(f, out_idx=...)` calls, keyed by the factory or kernel name."""
-    assigned: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
-            for t in node.targets:
-                if isinstance(t, ast.Name):
-                    assigned[t.id] = node.value.func.id
     out: dict = {}
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and node.args):
-            continue
+    for node, _ in scanned.calls:
         f = node.func
-        if not (isinstance(f, ast.Attribute) and f.attr == "compile" or isinstance(f, ast.Name) and f.id == "compile"):
+        if not node.args or not (isinstance(f, ast.Attribute) and f.attr == "compile"
+                                 or isinstance(f, ast.Name) and f.id == "compile"):
             continue
         kw = next((k for k in node.keywords if k.arg == "out_idx"), None)
         if kw is None:
@@ -136,6 +132,6 @@ def _compile_out_idx(tree: ast.Module, env: Env) -> dict:
         first = node.args[0]
         name = first.func.id if isinstance(first, ast.Call) and isinstance(first.func, ast.Name) else (
             first.id if isinstance(first, ast.Name) else None)
-        for key in filter(None, (name, assigned.get(name or ""))):
+        for key in filter(None, (name, scanned.assigned_calls.get(name or ""))):
             out.setdefault(key, idx)
     return out

@@ -24,12 +24,14 @@ def param_names(fn: ast.FunctionDef) -> list[str]:
     return [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
 
 
-def collect(tree: ast.Module, text: str, env: Env, factories: dict, overrides: dict | None,
+def collect(scanned, text: str, env: Env, factories: dict, overrides: dict | None,
             argparse_defaults: dict) -> dict[str, list[dict]]:
     """Instance keyword dicts for every factory name in `factories` (name -> FunctionDef)."""
     found: dict[str, list[dict]] = {name: [] for name in factories}
+    if not factories:
+        return found
     comments = _from_comments(text, env, factories)
-    calls = _from_calls(tree, env, factories, argparse_defaults)
+    calls = _from_calls(scanned, env, factories, argparse_defaults)
     for name, fn in factories.items():
         if overrides and name in overrides:
             candidates = [{k: from_live(v) for k, v in d.items()} for d in overrides[name]]
@@ -69,13 +71,17 @@ def _from_comments(text: str, env: Env, factories: dict) -> dict[str, list[dict]
     return out
 
 
-def _from_calls(tree: ast.Module, env: Env, factories: dict, argparse_defaults: dict) -> dict[str, list[dict]]:
+def _from_calls(scanned, env: Env, factories: dict, argparse_defaults: dict) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
-    for call, scope in _calls_with_scope(tree.body, ()):
+    scope_envs: dict = {}
+    for call, scope in scanned.calls:
         name = _callee(call, factories)
         if name is None or factories[name] in scope:
             continue
-        kw = _bind_call(call, factories[name], Evaluator(_scope_env(scope, env, argparse_defaults), argparse_defaults))
+        key = tuple(id(f) for f in scope)
+        if key not in scope_envs:
+            scope_envs[key] = _scope_env(scope, env, argparse_defaults)
+        kw = _bind_call(call, factories[name], Evaluator(scope_envs[key], argparse_defaults))
         if kw:
             out.setdefault(name, []).append(kw)
     return out
@@ -88,39 +94,6 @@ def _callee(call: ast.Call, factories: dict) -> str | None:
     if isinstance(f, ast.Attribute) and f.attr == "compile" and isinstance(f.value, ast.Name) and f.value.id in factories:
         return f.value.id
     return None
-
-
-def _calls_with_scope(body, scope):
-    """Every Call node with the chain of functions around it."""
-    for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield from _calls_with_scope(stmt.body, scope + (stmt,))
-            continue
-        for node in _walk_no_defs(stmt):
-            if isinstance(node, ast.Call):
-                yield node, scope
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            inner = getattr(stmt, field, None)
-            if isinstance(inner, list) and not isinstance(stmt, ast.FunctionDef):
-                yield from _calls_with_scope([s for s in inner if isinstance(s, ast.stmt)], scope)
-            if field == "handlers" and inner:
-                for h in inner:
-                    yield from _calls_with_scope(h.body, scope)
-
-
-def _walk_no_defs(stmt):
-    """Nodes of one statement's own expressions (not of nested statement bodies)."""
-    stack = [c for name, c in ast.iter_fields(stmt) if name not in ("body", "orelse", "finalbody", "handlers")]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, ast.AST) and not isinstance(item, (ast.stmt, ast.Lambda)):
-            yield item
-            stack.extend(c for _, c in ast.iter_fields(item))
-
-
-_SCOPE_CACHE: dict = {}
 
 
 def _scope_env(scope, env: Env, argparse_defaults: dict) -> Env:

@@ -16,8 +16,14 @@ class SourceMapper:
     line_offset: int = 0
     col_offset: int = 0
 
+    def __post_init__(self):
+        self._ascii = self.source.text.isascii()
+
     def span(self, node) -> Span:
         """The span of an ast node in the user's file."""
+        if self._ascii and getattr(node, "end_col_offset", None) is not None:
+            lo, co = self.line_offset, self.col_offset
+            return Span(node.lineno + lo, node.col_offset + co, node.end_lineno + lo, node.end_col_offset + co)
         s = self.source.span_of(node)
         if not (self.line_offset or self.col_offset):
             return s
