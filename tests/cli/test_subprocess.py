@@ -45,3 +45,9 @@ def test_python_warnings_about_the_users_code_stay_off_stderr(tmp_path, monkeypa
     (tmp_path / "w.py").write_text("import tilelang.language as T\nx = 1if True else 2\ns = '\\d'\n")
     proc = tilelsp("check", "w.py", cwd=tmp_path)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_ir_subcommand_is_wired_to_its_module():
+    proc = tilelsp("ir", str(EXAMPLES / "gemm.py"), "--list-stages", "--target", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[0] == "parsed" and "llvm" in proc.stdout.split()
