@@ -165,7 +165,7 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     from tvm.script import tirx as T  # noqa: N812  (through the shim: _tvm.load() ran first)
 
     try:
-        prim = ns.tvm.script.from_source(text, extra_vars={"T": T})
+        prim = _prim_func(ns, text, T)
         config = {"tirx.UnrollLoop": {"explicit_unroll": False}}
         with ns.tvm.transform.PassContext(config=config):
             ex = ns.tvm.compile(ns.tvm.IRModule({"main": prim}), target=target_of(arch), tir_pipeline="tirx")
@@ -181,6 +181,16 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     return CudaKernel(func.name, symbol, text, prim.script(), source, grid, (em.threads, 1, 1), em.smem_total,
                       em.breakdown, params, line_map, describe(em.layouts),
                       "\n".join(p.describe() for p in em.pipelines.values()))
+
+
+def _prim_func(ns, text: str, T):  # noqa: N803
+    """Build the PrimFunc through the IRBuilder (fast); fall back to TVMScript's parser."""
+    from .cuda_builder import build_prim_func
+
+    try:
+        return build_prim_func(text)
+    except Exception:  # noqa: BLE001 - the parser gives the better error message
+        return ns.tvm.script.from_source(text, extra_vars={"T": T})
 
 
 def _kernel_symbol(source: str) -> str | None:

@@ -334,10 +334,14 @@ class KernelEmitter:
         for buf in plan.buffers:
             self.stages[buf] = ns
         it = self.name(v)
+        n_static = as_int(s.extents[0])
         for p in range(ns - 1):
-            self.line(f"if {p} < {n}:")
-            with self.block():
+            if n_static is not None and p < n_static:
                 self._producers(plan, v, f"({start} + {p})", str(p))
+            elif n_static is None:
+                self.line(f"if {p} < {n}:")
+                with self.block():
+                    self._producers(plan, v, f"({start} + {p})", str(p))
             self.line('T.cuda.func_call("tl::cp_async_commit", source_code="")')
         self.line(f"for {it}_i in T.serial({n}):")
         with self.block():

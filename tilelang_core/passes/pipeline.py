@@ -138,6 +138,9 @@ def _lower_cpu(func, result: LowerResult, until) -> None:
 
 
 def _llvm_text(built) -> str:
+    if hasattr(built, "llvm_ir"):
+        ir = built.llvm_ir
+        return ir() if callable(ir) else ir
     for obj in (built, getattr(built, "mod", None), getattr(built, "executable", None)):
         if obj is None:
             continue
