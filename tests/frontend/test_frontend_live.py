@@ -30,8 +30,8 @@ def scale_factory(n, factor=2.0, dtype="float32"):
 def broken_factory(n):
     @T.prim_func
     def broken(A: T.Tensor((n,), "float32")):
-        with T.Kernel(1) as bx:
-            T.copy(A, not_defined_anywhere)
+        with T.Kernel(1) as bx:  # noqa: F841
+            T.copy(A, not_defined_anywhere)  # noqa: F821
 
     return broken
 

@@ -9,7 +9,8 @@ import ast
 from ..diagnostics import DiagnosticSink
 from ..ir import nodes as N
 from ..source import SourceFile, Span
-from .consteval import Env, Evaluator, exec_block, module_env
+from .bodies import exec_block, module_env
+from .consteval import Env, Evaluator
 from .discover import KernelSite, discover
 from .instances import bind_params, collect, label
 from .kernel import KernelInfo, parse_kernel

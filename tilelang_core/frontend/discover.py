@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .consteval import Env, Evaluator, decorator_name
+from .bodies import decorator_name
+from .consteval import Env, Evaluator
 from .scan import scan
 from .values import BuiltinRef
 

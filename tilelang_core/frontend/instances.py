@@ -11,7 +11,8 @@ import ast
 import re
 
 from ..ir import nodes as N
-from .consteval import Env, Evaluator, exec_block, is_known
+from .bodies import exec_block
+from .consteval import Env, Evaluator, is_known
 from .values import DType, EnumValue, Unknown, from_live
 
 MAX_INSTANCES = 8

@@ -10,7 +10,8 @@ from ..diagnostics import DiagnosticSink, Related
 from ..ir import nodes as N
 from ..ir.arith import as_const
 from ..language.types import MacroDef
-from .consteval import Env, bind_target, is_decorated
+from .bodies import is_decorated
+from .consteval import Env, bind_target
 from .exprs import KernelError, KernelEval, expr_dtype, region_of
 from .scope import Ctx
 from .signatures import bind_call, catalog_available, registry_entry
@@ -123,7 +124,7 @@ class KernelParser(ast.NodeVisitor):
         return []
 
     def visit_Import(self, node):
-        from .consteval import import_bindings
+        from .bodies import import_bindings
 
         self.env.values.update(import_bindings(node))
         return []
