@@ -509,10 +509,12 @@ async def run_verify(ls: TileLanguageServer, args, bench: bool) -> dict:
     argv = verify.verify_argv(doc.path, kernel, ls.settings.verifyDevice, bench, ls.settings.workerTimeoutSec)
     from .worker import run_process
 
+    # CUDA maps huge virtual ranges, so only CPU runs get an address-space cap (the runner adds its own)
+    mem_mb = 8192 if ls.settings.verifyDevice == "cpu" else 0
     loop = asyncio.get_running_loop()
     try:
         code, out, err = await loop.run_in_executor(
-            None, lambda: run_process(argv, ls.settings.workerTimeoutSec + 5, cancel))
+            None, lambda: run_process(argv, ls.settings.workerTimeoutSec + 5, cancel, mem_mb=mem_mb))
     except asyncio.CancelledError:
         cancel.set()
         raise

@@ -28,14 +28,17 @@ class Cancelled(WorkerError):
     """The request was cancelled by the client; the worker was stopped."""
 
 
-def _limit_memory(mem_mb: int):
+def _limit_memory(mem_mb: int, hard: bool = True):
+    """A preexec function: new process group, and an address-space limit (soft only when `hard` is False,
+    so a child that sets its own limit, like `tilelsp verify`'s runner, may still do so)."""
     def apply():
         import resource
 
         os.setsid()
         if mem_mb > 0:
             limit = mem_mb * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            _, current_hard = resource.getrlimit(resource.RLIMIT_AS)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit if hard else current_hard))
     return apply
 
 
@@ -153,7 +156,7 @@ def run_process(argv, timeout: float, cancel: threading.Event | None = None, mem
     Exit code -1 means it timed out, -2 that it was cancelled; the process group is killed in both cases.
     """
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                            preexec_fn=_limit_memory(mem_mb))
+                            preexec_fn=_limit_memory(mem_mb, hard=False))
     deadline = time.monotonic() + timeout
     while proc.poll() is None:
         if cancel is not None and cancel.is_set():

@@ -32,8 +32,22 @@ def capabilities(encodings=None, pull=False) -> types.ClientCapabilities:
         window=types.WindowClientCapabilities(work_done_progress=True))
 
 
+def _record(client: LanguageClient) -> None:
+    """Keep every publishDiagnostics (pytest-lsp keeps only the last diagnostics, without the version)."""
+    original = client.protocol._handle_notification
+    client.published = []
+
+    def handle(method, params):
+        if method == PUBLISH:
+            client.published.append(params)
+        return original(method, params)
+
+    client.protocol._handle_notification = handle
+
+
 async def start(client: LanguageClient, encodings=None, pull=False, settings=None):
     """Initialize a session with our capabilities and settings (served through workspace/configuration)."""
+    _record(client)
     client.set_configuration(settings or CONFIG)
     result = await client.initialize_session(types.InitializeParams(
         capabilities=capabilities(encodings, pull), root_uri=ROOT.as_uri()))
@@ -42,8 +56,15 @@ async def start(client: LanguageClient, encodings=None, pull=False, settings=Non
 
 async def diagnostics(client: LanguageClient, uri: str, version: int = 1, predicate=lambda ds: True,
                       timeout: float = 20):
-    """Wait (no sleeping) for a publish for `uri` at `version` that satisfies `predicate`; return its params."""
+    """The first publish for `uri` at `version` that satisfies `predicate`, already received or awaited
+    (no sleeping)."""
+    def match(params):
+        return params.uri == uri and params.version == version and predicate(params.diagnostics)
+
     async def wait():
+        seen = next((p for p in client.published if match(p)), None)
+        if seen is not None:
+            return seen
         while True:
             params = await client.wait_for_notification(PUBLISH)
             if params.uri == uri and params.version == version and predicate(params.diagnostics):

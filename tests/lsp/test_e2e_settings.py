@@ -45,7 +45,7 @@ async def test_settings_change_turns_off_check_on_change(client):
     assert (await diagnostics(client, uri)).diagnostics
     client.set_configuration({"tilelsp": {"checkOnChange": False, "debounceMs": 0, "targets": "sm_80", "lowerOnSave": False}})
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
-    got = await diagnostics(client, uri)  # re-published for the new targets
+    got = await diagnostics(client, uri, 1, lambda ds: any("[sm_80]" in d.message for d in ds))  # new targets
     status = await client.protocol.send_request_async("tilelsp/status", {})
     assert status.targets == ["sm_80"]
     assert any("[sm_80]" in d.message for d in got.diagnostics)

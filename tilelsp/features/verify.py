@@ -29,33 +29,46 @@ def _pick(obj: dict, *names, default=None):
     return default
 
 
-def _first_result(data, kernel: str) -> dict:
-    if isinstance(data, list):
-        data = next((d for d in data if isinstance(d, dict) and d.get("kernel") in (kernel, None)), data[0] if data else {})
-    if isinstance(data, dict):
-        for key in ("results", "kernels"):
-            if isinstance(data.get(key), list) and data[key]:
-                return _first_result(data[key], kernel)
-    return data if isinstance(data, dict) else {}
+def _records(stdout: str, kernel: str) -> list[dict]:
+    """The JSON records `tilelsp verify --json` printed (one per line, or a list/object), for `kernel` first."""
+    recs = []
+    for line in stdout.splitlines():
+        line = line.strip()
+        if line.startswith(("{", "[")):
+            data = json.loads(line)
+            data = data.get("results") or data.get("kernels") or [data] if isinstance(data, dict) else data
+            recs.extend(d for d in data if isinstance(d, dict))
+    mine = [r for r in recs if r.get("kernel") == kernel]
+    return mine or recs
+
+
+def _max(values):
+    values = [v for v in values if isinstance(v, (int, float))]
+    return max(values) if values else None
 
 
 def parse_result(code: int, stdout: str, stderr: str, kernel: str) -> dict:
-    """`{passed, maxAbsErr, maxRelErr, timeMs, device, message}` from the command's exit code and output."""
+    """`{passed, maxAbsErr, maxRelErr, timeMs, device, message}` from the command's exit code and output
+    (several instances of one kernel are aggregated: all must pass; the worst errors are reported)."""
     if code == -1:
         return _fail(f"verify of `{kernel}` timed out ({stderr}); the process was killed")
     if code == -2:
         return _fail(f"verify of `{kernel}` was cancelled")
     try:
-        data = _first_result(json.loads(stdout.strip().splitlines()[-1] if stdout.strip() else ""), kernel)
-    except (ValueError, IndexError):
+        recs = _records(stdout, kernel)
+    except ValueError:
+        recs = []
+    if not recs:
         tail = (stderr.strip().splitlines() or ["no output"])[-1]
         return _fail(f"verify of `{kernel}` failed (exit code {code}): {tail}")
-    passed = bool(_pick(data, "passed", "ok", default=code == 0))
-    out = {"passed": passed, "maxAbsErr": _pick(data, "maxAbsErr", "max_abs_err"),
-           "maxRelErr": _pick(data, "maxRelErr", "max_rel_err"), "timeMs": _pick(data, "timeMs", "time_ms"),
-           "device": _pick(data, "device", default="?"), "message": _pick(data, "message", "error", default="")}
-    if not out["message"]:
-        out["message"] = summary(kernel, out)
+    out = {"passed": all(bool(_pick(r, "passed", "ok", default=False)) for r in recs),
+           "maxAbsErr": _max(_pick(r, "maxAbsErr", "max_abs_err") for r in recs),
+           "maxRelErr": _max(_pick(r, "maxRelErr", "max_rel_err") for r in recs),
+           "timeMs": _max(_pick(r, "bench_ms", "timeMs", "time_ms") for r in recs),
+           "device": _pick(recs[0], "device", default="?"),
+           "message": "; ".join(m for m in (_pick(r, "message", "error", default="") for r in recs) if m)}
+    if not out["message"] or out["passed"]:
+        out["message"] = summary(kernel, out) + (f" ({out['message']})" if out["message"] else "")
     return out
 
 
