@@ -68,6 +68,8 @@ _ROWS = [
              "T.reduce_max(S_2d, m, dim=2)", "Use dim in [-rank, rank)."),
     CodeInfo("reduce-shape-mismatch", E, "reduce", "The reduction output does not have the input's shape without `dim`.",
              "T.reduce_sum(S[64x128], out[128], dim=1)", "Allocate the output as the input shape with `dim` removed (or kept as 1)."),
+    CodeInfo("reduce-scope", E, "reduce", "A reduction between buffer scopes TileLang cannot reduce (e.g. from a global tensor).",
+             "T.reduce_max(A_global, m_frag, dim=1)", "Copy the input into a fragment or shared tile first."),
     CodeInfo("fill-scope", E, "tile-op", "T.fill/T.clear on a buffer kind that cannot be filled collectively.",
              "T.clear(A_param)", "Fill a shared, fragment or local buffer."),
     # --- resources ------------------------------------------------------------------------

@@ -53,6 +53,7 @@ def reductions(M=256, N=128):
             T.reduce_sum(F, m, dim=-1, clear=False)
             T.reduce_max(F, m_wrong, dim=1)  # error: [reduce-shape-mismatch]
             T.reduce_max(F, m, dim=2)  # error: [reduce-dim-out-of-range]
+            T.reduce_max(A, m, dim=1)  # error: [reduce-scope]
             T.copy(m, O[bx * 64])
 
     return main

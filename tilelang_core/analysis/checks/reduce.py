@@ -5,7 +5,7 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from ..infer import dims_str, region_extents, same_expr
 from ..walker import Ctx, rule
-from .common import related_for
+from .common import related_for, scope_name
 
 
 def _dim_ok(op, rank: int, written: int, ctx: Ctx, name: str) -> bool:
@@ -18,10 +18,29 @@ def _dim_ok(op, rank: int, written: int, ctx: Ctx, name: str) -> bool:
     return False
 
 
+_SHARED, _FRAG = ("shared", "shared.dyn"), ("local.fragment",)
+# (input scopes, output scopes) pairs that tilelang/language/reduce_op.py accepts
+_SCOPE_PAIRS = ((("local",), ("local", "local.var")), (_SHARED, _SHARED), (_SHARED, _FRAG), (_FRAG, _SHARED),
+                (_FRAG, _FRAG))
+
+
+def _scopes_ok(r: N.Reduce, ctx: Ctx, name: str) -> bool:
+    s, d = r.src.buffer.scope, r.dst.buffer.scope
+    if any(s in a and d in b for a, b in _SCOPE_PAIRS):
+        return True
+    ctx.emit("reduce-scope",
+             f"{name} cannot reduce {r.src.buffer.name} ({scope_name(s)}) into {r.dst.buffer.name} "
+             f"({scope_name(d)}); reduce between fragments or shared tiles (or local into local): copy the "
+             f"input into a T.alloc_fragment tile first", r.span, related=related_for(r.src.buffer, r.dst.buffer))
+    return False
+
+
 @rule(N.Reduce)
 def check_reduce(r: N.Reduce, ctx: Ctx) -> None:
-    """T.reduce_*: dim in range; output = input without dim (or with dim kept as 1)."""
+    """T.reduce_*: scopes, dim in range; output = input without dim (or with dim kept as 1)."""
     src, dst = region_extents(r.src), region_extents(r.dst)
+    if not _scopes_ok(r, ctx, f"T.reduce_{r.op}"):
+        return
     name = f"T.reduce_{r.op}"
     written = r.dim if r.dim_written == -1 and 0 <= r.dim < len(src) else r.dim_written
     if not _dim_ok(r, len(src), written, ctx, name):
