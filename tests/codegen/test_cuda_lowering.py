@@ -1,0 +1,87 @@
+"""What the CUDA lowering emits: tensor cores, cp.async pipelines, shared-memory plan, launch data, errors."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tilelang_core import check_source, lower
+from tilelang_core.diagnostics import CompileError
+from tests.conftest import EXAMPLES
+
+pytestmark = pytest.mark.tvm
+
+
+def _kernel(name: str, idx: int = 0):
+    path = EXAMPLES / name
+    return check_source(path.read_text(), str(path)).kernels[idx]
+
+
+@pytest.fixture(scope="module")
+def gemm():
+    return lower(_kernel("gemm.py"), "sm_90a")
+
+
+def test_gemm_uses_tensor_cores_and_a_three_stage_cp_async_pipeline(gemm):
+    src = gemm.source
+    assert "__global__" in src and "gemm_kernel" in src
+    assert "tl::gemm_ss<128, 128, 32, 2, 2, false, false, true, true>" in src
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in src and "ldmatrix.sync.aligned" in src
+    assert "tl::cp_async<16>" in src and "tl::cp_async_wait<1>()" in src
+    # 3 stages of a 128x32 and a 32x128 fp16 tile
+    assert gemm.smem_bytes == 3 * (128 * 32 + 32 * 128) * 2
+    assert gemm.launch == {"grid": (2, 2), "block": (128, 1, 1), "dynamic_smem": 49152}
+
+
+def test_gemm_stage_texts_and_line_map(gemm):
+    assert list(gemm.stages) == ["parsed", "legalized", "pipelined", "layouts", "lowered", "tir", "cuda"]
+    assert "mma.m16n8 128x128 warps 2x2 (128 regs/thread)" in gemm.stages["layouts"]
+    lines = gemm.source.split("\n")
+    gemm_line = dict(gemm.line_map)[27]  # `T.gemm(A_shared, B_shared, C_local)` in examples/gemm.py
+    assert any("tl::gemm_ss" in lines[n - 1] for n in gemm_line)
+
+
+def test_flash_attention_registers_operand_and_quad_reductions():
+    res = lower(_kernel("flash_attention.py"), "sm_80")
+    assert "tl::gemm_rs<64, 64, 64, 4, false, true>" in res.source
+    assert "tl::quad_max" in res.source and "tl::quad_sum" in res.source
+    assert [p["name"] for p in res.params] == ["Q", "K", "V", "O"]
+    assert [p["is_output"] for p in res.params] == [False, False, False, True]
+
+
+def test_bf16_gemm_uses_the_bf16_mma():
+    res = lower(_kernel("gemm_bf16.py"), "sm_80")
+    assert "__nv_bfloat16" in res.source and "tl::gemm_ss<" in res.source
+
+
+UNSUPPORTED = textwrap.dedent('''
+    import tilelang.language as T
+
+    def scan(N=128):
+        @T.prim_func
+        def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+            with T.Kernel(1, threads=128) as bx:
+                S = T.alloc_shared((N,), "float32")
+                T.copy(A, S)
+                T.cumsum(S, dim=0)
+                T.copy(S, B)
+
+        return main
+
+    scan()
+''')
+
+
+def test_unsupported_construct_is_a_diagnostic_at_the_users_line():
+    res = check_source(UNSUPPORTED, "scan.py")
+    assert not res.errors, res.errors
+    with pytest.raises(CompileError) as info:
+        lower(res.kernels[0], "sm_90a")
+    d = info.value.diagnostics[0]
+    assert d.code == "lowering-unsupported"
+    assert d.span.line == 10 and "cumsum" in d.message.lower()
+
+
+def test_until_stops_early():
+    res = lower(_kernel("softmax.py"), "sm_86", until="layouts")
+    assert list(res.stages) == ["parsed", "legalized", "pipelined", "layouts"] and res.source == ""

@@ -1,0 +1,57 @@
+"""The launcher's argument binding and packing, checked without a GPU."""
+from __future__ import annotations
+
+import ctypes
+
+import pytest
+
+from tilelang_core.runtime.artifact import Artifact
+from tilelang_core.runtime.launch import LaunchError, bind_dims, pack_args
+
+
+class FakeTensor:
+    def __init__(self, shape, dtype="float16", ptr=0x1000, cuda=True, contiguous=True):
+        self.shape, self.dtype, self._ptr, self.is_cuda, self._c = tuple(shape), f"torch.{dtype}", ptr, cuda, contiguous
+        self.device = "cuda:0" if cuda else "cpu"
+
+    def data_ptr(self):
+        return self._ptr
+
+    def is_contiguous(self):
+        return self._c
+
+
+def _art():
+    params = [
+        {"name": "A", "kind": "tensor", "dtype": "float16", "shape": ["M", 64], "is_output": False, "position": 1},
+        {"name": "scale", "kind": "scalar", "dtype": "float32", "shape": [], "is_output": False, "position": 2},
+        {"name": "B", "kind": "tensor", "dtype": "float16", "shape": ["M", 64], "is_output": True, "position": 0},
+        {"name": "M", "kind": "dim", "dtype": "int32", "shape": [], "is_output": False, "position": 3},
+    ]
+    return Artifact("k", "k_kernel", "sm_90a", "", b"", ["T.ceildiv(M, 128)"], [128, 1, 1], 0, params)
+
+
+def test_dims_come_from_shapes_and_args_follow_the_kernel_signature():
+    art = _art()
+    args = [FakeTensor((300, 64), ptr=0xA000), 2.5, FakeTensor((300, 64), ptr=0xB000)]
+    dims = bind_dims(art, args)
+    assert dims == {"M": 300} and art.grid_for(dims) == (3, 1, 1)
+    values, array = pack_args(art, args, dims)
+    ordered = [ctypes.cast(array[i], ctypes.POINTER(type(v))).contents.value
+               for i, v in enumerate([ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_float(), ctypes.c_int32()])]
+    assert ordered[0] == 0xB000 and ordered[1] == 0xA000
+    assert ordered[2] == pytest.approx(2.5) and ordered[3] == 300
+
+
+@pytest.mark.parametrize("args,needle", [
+    ([FakeTensor((300, 64))], "takes 3 arguments"),
+    ([FakeTensor((300, 64)), 1.0, FakeTensor((300, 32))], "shape"),
+    ([FakeTensor((300, 64)), 1.0, FakeTensor((200, 64))], "dim 'M'"),
+    ([FakeTensor((300, 64), dtype="float32"), 1.0, FakeTensor((300, 64))], "must be float16"),
+    ([FakeTensor((300, 64), cuda=False), 1.0, FakeTensor((300, 64))], "CUDA tensor"),
+    ([FakeTensor((300, 64), contiguous=False), 1.0, FakeTensor((300, 64))], "contiguous"),
+])
+def test_bad_arguments_name_the_parameter(args, needle):
+    art = _art()
+    with pytest.raises(LaunchError, match=needle):
+        pack_args(art, args, bind_dims(art, args))
