@@ -26,6 +26,7 @@ from .state import DocState, State
 
 log = logging.getLogger("tilelsp")
 _COMMANDS = ("tilelsp.server.verify", "tilelsp.server.benchmark", "tilelsp.server.showIR")
+_COMPLETION_DOCS = "text_document.completion.completion_item.documentation_format"
 
 
 _ANSWERED = object()
@@ -102,6 +103,14 @@ class TileLanguageServer(LanguageServer):
             self._loop.call_soon_threadsafe(self.window_log_message, params)
         else:
             self.window_log_message(params)
+
+    def markup(self, text: str, capability: str) -> types.MarkupContent:
+        """Markdown when the client lists it for `capability` (a dotted capability path), else plain text."""
+        from pygls.capabilities import get_capability
+
+        formats = get_capability(self.client_capabilities, capability, None) or []
+        kind = types.MarkupKind.Markdown if types.MarkupKind.Markdown in formats else types.MarkupKind.PlainText
+        return types.MarkupContent(kind=kind, value=text)
 
     def report_server_error(self, error: Exception, source) -> None:
         """Errors outside a request (bad JSON, a failing notification handler) go to the log, not a popup."""
@@ -187,6 +196,9 @@ def run_serve(args=None) -> int:
     try:
         if tcp:
             host, _, port = tcp.rpartition(":")
+            import sys
+
+            print(f"tilelsp: listening on {host or '127.0.0.1'}:{port}", file=sys.stderr, flush=True)
             ls.start_tcp(host or "127.0.0.1", int(port))
         else:
             ls.start_io()
@@ -349,7 +361,7 @@ def on_hover(ls: TileLanguageServer, params: types.HoverParams):
     if not found:
         return None
     text, span = found
-    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+    return types.Hover(contents=ls.markup(text, "text_document.hover.content_format"),
                        range=pos.span_to_range(span, result.source, ls.encoding))
 
 
@@ -387,7 +399,7 @@ def on_completion(ls: TileLanguageServer, params: types.CompletionParams):
              "context": types.CompletionItemKind.Function, "iterator": types.CompletionItemKind.Function}
     return types.CompletionList(is_incomplete=False, items=[
         types.CompletionItem(label=i.label, kind=kinds.get(i.kind, types.CompletionItemKind.Constant), detail=i.detail,
-                             documentation=types.MarkupContent(types.MarkupKind.Markdown, i.doc) if i.doc else None)
+                             documentation=ls.markup(i.doc, _COMPLETION_DOCS) if i.doc else None)
         for i in items])
 
 
@@ -400,7 +412,9 @@ def on_signature_help(ls: TileLanguageServer, params: types.SignatureHelpParams)
     if sig is None:
         return None
     info = types.SignatureInformation(
-        label=sig.label, documentation=types.MarkupContent(types.MarkupKind.Markdown, sig.doc) if sig.doc else None,
+        label=sig.label,
+        documentation=ls.markup(sig.doc, "text_document.signature_help.signature_information.documentation_format")
+        if sig.doc else None,
         parameters=[types.ParameterInformation(label=name, documentation=doc_ or None) for name, doc_ in sig.params])
     return types.SignatureHelp(signatures=[info], active_signature=0, active_parameter=sig.active)
 

@@ -63,3 +63,18 @@ async def test_invalid_settings_are_logged(client):
     while "tilelsp.debounceMs" not in msg.message:
         msg = await client.wait_for_notification(types.WINDOW_LOG_MESSAGE)
     assert "using 200" in msg.message
+
+
+@pytest.mark.asyncio
+async def test_debounce_publishes_only_the_last_of_quick_edits(client):
+    client.set_configuration({"tilelsp": {"debounceMs": 1500, "lowerOnSave": False}})
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await client.protocol.send_request_async("tilelsp/status", {})  # settings applied before we edit
+    uri = "file:///tmp/debounce.py"
+    open_doc(client, uri, SMEM_TEXT)
+    await diagnostics(client, uri)
+    for version, threads in ((2, 256), (3, 2048), (4, 100)):
+        change_doc(client, uri, SMEM_TEXT.replace("threads=128", f"threads={threads}"), version)
+    last = await diagnostics(client, uri, 4)
+    assert "threads-not-warp-multiple" in {d.code for d in last.diagnostics}
+    assert not [p for p in client.published if p.uri == uri and p.version in (2, 3)]

@@ -114,3 +114,42 @@ async def test_invalid_json_rpc_then_serves():
     finally:
         proc.kill()
         await proc.wait()
+
+
+async def _connect(port: int):
+    """Connect once the server listens (the log line comes just before the socket opens: retry refusals)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while True:
+        try:
+            return await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            if loop.time() > deadline:
+                raise
+            await asyncio.sleep(0.02)  # connection retry only; no result is awaited by sleeping
+
+
+@pytest.mark.asyncio
+async def test_tcp_mode_serves():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = await asyncio.create_subprocess_exec(*SERVER, "--tcp", f"127.0.0.1:{port}",
+                                                stderr=asyncio.subprocess.PIPE)
+    try:
+        line = await asyncio.wait_for(proc.stderr.readline(), 30)
+        assert b"listening on 127.0.0.1" in line
+        reader, writer = await _connect(port)
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                           "params": {"capabilities": {}, "processId": None}}).encode()
+        writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        header = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+        length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
+        reply = json.loads(await reader.readexactly(length))
+        assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "tilelsp"
+        writer.close()
+    finally:
+        proc.kill()
+        await proc.wait()

@@ -28,3 +28,18 @@ def test_invalid_values_fall_back_with_a_warning():
 def test_non_object_settings():
     s, warnings = parse_settings([1, 2])
     assert s == Settings() and "must be an object" in warnings[0]
+
+
+def test_stale_lowering_results_are_dropped():
+    from tilelsp.state import State
+
+    state = State()
+    doc = state.open("file:///a.py", 1, "x = 1\n")
+    doc.lower_requested = 1
+    state.update(doc.uri, 2, "x = 2\n")
+    doc.lower_requested = 2  # saved again while the first lowering ran
+    assert state.accept_lowering(doc, 1, [{"kernel": "old"}], []) is False
+    assert state.accept_lowering(doc, 2, [{"kernel": "new"}], []) is True
+    assert doc.lower_entries == [{"kernel": "new"}] and doc.lower_version == 2
+    state.close(doc.uri)
+    assert state.accept_lowering(doc, 2, [], []) is False
