@@ -36,8 +36,12 @@ export class ProgressRouter {
     if (!entry) {
       return false;
     }
+    try {
+      entry.subscriptions.push(link.onProgress(token, entry.sink));
+    } catch {
+      return false; // someone already listens to this token
+    }
     entry.tokens.push(token);
-    entry.subscriptions.push(link.onProgress(token, entry.sink));
     return true;
   }
 }

@@ -64,7 +64,9 @@ export class ServerManager implements vscode.Disposable {
       return undefined;
     }
     return {
-      request: <R>(method: string, params: unknown, token?: vscode.CancellationToken) => client.sendRequest<R>(method, params, token),
+      // An explicit `undefined` token would be sent as a second positional parameter.
+      request: <R>(method: string, params: unknown, token?: vscode.CancellationToken) =>
+        token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params),
       notify: (method: string, params: unknown) => client.sendNotification(method, params),
       onProgress: (token, handler) => client.onProgress(WorkDoneProgress.type, token, handler),
       claimProgress: (sink) => this.progress.claim(sink),

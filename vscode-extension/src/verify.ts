@@ -73,7 +73,8 @@ export async function executeRun(
   token: Cancellation,
   onMessage: (message: string, percentage?: number) => void,
 ): Promise<RunOutcome> {
-  const workDoneToken = `tilelsp-${kind}-${++tokenCounter}`;
+  // Distinct from the tokens the server makes up (`tilelsp-verify-<n>`): one handler per token is allowed.
+  const workDoneToken = `vscode-${kind}-${process.pid}-${++tokenCounter}`;
   const sink = (v: ProgressValue) => {
     if (v.kind !== 'end' && (v.message || v.title)) {
       onMessage(v.message ?? v.title ?? '', v.percentage);

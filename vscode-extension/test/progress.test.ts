@@ -40,6 +40,14 @@ describe('server-created progress', () => {
     expect(router.created(3, l)).toBe(false);
   });
 
+  it('declines a token that already has a listener instead of failing the server request', () => {
+    const router = new ProgressRouter();
+    const claim = router.claim(() => undefined);
+    const busy = { onProgress: () => { throw new Error('Progress handler for token t already registered'); } };
+    expect(router.created('t', busy)).toBe(false);
+    expect(claim.tokens).toEqual([]);
+  });
+
   it('shows unclaimed progress as a cancellable notification that ends with the server', async () => {
     const l = link();
     const withProgress = vi.spyOn(vscode.window, 'withProgress');

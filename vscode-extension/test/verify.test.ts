@@ -24,6 +24,9 @@ function fakeLink(answer: (call: Call, emit: (v: ProgressValue) => void) => Prom
       return (await answer(call, emit)) as R;
     },
     onProgress: (token, handler) => {
+      if (handlers.has(token)) {
+        throw new Error(`Progress handler for token ${token} already registered`); // as vscode-jsonrpc does
+      }
       handlers.set(token, handler);
       return { dispose: () => handlers.delete(token) };
     },
@@ -47,7 +50,7 @@ describe('verify and benchmark', () => {
     expect(calls[0].method).toBe('workspace/executeCommand');
     expect(calls[0].params.command).toBe('tilelsp.server.benchmark');
     expect(calls[0].params.arguments).toEqual(['file:///g.py', 'matmul']);
-    expect(calls[0].params.workDoneToken).toMatch(/^tilelsp-benchmark-\d+$/);
+    expect(calls[0].params.workDoneToken).toMatch(/^vscode-benchmark-\d+-\d+$/);
     expect(seen).toEqual(['Verify', 'compiling']);
     expect(outcome).toEqual({ status: 'done', result: ok });
     expect(handlers.size).toBe(0);

@@ -163,9 +163,19 @@ export enum OverviewRulerLane {
 
 /** A fake text document. */
 export class TextDocument {
+  version = 1;
+  isClosed = false;
+  isDirty = false;
+  isUntitled = false;
   constructor(readonly uri: Uri, public text = '', public languageId = 'python') {}
   get lineCount(): number {
     return this.text.split('\n').length;
+  }
+  get fileName(): string {
+    return this.uri.fsPath;
+  }
+  getText(): string {
+    return this.text;
   }
 }
 
@@ -262,17 +272,23 @@ export const window = {
     return task({ report: (v) => progressReports.push(v) }, cts.token);
   },
   createOutputChannel(name: string) {
-    return new OutputChannel(name);
+    const channel = new OutputChannel(name);
+    channels.push(channel);
+    return channel;
   },
   createTextEditorDecorationType(options: unknown) {
     return { options, dispose: () => undefined };
   },
   createStatusBarItem() {
-    return { text: '', tooltip: '', show: () => undefined, dispose: () => undefined };
+    const item = { text: '', tooltip: '', show: () => undefined, dispose: () => undefined };
+    statusItems.push(item);
+    return item;
   },
 };
 
 export const progressReports: unknown[] = [];
+export const channels: OutputChannel[] = [];
+export const statusItems: { text: string; tooltip: unknown }[] = [];
 export const progressTokens: CancellationTokenSource[] = [];
 
 export class OutputChannel {
@@ -288,19 +304,46 @@ export class OutputChannel {
   info(line: string): void {
     this.lines.push(line);
   }
+  warn(line: string): void {
+    this.lines.push(`warn: ${line}`);
+  }
+  error(line: string): void {
+    this.lines.push(`error: ${line}`);
+  }
+  debug(): void {}
+  trace(): void {}
+  append(text: string): void {
+    this.lines.push(text);
+  }
+  replace(): void {}
+  clear(): void {}
+  hide(): void {}
+  logLevel = 2;
+  onDidChangeLogLevel = new EventEmitter<number>().event;
   dispose(): void {}
 }
 
 export const executed: unknown[][] = [];
+export const registered = new Map<string, (...args: unknown[]) => unknown>();
 export const commands = {
-  async executeCommand(...args: unknown[]): Promise<unknown> {
-    executed.push(args);
-    return undefined;
+  async executeCommand(id: string, ...args: unknown[]): Promise<unknown> {
+    executed.push([id, ...args]);
+    const handler = registered.get(id);
+    return handler ? handler(...args) : undefined;
   },
-  registerCommand: () => new Disposable(),
+  registerCommand(id: string, handler: (...args: unknown[]) => unknown): Disposable {
+    registered.set(id, handler);
+    return new Disposable(() => registered.delete(id));
+  },
 };
 
+type Filter = { scheme?: string; language?: string };
+
 export const languages = {
+  match(selector: Filter | Filter[] | string, doc: TextDocument): number {
+    const filters = (Array.isArray(selector) ? selector : [selector]).map((f) => (typeof f === 'string' ? { language: f } : f));
+    return filters.some((f) => (!f.scheme || f.scheme === doc.uri.scheme) && (!f.language || f.language === doc.languageId)) ? 10 : 0;
+  },
   async setTextDocumentLanguage(doc: TextDocument, language: string): Promise<TextDocument> {
     doc.languageId = language;
     return doc;
@@ -325,5 +368,6 @@ export const __test = {
     progressReports.length = 0;
     progressTokens.length = 0;
     executed.length = 0;
+    registered.clear();
   },
 };
