@@ -17,6 +17,13 @@ from .cpu_expr import ExprLowerer, LoweringError, as_bool, cast, const, dtype_of
 from .cpu_ops import OpLowering
 
 _SCRATCH_SCOPE = "global"  # per-block scratch: stack or workspace, chosen by TVM by size
+# calls that only steer GPU code generation or synchronise threads: nothing to do on the CPU
+HINTS = frozenset({
+    "sync_threads", "sync_warp", "syncwarp", "sync_grid", "sync_global", "tvm_storage_sync", "fence_proxy_async",
+    "no_set_max_nreg", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", "disable_warp_group_reg_alloc",
+    "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding", "annotate_restrict_buffers",
+    "use_swizzle", "pdl_trigger", "pdl_sync", "loop_break_hint",
+})
 
 
 class CpuLowering:
@@ -103,10 +110,22 @@ class CpuLowering:
     # -- function ---------------------------------------------------------------------------------
     def run(self):
         """Lower the whole function to a tirx.PrimFunc with `global_symbol` = the kernel's name."""
-        params = [self._param(p) for p in self.func.params]
+        for p in self.func.params:  # scalars first: a tensor shape may use one
+            if isinstance(p, N.Var):
+                self._param(p)
+        params = [self.vars[p] if isinstance(p, N.Var) else self._param(p) for p in self.func.params]
         body = self._block(self.func.body)
         prim = self.tirx.PrimFunc(params, body)
         return prim.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", True)
+
+    def _dtype(self, dtype: str, name: str, span) -> str:
+        """`dtype` when TVM knows it, else a LoweringError naming the buffer."""
+        try:
+            load().tvm.DataType(dtype)
+        except Exception:  # tvm raises its own error types
+            raise LoweringError(f"'{name}' has dtype {dtype!r}, which is not known for this kernel instance or "
+                                "not supported by the CPU backend", span) from None
+        return dtype
 
     def _symbol(self, v: N.Var):
         if v not in self.vars:
@@ -114,15 +133,16 @@ class CpuLowering:
         return self.vars[v]
 
     def _param(self, p):
+        """A scalar Var param, or a buffer whose bare symbolic dims become TIR vars bound from the tensor."""
         if isinstance(p, N.Var):
-            var = self.tirx.Var(p.name, p.dtype)
+            var = self.tirx.Var(p.name, self._dtype(p.dtype, p.name, p.span))
             self.vars[p] = var
             return var
-        for node in (n for d in p.shape for n in walk(d)):
-            if isinstance(node, N.Var) and node.kind in ("symbolic", "param"):
-                self._symbol(node)
+        for d in p.shape:
+            if isinstance(d, N.Var):
+                self._symbol(d)
         shape = [self.index(d) for d in p.shape]
-        buf = self.tirx.decl_buffer(shape, p.dtype, p.name)
+        buf = self.tirx.decl_buffer(shape, self._dtype(p.dtype, p.name, p.span), p.name)
         self.buffers[p] = buf
         return buf
 
@@ -173,7 +193,7 @@ class CpuLowering:
     def _s_Allocate(self, s):
         b = s.buffer
         shape = [self.index(d) for d in b.shape] or [const(1, "int32")]
-        buf = self.tirx.decl_buffer(shape, b.dtype, b.name, scope=_SCRATCH_SCOPE)
+        buf = self.tirx.decl_buffer(shape, self._dtype(b.dtype, b.name, s.span), b.name, scope=_SCRATCH_SCOPE)
         self.buffers[b] = buf
         out = [self.tirx.AllocBuffer(buf)]
         if s.init is not None:
@@ -211,6 +231,12 @@ class CpuLowering:
 
     def _s_LetStmt(self, s):
         value = self.expr(s.value)
+        if any(isinstance(n, N.Load) and n.buffer.scope != "global" for n in walk(s.value)):
+            # a let that reads a scratch buffer is kept in a one-element buffer: TVM's storage passes
+            # reject a Bind whose value loads an allocation
+            buf = self.tirx.decl_buffer((1,), dtype_of(value), self.fresh(s.var.name).name, scope=_SCRATCH_SCOPE)
+            self.vars[s.var] = self.tirx.BufferLoad(buf, [const(0, "int32")])
+            return [self.tirx.AllocBuffer(buf), self.tirx.BufferStore(buf, value, [const(0, "int32")])]
         var = self.fresh(s.var.name, dtype_of(value))
         self.vars[s.var] = var
         return self.tirx.Bind(var, value)
@@ -222,6 +248,8 @@ class CpuLowering:
         return self.tirx.IfThenElse(cond, then, other)
 
     def _s_Evaluate(self, s):
+        if isinstance(s.value, N.Call) and s.value.name in HINTS:
+            return []
         return self.tirx.Evaluate(self.expr(s.value))
 
     def _s_AnnotateLayout(self, s):
@@ -262,6 +290,9 @@ def to_tir(func: N.PrimFunc):
         return CpuLowering(func).run()
     except LoweringError as err:
         raise _error(func, err, "lowering-unsupported") from None
+    except Exception as err:  # a TVM constructor refusing our IR: report, never crash the caller
+        msg = str(err).strip().splitlines()[-1][:300] if str(err).strip() else type(err).__name__
+        raise _error(func, RuntimeError(f"the CPU lowering failed: {msg}"), "codegen-error") from None
 
 
 class CpuModule:

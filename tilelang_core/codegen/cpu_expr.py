@@ -151,6 +151,13 @@ def _intrinsics() -> dict:
         "ceildiv": _ceildiv,
         "isnan": lambda a: tirx.isnan(a[0]), "isinf": lambda a: tirx.isinf(a[0]),
         "clamp": lambda a: _minmax(tirx.Min)([_minmax(tirx.Max)([a[0], a[1]]), a[2]]),
+        "floordiv": lambda a: binary("//", a[0], a[1]), "floormod": lambda a: binary("%", a[0], a[1]),
+        "truncdiv": lambda a: tirx.truncdiv(*match(a[0], a[1])), "truncmod": lambda a: tirx.truncmod(*match(a[0], a[1])),
+        "div": lambda a: binary("/", a[0], a[1]),
+        "shift_left": lambda a: binary("<<", a[0], a[1]), "shift_right": lambda a: binary(">>", a[0], a[1]),
+        "bitwise_and": lambda a: binary("&", a[0], a[1]), "bitwise_or": lambda a: binary("|", a[0], a[1]),
+        "bitwise_xor": lambda a: binary("^", a[0], a[1]), "bitwise_not": lambda a: tirx.bitwise_not(a[0]),
+        "popcount": lambda a: tirx.popcount(a[0]),
     })
     for alias, name in (("__exp", "exp"), ("__exp2", "exp2"), ("__log", "log"), ("__log2", "log2"),
                         ("fast_exp", "exp"), ("exp_approx", "exp")):
@@ -205,6 +212,15 @@ class ExprLowerer:
 
     def _Var(self, e):
         if e not in self.vars:
+            if e.kind == "thread":
+                raise LoweringError(f"thread index '{e.name}' has no meaning on the CPU backend, which runs each "
+                                    "block as whole-tile loops; express the work with tile ops or T.Parallel",
+                                    e.span)
+            if e.kind == "symbolic":
+                raise LoweringError(f"'{e.name}' has no value for this kernel instance: it is neither known "
+                                    "statically nor a plain dimension of a tensor parameter; give the factory's "
+                                    "arguments (e.g. a `# tilelsp: factory(name=value)` comment) or call the kernel "
+                                    "through the JIT", e.span)
             raise LoweringError(f"'{e.name}' has no value here (the CPU backend found no binding)", e.span)
         return self.vars[e]
 
@@ -270,7 +286,7 @@ class ExprLowerer:
         buf = self.buffers.get(e.buffer)
         if buf is None:
             raise LoweringError(f"buffer '{e.buffer.name}' is used outside its allocation", e.span)
-        idx = [index_expr(self(i)) for i in e.indices]
+        idx = [index_expr(self(i)) for i in e.indices] or [const(0, "int32")]
         if self.load_hook is not None:
             return self.load_hook(e, buf, idx)
         return tirx.BufferLoad(buf, idx)

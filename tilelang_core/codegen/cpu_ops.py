@@ -51,7 +51,6 @@ class OpLowering:
     def view(self, region: N.Region, like: "View | None" = None) -> View:
         """Lower a Region; a point region takes its trailing extents from `like` (T.copy head address)."""
         buf = self.ctx.buffer(region.buffer, region.span)
-        shape = list(buf.ty.shape)
         axes = region.axes or tuple(N.Axis(N.Const(0), d) for d in region.buffer.shape)
         starts = [self.ctx.index(a.start) for a in axes]
         extents = [self._extent(a.extent) for a in axes]
@@ -60,7 +59,6 @@ class OpLowering:
             for k, ext in enumerate(reversed(tile)):
                 if k < len(extents):
                     extents[-1 - k] = ext
-        del shape
         return View(region, buf, starts, extents, region.buffer.scope == "global")
 
     def _extent(self, e):
