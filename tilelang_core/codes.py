@@ -97,6 +97,9 @@ _ROWS = [
     CodeInfo("fragment-parallel-dynamic", E, "structure",
              "A fragment is indexed by the variable of a T.Parallel loop whose range is only known at run time.",
              "for i in T.Parallel(n - bx * 64): F[i] = 0", "Loop over the full constant tile and guard with `if`."),
+    CodeInfo("fragment-index-mismatch", W, "structure",
+             "A fragment is written and read with different index patterns in one T.Parallel loop (a cross-thread read).",
+             "for i in T.Parallel(64): F[i] = F[(i + 1) % 64]", "Stage the values through a shared buffer, or read what the thread wrote."),
     # --- deep checks (lowering in a worker) ------------------------------------------------
     CodeInfo("layout-inference-failed", E, "lowering", "No thread/element layout could be inferred for a fragment.",
              "a fragment only ever assigned element-wise with no anchor", "Anchor it with a T.copy/T.gemm, or annotate its layout."),

@@ -32,6 +32,12 @@ def stencil(M=1024, N=1024, block=64):
             for i in T.Parallel(block):
                 if by * block + i < M:
                     D[i, 0] = 0.0
+            for i in T.Parallel(block):
+                D[i, 1] = D[(i + 1) % block, 1]  # warning: [fragment-index-mismatch]
+            for i, j in T.Parallel(block, block):
+                D[i, j] = D[i, j] * 2.0
+            for i, j in T.Parallel(block, block):
+                D[i, j] = D[i, j] + D[i, 0]  # warning: [fragment-index-mismatch]
             T.copy(D, Y[by * block, bx * block])
 
     return main

@@ -5,6 +5,9 @@ from __future__ import annotations
 from ...diagnostics import Related
 from ...ir import nodes as N
 from ...ir.arith import shape_ints
+from ...ir.printer import expr_str
+from ..bounds import mentions
+from ..fastwalk import walk
 from ..walker import Ctx, rule
 from .common import related_for
 
@@ -108,3 +111,30 @@ def check_layout_shapes(a: N.AnnotateLayout, ctx: Ctx) -> None:
                  f"the layout for {buf.name} is built for shape {tuple(spec.shape)} but {buf.name} is "
                  f"{'×'.join(map(str, shape))}; build the layout for ({want})",
                  spec.span or a.span, related=related_for(buf))
+
+
+@rule(N.For)
+def check_fragment_index_patterns(f: N.For, ctx: Ctx) -> None:
+    """A fragment written in a T.Parallel nest with one index pattern and read with another (a read of an
+    element that another thread owns: TileLang miscompiles or rejects it)."""
+    if f.kind != "parallel" or ctx.parallel:
+        return
+    pvars = {v for n in walk(f) if isinstance(n, N.For) and n.kind == "parallel" for v in n.vars}
+    writes: dict = {}
+    for n in walk(f.body):
+        if isinstance(n, N.Store) and n.buffer.scope == "local.fragment":
+            writes.setdefault(n.buffer, []).append(_pattern(n.indices))
+    for n in walk(f.body):
+        if isinstance(n, N.Load) and n.buffer in writes and any(mentions(i, pvars) for i in n.indices):
+            pat = _pattern(n.indices)
+            if pat not in writes[n.buffer]:
+                ctx.emit("fragment-index-mismatch",
+                         f"fragment {n.buffer.name} is written as {n.buffer.name}[{writes[n.buffer][0]}] but read as "
+                         f"{n.buffer.name}[{pat}] in the same T.Parallel loop; each thread only holds the elements "
+                         f"it writes, so this read needs another thread's value: stage it through a shared buffer",
+                         n.span, related=related_for(n.buffer))
+                return
+
+
+def _pattern(indices) -> str:
+    return ", ".join(expr_str(i) for i in indices)
