@@ -223,7 +223,8 @@ def collect_jobs(args) -> list[Job]:
         for path, explicit in _files_under(raw, conf):
             display = (args.stdin_filename or "<stdin>") if path == "-" else cfg.relative_display(Path(path))
             key = "-" if path == "-" else os.path.realpath(path)
-            jobs.setdefault(key, Job(path, display, targets, select, ignore, explicit))
+            if key not in jobs or explicit:  # a file named on the command line wins over the same file found in a walk
+                jobs[key] = Job(path, display, targets, select, ignore, explicit)
     return sorted(jobs.values(), key=lambda j: j.display)
 
 

@@ -202,3 +202,13 @@ def test_a_crash_outside_any_file_is_one_line_without_debug(tree, capsys, monkey
     assert code == 2 and "tilelsp: error: internal error: ValueError: walk failed" in err and "Traceback" not in err
     code, out, err = run(capsys, "check", "pkg", "--debug")
     assert code == 2 and "Traceback" in err
+
+
+def test_files_in_a_walk_that_never_mention_tilelang_are_skipped_unless_named(tree, capsys):
+    (tree / "pkg" / "plain.py").write_text("def f(:\n")
+    code, out, _ = run(capsys, "check", "pkg", "--ignore", "syntax-error")
+    assert code == 0
+    code, out, _ = run(capsys, "check", "pkg", "pkg/plain.py", "--select", "syntax-error", "--format", "json")
+    assert code == 1 and "pkg/plain.py" in [d["path"] for d in json.loads(out)]
+    code, out, _ = run(capsys, "check", "pkg", "--select", "syntax-error", "--format", "json")
+    assert "pkg/plain.py" not in [d["path"] for d in json.loads(out)]
