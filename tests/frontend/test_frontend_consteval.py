@@ -132,3 +132,24 @@ def test_dtype_spellings():
         kernels, diags = parse(FACTORY.replace("dtype_default = T.float16", f"dtype_default = {spelling}"))
         assert errors(diags) == [], spelling
         assert kernels[0].params[0].dtype == expected
+
+
+def test_instance_errors_for_bad_calls_and_failed_asserts():
+    src = FACTORY.replace("    @T.prim_func", "    assert N % block == 0\n\n    @T.prim_func") + """
+a = kernel(128, 96)
+b = kernel(128, 64, blok=32)
+c = kernel(DIM // 0, 64)
+d = kernel(1, 2, 3, T.float16, 5)
+"""
+    kernels, diags = parse(src)
+    got = sorted((d.code, d.span.line, d.message.split(";")[0]) for d in diags)
+    lines = {text.split(" = ")[0]: i for i, text in enumerate(("import tilelang\nimport tilelang.language as T\n\n"
+                                                               + src).splitlines(), 1) if " = kernel(" in text}
+    assert [g[0] for g in got] == ["instance-error"] * 5  # d also fails the assert (block=3)
+    messages = " | ".join(g[2] for g in got)
+    assert "`assert N % block == 0` fails for kernel(M=128, N=96)" in messages
+    assert "has no parameter `blok`" in messages
+    assert "cannot be evaluated (integer division or modulo by zero)" in messages
+    assert "takes 4 positional arguments but this call passes 5" in messages
+    assert {g[1] for g in got} >= {lines["b"], lines["c"], lines["d"]}
+    assert all(not d.is_error for d in diags)

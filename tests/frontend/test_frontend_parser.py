@@ -252,3 +252,23 @@ def acc(A: T.Tensor((64, 64), T.float32), B: T.Tensor((64,), T.float32)):
     scalar, tile = nodes(k, N.AtomicAdd)
     assert scalar.dst.kind == "point" and isinstance(scalar.value, N.Load)
     assert isinstance(tile.value, N.Region) and tile.dst.kind == "slice"
+
+
+def test_tensor_subscript_form_buffer_params_and_pipeline_order():
+    kernels, diags = parse("""
+@T.prim_func
+def k(A: T.Tensor[(64, 32), "float16"], B: T.Buffer((64, 32), "float16")):
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared(64, "float16")
+        for k in T.Pipelined(0, 32, num_stages=2, order=[1, 0], stage=[0, 1]):
+            T.copy(A[:, k], S)
+            T.copy(S, B[:, k])
+""")
+    assert errors(diags) == []
+    (k,) = kernels
+    assert [shape_ints(p.shape) for p in k.params] == [(64, 32), (64, 32)] and k.params[1].dtype == "float16"
+    (loop,) = nodes(k, N.For)
+    assert (loop.num_stages, loop.order, loop.stage) == (2, (1, 0), (0, 1))
+    assert shape_ints(nodes(k, N.Allocate)[0].buffer.shape) == (64,)
+    first = nodes(k, N.Copy)[0]
+    assert [ax.sliced for ax in first.src.axes] == [True, False] and as_int(first.src.axes[0].extent) == 64

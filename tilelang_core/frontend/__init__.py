@@ -42,7 +42,10 @@ def _parse_file(source: SourceFile, sink: DiagnosticSink, instances: dict | None
     scanned = scan(tree)
     sites = discover(tree, env, scanned)
     factories = {s.factory_name: s.factory for s in sites if s.factory is not None}
-    found = collect(scanned, source.text, env, factories, instances, argparse_defaults)
+    def report(message, node):
+        sink.emit("instance-error", message, SourceMapper(source).span(node))
+
+    found = collect(scanned, source.text, env, factories, instances, argparse_defaults, report)
     mapper = SourceMapper(source)
     out: list[N.PrimFunc] = []
     for site in sites:
@@ -98,6 +101,7 @@ def _parse(text: str, path: str, mapper: SourceMapper, sink: DiagnosticSink):
 def _instantiate(site: KernelSite, kwargs, env: Env, mapper, sink, argparse_defaults) -> N.PrimFunc | None:
     """Bind the factory chain for one instance and parse the kernel in the resulting environment."""
     bindings: dict = {}
+    ctx = Ctx(mapper, sink, site.node.name, "", site.eager)
     chain = list(site.chain) + ([site.node] if site.eager else [])
     for i, fn in enumerate(chain):
         given = (kwargs or {}) if i == 0 else {}
@@ -107,13 +111,12 @@ def _instantiate(site: KernelSite, kwargs, env: Env, mapper, sink, argparse_defa
             params["__tilelsp_consts__"] = {k: v for k, v in given.items() if k not in params}
         if i == 0:
             bindings = dict(params)
+            ctx.instance = label(fn.name, fn, kwargs or {}, bindings)
         env = env.child(params)
         if fn is not site.node:
-            exec_block(fn.body, env, argparse_defaults, toward=site.node)
-    factory = site.factory
-    inst = label(factory.name, factory, kwargs or {}, bindings) if factory is not None else ""
+            exec_block(fn.body, env, argparse_defaults, toward=site.node, on_assert=lambda st: _failed_assert(ctx, st))
+    inst = ctx.instance
     bound = tuple((k, v) for k, v in bindings.items() if not k.startswith("__"))
-    ctx = Ctx(mapper, sink, site.node.name, inst, site.eager)
     info = KernelInfo(site.factory_name, inst, site.out_idx, bound)
     return _guarded(lambda: parse_kernel(site.node, env, ctx, info), ctx, site.node)
 
@@ -128,6 +131,12 @@ def _guarded(fn, ctx: Ctx, node):
         ctx.emit("instance-error", f"internal error while analysing `{node.name}` ({type(exc).__name__}: {exc}); "
                  "please report it", ctx.span(node))
     return None
+
+
+def _failed_assert(ctx: Ctx, stmt: ast.Assert) -> None:
+    """A factory `assert` that is false for this instance."""
+    ctx.emit("instance-error", f"`assert {ast.unparse(stmt.test)}` fails for {ctx.instance or 'this kernel'}; "
+             "fix the arguments (call site or `# tilelsp:` comment) or the assertion", ctx.span(stmt))
 
 
 def _symbolic(name: str):

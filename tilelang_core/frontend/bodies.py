@@ -46,25 +46,31 @@ def decorator_name(dec, env: Env) -> str | None:
     return None
 
 
-def exec_block(stmts, env: Env, argparse_defaults: dict | None = None, toward=None) -> Env:
+def exec_block(stmts, env: Env, argparse_defaults: dict | None = None, toward=None, on_assert=None) -> Env:
     """Bind the names a block of module/factory statements defines, without running anything unsafe.
 
     `toward` is a node (the kernel being instantiated): an `if` whose condition is unknown then runs
     only the branch that contains it, so that branch's assignments are the ones the kernel sees.
+    `on_assert(stmt)` is called for an `assert` whose condition is known to be false.
     """
     ev = Evaluator(env, argparse_defaults)
+    ev.toward, ev.on_assert = toward, on_assert
+    _run(stmts, env, ev)
+    return env
+
+
+def _run(stmts, env: Env, ev: Evaluator) -> None:
     for stmt in stmts:
         if isinstance(stmt, ast.Return):
             break
-        _exec_stmt(stmt, env, ev, toward)
-    return env
+        _exec_stmt(stmt, env, ev)
 
 
 def _contains(stmts, node) -> bool:
     return node is not None and any(n is node for s in stmts for n in ast.walk(s))
 
 
-def _exec_stmt(stmt, env: Env, ev: Evaluator, toward=None) -> None:
+def _exec_stmt(stmt, env: Env, ev: Evaluator) -> None:
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         env.values.update(import_bindings(stmt))
     elif isinstance(stmt, ast.Assign):
@@ -79,22 +85,31 @@ def _exec_stmt(stmt, env: Env, ev: Evaluator, toward=None) -> None:
     elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         env.values[stmt.name] = UserFunc(stmt, env, is_macro=is_decorated(stmt, ("macro", "inline"), env))
     elif isinstance(stmt, ast.If):
-        cond = ev.eval(stmt.test)
-        if is_scalar(cond) or cond is None or isinstance(cond, (str, tuple, list)):
-            exec_block(stmt.body if cond else stmt.orelse, env, ev.argparse, toward)
-        elif _is_main_guard(stmt.test):
-            exec_block(stmt.body, env, ev.argparse)
-        elif _contains(stmt.body, toward) or _contains(stmt.orelse, toward):
-            exec_block(stmt.body if _contains(stmt.body, toward) else stmt.orelse, env, ev.argparse, toward)
-        else:  # unknown at compile time: names bound by either branch become visible
-            exec_block(stmt.body, env, ev.argparse)
-            exec_block(stmt.orelse, env, ev.argparse)
+        _exec_if(stmt, env, ev)
     elif isinstance(stmt, ast.Try):
-        exec_block(stmt.body, env, ev.argparse, toward)
+        _run(stmt.body, env, ev)
+    elif isinstance(stmt, ast.Assert) and ev.on_assert is not None:
+        cond = ev.eval(stmt.test)
+        if cond is False or (is_scalar(cond) and not cond):
+            ev.on_assert(stmt)
     elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         f = stmt.value.func
         if isinstance(f, ast.Attribute) and f.attr == "add_argument":
             ev.eval(stmt.value)
+
+
+def _exec_if(stmt: ast.If, env: Env, ev: Evaluator) -> None:
+    cond = ev.eval(stmt.test)
+    toward = getattr(ev, "toward", None)
+    if is_scalar(cond) or cond is None or isinstance(cond, (str, tuple, list)):
+        _run(stmt.body if cond else stmt.orelse, env, ev)
+    elif _is_main_guard(stmt.test):
+        _run(stmt.body, env, ev)
+    elif _contains(stmt.body, toward) or _contains(stmt.orelse, toward):
+        _run(stmt.body if _contains(stmt.body, toward) else stmt.orelse, env, ev)
+    else:  # unknown at compile time: names bound by either branch become visible
+        _run(stmt.body, env, ev)
+        _run(stmt.orelse, env, ev)
 
 
 def _is_main_guard(test) -> bool:

@@ -67,8 +67,8 @@ def binop(op: str, a, b):
     if is_scalar(a) and is_scalar(b) or isinstance(a, (str, tuple, list)) and op in ("+", "*", "%"):
         try:
             return _PYOPS[op](a, b)
-        except Exception:  # noqa: BLE001 - any Python failure means "not statically known"
-            return Unknown(f"{a!r} {op} {b!r}")
+        except Exception as exc:  # noqa: BLE001 - any Python failure means "not statically known"
+            return Unknown(f"{a!r} {op} {b!r}", str(exc) or type(exc).__name__)
     ea, eb = to_expr(a), to_expr(b)
     if ea is None or eb is None:
         return Unknown(op)
@@ -155,12 +155,15 @@ class Evaluator(ast.NodeVisitor):
         for op, comp in zip(node.ops, node.comparators):
             right = self.operand(self.eval(comp))
             if isinstance(op, (ast.In, ast.NotIn)):
-                if not isinstance(right, (tuple, list, dict, str)) or isinstance(left, Unknown):
+                if not isinstance(right, (tuple, list, dict, str)) or not _concrete(left) or not _concrete(right):
                     return Unknown(_text(node))
                 r = left in right
                 r = r if isinstance(op, ast.In) else not r
             elif isinstance(op, (ast.Is, ast.IsNot)):
-                r = (left is right) == isinstance(op, ast.Is) if left is None or right is None else Unknown()
+                if (left is None or right is None) and not (isinstance(left, Unknown) or isinstance(right, Unknown)):
+                    r = (left is right) == isinstance(op, ast.Is)
+                else:
+                    r = Unknown()
             else:
                 r = compare(_CMPOPS[type(op)], left, right)
             result = r if result is True else (result and r if is_scalar(result) and is_scalar(r) else Unknown())
@@ -379,6 +382,8 @@ def make_tensor_spec(shape, dtype) -> TensorSpec:
 
 def _concrete(v) -> bool:
     if isinstance(v, (tuple, list)):
+        return all(_concrete(x) for x in v)
+    if isinstance(v, dict):
         return all(_concrete(x) for x in v)
     return is_scalar(v) or isinstance(v, str) or v is None
 

@@ -26,13 +26,13 @@ def param_names(fn: ast.FunctionDef) -> list[str]:
 
 
 def collect(scanned, text: str, env: Env, factories: dict, overrides: dict | None,
-            argparse_defaults: dict) -> dict[str, list[dict]]:
+            argparse_defaults: dict, report=None) -> dict[str, list[dict]]:
     """Instance keyword dicts for every factory name in `factories` (name -> FunctionDef)."""
     found: dict[str, list[dict]] = {name: [] for name in factories}
     if not factories:
         return found
-    comments = _from_comments(text, env, factories)
-    calls = _from_calls(scanned, env, factories, argparse_defaults)
+    comments = _from_comments(text, env, factories, report)
+    calls = _from_calls(scanned, env, factories, argparse_defaults, report)
     for name, fn in factories.items():
         if overrides and name in overrides:
             candidates = [{k: from_live(v) for k, v in d.items()} for d in overrides[name]]
@@ -54,7 +54,7 @@ def _dedupe(dicts: list[dict]) -> list[dict]:
     return out
 
 
-def _from_comments(text: str, env: Env, factories: dict) -> dict[str, list[dict]]:
+def _from_comments(text: str, env: Env, factories: dict, report=None) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     if "tilelsp:" not in text:
         return out
@@ -67,12 +67,12 @@ def _from_comments(text: str, env: Env, factories: dict) -> dict[str, list[dict]
         except SyntaxError:
             continue
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in factories:
-            kw = _bind_call(call, factories[call.func.id], Evaluator(env))
+            kw = _bind_call(call, factories[call.func.id], Evaluator(env), None)
             out.setdefault(call.func.id, []).append(kw)
     return out
 
 
-def _from_calls(scanned, env: Env, factories: dict, argparse_defaults: dict) -> dict[str, list[dict]]:
+def _from_calls(scanned, env: Env, factories: dict, argparse_defaults: dict, report=None) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     scope_envs: dict = {}
     for call, scope in scanned.calls:
@@ -82,7 +82,7 @@ def _from_calls(scanned, env: Env, factories: dict, argparse_defaults: dict) -> 
         key = tuple(id(f) for f in scope)
         if key not in scope_envs:
             scope_envs[key] = _scope_env(scope, env, argparse_defaults)
-        kw = _bind_call(call, factories[name], Evaluator(scope_envs[key], argparse_defaults))
+        kw = _bind_call(call, factories[name], Evaluator(scope_envs[key], argparse_defaults), report)
         if kw:
             out.setdefault(name, []).append(kw)
     return out
@@ -127,18 +127,36 @@ def bind_params(fn: ast.FunctionDef, ev: Evaluator, kwargs: dict, unknown) -> di
     return out
 
 
-def _bind_call(call: ast.Call, fn: ast.FunctionDef, ev: Evaluator) -> dict:
-    """The known keyword values a call passes to `fn` (positional args mapped by position)."""
+def _bind_call(call: ast.Call, fn: ast.FunctionDef, ev: Evaluator, report) -> dict:
+    """The known keyword values a call passes to `fn` (positional args mapped by position).
+
+    With `report(message, node)`, calls that cannot work are reported (instance-error).
+    """
     args, kwargs = ev.call_args(call)
     names = [p.arg for p in fn.args.posonlyargs + fn.args.args]
     out = {}
-    for name, v in zip(names, args):
+    for name, v in list(zip(names, args)) + list(kwargs.items()):
         if is_known(v):
             out[name] = v
-    for k, v in kwargs.items():
-        if is_known(v):
-            out[k] = v
+        elif report and isinstance(v, Unknown) and v.error:
+            report(f"the argument `{name}` of `{fn.name}` cannot be evaluated ({v.error}); fix the call or add a "
+                   f"`# tilelsp: {fn.name}(...)` comment", call)
+    if report:
+        _check_call_shape(call, fn, args, report)
     return out
+
+
+def _check_call_shape(call: ast.Call, fn: ast.FunctionDef, args: list, report) -> None:
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    if len(args) > len(positional) and not a.vararg and not any(isinstance(x, ast.Starred) for x in call.args):
+        report(f"`{fn.name}` takes {len(positional)} positional argument{'s' if len(positional) != 1 else ''} "
+               f"but this call passes {len(args)}", call)
+    is_compile = isinstance(call.func, ast.Attribute)  # f.compile(M=...) also binds eager T.const dims
+    names = {p.arg for p in positional + a.kwonlyargs}
+    for kw in call.keywords:
+        if kw.arg and kw.arg not in names and not a.kwarg and not is_compile:
+            report(f"`{fn.name}` has no parameter `{kw.arg}`; its parameters are {', '.join(sorted(names))}", kw)
 
 
 def fmt_value(v) -> str:

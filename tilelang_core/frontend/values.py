@@ -93,6 +93,7 @@ class Unknown:
     """A value the frontend cannot compute statically; `text` is how the user wrote it."""
 
     text: str = "?"
+    error: str = ""  # why evaluation failed, when it raised (e.g. "division by zero")
 
 
 class Poison:
