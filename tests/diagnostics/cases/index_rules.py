@@ -38,6 +38,8 @@ def stencil(M=1024, N=1024, block=64):
                 D[i, j] = D[i, j] * 2.0
             for i, j in T.Parallel(block, block):
                 D[i, j] = D[i, j] + D[i, 0]  # warning: [fragment-index-mismatch]
+            for i, j in T.Parallel(block, block):
+                S[i, j] = D[j, i]
             T.copy(D, Y[by * block, bx * block])
 
     return main

@@ -115,25 +115,34 @@ def check_layout_shapes(a: N.AnnotateLayout, ctx: Ctx) -> None:
 
 @rule(N.For)
 def check_fragment_index_patterns(f: N.For, ctx: Ctx) -> None:
-    """A fragment written in a T.Parallel nest with one index pattern and read with another (a read of an
-    element that another thread owns: TileLang miscompiles or rejects it)."""
+    """A fragment written in a T.Parallel nest and read there with an index pattern no write uses: the read
+    needs an element another thread owns (TileLang miscompiles or rejects it). A transposed read of a
+    fragment written elsewhere is legal: layout inference can choose a layout for it."""
     if f.kind != "parallel" or ctx.parallel:
         return
-    pvars = {v for n in walk(f) if isinstance(n, N.For) and n.kind == "parallel" for v in n.vars}
+    order = [v for n in walk(f) if isinstance(n, N.For) and n.kind == "parallel" for v in n.vars]
     writes: dict = {}
     for n in walk(f.body):
         if isinstance(n, N.Store) and n.buffer.scope == "local.fragment":
             writes.setdefault(n.buffer, []).append(_pattern(n.indices))
     for n in walk(f.body):
-        if isinstance(n, N.Load) and n.buffer in writes and any(mentions(i, pvars) for i in n.indices):
-            pat = _pattern(n.indices)
-            if pat not in writes[n.buffer]:
+        if isinstance(n, N.Load) and n.buffer.scope == "local.fragment":
+            why = _cross_thread(n, writes.get(n.buffer), order)
+            if why:
                 ctx.emit("fragment-index-mismatch",
-                         f"fragment {n.buffer.name} is written as {n.buffer.name}[{writes[n.buffer][0]}] but read as "
-                         f"{n.buffer.name}[{pat}] in the same T.Parallel loop; each thread only holds the elements "
-                         f"it writes, so this read needs another thread's value: stage it through a shared buffer",
-                         n.span, related=related_for(n.buffer))
+                         f"fragment {n.buffer.name} is read as {n.buffer.name}[{_pattern(n.indices)}] {why}; each "
+                         f"thread only holds its own elements of a fragment, so this read needs another thread's "
+                         f"value: stage it through a shared buffer", n.span, related=related_for(n.buffer))
                 return
+
+
+def _cross_thread(load: N.Load, written, order) -> str | None:
+    """Why a fragment read inside a T.Parallel nest reaches another thread's element, or None."""
+    if written is None or _pattern(load.indices) in written:
+        return None
+    if not any(mentions(i, set(order)) for i in load.indices):
+        return None
+    return f"but written as {load.buffer.name}[{written[0]}] in the same T.Parallel loop"
 
 
 def _pattern(indices) -> str:
