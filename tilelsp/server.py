@@ -12,14 +12,16 @@ import logging
 import threading
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from tilelang_core import __version__
 
 from . import positions as pos
-from .features import actions, codelens, completion, hover, inlay, ir_view, verify
+from .features import actions, codelens, completion, hover, inlay
+from .features.commands import (_plain, cmd_benchmark, cmd_show_ir, cmd_verify, on_kernels, on_show_ir,
+                                on_status)
 from .features.diagnostics import FAST, LOWER, VERIFY, to_lsp
 from .settings import Settings, parse_settings
 from .state import DocState, State
@@ -169,17 +171,6 @@ class TileLanguageServer(LanguageServer):
 def _range_json(rng: types.Range) -> dict:
     return {"start": {"line": rng.start.line, "character": rng.start.character},
             "end": {"line": rng.end.line, "character": rng.end.character}}
-
-
-def _plain(obj):
-    """Custom-request params (namedtuples from pygls, or dicts) as plain dicts/lists."""
-    if hasattr(obj, "_asdict"):
-        return {k: _plain(v) for k, v in obj._asdict().items()}
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    return obj
 
 
 def create_server() -> TileLanguageServer:
@@ -441,134 +432,6 @@ def _lsp_action(a: actions.Action, doc: DocState, result, enc: str) -> types.Cod
     kind = types.CodeActionKind.QuickFix if a.kind == actions.QUICKFIX else types.CodeActionKind.Source
     return types.CodeAction(title=a.title, kind=kind, edit=edit, command=command, diagnostics=diags,
                             is_preferred=a.preferred or None)
-
-
-# --- custom requests and commands ----------------------------------------------------------------
-
-def on_kernels(ls: TileLanguageServer, params):
-    """`tilelsp/kernels`: the kernels of a document with ranges, instances and stage names."""
-    p = _plain(params) or {}
-    uri = (p.get("textDocument") or {}).get("uri") or p.get("uri")
-    doc = ls.doc(uri) if uri else None
-    if doc is None:
-        raise JsonRpcInvalidParams(f"unknown document {uri!r}: open it first")
-    return {"kernels": ir_view.kernels_payload(ls.result(doc), ls.settings.targets[0], ls.range_of(doc))}
-
-
-def on_status(ls: TileLanguageServer, params):
-    """`tilelsp/status`: what the server process holds (documents, settings, worker) and whether tvm/torch
-    were ever imported here (they must not be: the keystroke path is pure Python)."""
-    import sys
-
-    w = ls._worker
-    return {"version": __version__, "encoding": ls.encoding, "pullDiagnostics": ls.pull_mode,
-            "documents": sorted(ls.state.docs), "targets": list(ls.settings.targets),
-            "trustWorkspace": ls.settings.trustWorkspace, "tvmLoaded": "tvm" in sys.modules,
-            "torchLoaded": "torch" in sys.modules,
-            "workerPid": w.proc.pid if w is not None and w.proc is not None else None,
-            "workerRestarts": w.restarts if w is not None else 0}
-
-
-async def on_show_ir(ls: TileLanguageServer, params):
-    """`tilelsp/showIR {uri, kernel, stage, target?, instance?}`: lowered text of one stage, in the worker."""
-    p = _plain(params) or {}
-    return await show_ir(ls, p.get("uri"), p.get("kernel"), p.get("stage") or "cuda", p.get("target"), p.get("instance"))
-
-
-async def show_ir(ls: TileLanguageServer, uri, kernel, stage, target=None, instance=None) -> dict:
-    """Lower one kernel in the worker and return the stage's text and line map."""
-    from .worker import WorkerError
-
-    doc = ls.doc(uri) if isinstance(uri, str) else None
-    if doc is None:
-        raise JsonRpcInvalidParams(f"unknown document {uri!r}: open it first")
-    request = dict(text=doc.text, path=doc.path, targets=list(ls.settings.targets), kernel=kernel, stage=stage,
-                   target=target or ls.settings.targets[0], instance=instance)
-    loop = asyncio.get_running_loop()
-    try:
-        return await loop.run_in_executor(None, lambda: ls.worker.request("show_ir", **request))
-    except WorkerError as exc:
-        raise JsonRpcInvalidParams(f"showIR failed: {exc}") from None
-
-
-async def cmd_show_ir(ls: TileLanguageServer, *args):
-    """Command `tilelsp.server.showIR [uri, kernel, stage]`."""
-    uri, kernel, stage = (list(args) + [None, None, "cuda"])[:3]
-    return await show_ir(ls, uri, kernel, stage or "cuda")
-
-
-async def cmd_verify(ls: TileLanguageServer, *args):
-    """Command `tilelsp.server.verify [uri, kernel]`."""
-    return await run_verify(ls, args, bench=False)
-
-
-async def cmd_benchmark(ls: TileLanguageServer, *args):
-    """Command `tilelsp.server.benchmark [uri, kernel]`."""
-    return await run_verify(ls, args, bench=True)
-
-
-async def run_verify(ls: TileLanguageServer, args, bench: bool) -> dict:
-    """Run `tilelsp verify` in a subprocess with progress and cancellation; refuse in untrusted workspaces."""
-    uri, kernel = (list(args) + [None, None])[:2]
-    doc = ls.doc(uri) if isinstance(uri, str) else None
-    if doc is None or not kernel:
-        raise JsonRpcInvalidParams(f"verify needs [uri, kernel] of an open document, got {list(args)!r}")
-    if not ls.settings.trustWorkspace:
-        ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, verify.UNTRUSTED))
-        return {"passed": False, "maxAbsErr": None, "maxRelErr": None, "timeMs": None, "device": None,
-                "message": verify.UNTRUSTED}
-    what = "Benchmark" if bench else "Verify"
-    cancel, token = threading.Event(), f"tilelsp-verify-{next(ls._tokens)}"
-    progress = await _begin_progress(ls, token, f"{what} {kernel}", cancel)
-    argv = verify.verify_argv(doc.path, kernel, ls.settings.verifyDevice, bench, ls.settings.workerTimeoutSec)
-    from .worker import run_process
-
-    # CUDA maps huge virtual ranges, so only CPU runs get an address-space cap (the runner adds its own)
-    mem_mb = 8192 if ls.settings.verifyDevice == "cpu" else 0
-    loop = asyncio.get_running_loop()
-    try:
-        code, out, err = await loop.run_in_executor(
-            None, lambda: run_process(argv, ls.settings.workerTimeoutSec + 5, cancel, mem_mb=mem_mb))
-    except asyncio.CancelledError:
-        cancel.set()
-        raise
-    finally:
-        if progress:
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
-    res = verify.parse_result(code, out, err, kernel)
-    _publish_verify(ls, doc, kernel, res)
-    level = types.MessageType.Info if res["passed"] else types.MessageType.Error
-    ls.window_show_message(types.ShowMessageParams(level, f"tilelsp {what.lower()}: {res['message']}"))
-    return {k: res.get(k) for k in ("passed", "maxAbsErr", "maxRelErr", "timeMs", "device", "message")}
-
-
-async def _begin_progress(ls: TileLanguageServer, token: str, title: str, cancel: threading.Event) -> bool:
-    window = ls.client_capabilities.window
-    if not (window and window.work_done_progress):
-        return False
-    try:
-        await ls.work_done_progress.create_async(token)
-    except Exception:  # noqa: BLE001 - progress is a nicety
-        return False
-    ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=True,
-                                                                   message="running in a subprocess"))
-    fut = ls.work_done_progress.tokens.get(token)
-    if fut is not None:
-        fut.add_done_callback(lambda f: cancel.set() if f.cancelled() else None)
-    return True
-
-
-def _publish_verify(ls: TileLanguageServer, doc: DocState, kernel: str, res: dict) -> None:
-    live = ls.state.get(doc.uri)
-    if live is None:
-        return
-    result = ls.result(live)
-    span = next((k.name_span or k.span for k in result.kernels if k.name == kernel), None)
-    if span is None:
-        return
-    live.verify_diags = [d for d in live.verify_diags if d.kernel != kernel]
-    live.verify_diags += verify.result_diagnostics(res, kernel, span)
-    ls.publish(live, refresh=True)
 
 
 # --- registration --------------------------------------------------------------------------------
