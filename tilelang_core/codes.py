@@ -110,8 +110,8 @@ _ROWS = [
     CodeInfo("shared-memory-report", I, "lowering", "The shared memory actually allocated after merging and multi-buffering.",
              "", "Informational."),
     # --- cli ------------------------------------------------------------------------------
-    CodeInfo("file-unreadable", E, "cli", "`tilelsp check` could not read a file (missing, not text, bad encoding).",
-             "tilelsp check missing.py", "Check the path, its permissions and its encoding (UTF-8 or a PEP 263 cookie)."),
+    CodeInfo("file-unreadable", E, "cli", "`tilelsp check` could not read a file (permissions, not text, bad encoding).",
+             "# a Latin-1 file without a `# -*- coding: latin-1 -*-` line", "Check the file's permissions and its encoding (UTF-8 or a PEP 263 cookie)."),
     CodeInfo("suppression-unknown-code", W, "cli", "A `# tilelsp: ignore[...]` comment names a code that does not exist.",
              "x = y  # tilelsp: ignore[gemm-shape-mismatc]", "Spell the code as docs/diagnostics.md lists it."),
     CodeInfo("internal-error", E, "cli", "The checker itself crashed on this file (a tilelsp bug, not yours).",
