@@ -38,6 +38,7 @@ class _Indexer:
         self.launch = None
 
     def stmt(self, s) -> None:
+        """Index one statement (and everything under it)."""
         if s is None:
             return
         if isinstance(s, N.SeqStmt):
@@ -87,13 +88,12 @@ class _Indexer:
                 self.ix.stages[c.dst.buffer] = (n, loop)
 
     def leaf(self, node) -> None:
+        """Give a leaf statement (or a loop bound / condition) the next position and record its uses."""
         pos = self.pos
         self.pos += 1
         for n in walk(node):
             if isinstance(n, (N.Load, N.Store, N.Region)):
                 self._use(n.buffer, n.span, pos)
-            elif isinstance(n, N.Allocate) and n.buffer.span is not None:
-                continue
             elif isinstance(n, N.AnnotateLayout):
                 for b, spec in n.entries:
                     if spec.span is not None:

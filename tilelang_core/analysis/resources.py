@@ -17,7 +17,6 @@ class Budget:
     """What one block of a launch needs: shared memory per buffer and stage, threads, registers."""
 
     shared: list = field(default_factory=list)  # (Buffer, bytes per stage | None, stages)
-    stage_loops: dict = field(default_factory=dict)  # Buffer -> the pipelined For that multi-buffers it
     threads: int | None = None
     registers: int | None = None
     fragments: list = field(default_factory=list)  # Buffers in local.fragment / local / local.var
@@ -67,10 +66,8 @@ def budget(launch: N.Launch, ix: KernelIndex) -> Budget:
     for node in ix.allocations.get(id(launch), ()):
         buf = node.buffer
         if buf.scope in SHARED_SCOPES:
-            n, loop = stages.get(buf, (1, None))
+            n, _loop = stages.get(buf, (1, None))
             b.shared.append((buf, buffer_bytes(buf), n))
-            if loop is not None:
-                b.stage_loops[buf] = loop
         elif buf.scope in ("local.fragment", "local", "local.var"):
             b.fragments.append(buf)
     b.registers = _registers(b.fragments, b.threads)
