@@ -141,3 +141,23 @@ b = f(8)
     assert len(kernels) == 2
     (d,) = diags
     assert d.code == "undefined-name" and d.instance == "f(n=4)"
+
+
+def test_quick_fixes_for_close_matches():
+    src = """
+@T.prim_func
+def k(A: T.Tensor((64,), T.flaot16)):
+    with T.Kernel(1) as bx:
+        S = T.alloc_shard((64,), "float16")
+        R = T.alloc_shared((64,), "flaot32")
+        T.copy(A, R)
+        T.copy(Rr, A)
+"""
+    _, diags = parse(src)
+    fixes = {d.code: d.fix for d in diags}
+    assert set(fixes) == {"invalid-dtype", "unknown-builtin", "undefined-name"}
+    edits = sorted((d.code, d.fix.edits[0].new_text) for d in diags)
+    assert edits == [("invalid-dtype", '"float32"'), ("invalid-dtype", "T.float16"),
+                     ("undefined-name", "R"), ("unknown-builtin", "T.alloc_shared")]
+    for d in diags:
+        assert d.fix.edits[0].span == d.span

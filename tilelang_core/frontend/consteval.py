@@ -377,6 +377,8 @@ def make_tensor_spec(shape, dtype) -> TensorSpec:
     if not isinstance(shape, (tuple, list)):
         shape = (shape,)
     dt = normalize_dtype(dtype) if isinstance(dtype, str) else None
+    if dt is None and isinstance(dtype, BuiltinRef):
+        return TensorSpec(tuple(shape), dtype)  # a misspelt T.<dtype>: the kernel parser reports it
     return TensorSpec(tuple(shape), dt or (dtype if isinstance(dtype, str) else "unknown"))
 
 

@@ -30,9 +30,10 @@ _FORBIDDEN = {
 class KernelError(Exception):
     """A diagnostic raised while parsing one statement; the parser reports it and moves on."""
 
-    def __init__(self, code: str, message: str, node=None, related=(), span=None):
+    def __init__(self, code: str, message: str, node=None, related=(), span=None, fix=None):
         super().__init__(message)
         self.code, self.message, self.node, self.related, self.span = code, message, node, related, span
+        self.fix = fix  # (title, replacement text for the node's span) or None
 
 
 class KernelEval(Evaluator):
@@ -64,7 +65,8 @@ class KernelEval(Evaluator):
         names = [n for n in self.env.names() if not n.startswith("__")]
         close = difflib.get_close_matches(node.id, names, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "; define it before the kernel"
-        raise KernelError("undefined-name", f"`{node.id}` is not defined{hint}", node)
+        fix = (f"Change to `{close[0]}`", close[0]) if close else None
+        raise KernelError("undefined-name", f"`{node.id}` is not defined{hint}", node, fix=fix)
 
     def _comprehension(self, node, kind):
         try:

@@ -11,7 +11,7 @@ from .consteval import Env
 from .exprs import KernelError
 from .parser import KernelParser
 from .scope import Ctx, def_name_span, def_span
-from .values import ConstDims, TensorSpec, Unknown, normalize_dtype, to_expr
+from .values import POISON, ConstDims, TensorSpec, Unknown, normalize_dtype, to_expr
 
 
 @dataclass
@@ -50,7 +50,9 @@ def _params(p: KernelParser, fn: ast.FunctionDef) -> list:
             value = _param(p, arg)
         except KernelError as err:
             p.report(err, arg)
-            value = N.Var(arg.arg, "int32", "param", p.span(arg))
+            out.append(N.Var(arg.arg, "int32", "param", p.span(arg)))
+            p.env.values[arg.arg] = POISON  # its uses are not reported again
+            continue
         p.env.values[arg.arg] = value
         out.append(value)
     return out
@@ -73,7 +75,7 @@ def declare(p: KernelParser, name: str, ann, ann_node, span):
             if e is None:
                 raise KernelError("bad-arguments", f"the shape of `{name}` must be integers or T.dynamic dims", ann_node)
             shape.append(e)
-        dtype = "unknown" if ann.dtype == "unknown" else p.dtype_arg(ann_node, ann.dtype)
+        dtype = "unknown" if ann.dtype == "unknown" else p.dtype_arg(_dtype_node(ann_node), ann.dtype)
         return N.Buffer(name, tuple(shape), dtype, ann.scope if ann.scope != "global" else "global", span)
     if isinstance(ann, N.Var) and ann.kind == "symbolic":
         return N.Var(name, "int32", "param", span)
@@ -84,6 +86,17 @@ def declare(p: KernelParser, name: str, ann, ann_node, span):
         return N.Var(name, "int32", "param", span)
     raise KernelError("invalid-kernel", f"the annotation of `{name}` is not a tensor type or a dtype; use "
                       f"`T.Tensor((M, N), T.float16)` or `T.int32`", ann_node)
+
+
+def _dtype_node(ann_node):
+    """The dtype argument inside a `T.Tensor(shape, dtype)` / `T.Tensor[shape, dtype]` annotation."""
+    if isinstance(ann_node, ast.Call):
+        if len(ann_node.args) > 1:
+            return ann_node.args[1]
+        return next((k.value for k in ann_node.keywords if k.arg == "dtype"), ann_node)
+    if isinstance(ann_node, ast.Subscript) and isinstance(ann_node.slice, ast.Tuple) and len(ann_node.slice.elts) > 1:
+        return ann_node.slice.elts[1]
+    return ann_node
 
 
 def eager_annotation(p: KernelParser, node: ast.AnnAssign) -> list:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from ..diagnostics import DiagnosticSink, Related
+from ..diagnostics import DiagnosticSink, Fix, Related, TextEdit
 from ..ir import nodes as N
 from ..ir.arith import as_const
 from ..language.types import MacroDef
@@ -72,7 +72,8 @@ class KernelParser(ast.NodeVisitor):
             return
         span = err.span or (self.span(err.node) if err.node is not None else self.span(fallback))
         related = tuple(Related(s, m) for s, m in err.related if s is not None)
-        self.ctx.emit(err.code, err.message, span, related=related)
+        fix = Fix(err.fix[0], (TextEdit(span, err.fix[1]),)) if err.fix else None
+        self.ctx.emit(err.code, err.message, span, related=related, fix=fix)
 
     def block(self, stmts) -> list:
         """Parse statements in order; a failing statement is reported and skipped."""
@@ -320,7 +321,11 @@ class KernelParser(ast.NodeVisitor):
             close = get_close_matches(ref.name, list(registry()), n=3, cutoff=0.7)
             hint = f"; did you mean {', '.join(f'`{c}`' for c in close)}?" if close else \
                 "; see docs/language.md for the supported builtins"
-            raise KernelError("unknown-builtin", f"`{ref.name}` is not a TileLang builtin{hint}", node.func)
+            fix = None
+            if close and isinstance(node.func, ast.Attribute):
+                new = f"{ast.unparse(node.func.value)}.{close[0].rsplit('.', 1)[-1]}"
+                fix = (f"Change to `{new}`", new)
+            raise KernelError("unknown-builtin", f"`{ref.name}` is not a TileLang builtin{hint}", node.func, fix=fix)
         values, _ = self.ev.call_args(node)
         args = []
         for v in values:
@@ -353,10 +358,18 @@ class KernelParser(ast.NodeVisitor):
 
             from .values import DTYPES
 
-            close = get_close_matches(str(value), sorted(DTYPES), n=1) if isinstance(value, str) else []
+            written = value.short if isinstance(value, BuiltinRef) else value
+            close = get_close_matches(str(written), sorted(DTYPES), n=1) if isinstance(written, str) else []
             hint = f"; did you mean {close[0]!r}?" if close else "; use a dtype such as T.float16 or \"float16\""
+            fix = None
+            if close and isinstance(node, ast.Constant):
+                line = self.ctx.mapper.source.line_text(node.lineno)
+                quote = line[node.col_offset] if node.col_offset < len(line) and line[node.col_offset] in "'\"" else "'"
+                fix = (f"Change to {quote}{close[0]}{quote}", f"{quote}{close[0]}{quote}")
+            elif close and isinstance(node, ast.Attribute):
+                fix = (f"Change to `{ast.unparse(node.value)}.{close[0]}`", f"{ast.unparse(node.value)}.{close[0]}")
             raise KernelError("invalid-dtype", f"`{shown}` is not a TileLang dtype{hint}",
-                              node if isinstance(node, ast.AST) else None)
+                              node if isinstance(node, ast.AST) else None, fix=fix)
         return dt
 
     def inline_call(self, func, node: ast.Call):
