@@ -86,6 +86,22 @@ def import_cpu_ms() -> dict:
     return {"cli": round(statistics.median(cli_ms), 1), "check_path": round(statistics.median(check_ms), 1)}
 
 
+def top_imports(n: int = 8, runs: int = 5) -> list[list]:
+    """The `n` modules with the largest self import time (`python -X importtime`, minimum over `runs`), in ms."""
+    code = "import tilelsp.cli, tilelang_core.check, tilelang_core.frontend, tilelang_core.analysis"
+    best: dict[str, int] = {}
+    for _ in range(runs):
+        err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=ROOT, env=_env(),
+                             capture_output=True, text=True).stderr
+        for line in err.splitlines():
+            parts = line.split("|")
+            if len(parts) == 3 and parts[0].split(":")[-1].strip().isdigit():
+                name, us = parts[2].strip(), int(parts[0].split(":")[-1])
+                best[name] = min(best.get(name, us), us)
+    top = sorted(best.items(), key=lambda kv: -kv[1])[:n]
+    return [[name, round(us / 1000, 1)] for name, us in top]
+
+
 def warm(path: Path, runs: int) -> dict:
     """Time of `check_source` on the file's text in this process, after one warm-up call."""
     sys.path.insert(0, str(ROOT))
@@ -122,6 +138,7 @@ def main(argv=None) -> int:
         "lines": len(path.read_text().splitlines()),
         "targets": {"cold_s": COLD_TARGET_S, "warm_ms": WARM_TARGET_MS},
         "import_cpu_ms": import_cpu_ms(),
+        "top_imports_self_ms": top_imports(),
         "cold": cold(path, args.cold_runs),
         "cold_without_bytecode": cold(path, args.cold_runs, bytecode=False),
         "cold_heavy_modules_loaded": heavy_modules_in_cold_process(path),
