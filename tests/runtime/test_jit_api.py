@@ -183,3 +183,26 @@ def test_out_idx_normalisation():
     assert normalize_out_idx(None, 3) == ()
     with pytest.raises(ValueError, match="out of range"):
         normalize_out_idx(3, 3)
+
+
+def test_compile_a_prim_func_and_get_ir_stages(mod):
+    from tilelang_core.runtime.jit import compile
+
+    kernel = compile(mod["two_outputs"].factory(bm=8), out_idx=[-2, -1], target="llvm")
+    x = torch.randn(20, 4).half()
+    p, q = kernel(x)
+    torch.testing.assert_close(p, x * 2)
+    assert kernel.target == "cpu" and [p.is_output for p in kernel.params] == [False, True, True]
+    assert "split" in kernel.get_ir("parsed")
+    with pytest.raises(ValueError, match="unknown stage"):
+        kernel.get_ir("no-such-stage")
+
+
+@pytest.mark.nvcc
+def test_cuda_target_builds_an_artifact_without_a_gpu(mod):
+    from tilelang_core.runtime.jit import JITFactory
+
+    factory = JITFactory(mod["matmul"].factory, out_idx=[-1], target="sm_80")
+    kernel = factory(64, 64, 64)
+    assert kernel.target == "cuda" and kernel.arch == "sm_80"
+    assert "__global__" in kernel.get_kernel_source()

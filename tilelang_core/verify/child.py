@@ -131,6 +131,12 @@ def _sync(result, device):
     return result
 
 
+def _cuda_ok() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def _select(kernels, name: str | None):
     if not name:
         return kernels
@@ -153,6 +159,11 @@ def run(request: dict, emit) -> None:
               f"no kernels found in {path}", "available": names})
         return
     errors = [d for d in result.diagnostics if d.is_error]
+    if request["device"] == "cuda" and not _cuda_ok():
+        for func in chosen:
+            emit({**base, "kernel": func.name, "instance": func.instance, "passed": False,
+                  "message": "no CUDA device is visible to torch; use --device cpu (or auto)"})
+        return
     glb = _load_module(path)
     ref = glb.get(reference_name(text))
     ref = ref if callable(ref) else None
