@@ -21,7 +21,7 @@ DTYPES = frozenset(
 )
 DTYPE_ALIASES = {"float": "float32", "half": "float16", "int": "int32", "double": "float64",
                  "bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "e4m3_float8": "float8_e4m3",
-                 "e5m2_float8": "float8_e5m2", "uint": "uint32", "long": "int64"}
+                 "e5m2_float8": "float8_e5m2", "uint": "uint32", "long": "int64", "ptr": "handle"}
 UNKNOWN_DTYPE = "unknown"
 
 
