@@ -87,3 +87,24 @@ def test_local_indexed_by_parallel():
     assert codes(kernel([alloc(L), loop(i, 8, [store(L, (i,))], "unroll")])) == []
     F = buf("F", (8,), "float32", "local.fragment")
     assert codes(kernel([alloc(F), loop(i, 8, [store(F, (i,))], "parallel")])) == []
+
+
+def test_refine_affine_conditions():
+    i, by = var("i"), var("by", "block")
+    env = {i: Interval(0, 63), by: Interval(0, 15)}
+    assert refine(N.Compare("<", add(i, 1), c(64)), env)[i] == Interval(0, 62)
+    # by * 64 + i < 1000: the tightest sound bound for i uses by's smallest value
+    assert refine(N.Compare("<", add(mul(by, 64), i), c(1000)), env)[i] == Interval(0, 63)
+    assert refine(N.Compare("<", add(mul(by, 64), i), c(40)), env)[i] == Interval(0, 39)
+    assert refine(N.Compare(">=", N.BinOp("-", i, c(1)), c(0)), env)[i] == Interval(1, 63)
+    assert refine(N.Compare(">", c(10), add(i, 2)), env)[i] == Interval(0, 7)
+
+
+def test_guarded_stencil_is_still_checked_inside_the_guard():
+    i = var("i")
+    inside = _kernel_with(lambda S: loop(i, 64, [N.If(N.Compare("<", add(i, 1), c(64)), store(S, (add(i, 2), 0)))]),
+                          shape=(64, 1))
+    assert codes(inside) == ["index-out-of-bounds"]  # i + 2 reaches 64 when i = 62
+    ok = _kernel_with(lambda S: loop(i, 64, [N.If(N.Compare("<", add(i, 1), c(64)), store(S, (add(i, 1), 0)))]),
+                      shape=(64, 1))
+    assert codes(ok) == []

@@ -158,23 +158,42 @@ def refine(cond, env: Env, negate: bool = False) -> Env | None:
     if not isinstance(cond, N.Compare):
         return None
     op = _NEGATE[cond.op] if negate else cond.op
-    lhs, rhs = cond.lhs, cond.rhs
-    if not isinstance(lhs, N.Var) and isinstance(rhs, N.Var):
-        lhs, rhs, op = rhs, lhs, _FLIP[op]
-    if not isinstance(lhs, N.Var) or lhs not in env:
+    split = _split(cond.lhs, env)
+    if split is None:
+        split, op = _split(cond.rhs, env), _FLIP[op]
+        lhs_other = cond.lhs
+    else:
+        lhs_other = cond.rhs
+    if split is None:
         return None
-    r = bound(rhs, env)
+    var, off = split
+    r = bound(lhs_other, env)
     if r is None:
         return None
+    r = Interval(r.lo - off.hi, r.hi - off.lo)  # var OP (other - offset)
     lo, hi = {"<": (None, r.hi - 1), "<=": (None, r.hi), ">": (r.lo + 1, None), ">=": (r.lo, None),
               "==": (r.lo, r.hi), "!=": (None, None)}[op]
-    new = env[lhs].meet(lo, hi)
+    new = env[var].meet(lo, hi)
     out = dict(env)
-    if new is None:  # unreachable branch: make its variables unbounded so nothing is reported there
-        out.pop(lhs)
+    if new is None:  # unreachable branch: make its variable unbounded so nothing is reported there
+        out.pop(var)
     else:
-        out[lhs] = new
+        out[var] = new
     return out
+
+
+def _split(e, env: Env):
+    """(var, offset interval) when `e` is `var`, `var + x`, `x + var` or `var - x` with x bounded without var."""
+    if isinstance(e, N.Var) and e in env:
+        return e, Interval.point(0)
+    if not isinstance(e, N.BinOp) or e.op not in ("+", "-"):
+        return None
+    for v, x, sign in ((e.lhs, e.rhs, 1 if e.op == "+" else -1), (e.rhs, e.lhs, 1 if e.op == "+" else 0)):
+        if sign and isinstance(v, N.Var) and v in env and not mentions(x, {v}):
+            off = bound(x, env)
+            if off is not None:
+                return v, off if sign > 0 else Interval(-off.hi, -off.lo)
+    return None
 
 
 _NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}

@@ -77,9 +77,12 @@ def _report_extents(c: N.Copy, src_ext, dst_ext, pair, ctx: Ctx) -> None:
     detail = f" ({expr_str(pair[0])} vs {expr_str(pair[1])})" if pair else ""
     src = _side(c.src, src_ext)
     dst = _side(c.dst, dst_ext)
+    tile, ext = (c.dst, dst_ext) if c.dst.kind == "full" or c.src.kind != "full" else (c.src, src_ext)
+    other = c.src if tile is c.dst else c.dst
     ctx.emit("copy-extent-mismatch",
-             f"T.copy extents differ: {src} but {dst}{detail}; T.copy does not broadcast, so make the slice "
-             f"cover exactly the tile's shape ({dims_str(non_unit(dst_ext) if c.dst.kind == 'full' else non_unit(src_ext))})",
+             f"T.copy extents differ: {src} but {dst}{detail}; T.copy does not broadcast: make the "
+             f"{'slice' if other.kind == 'slice' else 'region'} of {other.buffer.name} cover exactly "
+             f"{tile.buffer.name}'s {dims_str(non_unit(ext)) or '1'}",
              c.span, related=related_for(c.src.buffer, c.dst.buffer))
 
 
