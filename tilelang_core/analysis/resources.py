@@ -115,7 +115,7 @@ def _check_threads(launch: N.Launch, b: Budget, ctx) -> None:
         ctx.emit("threads-exceeded",
                  f"T.Kernel uses {b.threads} threads per block, over the hardware limit of 1024; use at most "
                  f"1024 (e.g. threads=256) and give each thread more work", _threads_span(launch))
-    elif b.threads % 32:
+    elif b.threads % 32 and b.threads != 1:  # threads=1 is the deliberate single-thread (scalar) kernel
         up = -(-b.threads // 32) * 32
         ctx.emit("threads-not-warp-multiple",
                  f"T.Kernel uses {b.threads} threads per block, not a multiple of the warp size 32; the last "
