@@ -14,7 +14,8 @@ BAD = "import tilelang.language as T\n\ndef f(:\n    pass\n"
 
 
 def tilelsp(*args, cwd=ROOT, code: str | None = None):
-    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, NO_COLOR="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     cmd = [sys.executable, "-c", code, *args] if code else [sys.executable, "-m", "tilelsp", *args]
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
 
