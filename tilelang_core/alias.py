@@ -26,6 +26,9 @@ _SUBMODULES = {
     "tilelang.language": "tilelang_core.language",
     "tilelang.layout": "tilelang_core.language.layout",
     "tilelang.testing": "tilelang_core.verify.testing",
+    "tilelang.profiler": "tilelang_core.runtime.profiler",
+    "tilelang.autotuner": "tilelang.autotuner",
+    "tilelang.math": "tilelang.math",
     "tilelang.jit": None,  # attribute (the decorator), also importable as a module below
 }
 
@@ -78,6 +81,16 @@ class _CallableModule(types.ModuleType):
 def _build_module(name: str, target: str):
     if target == "tilelang":
         return _top_module()
+    if target == "tilelang.autotuner":
+        from .runtime import jit as _jit
+
+        mod = types.ModuleType(name, "tilelang.autotuner (alias, minimal): autotune uses the first config")
+        mod.autotune = _jit.autotune
+        return mod
+    if target == "tilelang.math":
+        mod = types.ModuleType(name, "tilelang.math (alias): integer helpers")
+        mod.cdiv, mod.next_power_of_2 = cdiv, next_power_of_2
+        return mod
     if target == "tilelang.jit":
         from .runtime import jit as _jit
 
@@ -85,6 +98,16 @@ def _build_module(name: str, target: str):
         mod.jit, mod.compile, mod.JITKernel = _jit.jit, _jit.compile, _jit.JITKernel
         return mod
     return importlib.import_module(target)
+
+
+def cdiv(a: int, b: int) -> int:
+    """Ceiling division of ints (`tilelang.cdiv`)."""
+    return -(-a // b)
+
+
+def next_power_of_2(n: int) -> int:
+    """The smallest power of two >= n (1 for n <= 1)."""
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
 def _top_module():
@@ -100,6 +123,10 @@ def _top_module():
     mod.language = importlib.import_module("tilelang_core.language")
     mod.layout = importlib.import_module("tilelang_core.language.layout")
     mod.testing = importlib.import_module("tilelang_core.verify.testing")
+    mod.profiler = importlib.import_module("tilelang_core.runtime.profiler")
+    mod.cdiv, mod.next_power_of_2 = cdiv, next_power_of_2
+    mod.autotune = _jit.autotune
+    mod.math = _build_module("tilelang.math", "tilelang.math")
     mod.disable_cache = mod.enable_cache = lambda *a, **k: None
     mod.set_log_level = lambda *a, **k: None
     mod.__tilelang_core_alias__ = True

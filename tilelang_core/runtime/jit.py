@@ -231,3 +231,26 @@ def jit(func=None, *, out_idx=None, target="auto", **options):
         return JITFactory(f, out_idx=out_idx, target=target, **options)
 
     return wrap if func is None else wrap(func)
+
+
+def autotune(configs=None, warmup: int = 25, rep: int = 100, **options):
+    """`tilelang.autotuner.autotune` (minimal): no search here; calls that omit the tuned parameters use the
+    first config. Put it above `@jit`, as in TileLang."""
+    def wrap(factory):
+        first = _first_config(configs)
+
+        @functools.wraps(factory)
+        def call(*args, **kwargs):
+            merged = {k: v for k, v in first.items() if k not in kwargs}
+            return factory(*args, **{**merged, **kwargs})
+
+        return call
+
+    return wrap
+
+
+def _first_config(configs) -> dict:
+    items = configs() if callable(configs) else configs
+    for cfg in items or []:
+        return dict(cfg)
+    return {}

@@ -55,3 +55,17 @@ class Profiler:
         ins = list(inputs) if inputs is not None else self._inputs(dims)
         fn = func or self.kernel
         return bench(lambda: fn(*ins), warmup=warmup, rep=rep, device=self._device())
+
+
+def do_bench(fn, warmup: float = 25, rep: float = 100, _n_warmup: int = 0, _n_repeat: int = 0, quantiles=None,
+             return_mode: str = "mean", **kwargs) -> float:
+    """`tilelang.profiler.do_bench`: mean milliseconds per call of `fn()` (CUDA events when a GPU is in use)."""
+    try:
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() and torch.cuda.is_initialized() else "cpu"
+    except ImportError:
+        device = "cpu"
+    n_warm = int(_n_warmup) if _n_warmup else max(1, int(warmup) // 5)
+    n_rep = int(_n_repeat) if _n_repeat else max(1, int(rep) // 5)
+    return bench(fn, warmup=n_warm, rep=n_rep, device=device)

@@ -59,6 +59,50 @@ def requires_cuda_compute_version_ge(major: int, minor: int = 0):
     return pytest.mark.skipif(not ok(), reason=f"needs compute capability >= {major}.{minor}")
 
 
+def requires_cuda_compute_version_eq(major: int, minor: int = 0):
+    """Skip unless the CUDA device's compute capability is exactly major.minor."""
+    return _cc_mark(lambda cc: cc == (major, minor), f"== {major}.{minor}")
+
+
+def requires_cuda_compute_version_lt(major: int, minor: int = 0):
+    """Skip unless the CUDA device's compute capability is below major.minor."""
+    return _cc_mark(lambda cc: cc < (major, minor), f"< {major}.{minor}")
+
+
+def requires_cuda_compute_version_le(major: int, minor: int = 0):
+    """Skip unless the CUDA device's compute capability is at most major.minor."""
+    return _cc_mark(lambda cc: cc <= (major, minor), f"<= {major}.{minor}")
+
+
+requires_cuda_compute_version = requires_cuda_compute_version_ge
+
+
+def _cc_mark(pred, text: str):
+    import pytest
+
+    ok = False
+    if _cuda():
+        import torch
+
+        ok = pred(torch.cuda.get_device_capability())
+    return pytest.mark.skipif(not ok, reason=f"needs compute capability {text}")
+
+
+def requires_package(*names):
+    """Skip unless every named package is importable."""
+    import importlib.util
+
+    import pytest
+
+    missing = [n for n in names if importlib.util.find_spec(n) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)}")
+
+
+def process_func(func, *args, **kwargs):
+    """Call a test function (TileLang's helper for running parametrised checks)."""
+    return func(*args, **kwargs)
+
+
 def main() -> None:
     """Run every `test_*` function of the calling `__main__` module and report failures."""
     module = sys.modules["__main__"]
