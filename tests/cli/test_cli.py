@@ -212,3 +212,13 @@ def test_files_in_a_walk_that_never_mention_tilelang_are_skipped_unless_named(tr
     assert code == 1 and "pkg/plain.py" in [d["path"] for d in json.loads(out)]
     code, out, _ = run(capsys, "check", "pkg", "--select", "syntax-error", "--format", "json")
     assert "pkg/plain.py" not in [d["path"] for d in json.loads(out)]
+
+
+def test_source_reading_encodings_and_newlines(tmp_path):
+    (tmp_path / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\ns = '\xe9'\r\nt = 1\r\n")
+    assert cli.read_source(str(tmp_path / "latin.py")) == "# -*- coding: latin-1 -*-\ns = '\u00e9'\nt = 1\n"
+    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbfx = 1\n")
+    assert cli.read_source(str(tmp_path / "bom.py")) == "x = 1\n"
+    (tmp_path / "cookie.py").write_bytes(b"# coding: no-such-codec\nx = 1\n")
+    assert isinstance(cli.read_source(str(tmp_path / "cookie.py")), SyntaxError)
+    assert isinstance(cli.read_source(str(tmp_path / "missing.py")), OSError)
