@@ -1,7 +1,7 @@
 """T.gemm rules on hand-built IR."""
 from __future__ import annotations
 
-from analysis_irb import alloc, buf, codes, full, kernel, run, sp, var
+from analysis_irb import alloc, buf, codes, full, kernel, run, sl, sp, var
 from tilelang_core.ir import nodes as N
 
 
@@ -79,3 +79,15 @@ def test_eager_kernel_param_dims_may_be_t_const():
     eager = dataclasses.replace(lazy, factory=lazy.name)
     assert codes(lazy) == ["gemm-dynamic-shape"]
     assert codes(eager) == []
+
+
+def test_fragment_accumulator_must_be_whole():
+    A, B = buf("A_shared", (64, 32)), buf("B_shared", (32, 64))
+    C = buf("C_local", (128, 64), "float32", "local.fragment")
+    part = N.Gemm(full(A), full(B), sl(C, (64, 64), (0, 64)), span=sp())
+    whole_slice = N.Gemm(full(A), full(B), sl(C, (0, 64), (0, 64)), span=sp())
+    assert codes(kernel([alloc(A), alloc(B), alloc(C), part])) == ["gemm-accumulator-shape"]
+    assert codes(kernel([alloc(A), alloc(B), alloc(C), whole_slice])) == ["gemm-accumulator-shape"]
+    C2 = buf("C2", (64, 64), "float32", "local.fragment")
+    same = N.Gemm(full(A), full(B), sl(C2, (0, 64), (0, 64)), span=sp())
+    assert codes(kernel([alloc(A), alloc(B), alloc(C2), same])) == []

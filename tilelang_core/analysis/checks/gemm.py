@@ -125,3 +125,19 @@ def _shapes(g: N.Gemm, mats, ctx: Ctx) -> None:
                  f"T.gemm accumulator {cname} is {cm}×{cn} but {an} and {bn} produce an M×N = {m}×{n} tile; "
                  f"allocate {cname} as ({m}, {n})",
                  g.span, related=rel)
+    elif g.c.buffer.scope == "local.fragment" and _partial(g.c):
+        ctx.emit("gemm-accumulator-shape",
+                 f"T.gemm accumulates into a part of the fragment {cname}; a fragment accumulator must be the "
+                 f"whole buffer: pass {cname} itself (allocate it as ({m}, {n}))",
+                 g.c.span or g.span, related=rel)
+
+
+def _partial(r: N.Region) -> bool:
+    """True when a region provably does not cover its whole buffer."""
+    if r.kind == "full":
+        return False
+    for ax, dim in zip(r.axes, r.buffer.shape):
+        start, ext, n = as_int(ax.start), as_int(ax.extent), as_int(dim)
+        if (start is not None and start != 0) or (ext is not None and n is not None and ext != n):
+            return True
+    return False
