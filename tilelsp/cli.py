@@ -16,6 +16,7 @@ from tilelsp.formats import FORMATS, FileResult
 
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
 EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+MIN_PARALLEL_FILES = 3  # below this, forking workers costs more than it saves
 
 
 @dataclass(frozen=True)
@@ -251,9 +252,9 @@ def _skip_dir(path: Path, conf: cfg.Config, start: Path) -> bool:
 
 
 def run_jobs(jobs, parallel: bool = True) -> list[FileResult]:
-    """Check every job; a process pool when there are several files and several cores. Order is kept."""
+    """Check every job; a process pool when there are several files (>= MIN_PARALLEL_FILES) and cores. Order is kept."""
     workers = min(len(jobs), _cpu_count())
-    if not parallel or workers < 2 or any(j.path == "-" for j in jobs):
+    if not parallel or workers < 2 or len(jobs) < MIN_PARALLEL_FILES or any(j.path == "-" for j in jobs):
         return [check_file(j) for j in jobs]
     _preload()
     from concurrent.futures import ProcessPoolExecutor
