@@ -63,7 +63,7 @@ async def on_show_ir(ls: TileLanguageServer, params):
 
 async def show_ir(ls: TileLanguageServer, uri, kernel, stage, target=None, instance=None) -> dict:
     """Lower one kernel in the worker and return the stage's text and line map."""
-    from .worker import WorkerError
+    from ..worker import WorkerError
 
     doc = ls.doc(uri) if isinstance(uri, str) else None
     if doc is None:
@@ -107,7 +107,7 @@ async def run_verify(ls: TileLanguageServer, args, bench: bool) -> dict:
     cancel, token = threading.Event(), f"tilelsp-verify-{next(ls._tokens)}"
     progress = await _begin_progress(ls, token, f"{what} {kernel}", cancel)
     argv = verify.verify_argv(doc.path, kernel, ls.settings.verifyDevice, bench, ls.settings.workerTimeoutSec)
-    from .worker import run_process
+    from ..worker import run_process
 
     # CUDA maps huge virtual ranges, so only CPU runs get an address-space cap (the runner adds its own)
     mem_mb = 8192 if ls.settings.verifyDevice == "cpu" else 0
