@@ -151,7 +151,8 @@ def _check_smem(launch: N.Launch, b: Budget, lim, ctx) -> None:
     naive = sum(nb * s for _, nb, s in b.shared if nb)
     if naive > total:
         parts += f" (buffers used one after another share memory; {kib(total)} is the peak of those live together)"
-    rel = tuple(Related(buf.span, f"{buf.name}: {kib(nb * s)}") for buf, nb, s in b.shared if buf.span and nb)
+    rel = tuple(Related(buf.span, f"{buf.name}: " + (f"{kib(nb)} × {s} stages = {kib(nb * s)}" if s > 1 else kib(nb)))
+                for buf, nb, s in b.shared if buf.span and nb)
     ctx.emit("shared-memory-exceeded",
              f"shared memory per block is {kib(total)} ({total} B) for {lim.name}, over its "
              f"{kib(lim.smem_per_block)} ({lim.smem_per_block} B) limit: {parts}; {advice}",
