@@ -184,6 +184,74 @@ _JIT = [
        ("enable_device_compile", "bool", False), returns="CompiledArtifact"),
 ]
 
+# --- advanced (Hopper/Blackwell, warp-level, hints): signatures as in 0.1.15, short hover text --------------
+_SQ = "T.GemmWarpPolicy.Square"
+_ADVANCED = [
+    _b("T.tma_copy", "tile-op", ("src", "region"), ("dst", "region"), _KW, ("barrier", "expr", None),
+       ("cluster_mask", "any", None), ("leader_scope_threads", "any", None), ("eviction_policy", "str", None), _ANN),
+    _b("T.async_copy", "tile-op", ("src", "region"), ("dst", "region"), _KW, ("coalesced_width", "int", None), _ANN,
+       ("loop_layout", "any", None)),
+    _b("T.transpose", "tile-op", ("src", "region"), ("dst", "region"), _ANN),
+    _b("T.im2col", "tile-op", ("img", "buffer"), ("col", "buffer"), ("nhw_step", "expr"), ("c_step", "expr"),
+       ("kernel", "int"), ("stride", "int"), ("dilation", "int"), ("pad", "int"), ("eviction_policy", "str", None),
+       _ANN),
+    _b("T.wgmma_gemm", "tile-op", ("A", "region"), ("B", "region"), ("C", "region"), ("transpose_A", "bool", False),
+       ("transpose_B", "bool", False), ("policy", "any", _SQ), ("clear_accum", "bool", False), _ANN),
+    _b("T.tcgen05_gemm", "tile-op", ("A", "region"), ("B", "region"), ("C", "region"), ("transpose_A", "bool", False),
+       ("transpose_B", "bool", False), ("policy", "any", _SQ), ("clear_accum", "bool", False), _KW, ("mbar", "any"),
+       ("use_2cta", "bool", False), _ANN),
+    _b("T.gemm_sp", "tile-op", ("A_sparse", "region"), ("E", "region"), ("B", "region"), ("C", "region"),
+       ("transpose_A", "bool", False), ("transpose_E", "bool", False), ("transpose_B", "bool", False),
+       ("policy", "any", _SQ), ("clear_accum", "bool", False), ("wg_wait", "int", 0), _ANN),
+    _b("T.cummax", "tile-op", ("src", "region"), ("dst", "region", None), ("dim", "int", 0),
+       ("reverse", "bool", False), _ANN),
+    *[_b(f"T.reduce_{op}", "tile-op", *_REDUCE, ("clear", "bool", True), ("batch", "int", 1), _ANN)
+      for op in ("bitand", "bitor", "bitxor")],
+    _b("T.finalize_reducer", "tile-op", ("reducer", "buffer"), ("dst", "region", None), ("batch", "int", 1), _ANN),
+    _b("T.atomic_addx2", "tile-op", ("dst", "region"), ("value", "any"), ("return_prev", "bool", False)),
+    _b("T.atomic_addx4", "tile-op", ("dst", "region"), ("value", "any"), ("return_prev", "bool", False)),
+    _b("T.atomic_load", "tile-op", ("src", "region"), ("memory_order", "str", "seq_cst")),
+    _b("T.atomic_store", "tile-op", ("dst", "region"), ("src", "any"), ("memory_order", "str", "seq_cst")),
+    _b("T.dp4a", "math", ("A", "region"), ("B", "region"), ("C", "region")),
+    _b("T.alloc_tmem", "memory", ("shape", "shape"), ("dtype", "dtype"), returns="Buffer"),
+    _b("T.alloc_cluster_barrier", "memory", ("arrive_count", "any"), returns="Buffer"),
+    _b("T.alloc_descriptor", "memory", ("kind", "str", "wgmma"), ("dtype", "dtype", "uint64"), returns="Buffer"),
+    _b("T.access_ptr", "memory", ("base", "region"), ("access_type", "str", "r"), ("*extents", "varargs"),
+       ("offset", "expr", 0), ("extent", "expr", None), ("ignore_last_ndim", "int", 0)),
+    _b("T.reinterpret", "math", ("value", "expr"), ("dtype", "dtype")),
+    _b("T.mbarrier_wait_parity", "kernel", ("mbarrier", "expr"), ("parity", "expr")),
+    _b("T.mbarrier_arrive", "kernel", ("mbarrier", "expr"), ("cta_id", "expr", None)),
+    _b("T.barrier_arrive", "kernel", ("mbarrier", "expr")),
+    _b("T.barrier_wait", "kernel", ("mbarrier", "expr"), ("parity", "expr")),
+    _b("T.fence_proxy_async", "kernel"),
+    _b("T.wait_wgmma", "kernel", ("id", "int")),
+    _b("T.set_max_nreg", "kernel", ("reg_count", "int"), ("is_inc", "int")),
+    _b("T.sync_warp", "kernel", ("mask", "expr", None)),
+    _b("T.sync_grid", "kernel"),
+    _b("T.get_lane_idx", "kernel", ("warp_size", "int", None), returns="Var"),
+    _b("T.get_warp_idx", "kernel", ("warp_size", "int", None), returns="Var"),
+    _b("T.get_warp_group_idx", "kernel", ("warp_size", "int", None), ("warps_per_group", "int", None), returns="Var"),
+    _b("T.block_rank_in_cluster", "kernel", returns="Var"),
+    _b("T.ClusterKernel", "kernel", ("*blocks", "varargs"), ("cluster_dims", "any"), ("threads", "any", None),
+       ("prelude", "str", None), kind="context"),
+    *[_b(f"T.shfl_{d}", "math", ("value", "expr"), ("delta", "expr"), ("width", "int", 32),
+         ("mask", "expr", 0xFFFFFFFF)) for d in ("xor", "up", "down")],
+    *[_b(f"T.warp_reduce_{op}", "math", ("value", "expr")) for op in ("sum", "max", "min")],
+    _b("T.tan", "math", ("x", "expr")),
+    _b("T.log10", "math", ("x", "expr")),
+    _b("T.truncdiv", "math", ("a", "expr"), ("b", "expr")),
+    _b("T.truncmod", "math", ("a", "expr"), ("b", "expr")),
+    _b("T.Select", "math", ("condition", "expr"), ("true_value", "expr"), ("false_value", "expr")),
+    _b("T.annotate_l2_hit_ratio", "layout", ("l2_hit_ratio_map", "any")),
+    _b("T.annotate_safe_value", "layout", ("safe_value_map", "any")),
+    _b("T.annotate_restrict_buffers", "layout", ("*buffers", "varargs")),
+    _b("T.annotate_min_blocks_per_sm", "layout", ("n", "int")),
+    _b("T.call_extern", "misc", ("dtype", "dtype"), ("func_name", "str"), ("*args", "varargs")),
+    _b("T.assume", "misc", ("cond", "expr", None)),
+    _b("T.loop_break", "misc"),
+    _b("T.import_source", "misc", ("source", "str", None)),
+]
+
 
 def _dtype_entries() -> list[Builtin]:
     from .dtypes import DTYPES
@@ -211,5 +279,6 @@ def _with_docs(entries: list[Builtin]) -> list[Builtin]:
 
 
 BUILTINS: list[Builtin] = _with_docs(
-    _KERNEL + _TYPES + _MEMORY + _LOOPS + _TILE_OPS + _LAYOUT + _MATH + _MISC + _JIT + _dtype_entries()
+    _KERNEL + _TYPES + _MEMORY + _LOOPS + _TILE_OPS + _LAYOUT + _MATH + _MISC + _JIT + _ADVANCED
+    + _dtype_entries()
 )
