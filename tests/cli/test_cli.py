@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 import types
 
@@ -222,3 +223,22 @@ def test_source_reading_encodings_and_newlines(tmp_path):
     (tmp_path / "cookie.py").write_bytes(b"# coding: no-such-codec\nx = 1\n")
     assert isinstance(cli.read_source(str(tmp_path / "cookie.py")), SyntaxError)
     assert isinstance(cli.read_source(str(tmp_path / "missing.py")), OSError)
+
+
+def _pid_result(job):
+    """Stands in for check_file: records which process checked the job."""
+    from tilelsp.formats import FileResult
+
+    return FileResult(f"{job.display}@{os.getpid()}")
+
+
+def test_several_files_really_go_to_worker_processes_in_order(monkeypatch):
+    monkeypatch.setattr(cli, "check_file", _pid_result)
+    monkeypatch.setattr(cli, "_cpu_count", lambda: 2)
+    jobs = [cli.Job(f"f{i}.py", f"f{i}.py", ("sm_90a",), None, frozenset(), True) for i in range(6)]
+    results = cli.run_jobs(jobs, parallel=True)
+    names = [r.path.split("@")[0] for r in results]
+    pids = {int(r.path.split("@")[1]) for r in results}
+    assert names == [j.display for j in jobs] and os.getpid() not in pids
+    serial = cli.run_jobs(jobs[:2], parallel=True)  # too few files for a pool
+    assert {int(r.path.split("@")[1]) for r in serial} == {os.getpid()}
