@@ -65,8 +65,10 @@ def discover_kernels(source: SourceFile) -> list[KernelSite]:
     return discover(tree, module_env(tree))
 
 
-def parse_captured(captured, sink: DiagnosticSink, out_idx=None, factory=None, instance: str = "") -> N.PrimFunc | None:
-    """Live mode: parse a captured `@T.prim_func` with its real environment; spans are in its file."""
+def parse_captured(captured, sink: DiagnosticSink, out_idx=None, factory=None, instance: str = "",
+                   eager: bool = False) -> N.PrimFunc | None:
+    """Live mode: parse a captured `@T.prim_func` with its real environment; spans are in its file.
+    `eager`: the function is an eager-style `@tilelang.jit` kernel (tensors declared in its body)."""
     text = SourceFile(captured.source, captured.filename)
     mapper = SourceMapper(text, captured.first_line - 1, captured.indent)
     tree = _parse(captured.source, captured.filename, mapper, sink)
@@ -76,7 +78,7 @@ def parse_captured(captured, sink: DiagnosticSink, out_idx=None, factory=None, i
     if fn is None:
         return None
     env = Env({k: from_live(v) for k, v in captured.env.items()})
-    ctx = Ctx(mapper, sink, fn.name, instance)
+    ctx = Ctx(mapper, sink, fn.name, instance, eager)
     info = KernelInfo(factory, instance, tuple(out_idx) if out_idx is not None else None, ())
     return _guarded(lambda: parse_kernel(fn, env, ctx, info), ctx, fn)
 

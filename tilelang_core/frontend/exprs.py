@@ -122,7 +122,7 @@ class KernelEval(Evaluator):
             raise KernelError("unsupported-syntax", "`print` runs at trace time, not on the GPU; use T.print(value) "
                               "to print from the kernel", node)
         args, kwargs = self.call_args(node)
-        if isinstance(func, Unknown):
+        if not callable(func) or isinstance(func, N.Var):  # a value the checker could not evaluate
             return Unknown(_text(node.func))
         args = [self.operand(a) for a in args]
         return call_value(func, args, kwargs, ast.unparse(node))

@@ -187,6 +187,9 @@ class KernelParser(ast.NodeVisitor):
     def assign(self, target, value_node, stmt) -> list:
         """`target = value`: a store, an alloc_var write, a let binding or a trace-time Python binding."""
         if isinstance(target, ast.Subscript):
+            base = self.ev.eval(target.value)
+            if isinstance(base, (dict, list)):  # trace-time Python container (e.g. a layout map)
+                return self.py_store(base, target, value_node)
             return [self.store(target, self.ev.scalar(value_node), stmt)]
         if isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value_node, (ast.Tuple, ast.List)) and len(value_node.elts) == len(target.elts):
@@ -227,6 +230,15 @@ class KernelParser(ast.NodeVisitor):
         self.env.values[target.id] = value.value if isinstance(value, N.Const) else value
         return []
 
+    def py_store(self, container, target: ast.Subscript, value_node) -> list:
+        """`d[key] = value` on a Python dict or list built at trace time."""
+        key, value = self.ev.eval(target.slice), self.ev.eval(value_node)
+        try:
+            container[key] = value
+        except (TypeError, IndexError, KeyError):
+            raise KernelError("bad-arguments", f"cannot assign to `{ast.unparse(target)}`", target) from None
+        return []
+
     def store(self, target: ast.Subscript, value, stmt) -> N.Store:
         """`buf[i, j] = value`."""
         base = self.ev.eval(target.value)
@@ -257,7 +269,7 @@ class KernelParser(ast.NodeVisitor):
 
     def visit_If(self, node):
         cond = self.ev.operand(self.ev.eval(node.test))
-        if is_scalar(cond) or cond is None or isinstance(cond, (str, tuple, list)):
+        if is_scalar(cond) or cond is None or isinstance(cond, (str, tuple, list, dict)):
             return self.block(node.body if cond else node.orelse)  # decided at trace time
         c = to_expr(cond, self.span(node.test))
         if c is None:

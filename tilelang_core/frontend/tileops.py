@@ -159,6 +159,8 @@ def h_reduce(p, b, node, short):
     """T.reduce_<op>(buffer, out, dim=-1, clear=True)."""
     src, dst = region_of(p, b["buffer"]), region_of(p, b["out"])
     dim = const_int(p, b, "dim", f"the `dim` of T.{short}")
+    if dim is None:  # depends on values unknown statically: nothing reliable to check
+        return
     rank = len(src.buffer.shape)
     norm = dim + rank if dim < 0 and -rank <= dim else dim
     clear = const_bool(p, b, "clear", "clear")
@@ -170,6 +172,8 @@ def h_cumsum(p, b, node, short):
     src = region_of(p, b["src"])
     dst = region_of(p, b["dst"]) if isinstance(b.get("dst"), ast.AST) else src
     dim = const_int(p, b, "dim", "the `dim` of T.cumsum")
+    if dim is None:
+        return
     p.emit(N.CumSum(src, dst, dim, const_bool(p, b, "reverse", "reverse"), p.span(node)))
 
 
@@ -240,7 +244,10 @@ def layout_spec(p, node) -> N.LayoutSpec:
 def h_use_swizzle(p, b, node, short):
     """T.use_swizzle(panel_size, order='row', enable=True)."""
     order = arg(p, b, "order")
-    p.emit(N.UseSwizzle(const_int(p, b, "panel_size", "panel_size"), order if isinstance(order, str) else "row",
+    panel = const_int(p, b, "panel_size", "panel_size")
+    if panel is None:
+        return
+    p.emit(N.UseSwizzle(panel, order if isinstance(order, str) else "row",
                         const_bool(p, b, "enable", "enable"), p.span(node)))
 
 
@@ -253,8 +260,8 @@ def h_math(p, b, node, short):
     args, dtype = [], None
     for a in node.args:
         v = p.ev.eval(a)
-        if isinstance(v, str) and normalize_dtype(v):
-            dtype = normalize_dtype(v)
+        if isinstance(v, str):  # a dtype (T.reinterpret) sets the result type; other strings are modes
+            dtype = normalize_dtype(v) or dtype
             continue
         args.append(p.ev.scalar(a))
     if short == "ceildiv" and len(args) == 2:
