@@ -32,9 +32,13 @@ def test_install_test_package_and_check_vsix(tmp_path):
     work = tmp_path / "vscode-extension"
     shutil.copytree(EXT, work, ignore=SKIP_COPY)
     _npm(["ci", "--prefer-offline", "--no-audit", "--no-fund"], work, 240)
-    tests = _npm(["test"], work, 180)
-    assert " passed" in tests.stdout and " failed" not in tests.stdout
-    assert "server.e2e.test.ts (5 tests | 1 skipped)" in tests.stdout, "the session with the real server did not run"
+    _npm(["test", "--", "--reporter=dot", "--reporter=json", "--outputFile=vitest.json"], work, 240)
+    report = json.loads((work / "vitest.json").read_text())
+    assert report["numFailedTests"] == 0 and report["numPassedTests"] >= 60
+    passed = {Path(f["name"]).name: sum(t["status"] == "passed" for t in f["assertionResults"])
+              for f in report["testResults"]}
+    # The sessions with the real server ran (only their slow lowering cases are skipped by default).
+    assert passed["server.e2e.test.ts"] >= 4 and passed["activation.e2e.test.ts"] >= 4, passed
     _npm(["run", "package"], work, 180)
     vsix = work / "tilelsp.vsix"
     assert vsix.is_file() and vsix.stat().st_size > 10_000

@@ -87,12 +87,23 @@ export class ServerManager implements vscode.Disposable {
 
   /** Start (or restart) the server; calls are serialized. */
   restart(): Promise<void> {
-    this.queue = this.queue.then(() => this.stopClient()).then(() => this.startClient());
-    return this.queue;
+    return this.enqueue(async () => {
+      await this.stopClient();
+      await this.startClient();
+    });
   }
 
   stop(): Promise<void> {
-    this.queue = this.queue.then(() => this.stopClient());
+    return this.enqueue(() => this.stopClient());
+  }
+
+  /** Run lifecycle steps one after another; a failure is reported and does not block later steps. */
+  private enqueue(step: () => Promise<void>): Promise<void> {
+    this.queue = this.queue.then(step).catch((err) => {
+      const message = `TileLang: ${err instanceof Error ? err.message : String(err)}`;
+      this.output.error(message);
+      this.setStatus({ state: 'failed', message });
+    });
     return this.queue;
   }
 
