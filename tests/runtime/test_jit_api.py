@@ -45,6 +45,20 @@ def two_outputs(bm=16):
     return split
 
 
+@tilelang.jit(target="cpu")
+def eager_scale(X, alpha: float = 2.0, block: int = 16):
+    M, N = T.const("M, N")
+    X: T.Tensor((M, N), "float32")
+    Y = T.empty((M, N), "float32")
+    with T.Kernel(T.ceildiv(M, block), threads=32) as bx:
+        tile = T.alloc_fragment((block, N), "float32")
+        T.copy(X[bx * block, 0], tile)
+        for i, j in T.Parallel(block, N):
+            tile[i, j] = tile[i, j] * alpha
+        T.copy(tile, Y[bx * block, 0])
+    return Y
+
+
 def broken(n):
     @T.prim_func
     def bad(A: T.Tensor((n,), "float32")):
@@ -206,3 +220,14 @@ def test_cuda_target_builds_an_artifact_without_a_gpu(mod):
     kernel = factory(64, 64, 64)
     assert kernel.target == "cuda" and kernel.arch == "sm_80"
     assert "__global__" in kernel.get_kernel_source()
+
+
+def test_eager_style_kernel_specialises_on_shapes(mod):
+    k = mod["eager_scale"]
+    x = torch.randn(37, 12)
+    torch.testing.assert_close(k(x), x * 2.0)
+    torch.testing.assert_close(k(x, alpha=0.5), x * 0.5)
+    torch.testing.assert_close(k(torch.ones(5, 3)), torch.full((5, 3), 2.0))
+    assert len(k._cache) == 3
+    compiled = k.compile(M=8, N=4)
+    assert [p.name for p in compiled.params] == ["X", "Y"] and compiled.params[1].is_output

@@ -5,6 +5,7 @@ imports or executes the user's file and never imports tvm.
 from __future__ import annotations
 
 import ast
+import warnings
 
 from ..diagnostics import DiagnosticSink
 from ..ir import nodes as N
@@ -85,7 +86,9 @@ def parse_captured(captured, sink: DiagnosticSink, out_idx=None, factory=None, i
 
 def _parse(text: str, path: str, mapper: SourceMapper, sink: DiagnosticSink):
     try:
-        return ast.parse(text, filename=path)
+        with warnings.catch_warnings():  # e.g. SyntaxWarning for `1if x`: not ours to print
+            warnings.simplefilter("ignore")
+            return ast.parse(text, filename=path)
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = max((exc.offset or 1) - 1, 0)

@@ -222,12 +222,17 @@ class JITFactory:
 
 
 def jit(func=None, *, out_idx=None, target="auto", **options):
-    """Decorator: `@jit`, `@jit(out_idx=[-1])`, `@jit(target="cpu")` on a kernel factory (or a prim_func)."""
+    """Decorator: `@jit`, `@jit(out_idx=[-1])`, `@jit(target="cpu")` on a kernel factory (or a prim_func);
+    an eager-style function (its own body opens `T.Kernel`) becomes an EagerKernel."""
     from ..language.types import PrimFuncDef
 
     def wrap(f):
         if isinstance(f, (PrimFuncDef, N.PrimFunc)):
             return compile(f, out_idx=out_idx, target=target)
+        from .eager import EagerKernel, is_eager
+
+        if is_eager(f):
+            return EagerKernel(f, target=target)
         return JITFactory(f, out_idx=out_idx, target=target, **options)
 
     return wrap if func is None else wrap(func)

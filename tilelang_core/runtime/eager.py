@@ -1,0 +1,131 @@
+"""Eager-style `@tilelang.jit` kernels: tensors declared in the body (`A: T.Tensor((M, K), dtype)`), dims from
+`T.const("M, K")`, outputs from `T.empty(...)`, `return C`. A call specialises on shapes and scalar arguments.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import threading
+
+from ..diagnostics import CompileError, DiagnosticSink
+from ..ir import nodes as N
+
+
+def is_eager(func) -> bool:
+    """True when `func`'s own body opens `with T.Kernel(...)` (not inside a nested def)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    fn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    return fn is not None and _opens_kernel(fn.body)
+
+
+def _opens_kernel(stmts) -> bool:
+    for st in stmts:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(st, ast.With) and any(_is_kernel_call(item.context_expr) for item in st.items):
+            return True
+        for field in ("body", "orelse", "finalbody"):
+            if _opens_kernel(getattr(st, field, []) or []):
+                return True
+    return False
+
+
+def _is_kernel_call(e) -> bool:
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "Kernel"
+
+
+class EagerKernel:
+    """Call with tensors and scalars like the function's signature; returns what its `T.empty` outputs hold."""
+
+    def __init__(self, func, target="auto"):
+        from ..language.capture import capture
+
+        self.func = func
+        self.target = target
+        self.signature = inspect.signature(func)
+        self.captured = capture(func)
+        self.__name__ = getattr(func, "__name__", "kernel")
+        self.__doc__ = func.__doc__
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, *args, **kwargs):
+        """Specialise on the tensors' shapes/dtypes and the scalars, compile once, run, return the outputs."""
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        tensors = {k: v for k, v in bound.arguments.items() if _is_tensor(v)}
+        scalars = {k: v for k, v in bound.arguments.items() if k not in tensors}
+        kernel = self._kernel(tensors, scalars)
+        inputs = [tensors[p.name] for p in kernel.func.params[:len(kernel.func.params) - len(kernel.out_idx)]
+                  if isinstance(p, N.Buffer)]
+        return kernel(*inputs)
+
+    def compile(self, **values):
+        """A JITKernel for given dim values and scalar arguments (no tensors needed)."""
+        params = self.signature.parameters
+        scalars = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
+        scalars.update({k: v for k, v in values.items() if k in params})
+        return self._build(scalars, {k: v for k, v in values.items() if k not in params})
+
+    def _kernel(self, tensors: dict, scalars: dict):
+        key = (tuple((k, tuple(t.shape), str(t.dtype), t.device.type) for k, t in tensors.items()),
+               tuple(sorted((k, repr(v)) for k, v in scalars.items())))
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        probe = self._parse(scalars, {})
+        dims = _dims_from(probe, tensors)
+        kernel = self._build(scalars, dims)
+        with self._lock:
+            self._cache[key] = kernel
+        return kernel
+
+    def _build(self, scalars: dict, dims: dict):
+        from .jit import JITKernel
+
+        func = self._parse(scalars, dims)
+        return JITKernel(func, out_idx=func.out_idx, target=self.target)
+
+    def _parse(self, scalars: dict, dims: dict) -> N.PrimFunc:
+        from ..frontend import parse_captured
+
+        env = dict(self.captured.env)
+        env.update(scalars)
+        env["__tilelsp_consts__"] = dict(dims)
+        cap = type(self.captured)(self.captured.pyfunc, self.captured.source, self.captured.filename,
+                                  self.captured.first_line, self.captured.indent, env)
+        label = f"{self.__name__}(" + ", ".join(f"{k}={v!r}" for k, v in {**dims, **scalars}.items()) + ")"
+        sink = DiagnosticSink()
+        func = parse_captured(cap, sink, factory=self.__name__, instance=label, eager=True)
+        errors = [d for d in sink.items if d.is_error]
+        if errors or func is None:
+            raise CompileError(errors or sink.items, self.captured.filename)
+        return func
+
+
+def _is_tensor(v) -> bool:
+    return hasattr(v, "shape") and hasattr(v, "dtype") and hasattr(v, "data_ptr")
+
+
+def _dims_from(func: N.PrimFunc, tensors: dict) -> dict:
+    """Values of the `T.const` dims, read off the tensors passed for the declared parameters."""
+    dims: dict = {}
+    for p in func.params:
+        if not isinstance(p, N.Buffer) or p.name not in tensors:
+            continue
+        shape = tuple(tensors[p.name].shape)
+        if len(shape) != len(p.shape):
+            raise ValueError(f"argument '{p.name}' has {len(shape)} dimension(s) {shape} but the kernel declares "
+                             f"{len(p.shape)}")
+        for dim, actual in zip(p.shape, shape):
+            if isinstance(dim, N.Var):
+                dims.setdefault(dim.name, int(actual))
+    missing = [p.name for p in func.params if isinstance(p, N.Buffer) and p.name not in tensors
+               and p not in func.params[len(func.params) - len(func.out_idx or ()):]]
+    if missing:
+        raise TypeError(f"missing tensor argument(s) {', '.join(missing)} declared in the kernel body")
+    return dims
