@@ -102,3 +102,13 @@ def test_dtype_entries_are_dtypes():
     for name in ("T.float16", "T.bfloat16", "T.float8_e4m3fn", "T.int8", "T.uint64", "T.bool"):
         b = lookup(name)
         assert b.kind == "dtype" and b.category == "type" and b.returns == name[2:]
+
+
+def test_parameter_docs_name_real_parameters():
+    from tilelang_core.language.catalog_docs import PARAM_DOCS
+
+    for name, docs in PARAM_DOCS.items():
+        params = {p.name for p in lookup(name).params}
+        assert set(docs) <= params, (name, set(docs) - params)
+    gemm = {p.name: p.doc for p in lookup("T.gemm").params}
+    assert "N x K" in gemm["transpose_B"] and all(gemm.values())

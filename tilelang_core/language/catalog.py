@@ -273,9 +273,13 @@ def _dtype_doc(d) -> str:
 def _with_docs(entries: list[Builtin]) -> list[Builtin]:
     from dataclasses import replace
 
-    from .catalog_docs import DOCS
+    from .catalog_docs import DOCS, PARAM_DOCS
 
-    return [replace(b, doc=DOCS.get(b.name, b.doc)) for b in entries]
+    def params(b: Builtin) -> tuple[Param, ...]:
+        docs = PARAM_DOCS.get(b.name, {})
+        return tuple(replace(p, doc=docs.get(p.name, p.doc)) for p in b.params)
+
+    return [replace(b, doc=DOCS.get(b.name, b.doc), params=params(b)) for b in entries]
 
 
 BUILTINS: list[Builtin] = _with_docs(
