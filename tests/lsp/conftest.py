@@ -94,6 +94,14 @@ async def client(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER), scope="module")
+async def shared_client(lsp_client: LanguageClient):
+    """One server for a whole test module (tests use distinct URIs and leave settings alone)."""
+    await start(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
+
+
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def utf8_client(lsp_client: LanguageClient):
     """A server that negotiated UTF-8 positions."""

@@ -5,6 +5,8 @@ import pytest
 from conftest import ROOT, change_doc, diagnostics, open_doc
 from lsprotocol import types
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 
 SMEM = (ROOT / "examples/errors/shared_memory_exceeded.py").read_text()
 
@@ -13,12 +15,11 @@ def _line_of(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.splitlines()) if needle in line)
 
 
-@pytest.mark.asyncio
-async def test_several_errors_one_publish_then_fixed(client):
+async def test_several_errors_one_publish_then_fixed(shared_client):
     uri = "file:///tmp/several.py"
     text = SMEM.replace("threads=128", "threads=2048")
-    open_doc(client, uri, text)
-    got = await diagnostics(client, uri, 1, lambda ds: len(ds) >= 2)
+    open_doc(shared_client, uri, text)
+    got = await diagnostics(shared_client, uri, 1, lambda ds: len(ds) >= 2)
     codes = {d.code: d for d in got.diagnostics}
     assert {"shared-memory-exceeded", "threads-exceeded"} <= set(codes)
     assert got.version == 1
@@ -28,40 +29,38 @@ async def test_several_errors_one_publish_then_fixed(client):
     assert text.splitlines()[line][t.range.start.character:t.range.end.character] == "2048"
     assert t.code_description.href.endswith("diagnostics.md#threads-exceeded")
     fixed = text.replace("threads=2048", "threads=128").replace("num_stages=4", "num_stages=2")
-    change_doc(client, uri, fixed, 2)
-    cleared = await diagnostics(client, uri, 2)
+    change_doc(shared_client, uri, fixed, 2)
+    cleared = await diagnostics(shared_client, uri, 2)
     assert cleared.version == 2 and not cleared.diagnostics
 
 
-@pytest.mark.asyncio
-async def test_syntax_error_mid_edit_does_not_crash(client):
+async def test_syntax_error_mid_edit_does_not_crash(shared_client):
     uri = "file:///tmp/typing.py"
-    open_doc(client, uri, SMEM)
-    await diagnostics(client, uri)
+    open_doc(shared_client, uri, SMEM)
+    await diagnostics(shared_client, uri)
     broken = SMEM.replace("for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):",
                           "for k in T.Pipelined(T.ceildiv(K, block_K), num_st")
-    change_doc(client, uri, broken, 2)
-    got = await diagnostics(client, uri, 2)
+    change_doc(shared_client, uri, broken, 2)
+    got = await diagnostics(shared_client, uri, 2)
     assert [d.code for d in got.diagnostics] == ["syntax-error"]
-    hover = await client.text_document_hover_async(types.HoverParams(
+    hover = await shared_client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), types.Position(line=0, character=0)))
     assert hover is None
-    change_doc(client, uri, SMEM, 3)
-    again = await diagnostics(client, uri, 3)
+    change_doc(shared_client, uri, SMEM, 3)
+    again = await diagnostics(shared_client, uri, 3)
     assert again.version == 3 and [d.code for d in again.diagnostics] == ["shared-memory-exceeded"]
 
 
-@pytest.mark.asyncio
-async def test_hover_buffer_kernel_and_builtin(client):
+async def test_hover_buffer_kernel_and_builtin(shared_client):
     uri = (ROOT / "examples/gemm.py").as_uri()
     text = (ROOT / "examples/gemm.py").read_text()
-    open_doc(client, uri, text)
-    await diagnostics(client, uri)
+    open_doc(shared_client, uri, text)
+    await diagnostics(shared_client, uri)
     line = _line_of(text, "A_shared = T.alloc_shared")
     col = text.splitlines()[line].index("A_shared")
 
     async def hover(line, col):
-        h = await client.text_document_hover_async(types.HoverParams(
+        h = await shared_client.text_document_hover_async(types.HoverParams(
             types.TextDocumentIdentifier(uri), types.Position(line=line, character=col)))
         return h.contents.value if h else None
 
@@ -72,31 +71,20 @@ async def test_hover_buffer_kernel_and_builtin(client):
     assert "T.clear" in await hover(cline, text.splitlines()[cline].index("clear") + 1)
 
 
-@pytest.mark.asyncio
-async def test_kernels_request_and_code_action(client):
+async def test_kernels_request_and_code_action(shared_client):
     uri = "file:///tmp/smem.py"
-    open_doc(client, uri, SMEM)
-    got = await diagnostics(client, uri)
-    res = await client.protocol.send_request_async("tilelsp/kernels", {"textDocument": {"uri": uri}})
+    open_doc(shared_client, uri, SMEM)
+    got = await diagnostics(shared_client, uri)
+    res = await shared_client.protocol.send_request_async("tilelsp/kernels", {"textDocument": {"uri": uri}})
     kernels = res.kernels
     assert [k.name for k in kernels] == ["main"] and "cuda" in kernels[0].stages
     assert kernels[0].nameRange.start.line == _line_of(SMEM, "def main(")
     diag = got.diagnostics[0]
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
+    actions = await shared_client.text_document_code_action_async(types.CodeActionParams(
         types.TextDocumentIdentifier(uri), diag.range, types.CodeActionContext(diagnostics=[diag])))
     fix = next(a for a in actions if a.kind == types.CodeActionKind.QuickFix)
     edit = fix.edit.changes[uri][0]
     assert edit.new_text == "3" and edit.range.start.line == _line_of(SMEM, "num_stages=4):")
-    # lsprotocol's client-side hook structures any action carrying a command as a Command; read it as text
+    # lsprotocol's shared_client-side hook structures any action carrying a command as a Command; read it as text
     commands = " ".join(str(a.command) for a in actions if a.command)
     assert "tilelsp.server.verify" in commands and "tilelsp.server.benchmark" in commands
-
-
-@pytest.mark.asyncio
-async def test_pull_diagnostics(pull_client):
-    uri = "file:///tmp/pull.py"
-    open_doc(pull_client, uri, SMEM)
-    report = await pull_client.text_document_diagnostic_async(
-        types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri)))
-    assert [d.code for d in report.items] == ["shared-memory-exceeded"]
-    assert uri not in pull_client.diagnostics  # pull clients are not pushed to

@@ -78,3 +78,13 @@ async def test_debounce_publishes_only_the_last_of_quick_edits(client):
     last = await diagnostics(client, uri, 4)
     assert "threads-not-warp-multiple" in {d.code for d in last.diagnostics}
     assert not [p for p in client.published if p.uri == uri and p.version in (2, 3)]
+
+
+@pytest.mark.asyncio
+async def test_pull_diagnostics(pull_client):
+    uri = "file:///tmp/pull.py"
+    open_doc(pull_client, uri, SMEM_TEXT)
+    report = await pull_client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri)))
+    assert [d.code for d in report.items] == ["shared-memory-exceeded"]
+    assert uri not in pull_client.diagnostics  # pull clients are not pushed to
