@@ -35,7 +35,12 @@ export class LineLinker implements vscode.Disposable {
     this.subscriptions.push(
       vscode.window.onDidChangeTextEditorSelection((e) => this.onSelection(e.textEditor)),
       vscode.window.onDidChangeVisibleTextEditors(() => this.refresh()),
-      provider.onDidChange(() => setTimeout(() => this.refresh(), 0)),
+      // A view's new text (after a save) arrives as a document change; its line map is already stored.
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.document.uri.scheme === IR_SCHEME && this.links.has(e.document.uri.toString())) {
+          this.refresh();
+        }
+      }),
     );
   }
 

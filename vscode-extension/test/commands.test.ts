@@ -104,6 +104,20 @@ describe('Show IR and Show CUDA', () => {
     expect([...editor.decorations.values()].flat()).toEqual([]);
   });
 
+  it('re-applies the highlight from the new line map when the view is refreshed after a save', async () => {
+    const { link } = server();
+    const ctx = context(link);
+    const source = (await vscode.window.showTextDocument(vscode.Uri.parse(file))) as unknown as stub.TextEditor;
+    const view = (await showCuda(ctx, file, 'matmul')) as unknown as stub.TextEditor;
+    source.selection = new stub.Selection(9, 0, 9, 0);
+    stub.__test.fireSelection(source);
+    expect([...view.decorations.values()].flat().map((r) => r.start.line)).toEqual([3]);
+    link.request = async <R>() => ({ text: 'a\nb\nc\nd\ne', languageId: 'cuda', stage: 'cuda', kernel: 'matmul', lineMap: [{ source: 9, lines: [4] }] }) as R;
+    view.document.text = await ctx.provider.provideTextDocumentContent(view.document.uri as any, new vscode.CancellationTokenSource().token);
+    stub.__test.fireChange(view.document);
+    expect([...view.decorations.values()].flat().map((r) => r.start.line)).toEqual([4]);
+  });
+
   it('highlights source lines from the CUDA view', async () => {
     const { link } = server();
     const source = (await vscode.window.showTextDocument(vscode.Uri.parse(file))) as unknown as stub.TextEditor;

@@ -213,6 +213,7 @@ function configuration(section: string) {
 
 const saveEmitter = new EventEmitter<TextDocument>();
 const closeEmitter = new EventEmitter<TextDocument>();
+const changeEmitter = new EventEmitter<{ document: TextDocument }>();
 const selectionEmitter = new EventEmitter<{ textEditor: TextEditor }>();
 const visibleEmitter = new EventEmitter<TextEditor[]>();
 const providers = new Map<string, { provideTextDocumentContent(uri: Uri, token: unknown): Promise<string> | string }>();
@@ -225,6 +226,7 @@ export const workspace = {
   onDidChangeConfiguration: configChanges.event,
   onDidSaveTextDocument: saveEmitter.event,
   onDidCloseTextDocument: closeEmitter.event,
+  onDidChangeTextDocument: changeEmitter.event,
   onDidGrantWorkspaceTrust: new EventEmitter<void>().event,
   registerTextDocumentContentProvider(scheme: string, provider: never) {
     providers.set(scheme, provider);
@@ -358,6 +360,7 @@ export const extensions = {
 export const __test = {
   fireSave: (doc: TextDocument) => saveEmitter.fire(doc),
   fireSelection: (editor: TextEditor) => selectionEmitter.fire({ textEditor: editor }),
+  fireChange: (doc: TextDocument) => changeEmitter.fire({ document: doc }),
   reset(): void {
     settingsStore.clear();
     workspace.textDocuments.length = 0;
