@@ -56,9 +56,10 @@ def check_region_bounds(region: N.Region, extents, ctx: Ctx, op_span) -> None:
         iv = bound(start, ctx.env) if n is not None and e is not None else None
         if iv is None or (iv.lo >= 0 and iv.hi + e <= n):
             continue
+        cover = f"[{iv.lo}, {iv.hi + e})" if iv.lo == iv.hi else f"up to [{iv.lo}, {iv.hi + e})"
         ctx.emit("index-out-of-bounds",
-                 f"this region of {buf.name} covers rows {_range_text(iv.lo, iv.hi)}..+{e} in dimension "
-                 f"{axis + 1}, but {buf.name} has {n} there; the slice must stay inside the tile",
+                 f"this region of {buf.name} covers {cover} in dimension {axis + 1}, but {buf.name} has {n} "
+                 f"elements there (valid [0, {n})); keep the slice inside the tile",
                  region.span or op_span, related=related_for(buf))
         return
 
@@ -116,8 +117,14 @@ def check_fragment_dynamic_parallel(buf: N.Buffer, indices, span, ctx: Ctx) -> N
         if bad:
             v, st, ext = bad[0]
             ctx.emit("fragment-parallel-dynamic",
-                     f"fragment {buf.name} is indexed by {v.name}, whose T.Parallel range ({expr_str(st)} to "
-                     f"{expr_str(st)} + {expr_str(ext)}) is only known at run time; fragments need a constant "
-                     f"T.Parallel range: loop over the whole tile and guard the tail with `if`",
+                     f"fragment {buf.name} is indexed by {v.name}, whose loop {_loop_text(st, ext)} has a "
+                     f"range only known at run time; fragments need a constant T.Parallel range: loop over the "
+                     f"whole tile and guard the tail with `if`",
                      span, related=related_for(buf))
             return
+
+
+def _loop_text(start, extent) -> str:
+    if as_int(start) == 0:
+        return f"T.Parallel({expr_str(extent)})"
+    return f"T.Parallel({expr_str(start)}, {expr_str(start)} + {expr_str(extent)})"
