@@ -116,6 +116,22 @@ def test_verify_timeout_is_a_clean_failure(tmp_path, capsys):
     assert rc == 1 and not rec["passed"] and "timed out after 8 s" in rec["message"]
 
 
+@pytest.mark.parametrize("tail,words", [
+    ("import ctypes\nctypes.string_at(0)\n", ["killed by signal", "SIGSEGV"]),
+    ("raise RuntimeError('boom at load')\n", ["running the file failed", "boom at load", "forever.py:"]),
+])
+def test_verify_crash_and_load_errors_are_clean_failures(tmp_path, capsys, tail, words):
+    from tilelsp.verify_command import run_verify
+
+    path = tmp_path / "forever.py"
+    path.write_text(textwrap.dedent(FOREVER).replace("k = spin(8)\n", tail))
+    rc = run_verify(_args(path, timeout=60.0))
+    rec = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert rc == 1 and not rec["passed"]
+    for w in words:
+        assert w in rec["message"]
+
+
 def test_verify_usage_errors(tmp_path, good, capsys):
     from tilelsp.verify_command import run_verify
 

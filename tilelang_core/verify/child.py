@@ -170,7 +170,15 @@ def run(request: dict, emit) -> None:
             emit({**base, "kernel": func.name, "instance": func.instance, "passed": False,
                   "message": "no CUDA device is visible to torch; use --device cpu (or auto)"})
         return
-    glb = _load_module(path)
+    try:
+        glb = _load_module(path)
+    except BaseException as exc:  # the user's module failed while loading: every instance fails with it
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        for func in chosen:
+            emit({**base, "kernel": func.name, "instance": func.instance, "passed": False,
+                  "message": "running the file failed: " + _describe(exc, path)})
+        return
     ref = glb.get(reference_name(text))
     ref = ref if callable(ref) else None
     for func in chosen:
