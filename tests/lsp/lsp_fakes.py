@@ -5,8 +5,11 @@ from types import SimpleNamespace
 
 from tilelang_core.analysis.facts import BufferFact, Facts, KernelFact
 from tilelang_core.check import CheckResult
+from pathlib import Path
+
 from tilelang_core.source import SourceFile, Span
 
+ROOT = Path(__file__).resolve().parents[2]
 GEMM = '''import tilelang
 import tilelang.language as T
 

@@ -129,3 +129,40 @@ def test_analysis_fix_becomes_quickfix_and_kernel_commands():
     assert [a.command for a in acts[1:]] == ["tilelsp.server.verify", "tilelsp.server.benchmark"]
     assert acts[1].arguments == ("file:///g.py", "main")
     assert actions.kernel_at(result, 1) is None
+
+
+def _fix_example(name: str):
+    from tilelang_core.check import check_source
+    from lsp_fakes import ROOT
+
+    path = ROOT / "examples/errors" / name
+    text = path.read_text()
+    result = check_source(text, str(path))
+    [diag] = [d for d in result.diagnostics if d.is_error]
+    return text, path, actions.code_actions(result, diag.span, [diag])
+
+
+def _recheck(text, path):
+    from tilelang_core.check import check_source
+
+    return [d.code for d in check_source(text, str(path)).diagnostics if d.is_error]
+
+
+def test_gemm_accumulator_fix_clears_the_error():
+    text, path, acts = _fix_example("gemm_accumulator_shape.py")
+    assert acts[0].title == "Allocate C_local as (block_M, block_N)" and acts[0].preferred
+    assert _recheck(actions.apply_edits(text, acts[0].edits), path) == []
+
+
+def test_gemm_k_mismatch_offers_both_sides():
+    text, path, acts = _fix_example("gemm_k_mismatch.py")
+    assert [a.title for a in acts] == ["Use K = block_K for B_shared", "Use K = 64 for A_shared"]
+    for a in acts:
+        assert _recheck(actions.apply_edits(text, a.edits), path) == []
+
+
+def test_real_num_stages_and_threads_fixes():
+    for name in ("shared_memory_exceeded.py", "threads_exceeded.py"):
+        text, path, acts = _fix_example(name)
+        assert acts and acts[0].preferred
+        assert _recheck(actions.apply_edits(text, acts[0].edits), path) == []

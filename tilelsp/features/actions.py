@@ -130,8 +130,79 @@ def from_fix(diag: Diagnostic) -> Action | None:
     return Action(diag.fix.title, QUICKFIX, tuple(diag.fix.edits), diag, preferred=True)
 
 
+def _parse_calls(text: str):
+    """(module, {(line, col) of a call's start: call}, span_of) for the text, or None when it does not parse."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(text))
+    except Exception:
+        return None
+    positions = wrapper.resolve(PositionProvider)
+
+    def span_of(node) -> Span:
+        r = positions[node]
+        return Span(r.start.line, r.start.column, r.end.line, r.end.column)
+
+    calls = {}
+    for node, r in positions.items():
+        if isinstance(node, cst.Call):
+            calls.setdefault((r.start.line, r.start.column), node)
+    return wrapper.module, calls, span_of
+
+
+def _arg(call, index: int, name: str):
+    named = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+    positional = [a.value for a in call.args if a.keyword is None]
+    return named if named is not None else (positional[index] if index < len(positional) else None)
+
+
+def _gemm_operands(result, diag: Diagnostic):
+    """The gemm call's A, B, C allocation shapes as lists of (code, span) plus the transpose flags."""
+    import libcst as cst
+
+    parsed = _parse_calls(result.source.text)
+    if parsed is None:
+        return None
+    module, calls, span_of = parsed
+    gemm = calls.get((diag.span.line, diag.span.col))
+    allocs = {}
+    for r in diag.related:
+        call = calls.get((r.span.line, r.span.col))
+        shape = _arg(call, 0, "shape") if call is not None else None
+        if isinstance(shape, (cst.Tuple, cst.List)):
+            allocs[r.message.split(" ")[0]] = [(module.code_for_node(e.value), span_of(e.value)) for e in shape.elements]
+    if gemm is None:
+        return None
+    names = [module.code_for_node(v) if v is not None else None for v in (_arg(gemm, i, n) for i, n in enumerate("ABC"))]
+    flags = [module.code_for_node(v) == "True" if v is not None else False
+             for v in (_arg(gemm, 3, "transpose_A"), _arg(gemm, 4, "transpose_B"))]
+    if any(n not in allocs or len(allocs[n]) != 2 for n in names):
+        return None
+    return [allocs[n] for n in names], names, flags
+
+
+def fix_gemm_shapes(result, diag: Diagnostic) -> list[Action]:
+    """Accumulator: allocate C as (M of A, N of B). K mismatch: one action per side (make it the other's K)."""
+    found = _gemm_operands(result, diag)
+    if found is None:
+        return []
+    (a, b, c), (na, nb, nc), (ta, tb) = found
+    m, n = a[1 if ta else 0], b[0 if tb else 1]
+    if diag.code == "gemm-accumulator-shape":
+        edits = tuple(TextEdit(old[1], new[0]) for old, new in zip(c, (m, n)) if old[0] != new[0])
+        return [Action(f"Allocate {nc} as ({m[0]}, {n[0]})", QUICKFIX, edits, diag, preferred=True)] if edits else []
+    ka, kb = a[0 if ta else 1], b[1 if tb else 0]
+    if ka[0] == kb[0]:
+        return []
+    return [Action(f"Use K = {ka[0]} for {nb}", QUICKFIX, (TextEdit(kb[1], ka[0]),), diag),
+            Action(f"Use K = {kb[0]} for {na}", QUICKFIX, (TextEdit(ka[1], kb[0]),), diag)]
+
+
 _FIXERS = {"shared-memory-exceeded": fix_num_stages, "threads-exceeded": fix_threads,
            "threads-not-warp-multiple": fix_threads}
+_MULTI_FIXERS = {"gemm-accumulator-shape": fix_gemm_shapes, "gemm-shape-mismatch": fix_gemm_shapes}
 
 
 def code_actions(result, span: Span, diagnostics=None, uri: str = "", kernel_at=None) -> list[Action]:
@@ -141,9 +212,9 @@ def code_actions(result, span: Span, diagnostics=None, uri: str = "", kernel_at=
     for d in diagnostics:
         if not _overlaps(d.span, span):
             continue
-        act = from_fix(d) or (_FIXERS[d.code](result, d) if d.code in _FIXERS else None)
-        if act and all(a.edits != act.edits for a in actions):
-            actions.append(act)
+        found = [from_fix(d) or (_FIXERS[d.code](result, d) if d.code in _FIXERS else None)]
+        found += _MULTI_FIXERS[d.code](result, d) if d.code in _MULTI_FIXERS else []
+        actions.extend(a for a in found if a and all(a.edits != b.edits for b in actions))
     if kernel_at:
         actions.append(Action(f"Verify {kernel_at} on device", SOURCE, command="tilelsp.server.verify",
                               arguments=(uri, kernel_at)))
