@@ -88,3 +88,30 @@ async def test_kernels_request_and_code_action(shared_client):
     # lsprotocol's shared_client-side hook structures any action carrying a command as a Command; read it as text
     commands = " ".join(str(a.command) for a in actions if a.command)
     assert "tilelsp.server.verify" in commands and "tilelsp.server.benchmark" in commands
+
+
+async def test_inlay_lens_completion_signature_over_the_wire(shared_client):
+    path = ROOT / "examples/gemm.py"
+    uri, text = path.as_uri(), path.read_text()
+    lines = text.splitlines()
+    open_doc(shared_client, uri, text)
+    await diagnostics(shared_client, uri)
+    ident = types.TextDocumentIdentifier(uri)
+    whole = types.Range(types.Position(0, 0), types.Position(len(lines), 0))
+    hints = await shared_client.text_document_inlay_hint_async(types.InlayHintParams(ident, whole))
+    by_line = {h.position.line: h.label for h in hints}
+    a_line = _line_of(text, "A_shared = T.alloc_shared")
+    assert "shared.dyn 128×32 float16" in by_line[a_line] and by_line[a_line].endswith("×3 stages")
+    lenses = await shared_client.text_document_code_lens_async(types.CodeLensParams(ident))
+    assert [l.command.command for l in lenses] == ["tilelsp.verify", "tilelsp.showIR", "tilelsp.showCuda",
+                                                   "tilelsp.benchmark"]
+    assert list(lenses[0].command.arguments) == [uri, "gemm"] and lenses[0].range.start.line == _line_of(text, "def gemm(")
+    line = _line_of(text, "T.clear(C_local)")
+    col = lines[line].index("clear")
+    items = await shared_client.text_document_completion_async(types.CompletionParams(
+        ident, types.Position(line, col + 2)))
+    labels = {i.label for i in items.items}
+    assert "clear" in labels and all(label.startswith("cl") for label in labels)  # the cursor is after "T.cl"
+    sig = await shared_client.text_document_signature_help_async(types.SignatureHelpParams(
+        ident, types.Position(line, col + len("clear("))))
+    assert sig.signatures[0].label.startswith("T.clear(") and sig.active_parameter == 0
