@@ -161,3 +161,8 @@ def k(A: T.Tensor((64,), T.flaot16)):
                      ("undefined-name", "R"), ("unknown-builtin", "T.alloc_shared")]
     for d in diags:
         assert d.fix.edits[0].span == d.span
+
+
+def test_augmented_store_to_a_non_buffer_is_reported():
+    _, _, errs = _one("T[0, 1] += 1")
+    assert [d.code for d in errs] == ["unsupported-syntax"] and "not a buffer" in errs[0].message

@@ -255,6 +255,9 @@ class KernelParser(ast.NodeVisitor):
         t = node.target
         if isinstance(t, ast.Subscript):
             load = self.ev.visit_Subscript(t)
+            if not isinstance(load, N.Load):
+                raise KernelError("unsupported-syntax", f"`{ast.unparse(t.value)}` is not a buffer; only buffer "
+                                  "elements can be updated with `[...] op=`", t)
             value = to_expr(binop(op, load, self.ev.scalar(node.value)))
             return [N.Store(load.buffer, load.indices, value, self.span(node))]
         if isinstance(t, ast.Name):
