@@ -95,3 +95,13 @@ def test_importing_the_namespace_imports_neither_tvm_nor_torch():
             "print('tvm' in sys.modules, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
+
+
+def test_dtype_objects():
+    torch = pytest.importorskip("torch")
+    assert T.dtype(torch.bfloat16) == "bfloat16" and T.dtype("half") == T.float16
+    assert T.dtype(T.float16).bits == 16 and T.float8_e4m3fn.bits == 8 and T.dtype("float16x2").lanes == 2
+    assert T.dtype("float16").as_torch() is torch.float16 and T.float32.as_torch() is torch.float32
+    assert T.Tensor((4,), torch.int8).dtype.bits == 8
+    with pytest.raises(TypeError, match="unknown dtype 'half16'"):
+        T.dtype("half16")

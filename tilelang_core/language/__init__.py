@@ -12,6 +12,7 @@ import enum
 # Private names only: `capture`, `registry`, `dtypes`, `types` must stay the submodules.
 from .capture import capture as _capture
 from .dtypes import DTYPES as _DTYPES
+from .dtypes import dtype_info as _dtype_info
 from .dtypes import normalize_dtype as _normalize_dtype
 from .registry import Builtin as _Builtin
 from .registry import lookup as _lookup
@@ -20,19 +21,52 @@ from .types import DType, MacroDef, PrimFuncDef, SymbolicDim, TensorType
 
 _MODULE = "tilelang_core.language"
 
+
+class _DType(DType):
+    """A runtime dtype value: a string ("float16") with TileLang's `bits`, `lanes` and `as_torch()`."""
+
+    @property
+    def bits(self) -> int:
+        """Bits per element (all lanes of a vector type together)."""
+        info = _dtype_info(self)
+        return info.bits if info else 0
+
+    @property
+    def lanes(self) -> int:
+        """Vector lanes (1 for scalar types)."""
+        base, sep, lanes = str(self).rpartition("x")
+        return int(lanes) if sep and lanes.isdigit() and base in _DTYPES else 1
+
+    def as_torch(self):
+        """The matching torch dtype (imports torch)."""
+        import torch
+
+        info = _DTYPES.get(str(self))
+        if info is None or info.torch is None:
+            raise TypeError(f"{self!s} has no torch dtype")
+        return getattr(torch, info.torch)
+
 # dtypes are served by __getattr__ so that `T.int`, `T.float` and `T.bool` never shadow builtins here.
 _DTYPE_ATTRS: dict[str, DType] = {}
 for _info in _DTYPES.values():
-    _DTYPE_ATTRS[_info.name] = DType(_info.name)
+    _DTYPE_ATTRS[_info.name] = _DType(_info.name)
     for _alias in _info.attr_aliases:
-        _DTYPE_ATTRS[_alias] = DType(_info.name)
+        _DTYPE_ATTRS[_alias] = _DType(_info.name)
 
 
 def _dtype(value) -> DType:
     """A DType for any accepted dtype spelling (unknown names are kept as written)."""
-    if isinstance(value, DType):
+    if isinstance(value, _DType):
         return value
-    return DType(_normalize_dtype(value) or str(value))
+    return _DType(_normalize_dtype(value) or str(value))
+
+
+def dtype(value) -> DType:
+    """The TileLang dtype for a name, a `T.<dtype>`, a torch/numpy dtype or `int`/`float`/`bool`."""
+    name = _normalize_dtype(value)
+    if name is None:
+        raise TypeError(f"unknown dtype {value!r}; use a name such as \"float16\" or a torch dtype")
+    return _DType(name)
 
 
 def _shape(shape) -> tuple:

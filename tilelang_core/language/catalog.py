@@ -58,6 +58,7 @@ _TYPES = [
     _b("T.dynamic", "type", ("name", "str"), ("dtype", "dtype", "int32"), returns="Var", aliases=("T.symbolic",)),
     _b("T.const", "type", ("name", "str"), ("dtype", "dtype", "int32"), returns="Var | tuple[Var, ...]"),
     _b("T.empty", "type", ("*shape", "varargs"), ("dtype", "dtype", "float32"), returns="Tensor"),
+    _b("T.dtype", "type", ("value", "any"), returns="dtype"),
 ]
 
 # --- memory ----------------------------------------------------------------------------------------------

@@ -92,6 +92,10 @@ time. `T.dynamic("m, n")` returns a tuple. (`T.symbolic` is the deprecated spell
 
 Tile shapes used by `T.gemm` must stay constant (`gemm-dynamic-shape`); loops and global slices may
 use symbolic extents.""",
+    "T.dtype": """The dtype object for a name or a torch dtype: `T.dtype("float16")`, `T.dtype(torch.bfloat16)`.
+
+It compares equal to its name; `.bits`, `.lanes` and `.as_torch()` give its width, vector lanes and
+the torch dtype (factories use it to pick sizes per dtype).""",
     "T.const": """Eager style only: declare dimension names bound from the argument shapes.
 
 ```python
