@@ -21,7 +21,7 @@ def test_interval_arithmetic():
 
 def test_loop_interval_and_refine():
     assert loop_interval(c(2), c(5), {}) == Interval(2, 6)
-    assert loop_interval(c(0), c(8), {}, step=c(2)) is None
+    assert loop_interval(c(0), c(8), {}, step=c(2)) == Interval(0, 6)
     i = var("i")
     env = {i: Interval(0, 63)}
     assert refine(N.Compare(">", i, c(0)), env)[i] == Interval(1, 63)
@@ -108,3 +108,16 @@ def test_guarded_stencil_is_still_checked_inside_the_guard():
     ok = _kernel_with(lambda S: loop(i, 64, [N.If(N.Compare("<", add(i, 1), c(64)), store(S, (add(i, 1), 0)))]),
                       shape=(64, 1))
     assert codes(ok) == []
+
+
+def test_stepped_loops():
+    assert loop_interval(c(0), c(64), {}, step=c(2)) == Interval(0, 62)
+    assert loop_interval(c(63), c(-64), {}, step=c(-1)) == Interval(0, 63)  # range(63, -1, -1)
+    assert loop_interval(c(10), c(-10), {}, step=c(-3)) == Interval(1, 10)  # 10, 7, 4, 1
+    assert loop_interval(c(0), c(-5), {}, step=c(1)) is None
+    assert loop_interval(c(0), c(64), {}, step=var("s", "symbolic")) is None
+    k = var("k")
+    ok = _kernel_with(lambda S: loop(k, 64, [store(S, (add(k, 1), 0))], step=c(2)), shape=(64, 1))
+    assert codes(ok) == []
+    bad = _kernel_with(lambda S: loop(k, 64, [store(S, (add(k, 2), 0))], step=c(2)), shape=(64, 1))
+    assert codes(bad) == ["index-out-of-bounds"]

@@ -125,15 +125,27 @@ def bound(e, env: Env) -> Interval | None:
 
 
 def loop_interval(start, extent, env: Env, step=None) -> Interval | None:
-    """The values a loop variable takes for range(start, start + extent) (unit step only), else None."""
-    if step is not None:
-        s = bound(step, env)
-        if s is None or s.lo != 1 or s.hi != 1:
-            return None
-    s, n = bound(start, env), bound(extent, env)
-    if s is None or n is None or n.lo != n.hi or n.lo <= 0:
+    """The values a loop variable takes for range(start, start + extent, step), else None.
+
+    A non-unit step needs a constant start, extent and step (the exact last value is then known)."""
+    st = 1 if step is None else _const_int(step, env)
+    if st is None or st == 0:
         return None
-    return Interval(s.lo, s.hi + n.lo - 1)
+    if st == 1:
+        s, n = bound(start, env), bound(extent, env)
+        if s is None or n is None or n.lo != n.hi or n.lo <= 0:
+            return None
+        return Interval(s.lo, s.hi + n.lo - 1)
+    s0, n = _const_int(start, env), _const_int(extent, env)
+    if s0 is None or n is None or n == 0 or (n > 0) != (st > 0):
+        return None
+    last = s0 + st * ((abs(n) - 1) // abs(st))
+    return Interval(min(s0, last), max(s0, last))
+
+
+def _const_int(e, env: Env) -> int | None:
+    iv = bound(e, env)
+    return iv.lo if iv is not None and iv.lo == iv.hi else None
 
 
 def mentions(e, var_set) -> bool:
