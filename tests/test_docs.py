@@ -36,3 +36,13 @@ def test_every_builtin_and_code_is_documented():
 def test_module_entry_point():
     out = subprocess.run([sys.executable, "-m", "tilelang_core.docgen", "--check"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_overview_example_checks_clean():
+    from tilelang_core.check import check_source
+
+    text = "\n".join(docgen._OVERVIEW)
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    src = "import tilelang\nimport tilelang.language as T\n\n" + code + "\n\nkernel = matmul(1024, 1024, 1024)\n"
+    result = check_source(src, "overview.py")
+    assert result.kernels and not [d for d in result.diagnostics if d.is_error]
