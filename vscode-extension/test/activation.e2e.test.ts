@@ -35,7 +35,9 @@ describe.skipIf(!available)('the activated extension', () => {
     stub.window.visibleTextEditors.push(stub.window.activeTextEditor);
     installVscodeModule();
     ext = await import('../src/extension.js');
+    const t0 = performance.now();
     await ext.activate(context as unknown as vscode.ExtensionContext);
+    console.log(`activate() to a running server: ${(performance.now() - t0).toFixed(0)} ms`);
   }, 90_000);
 
   afterAll(async () => {
