@@ -46,3 +46,11 @@ def test_overview_example_checks_clean():
     src = "import tilelang\nimport tilelang.language as T\n\n" + code + "\n\nkernel = matmul(1024, 1024, 1024)\n"
     result = check_source(src, "overview.py")
     assert result.kernels and not [d for d in result.diagnostics if d.is_error]
+
+
+def test_real_tilelang_notes_name_existing_error_files():
+    root = docgen.ROOT / "examples" / "errors"
+    for code, (path, outcome) in docgen._REAL_TILELANG.items():
+        assert code in CODES and outcome
+        text = (root / path).read_text()
+        assert f"[{code}]" in text, (code, path)

@@ -113,12 +113,61 @@ def render_language() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+# What the real TileLang 0.1.15 did with the matching examples/errors/ file (tilelang.lower to sm_90a on a
+# CPU-only machine; measured, see examples/README.md). Keyed by code: (file, outcome).
+_REAL_TILELANG = {
+    "syntax-error": ("syntax_error.py", "Python's `SyntaxError` when the file is imported."),
+    "undefined-name": ("undefined_name.py", "`NameError` while tracing the kernel, with a traceback."),
+    "unsupported-syntax": ("unsupported_for_else.py", "`NotImplementedError` for `for ... else` (`while` loops are "
+                           "supported by TileLang 0.1.15)."),
+    "unknown-builtin": ("unknown_builtin.py", "`AttributeError`: module 'tilelang.language' has no attribute."),
+    "bad-arguments": ("bad_arguments.py", "Python's `TypeError` for the call."),
+    "invalid-dtype": ("invalid_dtype.py", "`ValueError: unknown dtype`, at trace time."),
+    "invalid-kernel": ("invalid_kernel.py", "C++ `InternalError: Check failed: (grid_size.size() <= 3)`, no location."),
+    "buffer-rank-mismatch": ("buffer_rank_mismatch.py", "C++ `InternalError` (buffer is 2-dimensional, indexed "
+                             "with 1 index)."),
+    "gemm-shape-mismatch": ("gemm_k_mismatch.py", "`AssertionError: T.gemm K shape check failed` at trace time."),
+    "gemm-accumulator-shape": ("gemm_accumulator_shape.py", "`AssertionError: T.gemm N shape check failed`."),
+    "gemm-operand-scope": ("gemm_operand_scope.py", "`ValueError: Unsupported gemm combination for wgmma` during "
+                           "layout inference, no location."),
+    "gemm-dtype-mismatch": ("gemm_dtype_mismatch.py", "`ValueError: Mixed-dtype GEMM only supports f8f6f4` during "
+                            "layout inference, no location."),
+    "gemm-dynamic-shape": ("gemm_dynamic_shape.py", "`ValueError: T.gemm requires static tile dimensions`."),
+    "copy-extent-mismatch": ("copy_extent_mismatch.py", "C++ `InternalError: Shared tile and global tile shape "
+                             "mismatch` in lowering."),
+    "copy-shape-mismatch": ("copy_shape_mismatch.py", "`ValueError: StructuralEqual check failed`, not naming T.copy."),
+    "copy-dtype-mismatch": ("copy_dtype_mismatch.py", "Lowers without a diagnostic."),
+    "reduce-dim-out-of-range": ("reduce_dim_out_of_range.py", "`ValueError: Invalid reduce output shape`."),
+    "reduce-shape-mismatch": ("reduce_shape_mismatch.py", "`ValueError: Invalid reduce output shape`."),
+    "shared-memory-exceeded": ("shared_memory_exceeded.py", "Lowers without a diagnostic; fails only when the kernel "
+                               "is launched on a GPU."),
+    "threads-exceeded": ("threads_exceeded.py", "Lowers without a diagnostic."),
+    "threads-not-warp-multiple": ("threads_not_warp_multiple.py", "Lowers without a diagnostic (with a `T.gemm` in "
+                                  "the kernel it fails: no valid warp partition)."),
+    "register-pressure": ("register_pressure.py", "Lowers without a diagnostic."),
+    "index-out-of-bounds": ("index_out_of_bounds.py", "Lowers without a diagnostic; shared-memory reads are not "
+                            "guarded."),
+    "local-indexed-by-parallel": ("local_indexed_by_parallel.py", "`[Tilelang Semantic Check]` error naming the "
+                                  "buffer, no line."),
+    "nested-parallel": ("nested_parallel.py", "`[Tilelang Semantic Check] Nested parallel loops are not allowed`, "
+                        "no line."),
+    "tile-op-in-parallel": ("tile_op_in_parallel.py", "`[Tilelang Semantic Check] Only elementwise operations are "
+                            "allowed inside a parallel loop`, no line."),
+    "layout-shape-mismatch": ("layout_shape_mismatch.py", "C++ `InternalError: Check failed: "
+                              "(az->CanProveEqual(...))` deep in lowering."),
+    "pipeline-config": ("pipeline_config.py", "C++ `InternalError` from PipelinePlanning, no location."),
+}
+
+
 def _code_section(row) -> list[str]:
     lines = [f"### `{row.code}`", "", f"**{row.severity.value if hasattr(row.severity, 'value') else row.severity}**"
              f" · area: {row.area}", "", row.meaning, ""]
     if row.example.strip():
         lines += ["Example:", "", "```python", row.example.rstrip(), "```", ""]
     lines += [f"Fix: {row.fix}", ""]
+    if row.code in _REAL_TILELANG:
+        path, outcome = _REAL_TILELANG[row.code]
+        lines += [f"Real TileLang 0.1.15 on `examples/errors/{path}`: {outcome}", ""]
     return lines
 
 
