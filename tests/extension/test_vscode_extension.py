@@ -25,8 +25,17 @@ def _npm(args: list[str], cwd: Path, timeout: int) -> subprocess.CompletedProces
     return proc
 
 
+def _node_ok() -> bool:
+    """npm is on PATH and node is 20.19 or later (vite 7, which vitest 3 uses, needs it)."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        return False
+    out = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip().lstrip("v")
+    major, minor = (int(x) for x in out.split(".")[:2])
+    return (major, minor) >= (20, 19)
+
+
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("npm") is None, reason="needs npm")
+@pytest.mark.skipif(not _node_ok(), reason="needs npm and node >= 20.19")
 def test_install_test_package_and_check_vsix(tmp_path):
     """`npm ci && npm test && npm run package` on a clean copy, then scripts/check-vsix.mjs on the result."""
     work = tmp_path / "vscode-extension"
@@ -34,7 +43,10 @@ def test_install_test_package_and_check_vsix(tmp_path):
     _npm(["ci", "--prefer-offline", "--no-audit", "--no-fund"], work, 240)
     _npm(["test", "--", "--reporter=dot", "--reporter=json", "--outputFile=vitest.json"], work, 240)
     report = json.loads((work / "vitest.json").read_text())
-    assert report["numFailedTests"] == 0 and report["numPassedTests"] >= 60
+    failed = [f"{t['fullName']}: {' '.join(t['failureMessages'])[:300]}"
+              for f in report["testResults"] for t in f["assertionResults"] if t["status"] == "failed"]
+    assert not failed, "\n".join(failed)
+    assert report["numPassedTests"] >= 60
     passed = {Path(f["name"]).name: sum(t["status"] == "passed" for t in f["assertionResults"])
               for f in report["testResults"]}
     # The sessions with the real server ran (only their slow lowering cases are skipped by default).
