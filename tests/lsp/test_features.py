@@ -166,3 +166,18 @@ def test_real_num_stages_and_threads_fixes():
         text, path, acts = _fix_example(name)
         assert acts and acts[0].preferred
         assert _recheck(actions.apply_edits(text, acts[0].edits), path) == []
+
+
+def test_hover_lists_every_instance_of_a_factory():
+    from tilelang_core.check import check_source
+
+    text = (GEMM.replace("threads=100", "threads=128") + "\n\nk1 = matmul(1024, 1024, 1024)\n"
+            "k2 = matmul(512, 512, 512, block_M=64)\n")
+    clean, line, col = cursor(text.replace("A_shared = T", "A_sha<CURSOR>red = T"))
+    result = check_source(clean, "/tmp/two.py")
+    found = hover.hover(result, line, col)
+    assert found and "**other instances**" in found[0]
+    assert "64×32" in found[0] and "128×32" in found[0]
+    kernel_line = next(i for i, l in enumerate(clean.splitlines(), 1) if "def main(" in l)
+    k = hover.hover(result, kernel_line, clean.splitlines()[kernel_line - 1].index("main"))
+    assert "block_M=64" in k[0] and "**other instances**" in k[0]

@@ -38,12 +38,13 @@ def hover(result, line: int, col: int, lowered=(), uri: str = "") -> tuple[str, 
     facts = getattr(result, "facts", None)
     kernel = _kernel_at(facts, result, line, col)
     if kernel is not None:
-        return kernel_hover(kernel, facts, lowered, uri), _kernel_span(kernel, line, col)
+        return kernel_hover(kernel, facts, lowered, uri) + _other_instances(facts, kernel), _kernel_span(kernel, line, col)
     fact = facts.at(line, col) if facts is not None and hasattr(facts, "at") else None
     if fact is None or not hasattr(fact, "scope"):
         fact = _declared_here(facts, result.source.line_text(line), line, col)
     if fact is not None and hasattr(fact, "scope"):
-        return buffer_hover(fact, lowered), _use_span(fact, line, col)
+        text = buffer_hover(fact, lowered) + _other_instances(facts, fact)
+        return text, _use_span(fact, line, col)
     found = builtin_at(result.source.text, result.source.line_text(line), col)
     if found:
         builtin, start, end = found
@@ -108,6 +109,22 @@ def buffer_hover(b, lowered=()) -> str:
     if layout:
         lines.append(f"inferred layout:\n```\n{layout}\n```")
     return "\n\n".join(lines)
+
+
+def _other_instances(facts, fact) -> str:
+    """One line per further instance of the same buffer/kernel (a factory called with several sizes)."""
+    fact = fact._fact if isinstance(fact, _Named) else fact
+    pool = facts.buffers if hasattr(fact, "scope") else facts.kernels
+    others = [f for f in pool if f.name == fact.name and f.span == fact.span
+              and getattr(f, "instance", "") != getattr(fact, "instance", "")]
+    if not others:
+        return ""
+    if hasattr(fact, "scope"):
+        rows = [f"- `{o.instance}`: {shape_text(o.shape)} {o.dtype}, {fmt_bytes(o.bytes)}" for o in others]
+    else:
+        rows = [f"- `{o.instance}`: grid ({', '.join(map(str, o.grid))}) × {o.threads} threads, "
+                + ", ".join(f"{t} {fmt_bytes(b)}" for t, b in (o.smem_bytes or {}).items()) for o in others]
+    return "\n\n**other instances**\n\n" + "\n".join(rows)
 
 
 def _layout_of(b, lowered) -> str | None:
