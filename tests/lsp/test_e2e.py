@@ -115,3 +115,11 @@ async def test_inlay_lens_completion_signature_over_the_wire(shared_client):
     sig = await shared_client.text_document_signature_help_async(types.SignatureHelpParams(
         ident, types.Position(line, col + len("clear("))))
     assert sig.signatures[0].label.startswith("T.clear(") and sig.active_parameter == 0
+
+
+async def test_keystroke_path_never_imported_tvm_or_torch(shared_client):
+    """Runs last in this module: after opens, edits, hovers, inlay hints, lenses, completion, signature
+    help, kernels and code actions on the same server, neither tvm nor torch is loaded and no worker ran."""
+    status = await shared_client.protocol.send_request_async("tilelsp/status", {})
+    assert len(status.documents) >= 4
+    assert status.tvmLoaded is False and status.torchLoaded is False and status.workerPid is None
