@@ -11,7 +11,7 @@ import threading
 
 from ..diagnostics import CompileError, DiagnosticSink
 from ..ir import nodes as N
-from .kernel import KernelParam, contiguous_args, kernel_params, normalize_out_idx, prepare_args
+from .kernel import CallPlan, KernelParam, contiguous_args, kernel_params, normalize_out_idx
 
 CPU_STAGES = ("parsed", "legalized", "tir", "llvm")
 
@@ -95,6 +95,7 @@ class JITKernel:
         self.target, self.arch = resolve_target(target)
         self.params: list[KernelParam] = kernel_params(func, self.out_idx)
         self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
+        self._plan = CallPlan(func, self.out_idx)
         self._lowered: dict = {}
 
     @property
@@ -104,7 +105,7 @@ class JITKernel:
 
     def __call__(self, *args):
         """Run on tensors (inputs only, or every parameter); returns the output(s) for out_idx."""
-        full, _ = prepare_args(self.func, self.out_idx, args, self._backend.device)
+        full = self._plan.prepare(args, self._backend.device)
         run_args, writeback = contiguous_args(full)
         self._backend.run(run_args)
         for orig, copy in writeback:

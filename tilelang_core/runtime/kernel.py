@@ -60,6 +60,11 @@ class ShapeBinder:
         """The int value of a shape expression under the bindings so far, or None."""
         from ..ir.visitor import transform
 
+        if isinstance(e, N.Const):
+            return as_int(e)
+        if isinstance(e, N.Var):
+            return self.values.get(e)
+
         def sub(n):
             if isinstance(n, N.Var) and n in self.values:
                 return N.Const(self.values[n])
@@ -173,3 +178,67 @@ def contiguous_args(full: list):
             v = c
         out.append(v)
     return out, writeback
+
+
+class CallPlan:
+    """Per-kernel precomputed argument checks: a fast path for valid calls; any doubt falls back to
+    `prepare_args`, which produces the precise error."""
+
+    def __init__(self, func: N.PrimFunc, out_idx: tuple[int, ...]):
+        from ..verify.numerics import torch_dtype
+
+        self.func, self.out_idx = func, out_idx
+        self.n_all = len(func.params)
+        self.n_in = self.n_all - len(out_idx)
+        self.entries = []
+        simple = True
+        for k, p in enumerate(func.params):
+            if isinstance(p, N.Var):
+                self.entries.append((k, p, None, None))
+                continue
+            dims = [as_int(d) if as_int(d) is not None else d for d in p.shape]
+            simple &= all(isinstance(d, (int, N.Var)) for d in dims)
+            try:
+                tdt = torch_dtype(p.dtype)
+            except ValueError:
+                tdt, simple = None, False
+            self.entries.append((k, p, tdt, dims))
+        self.simple = simple
+
+    def prepare(self, args: tuple, device: str | None):
+        """(full argument list) for a valid call, else whatever `prepare_args` raises or returns."""
+        if not self.simple or len(args) not in (self.n_in, self.n_all):
+            return prepare_args(self.func, self.out_idx, args, device)[0]
+        fast = self._fast(args, device)
+        return fast if fast is not None else prepare_args(self.func, self.out_idx, args, device)[0]
+
+    def _fast(self, args, device):
+        import torch
+
+        full, values, it, like = [None] * self.n_all, {}, iter(args), None
+        inplace = len(args) == self.n_all
+        for k, p, tdt, dims in self.entries:
+            if k in self.out_idx and not inplace:
+                continue
+            v = next(it)
+            full[k] = v
+            if tdt is None:
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    return None
+                continue
+            if type(v) is not torch.Tensor or v.dtype != tdt or v.dim() != len(dims):
+                return None
+            if device is not None and v.device.type != device:
+                return None
+            like = v
+            for d, actual in zip(dims, v.shape):
+                want = d if isinstance(d, int) else values.setdefault(d, actual)
+                if want != actual:
+                    return None
+        for k in () if inplace else self.out_idx:
+            _, p, tdt, dims = self.entries[k]
+            shape = [d if isinstance(d, int) else values.get(d) for d in dims]
+            if any(d is None for d in shape) or tdt is None:
+                return None
+            full[k] = torch.empty(shape, dtype=tdt, device=like.device if like is not None else (device or "cpu"))
+        return full
