@@ -77,12 +77,18 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     todo, manifest, failures = jobs(), [], []
     gens = []
-    for role, path, k in todo:
-        t0 = time.perf_counter()
-        try:
-            gens.append((role, path, k, generate(k, args.arch), time.perf_counter() - t0))
-        except Exception as exc:  # report and go on
-            failures.append({"path": path, "instance": k.instance, "error": str(exc)[:400]})
+    import os
+
+    for variant in ("wgmma", "mma"):  # wgmma where sm_90a allows it, and the mma.sync path for comparison
+        if variant == "mma":
+            os.environ["TILELSP_DISABLE_WGMMA"] = "1"
+        for role, path, k in todo:
+            t0 = time.perf_counter()
+            try:
+                gens.append((f"{role}:{variant}", path, k, generate(k, args.arch), time.perf_counter() - t0))
+            except Exception as exc:  # report and go on
+                failures.append({"path": path, "instance": k.instance, "error": str(exc)[:400]})
+        os.environ.pop("TILELSP_DISABLE_WGMMA", None)
     def compile_one(item):
         role, path, k, ck, gen_s = item
         try:

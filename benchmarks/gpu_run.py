@@ -122,10 +122,9 @@ def run_gemm(items, load, launch, size):
             torch.cuda.synchronize()
             err = rel_err(c, ref)
             ms = bench(lambda: launch(art, [a, b, c]))
-            rows.append({"kernel": f"fp16 GEMM {size}^3", "impl": "tilelang_core " + _short(item["instance"]),
-                         "ms": ms, "tflops": flops / ms / 1e9, "rel_err": err})
+            rows.append({"kernel": f"fp16 GEMM {size}^3", "impl": _impl(item), "ms": ms, "tflops": flops / ms / 1e9, "rel_err": err})
         except Exception as exc:  # noqa: BLE001
-            rows.append({"kernel": f"fp16 GEMM {size}^3", "impl": _short(item["instance"]), "error": str(exc)[:300]})
+            rows.append({"kernel": f"fp16 GEMM {size}^3", "impl": _impl(item), "error": str(exc)[:300]})
     return rows
 
 
@@ -158,11 +157,14 @@ def run_fa(items, load, launch):
             torch.cuda.synchronize()
             err = rel_err(o, ref)
             ms = bench(lambda: launch(art, [q, k, v, o]))
-            rows.append({"kernel": "attention fwd B4 H32 S4096 D128", "impl": "tilelang_core " + _short(item["instance"]),
-                         "ms": ms, "tflops": flops / ms / 1e9, "rel_err": err})
+            rows.append({"kernel": "attention fwd B4 H32 S4096 D128", "impl": _impl(item), "ms": ms, "tflops": flops / ms / 1e9, "rel_err": err})
         except Exception as exc:  # noqa: BLE001
-            rows.append({"kernel": "attention", "impl": _short(item["instance"]), "error": str(exc)[:300]})
+            rows.append({"kernel": "attention", "impl": _impl(item), "error": str(exc)[:300]})
     return rows
+
+
+def _impl(item) -> str:
+    return f"tilelang_core {item['role'].split(':')[-1]} {_short(item['instance'])}"
 
 
 def _short(instance: str) -> str:
@@ -188,7 +190,7 @@ def main(argv=None) -> int:
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "verify": [], "bench": []}
     print("device:", report["device"], "torch", torch.__version__, flush=True)
     for item in manifest["items"]:
-        if item["role"] != "verify":
+        if not item["role"].startswith("verify"):
             continue
         t0 = time.time()
         try:
@@ -198,14 +200,15 @@ def main(argv=None) -> int:
                    "trace": traceback.format_exc()[-800:]}
         res.update(path=item["path"], instance=item["instance"], secs=round(time.time() - t0, 2))
         report["verify"].append(res)
-        print(f"{res['status']:5} {item['path']:32} {item['instance'][:70]} err={res.get('rel_err', res.get('error'))}",
-              flush=True)
+        res["variant"] = item["role"].split(":")[-1]
+        print(f"{res['status']:5} {res['variant']:5} {item['path']:30} {item['instance'][:60]} "
+              f"err={res.get('rel_err', res.get('error'))}", flush=True)
     if not args.skip_bench:
         for size in (4096, 8192):
-            items = [i for i in manifest["items"] if i["role"] == f"gemm{size}"]
+            items = [i for i in manifest["items"] if i["role"].split(":")[0] == f"gemm{size}"]
             report["bench"] += run_gemm(items, load, launch, size)
             torch.cuda.empty_cache()
-        report["bench"] += run_fa([i for i in manifest["items"] if i["role"] == "fa"], load, launch)
+        report["bench"] += run_fa([i for i in manifest["items"] if i["role"].split(":")[0] == "fa"], load, launch)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "gpu_run.json").write_text(json.dumps(report, indent=1))
     print("\n| kernel | implementation | ms | TFLOP/s | rel err |\n|---|---|---|---|---|")
@@ -214,6 +217,9 @@ def main(argv=None) -> int:
             print(f"| {r['kernel']} | {r['impl']} | error: {r['error'][:80]} | | |")
         else:
             print(f"| {r['kernel']} | {r['impl']} | {r['ms']:.3f} | {r['tflops']:.0f} | {r.get('rel_err', '')} |")
+    for r in report["verify"]:
+        if r["status"] != "PASS":
+            print("NOT PASSED:", r["variant"], r["path"], r["instance"], r.get("rel_err"), r.get("error", ""))
     passed = sum(r["status"] == "PASS" for r in report["verify"])
     print(f"\nverify: {passed}/{len(report['verify'])} PASS")
     return 0

@@ -19,7 +19,7 @@ def _kernel(name: str, idx: int = 0):
 
 @pytest.fixture(scope="module")
 def gemm():
-    return lower(_kernel("gemm.py"), "sm_90a")
+    return lower(_kernel("gemm.py"), "sm_80")
 
 
 def test_gemm_uses_tensor_cores_and_a_three_stage_cp_async_pipeline(gemm):
@@ -47,6 +47,20 @@ def test_flash_attention_registers_operand_and_quad_reductions():
     assert "tl::quad_max" in res.source and "tl::quad_sum" in res.source
     assert [p["name"] for p in res.params] == ["Q", "K", "V", "O"]
     assert [p["is_output"] for p in res.params] == [False, False, False, True]
+
+
+def test_sm90a_gemm_uses_wgmma_with_descriptors():
+    res = lower(_kernel("gemm.py"), "sm_90a")
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in res.source
+    assert "tl::wg_desc(" in res.source and "fence.proxy.async.shared::cta" in res.source
+    assert "wgmma.m64n128 128x128 warps 4x1" in res.stages["layouts"]
+    assert "B_shared: shared tile, wgmma 128-byte-swizzled atoms" in res.stages["layouts"]
+
+
+def test_wgmma_can_be_disabled(monkeypatch):
+    monkeypatch.setenv("TILELSP_DISABLE_WGMMA", "1")
+    res = lower(_kernel("gemm.py"), "sm_90a")
+    assert "wgmma.mma_async" not in res.source and "tl::gemm_ss<" in res.source
 
 
 def test_bf16_gemm_uses_the_bf16_mma():

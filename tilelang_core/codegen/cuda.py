@@ -13,7 +13,7 @@ from ..ir.arith import as_int
 from ..ir.printer import expr_str
 from ..ir.visitor import walk
 from ..passes.layouts import LayoutError, describe, infer_layouts
-from ..passes.plan import plan_pipelines, swizzled_buffers
+from ..passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
 from .cuda_lower import KernelEmitter, LoweringError
 from .cuda_templates import insert_prelude
 
@@ -52,23 +52,25 @@ def threads_of(launch: N.Launch) -> int:
     return total
 
 
-def plan(func: N.PrimFunc):
-    """(launch, threads, layouts, pipelines, swizzled) for a kernel; raises LoweringError."""
+def plan(func: N.PrimFunc, arch: str = "sm_80"):
+    """(launch, threads, layouts, pipelines, shared layouts, wgmma gemms) for a kernel; raises LoweringError."""
     launch = func.launch
     if launch is None:
         raise LoweringError("the kernel has no `with T.Kernel(...)` block", func.span)
     threads = threads_of(launch)
+    wgmma = wgmma_gemms(func, arch, threads)
     try:
-        layouts = infer_layouts(func, threads)
-    except LayoutError as exc:
-        raise LoweringError(str(exc), exc.span or launch.span, "layout-inference-failed") from None
-    return launch, threads, layouts, plan_pipelines(func), swizzled_buffers(func)
+        layouts = infer_layouts(func, threads, frozenset(wgmma))
+        smem = shared_layouts(func, arch, threads)
+    except (LayoutError, ValueError) as exc:
+        raise LoweringError(str(exc), getattr(exc, "span", None) or launch.span, "layout-inference-failed") from None
+    return launch, threads, layouts, plan_pipelines(func), smem, wgmma
 
 
-def tvmscript(func: N.PrimFunc) -> tuple[str, KernelEmitter, list]:
+def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter, list]:
     """The thread-level TVMScript text of a kernel, its emitter and the parameter list."""
-    launch, threads, layouts, pipes, swz = plan(func)
-    em = KernelEmitter(func, layouts, pipes, swz, threads)
+    launch, threads, layouts, pipes, swz, wgmma = plan(func, arch)
+    em = KernelEmitter(func, layouts, pipes, swz, threads, wgmma)
     params, header = _params(func, em)
     em.allocate()
     for k, v in enumerate(launch.block_vars):
@@ -160,7 +162,7 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     """Lower one kernel instance all the way to CUDA C (raises LoweringError with a span)."""
     from . import _tvm
 
-    text, em, params = tvmscript(func)
+    text, em, params = tvmscript(func, arch)
     ns = _tvm.load()
     from tvm.script import tirx as T  # noqa: N812  (through the shim: _tvm.load() ran first)
 
@@ -173,7 +175,7 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
         raise LoweringError(f"TVM rejected the lowered kernel: {str(exc).strip().splitlines()[-1][:300]}",
                             func.span, "codegen-error") from exc
     raw = ex.mod.imports[0].inspect_source()
-    source, line_map = _finish_source(raw)
+    source, line_map = _finish_source(raw, em.extra_cuda)
     symbol = _kernel_symbol(source) or f"{_symbol(func.name)}_kernel"
     _order_params(params, source)
     launch = func.launch
@@ -206,9 +208,11 @@ def _order_params(params: list, source: str) -> None:
         p["position"] = names.index(p["arg"]) if p["arg"] in names else -1
 
 
-def _finish_source(raw: str) -> tuple[str, list]:
+def _finish_source(raw: str, extra: list) -> tuple[str, list]:
     """Insert the device library and turn line markers into comments; returns (source, line_map)."""
-    text = insert_prelude(raw)
+    from .cuda_wgmma import DESC
+
+    text = insert_prelude(raw, (DESC + "".join(extra)) if extra else "")
     lines = text.split("\n")
     out, marks = [], []
     for ln in lines:

@@ -37,7 +37,8 @@ def nbytes(dtype: str) -> int:
 class KernelEmitter:
     """Emits one kernel instance as a TVMScript `@T.prim_func` (text)."""
 
-    def __init__(self, func: N.PrimFunc, layouts: dict, pipelines: dict, swizzled: set, threads: int):
+    def __init__(self, func: N.PrimFunc, layouts: dict, pipelines: dict, swizzled: dict, threads: int,
+                 wgmma: dict | None = None):
         from .cuda_tileops import TileOps
 
         self.func, self.layouts, self.pipelines, self.swizzled = func, layouts, pipelines, swizzled
@@ -56,6 +57,8 @@ class KernelEmitter:
         self.exprs = ExprEmitter(self.var_text, self.load_text)
         self.ops = TileOps(self)
         self.counter = 0
+        self.wgmma = wgmma or {}
+        self.extra_cuda: list[str] = []   # device functions this kernel needs (wgmma wrappers)
 
     # ------------------------------------------------------------------ names and text
     def name(self, obj, hint: str | None = None) -> str:
@@ -103,15 +106,20 @@ class KernelEmitter:
 
     # ------------------------------------------------------------------ buffer access
     def shared_index(self, buf, idx: list[str]) -> list[str]:
-        """Physical index of a shared buffer element: stage prefix and swizzle."""
-        if buf in self.swizzled and len(idx) >= 2:
+        """Physical index of a shared buffer element: stage prefix and swizzle (see plan.shared_layouts)."""
+        kind = self.swizzled.get(buf)
+        if kind is not None and len(idx) >= 2:
             from .cuda_templates import swizzle_chunk_text
 
             cols = as_int(buf.shape[-1])
             epc = 16 // nbytes(buf.dtype)
             row, col = idx[-2], idx[-1]
-            chunk = swizzle_chunk_text(row, f"T.floordiv({col}, {epc})", cols // epc)
-            idx = idx[:-1] + [f"({chunk} * {epc} + T.floormod({col}, {epc}))"]
+            if kind == "atoms":
+                chunk = swizzle_chunk_text(row, f"T.floordiv(T.floormod({col}, 64), {epc})", 8)
+                idx = idx[:-2] + [f"T.floordiv({col}, 64)", row, f"({chunk} * {epc} + T.floormod({col}, {epc}))"]
+            else:
+                chunk = swizzle_chunk_text(row, f"T.floordiv({col}, {epc})", cols // epc)
+                idx = idx[:-1] + [f"({chunk} * {epc} + T.floormod({col}, {epc}))"]
         if buf in self.stages:
             idx = [self.stage_idx.get(buf, "0")] + idx
         return idx
@@ -175,7 +183,10 @@ class KernelEmitter:
         self.dirty_w |= writes
 
     def sync(self) -> None:
-        self.line('T.tvm_storage_sync("shared")')
+        if self.wgmma:  # make generic-proxy smem writes visible to wgmma (async proxy) before the barrier
+            self.line('T.cuda.func_call("tl::fence_sync", source_code="")')
+        else:
+            self.line('T.tvm_storage_sync("shared")')
         self.dirty_r = self.dirty_w = False
 
     # ------------------------------------------------------------------ statements
@@ -402,6 +413,8 @@ class KernelEmitter:
             if shape is None:
                 raise LoweringError(f"shared buffer '{b.name}' needs a static shape", b.span)
             stages = self.stages.get(b, 1)
+            if self.swizzled.get(b) == "atoms":
+                shape = shape[:-2] + (shape[-1] // 64, shape[-2], 64)
             entries.append((self.name(b), b.dtype, ((stages,) if b in self.stages else ()) + shape, stages, b.name))
         for name, (dtype, elems) in self.scratch.items():
             entries.append((name, dtype, (elems,), 1, name))
@@ -409,7 +422,8 @@ class KernelEmitter:
             size = nbytes(dtype)
             for d in shape:
                 size *= d
-            offset = (offset + 127) // 128 * 128
+            align = 1024 if self.wgmma else 128  # wgmma's 128-byte swizzle repeats every 1024 bytes
+            offset = (offset + align - 1) // align * align
             dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
             lines.append(f'{name} = T.decl_buffer(({dims}), "{dtype}", data=smem.data, '
                          f'elem_offset={offset // nbytes(dtype)}, scope="shared.dyn")')

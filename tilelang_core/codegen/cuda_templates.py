@@ -198,13 +198,13 @@ __device__ __forceinline__ void atomic_add(__nv_bfloat16* p, __nv_bfloat16 v) { 
 """
 
 
-def insert_prelude(cuda_source: str) -> str:
-    """Put the device library before the first kernel of TVM's CUDA output."""
+def insert_prelude(cuda_source: str, extra: str = "") -> str:
+    """Put the device library (and this kernel's extra device functions) before the first kernel."""
     marker = 'extern "C" __global__'
     at = cuda_source.find(marker)
     if at < 0:
-        return PRELUDE + cuda_source
-    return cuda_source[:at] + PRELUDE + "\n" + cuda_source[at:]
+        return PRELUDE + extra + cuda_source
+    return cuda_source[:at] + PRELUDE + extra + "\n" + cuda_source[at:]
 
 
 def swizzle_chunk_text(row: str, chunk: str, chunks_per_row: int) -> str:

@@ -360,6 +360,8 @@ class TileOps:
             raise LoweringError(f"gemm K={k} must be a multiple of 16 for tensor cores", op.span)
         if op.clear_accum:
             self.fill(N.Fill(op.c, N.Const(0.0, c.dtype), True, op.span))
+        if id(op) in em.wgmma:
+            return self._gemm_wgmma(op, lay, k)
         bp = f"{em.name(b)}.ptr_to([{', '.join(em.access(b, ['0'] * len(b.shape)))}])"
         cp = f"{em.name(c)}.ptr_to([0])"
         tc = a.dtype == b.dtype and a.dtype in ("float16", "bfloat16") and c.dtype == "float32"
@@ -380,6 +382,20 @@ class TileOps:
         else:
             call = f"tl::gemm_fma<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {ta}, {tb}>"
         em.line(f'T.cuda.func_call("{call}", {ap}, {bp}, {cp}, source_code="")')
+
+    def _gemm_wgmma(self, op: N.Gemm, lay: Mma, k: int) -> None:
+        from .cuda_wgmma import gemm_function
+
+        em = self.em
+        a, b, c = op.a.buffer, op.b.buffer, op.c.buffer
+        name, texts = gemm_function(len(em.extra_cuda), op, lay.m, lay.n, k, em.threads // 128, em.swizzled)
+        for t in texts:
+            if t not in em.extra_cuda:
+                em.extra_cuda.append(t)
+        ap = f"{em.name(a)}.ptr_to([0])" if a.scope == "local.fragment" else \
+            f"{em.name(a)}.ptr_to([{', '.join(em.access(a, ['0'] * len(a.shape)))}])"
+        bp = f"{em.name(b)}.ptr_to([{', '.join(em.access(b, ['0'] * len(b.shape)))}])"
+        em.line(f'T.cuda.func_call("{name}", {ap}, {bp}, {em.name(c)}.ptr_to([0]), source_code="")')
 
     # ------------------------------------------------------------------ reduce
     def reduce(self, op: N.Reduce) -> None:

@@ -30,6 +30,7 @@ class Mma:
     n: int
     wm: int
     wn: int
+    interleave: bool = False  # wgmma: warp w owns rows 16w.. of every 16*wm-row band
 
     @property
     def mi(self) -> int:
@@ -48,12 +49,16 @@ class Mma:
         warp, lane = f"({tx} // 32)", f"({tx} % 32)"
         wi, wj = f"({warp} // {self.wn})", f"({warp} % {self.wn})"
         atom = f"({r} // 4)"
-        i = f"({wi} * {self.m // self.wm} + {atom} // {self.ni} * 16 + {lane} // 4 + {r} % 4 // 2 * 8)"
+        if self.interleave:
+            i = f"(({atom} // {self.ni} * {self.wm} + {wi}) * 16 + {lane} // 4 + {r} % 4 // 2 * 8)"
+        else:
+            i = f"({wi} * {self.m // self.wm} + {atom} // {self.ni} * 16 + {lane} // 4 + {r} % 4 // 2 * 8)"
         j = f"({wj} * {self.n // self.wn} + {atom} % {self.ni} * 8 + {lane} % 4 * 2 + {r} % 2)"
         return [i, j]
 
     def describe(self) -> str:
-        return f"mma.m16n8 {self.m}x{self.n} warps {self.wm}x{self.wn} ({self.regs} regs/thread)"
+        kind = f"wgmma.m64n{self.n}" if self.interleave else "mma.m16n8"
+        return f"{kind} {self.m}x{self.n} warps {self.wm}x{self.wn} ({self.regs} regs/thread)"
 
 
 @dataclass(frozen=True)
@@ -65,10 +70,11 @@ class MmaRow:
     m: int
     wm: int
     wn: int
+    interleave: bool = False
 
     @classmethod
     def of(cls, parent: "Mma") -> "MmaRow":
-        return cls(parent.m, parent.wm, parent.wn)
+        return cls(parent.m, parent.wm, parent.wn, parent.interleave)
 
     @property
     def mi(self) -> int:
@@ -80,10 +86,13 @@ class MmaRow:
 
     def fits(self, parent) -> bool:
         """True when `parent` (an Mma layout) has the same rows per thread."""
-        return isinstance(parent, Mma) and (parent.m, parent.wm, parent.wn) == (self.m, self.wm, self.wn)
+        return isinstance(parent, Mma) and (parent.m, parent.wm, parent.wn, parent.interleave) == (
+            self.m, self.wm, self.wn, self.interleave)
 
     def coords(self, tx: str, r: str) -> list[str]:
         wi, lane = f"({tx} // 32 // {self.wn})", f"({tx} % 32)"
+        if self.interleave:
+            return [f"(({r} // 2 * {self.wm} + {wi}) * 16 + {r} % 2 * 8 + {lane} // 4)"]
         return [f"({wi} * {self.m // self.wm} + {r} // 2 * 16 + {r} % 2 * 8 + {lane} // 4)"]
 
     def reg_from_parent(self, parent: "Mma", r: str) -> str:
@@ -205,8 +214,10 @@ def fragment_accesses(stmt):
             yield node.buffer, node.indices
 
 
-def infer_layouts(func: N.PrimFunc, threads: int) -> dict:
-    """Map every fragment Buffer of `func` to a layout (raises LayoutError when they conflict)."""
+def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset()) -> dict:
+    """Map every fragment Buffer of `func` to a layout (raises LayoutError when they conflict).
+
+    `wgmma` holds id()s of the gemms lowered to Hopper wgmma (accumulators interleaved per warpgroup)."""
     layouts: dict = {}
     warps = max(threads // 32, 1)
 
@@ -224,15 +235,16 @@ def infer_layouts(func: N.PrimFunc, threads: int) -> dict:
         if c.scope != "local.fragment":
             continue
         m, n = _mat_shape(c)
-        wm, wn = warp_partition(g.policy, m, n, warps)
-        assign(c, Mma(m, n, wm, wn), g.span)
+        wg = id(g) in wgmma
+        wm, wn = (warps, 1) if wg else warp_partition(g.policy, m, n, warps)
+        assign(c, Mma(m, n, wm, wn, wg), g.span)
         a = g.a.buffer
         if a.scope == "local.fragment":
             if wn != 1:
                 raise LayoutError("a gemm with A in registers needs policy=T.GemmWarpPolicy.FullRow "
                                   "(all warps split M)", g.span)
             am, ak = _mat_shape(a)
-            assign(a, Mma(am, ak, wm, 1), g.span)
+            assign(a, Mma(am, ak, wm, 1, wg), g.span)
     changed = True
     while changed:
         changed = False

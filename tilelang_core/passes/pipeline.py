@@ -101,12 +101,13 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
     notes = {id(p.loop): p.describe() for p in plans.values()}
     if _stage(result, "pipelined", func_str(func, notes), until):
         return
-    _, _, layouts, _, swz = cuda.plan(func)
-    text = describe(layouts) + "".join(f"\n# {b.name}: swizzled 16-byte chunks (ldmatrix bank-conflict free)"
-                                       for b in swz)
+    _, _, layouts, _, swz, wgmma = cuda.plan(func, arch)
+    text = describe(layouts) + "".join(
+        f"\n# {b.name}: shared tile, {'wgmma 128-byte-swizzled atoms' if kind == 'atoms' else 'swizzled rows'}"
+        for b, kind in swz.items())
     if _stage(result, "layouts", text + "\n\n" + func_str(func, notes), until):
         return
-    script, em, params = cuda.tvmscript(func)
+    script, em, params = cuda.tvmscript(func, arch)
     if _stage(result, "lowered", script, until):
         return
     ck = cuda.generate(func, arch)

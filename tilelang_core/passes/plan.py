@@ -113,16 +113,72 @@ def _is_producer(body, loop, s, local_defs) -> bool:
     return not _uses_outside(body, loop, s.dst.buffer)
 
 
-def swizzled_buffers(func: N.PrimFunc) -> set:
-    """Shared 16-bit tiles that feed tensor-core gemms (their 16-byte chunks get XOR-swizzled)."""
-    out = set()
+def _mat(buf):
+    shape = shape_ints(buf.shape)
+    return shape if shape and len(shape) == 2 else None
+
+
+def wgmma_gemms(func: N.PrimFunc, arch: str, threads: int) -> dict:
+    """{id(gemm): Gemm} for the gemms that lower to Hopper wgmma (sm_90a, 16-bit inputs, fp32 accumulator,
+    warpgroups along M, B in shared memory in a layout wgmma can describe)."""
+    import os
+
+    if arch != "sm_90a" or threads % 128 or os.environ.get("TILELSP_DISABLE_WGMMA"):
+        return {}
+    n_wg, out = threads // 128, {}
+    for g in (n for n in walk(func.body) if isinstance(n, N.Gemm)):
+        a, b, c = g.a.buffer, g.b.buffer, g.c.buffer
+        cs, bs = _mat(c), _mat(b)
+        if c.scope != "local.fragment" or c.dtype != "float32" or cs is None or bs is None:
+            continue
+        if a.dtype != b.dtype or a.dtype not in ("float16", "bfloat16") or g.transpose_a:
+            continue
+        if b.scope not in ("shared.dyn", "shared"):
+            continue
+        m, n = cs
+        k = bs[1] if g.transpose_b else bs[0]
+        if m % (64 * n_wg) or n % 8 or n > 256 or k % 16:
+            continue
+        if not (_kmajor_ok(bs[1]) if g.transpose_b else bs[1] % 64 == 0):
+            continue
+        if a.scope in ("shared.dyn", "shared"):
+            if _mat(a) is None or not _kmajor_ok(_mat(a)[1]):
+                continue
+        elif a.scope != "local.fragment":
+            continue
+        out[id(g)] = g
+    return out
+
+
+def _kmajor_ok(cols: int) -> bool:
+    return cols in (16, 32) or cols % 64 == 0
+
+
+def shared_layouts(func: N.PrimFunc, arch: str = "sm_80", threads: int = 128) -> dict:
+    """{shared Buffer: "atoms" | "rows"} for tiles that feed tensor-core gemms.
+
+    "rows": 16-byte chunks XOR-swizzled within each row (ldmatrix bank-conflict free; for rows of 32 or 64
+    bytes also wgmma's 32B/64B swizzle); "atoms": the tile stored as [cols/64][rows][64] with the 128-byte
+    swizzle, the canonical layout wgmma descriptors address.
+    """
+    wg = wgmma_gemms(func, arch, threads)
+    out: dict = {}
     for g in (n for n in walk(func.body) if isinstance(n, N.Gemm)):
         if g.c.buffer.dtype != "float32" or g.b.buffer.dtype != g.a.buffer.dtype:
             continue
         if g.a.buffer.dtype not in ("float16", "bfloat16"):
             continue
         for buf in (g.a.buffer, g.b.buffer):
-            shape = shape_ints(buf.shape)
-            if buf.scope in ("shared.dyn", "shared") and shape and len(shape) == 2 and shape[1] % 16 == 0:
-                out.add(buf)
+            shape = _mat(buf)
+            if buf.scope not in ("shared.dyn", "shared") or shape is None or shape[1] % 16:
+                continue
+            kind = "atoms" if id(g) in wg and shape[1] % 64 == 0 else "rows"
+            if out.get(buf, kind) != kind:
+                raise ValueError(f"shared tile '{buf.name}' feeds gemms that need different layouts")
+            out[buf] = kind
     return out
+
+
+def swizzled_buffers(func: N.PrimFunc) -> set:
+    """Shared 16-bit tiles that feed tensor-core gemms (their 16-byte chunks get XOR-swizzled)."""
+    return set(shared_layouts(func))

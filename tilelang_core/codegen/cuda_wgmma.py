@@ -1,0 +1,101 @@
+"""Hopper (sm_90a) wgmma gemm: per-kernel CUDA functions with shared-memory descriptors.
+
+A and B live in shared memory in the canonical layouts of `passes.plan.shared_layouts` ("rows": 32/64/128-byte
+rows, XOR-swizzled; "atoms": [cols/64][rows][64] with the 128-byte swizzle). Warpgroups split M; each issues
+m64nNk16 instructions; the accumulator layout is `Mma(..., interleave=True)`.
+"""
+from __future__ import annotations
+
+_MODE = {128: 1, 64: 2, 32: 3}
+
+DESC = r"""
+namespace tl {
+__device__ __forceinline__ unsigned long long wg_desc(const void* p, int lbo, int sbo, int mode) {
+  unsigned long long a = static_cast<unsigned long long>(smem_u32(p) & 0x3FFFF) >> 4;
+  return a | (static_cast<unsigned long long>((lbo >> 4) & 0x3FFF) << 16) |
+         (static_cast<unsigned long long>((sbo >> 4) & 0x3FFF) << 32) | (static_cast<unsigned long long>(mode) << 62);
+}
+__device__ __forceinline__ void fence_sync() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+  __syncthreads();
+}
+}  // namespace tl
+"""
+
+
+def _ptx_type(dtype: str) -> str:
+    return {"float16": "f16", "bfloat16": "bf16"}[dtype]
+
+
+def _c_type(dtype: str) -> str:
+    return {"float16": "half", "bfloat16": "__nv_bfloat16"}[dtype]
+
+
+def instruction(n: int, dtype: str, rs: bool, tnsp_b: int) -> tuple[str, str]:
+    """(function name, CUDA text) of one m64nNk16 wgmma wrapper."""
+    t = _ptx_type(dtype)
+    name = f"tl_wgmma_{'rs' if rs else 'ss'}_n{n}_{t}_t{tnsp_b}"
+    nd = n // 2
+    dregs = ", ".join(f"%{i}" for i in range(nd))
+    outs = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
+    if rs:
+        a_ops, ins = f"{{%{nd}, %{nd + 1}, %{nd + 2}, %{nd + 3}}}", '"r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db), "r"(1)'
+        b_op, p_op, tail = f"%{nd + 4}", f"%{nd + 5}", f"p, 1, 1, {tnsp_b}"
+        params = "float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned long long db"
+    else:
+        a_ops, ins = f"%{nd}", '"l"(da), "l"(db), "r"(1)'
+        b_op, p_op, tail = f"%{nd + 1}", f"%{nd + 2}", f"p, 1, 1, 0, {tnsp_b}"
+        params = "float* d, unsigned long long da, unsigned long long db"
+    text = (f"__device__ __forceinline__ void {name}({params}) {{\n"
+            f'  asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, {p_op}, 0;\\n"\n'
+            f'    "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} {{{dregs}}}, {a_ops}, {b_op}, {tail};\\n}}\\n"\n'
+            f"    : {outs}\n    : {ins});\n}}\n")
+    return name, text
+
+
+def _operand(kind: str, rows: int, cols: int, kmajor: bool) -> dict:
+    """Descriptor constants and offset expressions (bytes; `row0`, `kk` are C++ names) of one operand."""
+    if kind == "atoms":
+        if kmajor:
+            off = f"(kk * 16 / 64) * {rows * 128} + row0 * 128 + (kk * 16 % 64) * 2"
+            return {"off": off, "lbo": 16, "sbo": 1024, "mode": 1}
+        return {"off": "kk * 16 * 128", "lbo": rows * 128, "sbo": 1024, "mode": 1}
+    rowbytes = cols * 2
+    return {"off": f"row0 * {rowbytes} + kk * 32", "lbo": 16, "sbo": 8 * rowbytes, "mode": _MODE[rowbytes]}
+
+
+def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dict) -> tuple[str, list[str]]:
+    """(function name, [CUDA texts]) for one wgmma gemm; A from shared memory or registers."""
+    from ..ir.arith import shape_ints
+
+    a, b = g.a.buffer, g.b.buffer
+    rs = a.scope == "local.fragment"
+    tnsp_b = 0 if g.transpose_b else 1
+    inst, inst_text = instruction(n, a.dtype, rs, tnsp_b)
+    brows, bcols = shape_ints(b.shape)
+    bop = _operand(layouts[b], brows, bcols, kmajor=bool(g.transpose_b))
+    t = _c_type(a.dtype)
+    name = f"tl_gemm_wgmma_{ident}"
+    mi = m // (64 * n_wg)
+    body = [f"__device__ __forceinline__ void {name}(const {t}* A, const {t}* B, float* C) {{",
+            "  const int wg = threadIdx.x / 128;",
+            '  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");',
+            "#pragma unroll", f"  for (int mi = 0; mi < {mi}; ++mi) {{",
+            f"    const int row0 = (mi * {n_wg} + wg) * 64;",
+            "#pragma unroll", f"    for (int kk = 0; kk < {k // 16}; ++kk) {{",
+            f"      unsigned long long db = tl::wg_desc(reinterpret_cast<const char*>(B) + ({bop['off'].replace('row0', '0')}), "
+            f"{bop['lbo']}, {bop['sbo']}, {bop['mode']});"]
+    if rs:
+        body += [f"      const unsigned* a = reinterpret_cast<const unsigned*>(A) + (mi * {k // 8} + 2 * kk) * 2;",
+                 f"      {inst}(C + mi * {n // 2}, a[0], a[1], a[2], a[3], db);"]
+    else:
+        arows, acols = shape_ints(a.shape)
+        aop = _operand(layouts[a], arows, acols, kmajor=True)
+        body += [f"      unsigned long long da = tl::wg_desc(reinterpret_cast<const char*>(A) + ({aop['off']}), "
+                 f"{aop['lbo']}, {aop['sbo']}, {aop['mode']});",
+                 f"      {inst}(C + mi * {n // 2}, da, db);"]
+    body += ["    }", "  }", '  asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");',
+             '  asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");', "}"]
+    return name, [inst_text, "\n".join(body) + "\n"]
