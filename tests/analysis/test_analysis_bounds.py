@@ -121,3 +121,21 @@ def test_stepped_loops():
     assert codes(ok) == []
     bad = _kernel_with(lambda S: loop(k, 64, [store(S, (add(k, 2), 0))], step=c(2)), shape=(64, 1))
     assert codes(bad) == ["index-out-of-bounds"]
+
+
+def test_conditions_on_sums_and_lets_never_leave_a_false_error():
+    i, j, q = var("i"), var("j"), var("q_idx", "let")
+    # if i + j < 64: S[i + j]  (safe; narrowing i alone would not show it)
+    f = _kernel_with(lambda S: loop((i, j), (64, 64), [N.If(N.Compare("<", add(i, j), c(64)),
+                                                                store(S, (add(i, j), 0)))], "parallel"),
+                     shape=(64, 1))
+    assert codes(f) == []
+    # q_idx = i * 1 + 32; if q_idx < 64: S[i + 32] and S[q_idx] are both inside
+    f = _kernel_with(lambda S: loop(i, 64, [N.LetStmt(q, add(i, 32)),
+                                            N.If(N.Compare("<", q, c(64)),
+                                                 N.SeqStmt((store(S, (add(i, 32), 0)), store(S, (q, 0)))))]),
+                     shape=(64, 1))
+    assert codes(f) == []
+    # without the guard the same store is reported
+    f = _kernel_with(lambda S: loop(i, 64, [N.LetStmt(q, add(i, 32)), store(S, (add(i, 32), 0))]), shape=(64, 1))
+    assert codes(f) == ["index-out-of-bounds"]

@@ -178,7 +178,7 @@ def refine(cond, env: Env, negate: bool = False) -> Env | None:
         lhs_other = cond.rhs
     if split is None:
         return None
-    var, off = split
+    var, off, rest = split
     r = bound(lhs_other, env)
     if r is None:
         return None
@@ -186,7 +186,10 @@ def refine(cond, env: Env, negate: bool = False) -> Env | None:
     lo, hi = {"<": (None, r.hi - 1), "<=": (None, r.hi), ">": (r.lo + 1, None), ">=": (r.lo, None),
               "==": (r.lo, r.hi), "!=": (None, None)}[op]
     new = env[var].meet(lo, hi)
-    out = dict(env)
+    # the condition bounds a sum of variables: an access using the others together with `var` would look
+    # unguarded, so the other variables of the condition become unbounded in the branch
+    others = [v for v in env if v is not var and (mentions(rest, {v}) or mentions(lhs_other, {v}))]
+    out = {v: iv for v, iv in env.items() if v not in others}
     if new is None:  # unreachable branch: make its variable unbounded so nothing is reported there
         out.pop(var)
     else:
@@ -195,16 +198,16 @@ def refine(cond, env: Env, negate: bool = False) -> Env | None:
 
 
 def _split(e, env: Env):
-    """(var, offset interval) when `e` is `var`, `var + x`, `x + var` or `var - x` with x bounded without var."""
+    """(var, offset interval, x) when `e` is `var`, `var + x`, `x + var` or `var - x`, x bounded without var."""
     if isinstance(e, N.Var) and e in env:
-        return e, Interval.point(0)
+        return e, Interval.point(0), N.Const(0)
     if not isinstance(e, N.BinOp) or e.op not in ("+", "-"):
         return None
     for v, x, sign in ((e.lhs, e.rhs, 1 if e.op == "+" else -1), (e.rhs, e.lhs, 1 if e.op == "+" else 0)):
         if sign and isinstance(v, N.Var) and v in env and not mentions(x, {v}):
             off = bound(x, env)
             if off is not None:
-                return v, off if sign > 0 else Interval(-off.hi, -off.lo)
+                return v, (off if sign > 0 else Interval(-off.hi, -off.lo)), x
     return None
 
 

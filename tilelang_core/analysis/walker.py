@@ -21,6 +21,7 @@ class Ctx:
     pipelined: tuple = ()  # enclosing T.Pipelined For nodes
     launch: N.Launch | None = None
     fused: N.For | None = None  # a T.Parallel that is the whole body of an enclosing T.Parallel
+    lets: dict = field(default_factory=dict)  # let Var -> its value (to read branch conditions through)
 
     def emit(self, code: str, message: str, span, **kw):
         """Report a diagnostic for this kernel instance (skipped when the node has no span)."""
@@ -31,6 +32,7 @@ class Ctx:
     def child(self, **changes) -> "Ctx":
         """A copy for a nested scope (the env dict is copied, so lets do not leak out)."""
         changes.setdefault("env", dict(self.env))
+        changes.setdefault("lets", dict(self.lets))
         return replace(self, **changes)
 
     @property
@@ -117,21 +119,47 @@ def perfect_child(f: N.For) -> N.For | None:
 
 def _visit_if(s: N.If, ctx: Ctx) -> None:
     visit_expr(s.cond, ctx)
-    visit(s.then_body, ctx.child(env=_branch_env(s.cond, ctx.env, False)))
+    visit(s.then_body, ctx.child(env=_branch_env(s.cond, ctx, False)))
     if s.else_body is not None:
-        visit(s.else_body, ctx.child(env=_branch_env(s.cond, ctx.env, True)))
+        visit(s.else_body, ctx.child(env=_branch_env(s.cond, ctx, True)))
 
 
-def _branch_env(cond, env: dict, negate: bool) -> dict:
-    """Env narrowed by a branch condition; variables of an unreadable condition become unbounded."""
+def _branch_env(cond, ctx: Ctx, negate: bool) -> dict:
+    """Env narrowed by a branch condition (read through let bindings too); the variables of a condition
+    that cannot be read become unbounded, so nothing it guards is reported."""
+    env = ctx.env
     new = refine(cond, env, negate)
-    if new is not None:
-        return new
-    return {v: iv for v, iv in env.items() if not mentions(cond, {v})}
+    base = new if new is not None else {v: iv for v, iv in env.items() if not mentions(cond, {v})}
+    used = [v for v in ctx.lets if mentions(cond, {v})]
+    if not used:
+        return base
+    sub = substitute(cond, ctx.lets)
+    again = refine(sub, base, negate)
+    if again is not None:
+        return again
+    return {v: iv for v, iv in base.items() if v in used or not mentions(sub, {v})}
+
+
+def substitute(e, lets: dict, depth: int = 0):
+    """`e` with let-bound variables replaced by their values (a few levels deep)."""
+    if depth > 8:
+        return e
+    if isinstance(e, N.Var):
+        return substitute(lets[e], lets, depth + 1) if e in lets else e
+    if isinstance(e, N.BinOp):
+        return N.BinOp(e.op, substitute(e.lhs, lets, depth), substitute(e.rhs, lets, depth), e.span)
+    if isinstance(e, N.Compare):
+        return N.Compare(e.op, substitute(e.lhs, lets, depth), substitute(e.rhs, lets, depth), e.span)
+    if isinstance(e, N.BoolOp):
+        return N.BoolOp(e.op, tuple(substitute(v, lets, depth) for v in e.values), e.span)
+    if isinstance(e, N.UnaryOp):
+        return N.UnaryOp(e.op, substitute(e.operand, lets, depth), e.span)
+    return e
 
 
 def _visit_let(s: N.LetStmt, ctx: Ctx) -> None:
     visit_expr(s.value, ctx)
+    ctx.lets[s.var] = s.value
     iv = bound(s.value, ctx.env)
     if iv is not None:
         ctx.env[s.var] = iv
@@ -185,8 +213,8 @@ def visit_expr(e, ctx: Ctx) -> None:
         return
     if isinstance(e, N.Select):
         visit_expr(e.cond, ctx)
-        visit_expr(e.true_value, ctx.child(env=_branch_env(e.cond, ctx.env, False)))
-        visit_expr(e.false_value, ctx.child(env=_branch_env(e.cond, ctx.env, True)))
+        visit_expr(e.true_value, ctx.child(env=_branch_env(e.cond, ctx, False)))
+        visit_expr(e.false_value, ctx.child(env=_branch_env(e.cond, ctx, True)))
         return
     if isinstance(e, (N.Var, N.Const)) or e is None:
         return
