@@ -64,6 +64,7 @@ class TileLanguageServer(LanguageServer):
         self._worker = None
         self._tokens = itertools.count(1)
         self._loop, self._loop_thread = None, None
+        self.configured = False  # settings read from the client (workspace/configuration) at least once
 
     @property
     def encoding(self) -> str:
@@ -229,8 +230,11 @@ async def refresh_settings(ls: TileLanguageServer) -> None:
             apply_settings(ls, _plain(items[0]) if items else None)
         except Exception as exc:  # noqa: BLE001 - a client that fails this keeps the defaults
             ls.log(f"tilelsp: could not read settings ({exc}); using defaults")
+    ls.configured = True
     for doc in list(ls.state.docs.values()):
         ls.publish(doc, refresh=True)
+    if ls.settings.lowerOnSave and any(ls.result(d).kernels for d in ls.state.docs.values()):
+        ls.warm_worker()
 
 
 async def on_initialized(ls: TileLanguageServer, params) -> None:
@@ -262,7 +266,7 @@ def on_open(ls: TileLanguageServer, params: types.DidOpenTextDocumentParams) -> 
     td = params.text_document
     doc = ls.state.open(td.uri, td.version, td.text)
     ls.publish(doc)
-    if ls.settings.lowerOnSave and ls.result(doc).kernels:
+    if ls.configured and ls.settings.lowerOnSave and ls.result(doc).kernels:
         ls.warm_worker()
 
 
