@@ -92,6 +92,8 @@ _ROWS = [
              "for i in T.Parallel(8): T.copy(...)", "Move the tile op out of the T.Parallel loop."),
     CodeInfo("layout-shape-mismatch", E, "layout", "T.annotate_layout gives a layout whose shape differs from the buffer's.",
              "T.annotate_layout({S_128x32: T.Layout((64, 64), f)})", "Build the layout for the buffer's shape."),
+    CodeInfo("layout-kind-mismatch", E, "layout", "A fragment is given a plain layout in T.annotate_layout; fragments need a T.Fragment.",
+             "T.annotate_layout({C_local: make_swizzled_layout(C_local)})", "Build a T.Fragment (thread and index maps) for fragments."),
     CodeInfo("pipeline-config", E, "structure", "T.Pipelined order/stage lists do not match the loop body, or num_stages < 0.",
              "T.Pipelined(n, order=[0, 1], stage=[0])", "Give one order and one stage entry per statement of the body."),
     CodeInfo("fragment-parallel-dynamic", E, "structure",

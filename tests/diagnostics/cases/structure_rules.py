@@ -22,6 +22,7 @@ def nesting(M=256, N=256):
                 for k in T.Pipelined(4, num_stages=2):  # error: [tile-op-in-parallel]
                     F[i, k] = 1.0
             T.annotate_layout({S: T.Layout((32, 128), lambda i, j: (i, j))})  # error: [layout-shape-mismatch]
+            T.annotate_layout({F: T.Layout((64, 64), lambda i, j: (i, j))})  # error: [layout-kind-mismatch]
             T.copy(F, B[by * 64, bx * 64])
 
     return main

@@ -103,6 +103,13 @@ def _body_len(body) -> int | None:
 def check_layout_shapes(a: N.AnnotateLayout, ctx: Ctx) -> None:
     """A layout given to T.annotate_layout whose input shape differs from its buffer's shape."""
     for buf, spec in a.entries:
+        if buf.scope == "local.fragment" and spec.kind in ("layout", "swizzled", "linear"):
+            ctx.emit("layout-kind-mismatch",
+                     f"{buf.name} is a fragment, so its layout must be a T.Fragment (which also maps elements to "
+                     f"threads), not a {'swizzled ' if spec.kind == 'swizzled' else ''}layout; build "
+                     f"T.Fragment({buf.name}.shape, forward_thread_fn=...) or annotate a shared buffer instead",
+                     spec.span or a.span, related=related_for(buf))
+            continue
         shape = shape_ints(buf.shape)
         if spec.shape is None or shape is None or tuple(spec.shape) == shape:
             continue
