@@ -49,6 +49,34 @@ def test_gemm_tails_and_dtypes(M, N, K, trans_b, dtype):
     assert ((c.float() - ref).abs().max() / ref.abs().max()).item() <= tol
 
 
+GEMM_TA = """
+import tilelang.language as T
+
+def gemm_tn(M, N, K, bm=32, bn=32, bk=16):
+    @T.prim_func
+    def tn(A: T.Tensor((K, M), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bk, bm), "float16")
+            B_s = T.alloc_shared((bn, bk), "float16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.fill(C_l, 123.0)
+            T.copy(A[0, by * bm], A_s)
+            T.copy(B[bx * bn, 0], B_s)
+            T.gemm(A_s, B_s, C_l, transpose_A=True, transpose_B=True, clear_accum=True)
+            T.copy(C_l, C[by * bm, bx * bn])
+    return tn
+
+k = gemm_tn(50, 40, 16)
+"""
+
+
+def test_gemm_transpose_a_and_b_with_clear_accum():
+    mod = build_src(GEMM_TA)
+    a, b, c = torch.randn(16, 50).half(), torch.randn(40, 16).half(), torch.zeros(50, 40)
+    mod(a, b, c)
+    torch.testing.assert_close(c, a.float().T @ b.float().T, rtol=1e-3, atol=1e-3)
+
+
 REDUCE = """
 import tilelang.language as T
 

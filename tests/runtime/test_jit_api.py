@@ -153,6 +153,23 @@ def test_profiler_assert_allclose_and_bench(gemm):
     assert 0.0 < ms < 10_000
 
 
+def test_profiler_mismatch_ratio_inputs_and_supply_types(gemm):
+    a, b = torch.randn(64, 128), torch.randn(128, 32)
+
+    def one_wrong(A, B):
+        out = A @ B
+        out[0, 0] += 5.0
+        return out
+
+    prof = gemm.get_profiler()
+    prof.assert_allclose(one_wrong, input_tensors=[a, b], atol=1e-3, rtol=1e-3)  # 1 of 2048 <= 1%
+    with pytest.raises(AssertionError, match=r"1 of 2048"):
+        prof.assert_allclose(one_wrong, [a, b], atol=1e-3, rtol=1e-3, max_mismatched_ratio=0.0)
+    zero = gemm.get_profiler(tensor_supply_type="Zero")
+    zero.assert_allclose(lambda A, B: torch.zeros(64, 32), max_mismatched_ratio=0.0)
+    assert zero._inputs()[0].abs().sum() == 0
+
+
 def test_kernel_with_errors_raises_compile_error_with_location(mod):
     from tilelang_core import CompileError
     from tilelang_core.runtime.jit import compile

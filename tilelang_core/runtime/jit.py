@@ -138,7 +138,7 @@ class JITKernel:
         """A Profiler for this kernel (random inputs, assert_allclose, do_bench)."""
         from .profiler import Profiler
 
-        return Profiler(self)
+        return Profiler(self, tensor_supply_type=tensor_supply_type)
 
     def __repr__(self) -> str:
         return f"JITKernel({self.func.name}, target={self.arch or self.target}, out_idx={list(self.out_idx)})"
