@@ -77,6 +77,8 @@ _ROWS = [
              "3 stages of 256x128 + 128x256 fp16 = 384 KiB on sm_90a", "Reduce num_stages or the tile sizes."),
     CodeInfo("threads-exceeded", E, "resources", "More than 1024 threads per block.",
              "T.Kernel(..., threads=2048)", "Use at most 1024 threads per block."),
+    CodeInfo("grid-exceeded", E, "resources", "A T.Kernel grid dimension exceeds CUDA's limit (x < 2^31, y and z <= 65535).",
+             "T.Kernel(1, 131072, threads=128)", "Put the largest extent first (blockIdx.x), or loop inside the kernel."),
     CodeInfo("threads-not-warp-multiple", W, "resources", "Threads per block is not a multiple of the warp size (32).",
              "T.Kernel(..., threads=100)", "Round threads to a multiple of 32."),
     CodeInfo("register-pressure", W, "resources", "The fragments of one thread need more than 255 registers.",

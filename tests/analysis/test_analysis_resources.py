@@ -104,3 +104,10 @@ def test_register_estimate():
     assert facts.kernels[0].registers == 512
     _, facts = run(kernel([alloc(buf("C", (128, 128), "float32", "local.fragment"))], threads=(128,)))
     assert facts.kernels[0].registers == 128
+
+
+def test_grid_limits():
+    assert codes(kernel([], grid=(2**31 - 1, 65535, 65535))) == []
+    assert codes(kernel([], grid=(4, 65536))) == ["grid-exceeded"]
+    assert codes(kernel([], grid=(2**31, 1))) == ["grid-exceeded"]
+    assert codes(kernel([], grid=(4, var("n", "symbolic")))) == []

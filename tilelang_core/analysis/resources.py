@@ -98,6 +98,7 @@ def _registers(bufs, threads: int | None) -> int | None:
 def check_launch(launch: N.Launch, b: Budget, targets, ctx) -> None:
     """Threads, register and shared-memory checks for one launch."""
     _check_threads(launch, b, ctx)
+    _check_grid(launch, ctx)
     _check_registers(launch, b, ctx)
     for lim in known_limits(targets):
         _check_smem(launch, b, lim, ctx)
@@ -106,6 +107,21 @@ def check_launch(launch: N.Launch, b: Budget, targets, ctx) -> None:
 def _threads_span(launch: N.Launch):
     spans = [t.span for t in launch.threads if getattr(t, "span", None) is not None]
     return spans[0] if len(spans) == 1 else launch.span
+
+
+_GRID_LIMITS = (2**31 - 1, 65535, 65535)  # gridDim.x, .y, .z (CUDA Programming Guide, same table)
+
+
+def _check_grid(launch: N.Launch, ctx) -> None:
+    for axis, (g, limit) in enumerate(zip(launch.grid, _GRID_LIMITS)):
+        n = as_int(g)
+        if n is None or n <= limit:
+            continue
+        var = launch.block_vars[axis].name if axis < len(launch.block_vars) else "xyz"[axis]
+        ctx.emit("grid-exceeded",
+                 f"T.Kernel grid dimension {axis + 1} ({var}) is {n} blocks, over CUDA's limit of {limit} for "
+                 f"blockIdx.{'xyz'[axis]}; put the largest extent first (blockIdx.x allows 2^31 - 1) or loop "
+                 f"over the rest inside the kernel", getattr(g, "span", None) or launch.span)
 
 
 def _check_threads(launch: N.Launch, b: Budget, ctx) -> None:
