@@ -25,6 +25,9 @@ def analyze(kernels, targets=(DEFAULT_TARGET,), sink=None) -> Facts:
             _analyze_one(func, targets, sink, facts)
         except RecursionError:
             walker.Ctx(func, sink).emit("instance-error", "the kernel is nested too deeply to analyse", func.span)
+        except Exception as exc:  # noqa: BLE001 - bad input must never crash the checker
+            walker.Ctx(func, sink).emit("instance-error", f"internal error while analysing `{func.name}` "
+                                        f"({type(exc).__name__}: {exc}); please report it", func.span)
     return facts
 
 
