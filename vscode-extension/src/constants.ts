@@ -13,6 +13,7 @@ export const Commands = {
   restartServer: 'tilelsp.restartServer',
   showOutput: 'tilelsp.showOutput',
   statusMenu: 'tilelsp.statusMenu',
+  selectTargets: 'tilelsp.selectTargets',
 } as const;
 
 /** Commands the server executes through workspace/executeCommand. */
@@ -31,3 +32,6 @@ export const Requests = {
 /** Stage names for a CUDA target when the server does not list them (see `passes.pipeline.stage_names`). */
 export const DEFAULT_CUDA_STAGES = ['parsed', 'legalized', 'pipelined', 'layouts', 'lowered', 'tir', 'cuda'];
 export const DEFAULT_CPU_STAGES = ['parsed', 'legalized', 'tir', 'llvm'];
+
+/** Targets offered by Select Targets (the archs the checks know limits for, and the CPU backend). */
+export const KNOWN_TARGETS = ['sm_90a', 'sm_90', 'sm_89', 'sm_86', 'sm_80', 'sm_75', 'sm_70', 'cpu'];

@@ -7,7 +7,7 @@ import { LineLinker } from './cudaView';
 import { IrDocumentProvider } from './irDocument';
 import { needsRestart, readSettings } from './settings';
 import { onPythonInterpreterChange, ServerManager } from './server';
-import { showStatusMenu, StatusBar } from './statusBar';
+import { selectTargets, showStatusMenu, StatusBar } from './statusBar';
 import { debounce } from './util';
 
 let manager: ServerManager | undefined;
@@ -51,6 +51,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(Commands.restartServer, () => server.restart()),
     vscode.commands.registerCommand(Commands.showOutput, () => output.show(true)),
     vscode.commands.registerCommand(Commands.statusMenu, () => showStatusMenu()),
+    vscode.commands.registerCommand(Commands.selectTargets, () => selectTargets()),
   );
   status.update(server.status, targets());
   const pythonSub = await onPythonInterpreterChange(() => {

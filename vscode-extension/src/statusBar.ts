@@ -1,7 +1,8 @@
 /** The status bar item: server state and the active target arch(s); a click opens a small menu. */
 
 import * as vscode from 'vscode';
-import { Commands } from './constants';
+import { Commands, KNOWN_TARGETS, SECTION } from './constants';
+import { readSettings } from './settings';
 import { describeInterpreter } from './python';
 import type { ServerStatus } from './server';
 
@@ -58,8 +59,30 @@ export async function showStatusMenu(): Promise<void> {
     { label: '$(output) Show Server Output', run: () => vscode.commands.executeCommand(Commands.showOutput) },
     { label: '$(list-tree) Show IR…', run: () => vscode.commands.executeCommand(Commands.showIR) },
     { label: '$(split-horizontal) Show CUDA Beside Source…', run: () => vscode.commands.executeCommand(Commands.showCuda) },
-    { label: '$(settings-gear) Targets and Settings', run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'tilelsp.') },
+    { label: '$(chip) Select Targets…', run: () => vscode.commands.executeCommand(Commands.selectTargets) },
+    { label: '$(settings-gear) Settings', run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'tilelsp.') },
   ];
   const choice = await vscode.window.showQuickPick(items, { placeHolder: 'TileLang' });
   await choice?.run();
+}
+
+/** Targets for the picker: the known ones, then any other configured ones; the configured ones are picked. */
+export function targetItems(current: readonly string[]): { label: string; picked: boolean }[] {
+  const all = [...KNOWN_TARGETS, ...current.filter((t) => !KNOWN_TARGETS.includes(t))];
+  return all.map((label) => ({ label, picked: current.includes(label) }));
+}
+
+/** `tilelsp.selectTargets`: choose the archs to check (the first picked is used by Show IR / Show CUDA). */
+export async function selectTargets(): Promise<string[] | undefined> {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  const current = readSettings(config).targets;
+  const picked = await vscode.window.showQuickPick(targetItems(current), { canPickMany: true, placeHolder: 'Targets to check against' });
+  if (!picked || picked.length === 0) {
+    return undefined;
+  }
+  const order = [...current, ...KNOWN_TARGETS];
+  const targets = picked.map((p) => p.label).sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  const scope = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  await config.update('targets', targets, scope);
+  return targets;
 }

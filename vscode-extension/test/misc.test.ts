@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { statusText, statusTooltip } from '../src/statusBar';
+import * as vscode from 'vscode';
+import { selectTargets, statusText, statusTooltip, targetItems } from '../src/statusBar';
+import * as stub from './stub/vscode';
 import { debounce } from '../src/util';
 
 afterEach(() => vi.useRealTimers());
@@ -34,5 +36,22 @@ describe('debounce', () => {
     run.cancel();
     vi.advanceTimersByTime(1000);
     expect(fn).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('select targets', () => {
+  it('offers the known archs with the configured ones picked, keeping unknown configured ones', () => {
+    const items = targetItems(['sm_80', 'sm_100a']);
+    expect(items.filter((i) => i.picked).map((i) => i.label)).toEqual(['sm_80', 'sm_100a']);
+    expect(items[0]).toEqual({ label: 'sm_90a', picked: false });
+    expect(items.map((i) => i.label)).toContain('cpu');
+  });
+
+  it('writes the picked targets, configured order first', async () => {
+    stub.__test.reset();
+    stub.settingsStore.set('tilelsp.targets', ['sm_80', 'sm_90a']);
+    vi.spyOn(vscode.window, 'showQuickPick').mockImplementation(async () => [{ label: 'sm_90a' }, { label: 'cpu' }, { label: 'sm_80' }] as never);
+    expect(await selectTargets()).toEqual(['sm_80', 'sm_90a', 'cpu']);
+    expect(stub.settingsStore.get('tilelsp.targets')).toEqual(['sm_80', 'sm_90a', 'cpu']);
   });
 });
