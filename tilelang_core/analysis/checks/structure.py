@@ -127,27 +127,31 @@ def check_fragment_index_patterns(f: N.For, ctx: Ctx) -> None:
     fragment written elsewhere is legal: layout inference can choose a layout for it."""
     if f.kind != "parallel" or ctx.parallel:
         return
-    order = [v for n in walk(f) if isinstance(n, N.For) and n.kind == "parallel" for v in n.vars]
+    pvars: set = set()
     writes: dict = {}
-    for n in walk(f.body):
-        if isinstance(n, N.Store) and n.buffer.scope == "local.fragment":
+    loads: list = []
+    for n in walk(f):
+        if isinstance(n, N.For) and n.kind == "parallel":
+            pvars.update(n.vars)
+        elif isinstance(n, N.Store) and n.buffer.scope == "local.fragment":
             writes.setdefault(n.buffer, []).append(_pattern(n.indices))
-    for n in walk(f.body):
-        if isinstance(n, N.Load) and n.buffer.scope == "local.fragment":
-            why = _cross_thread(n, writes.get(n.buffer), order)
-            if why:
-                ctx.emit("fragment-index-mismatch",
-                         f"fragment {n.buffer.name} is read as {n.buffer.name}[{_pattern(n.indices)}] {why}; each "
-                         f"thread only holds its own elements of a fragment, so this read needs another thread's "
-                         f"value: stage it through a shared buffer", n.span, related=related_for(n.buffer))
-                return
+        elif isinstance(n, N.Load) and n.buffer.scope == "local.fragment":
+            loads.append(n)
+    for n in loads:
+        why = _cross_thread(n, writes.get(n.buffer), pvars)
+        if why:
+            ctx.emit("fragment-index-mismatch",
+                     f"fragment {n.buffer.name} is read as {n.buffer.name}[{_pattern(n.indices)}] {why}; each "
+                     f"thread only holds its own elements of a fragment, so this read needs another thread's "
+                     f"value: stage it through a shared buffer", n.span, related=related_for(n.buffer))
+            return
 
 
-def _cross_thread(load: N.Load, written, order) -> str | None:
+def _cross_thread(load: N.Load, written, pvars: set) -> str | None:
     """Why a fragment read inside a T.Parallel nest reaches another thread's element, or None."""
     if written is None or _pattern(load.indices) in written:
         return None
-    if not any(mentions(i, set(order)) for i in load.indices):
+    if not any(mentions(i, pvars) for i in load.indices):
         return None
     return f"but written as {load.buffer.name}[{written[0]}] in the same T.Parallel loop"
 
