@@ -26,7 +26,8 @@ const uri = pathToFileURL(GEMM).toString();
 
 let proc: ChildProcess;
 let conn: rpc.MessageConnection;
-const settings: Record<string, unknown> = { targets: ['sm_90a'], trustWorkspace: false };
+// lowerOnSave off: the worker does not import tvm up front, so the quick cases stay quick.
+const settings: Record<string, unknown> = { targets: ['sm_90a'], trustWorkspace: false, lowerOnSave: false };
 
 describe.skipIf(!available)('against the real tilelsp server', () => {
   beforeAll(async () => {
