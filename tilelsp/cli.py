@@ -292,7 +292,7 @@ def check_file(job: Job) -> FileResult:
     if isinstance(text, OSError | UnicodeDecodeError | SyntaxError):
         return FileResult(job.display, "", [_problem("file-unreadable", f"cannot read {job.display}: {_reason(text)}")])
     if not job.explicit and "tilelang" not in text:
-        return FileResult(job.display, text)  # not a TileLang file: nothing to check
+        return FileResult(job.display)  # not a TileLang file: nothing to check (and no text to send back)
     try:
         import warnings
 
