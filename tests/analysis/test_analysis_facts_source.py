@@ -64,6 +64,7 @@ def test_same_file_overflows_only_on_the_smaller_arch():
     assert [d.target for d in over] == ["sm_86"]
     assert over[0].span.line == _line_of(text, "with T.Kernel")[0]
     assert over[0].data["max_stages_that_fit"] == 1 and "sm_86" in over[0].message
+    assert "lower num_stages to 1 or shrink" in over[0].message and "block_K" in over[0].message
 
 
 def test_unknown_factory_arguments_give_no_errors():

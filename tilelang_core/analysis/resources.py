@@ -160,10 +160,11 @@ def _check_smem(launch: N.Launch, b: Budget, lim, ctx) -> None:
     n = b.num_stages
     fit = next((k for k in range(n - 1, 0, -1) if b.smem_total(k) <= lim.smem_per_block), 0)
     parts = "; ".join(_part(buf, nbytes, s) for buf, nbytes, s in b.shared if nbytes)
+    tiles = _tile_names(ctx.func, b)
     if fit:
-        advice = f"lower num_stages to {fit}" + (" or shrink the tiles" if fit < n else "")
+        advice = f"lower num_stages to {fit} or shrink {tiles}"
     else:
-        advice = "shrink the tiles (block sizes)" + (" and num_stages" if n > 1 else "")
+        advice = f"shrink {tiles}" + (" and num_stages" if n > 1 else "")
     naive = sum(nb * s for _, nb, s in b.shared if nb)
     if naive > total:
         parts += f" (buffers used one after another share memory; {kib(total)} is the peak of those live together)"
@@ -175,6 +176,18 @@ def _check_smem(launch: N.Launch, b: Budget, lim, ctx) -> None:
              launch.span, related=rel, target=lim.name,
              data={"max_stages_that_fit": fit, "num_stages": n, "target": lim.name, "bytes": total,
                    "limit": lim.smem_per_block})
+
+
+def _tile_names(func: N.PrimFunc, b: Budget) -> str:
+    """The factory's block-size arguments most shared tiles are built from ('block_K'), else 'the tiles'."""
+    dims = [as_int(d) for buf, nb, s in b.shared if nb for d in buf.shape]
+    counts = {name: dims.count(v) for name, v in func.bindings
+              if name.startswith("block") and isinstance(v, int) and not isinstance(v, bool) and v in dims}
+    if not counts:
+        return "the tiles (block sizes)"
+    top = max(counts.values())
+    names = [n for n, c in counts.items() if c == top]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 def _part(buf, nbytes: int, stages: int) -> str:
