@@ -77,10 +77,16 @@ def binop(op: str, a, b):
 
 def compare(op: str, a, b):
     """Compare two values: a bool when known, else an IR Compare."""
-    if (is_scalar(a) and is_scalar(b)) or (isinstance(a, str) and isinstance(b, str)) or a is None or b is None:
-        return _PYCMP[op](a, b)
-    if isinstance(a, EnumValue) or isinstance(b, EnumValue):
-        return _PYCMP[op](a, b)
+    python = (is_scalar(a) and is_scalar(b)) or (isinstance(a, str) and isinstance(b, str))
+    if python or a is None or b is None or isinstance(a, EnumValue) or isinstance(b, EnumValue):
+        if not python and op not in ("==", "!="):
+            return Unknown(op)
+        if not python and (isinstance(a, (Unknown, N.Var)) or isinstance(b, (Unknown, N.Var))):
+            return Unknown(op)  # an unknown value compared with None / an enum
+        try:
+            return _PYCMP[op](a, b)
+        except TypeError:
+            return Unknown(op)
     ea, eb = to_expr(a), to_expr(b)
     if ea is None or eb is None:
         return Unknown(op)
