@@ -57,12 +57,6 @@ def span_to_range(span: Span, source: SourceFile, encoding: str = UTF16) -> type
     return types.Range(start, end)
 
 
-def line_range(source: SourceFile, line: int) -> types.Range:
-    """The LSP range of a whole 1-based line (encoding-independent start; end in UTF-16 of the text)."""
-    text = source.line_text(line)
-    return types.Range(types.Position(max(0, line - 1), 0), types.Position(max(0, line - 1), col_to_units(text, len(text))))
-
-
 def position_to_point(position: types.Position, source: SourceFile, encoding: str = UTF16) -> tuple[int, int]:
     """An LSP Position as (1-based line, code-point col), clamped to the document."""
     nlines = len(source.lines)

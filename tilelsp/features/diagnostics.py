@@ -64,11 +64,3 @@ def internal_error(exc: BaseException, what: str) -> Diagnostic:
     return Diagnostic("internal-error", Severity.ERROR,
                       f"tilelsp could not {what}: {type(exc).__name__}: {exc} (please report this with the file)",
                       Span(1, 0, 1, 0))
-
-
-def merge(*groups) -> list[types.Diagnostic]:
-    """Concatenate per-source diagnostic lists in order, skipping None."""
-    out: list[types.Diagnostic] = []
-    for g in groups:
-        out.extend(g or ())
-    return out
