@@ -95,3 +95,12 @@ def test_text_output_for_a_real_error(project, capsys):
     assert out[2].endswith("^" + "~" * (len("T.gemm(A_shared, B_shared, C_local)") - 1))
     assert any(line.startswith("  note: k.py:10:") for line in out)
     assert out[-1] == "1 error, 0 warnings in 1 file"
+
+
+def test_suppressing_a_per_target_error_on_the_kernel_line(project, capsys):
+    lines = KERNEL.splitlines()
+    lines[KERNEL_LINE - 1] += "  # tilelsp: ignore[shared-memory-exceeded]"
+    (project / "k.py").write_text("\n".join(lines) + "\n")
+    assert check(capsys, "k.py", "--target", "sm_86") == (0, [])
+    (project / "k.py").write_text("# tilelsp: ignore-file[shared-memory-exceeded]\n" + KERNEL)
+    assert check(capsys, "k.py", "--target", "sm_86") == (0, [])
