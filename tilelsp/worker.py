@@ -11,6 +11,7 @@ import collections
 import json
 import os
 import selectors
+import shlex
 import signal
 import subprocess
 import sys
@@ -57,7 +58,8 @@ class Worker:
     """One persistent worker process, restarted on demand; `request` is thread-safe and blocking."""
 
     def __init__(self, argv=None, timeout: float = 60.0, mem_mb: int = DEFAULT_MEM_MB, log=None):
-        self.argv = argv or [sys.executable, "-m", "tilelsp.worker"]
+        override = os.environ.get("TILELSP_WORKER_CMD")  # e.g. a debugging or stand-in worker
+        self.argv = argv or (shlex.split(override) if override else [sys.executable, "-m", "tilelsp.worker"])
         self.timeout, self.mem_mb, self.log = timeout, mem_mb, log or (lambda msg: None)
         self.proc: subprocess.Popen | None = None
         self.restarts = 0

@@ -7,7 +7,7 @@ import time
 for raw in sys.stdin:
     req = json.loads(raw)
     op = req["op"]
-    if op == "hang":
+    if op == "hang" or op in os.environ.get("HANG_OPS", "").split(","):
         while True:
             time.sleep(1)
     if op == "crash":

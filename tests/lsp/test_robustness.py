@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
+from pathlib import Path
 
 import pytest
-from conftest import SERVER, change_doc, diagnostics, open_doc
+import pytest_lsp
+from conftest import SERVER, change_doc, diagnostics, open_doc, start
 from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -150,3 +155,34 @@ async def test_tcp_mode_serves():
     finally:
         proc.kill()
         await proc.wait()
+
+
+HUNG_WORKER = ClientServerConfig(server_command=SERVER, server_env={
+    **os.environ, "HANG_OPS": "show_ir,lower",
+    "TILELSP_WORKER_CMD": f"{sys.executable} {Path(__file__).with_name('misbehaving_worker.py')}"})
+
+
+@pytest_lsp.fixture(config=HUNG_WORKER, scope="module")
+async def hung_worker_client(lsp_client: LanguageClient):
+    """A server whose worker hangs on every lowering request."""
+    await start(lsp_client, settings={"tilelsp": {"debounceMs": 0, "lowerOnSave": False, "workerTimeoutSec": 1}})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_hung_worker_is_reported_and_the_server_keeps_serving(hung_worker_client):
+    client = hung_worker_client
+    uri = "file:///tmp/hung.py"
+    text = (Path(__file__).resolve().parents[2] / "examples/gemm.py").read_text()
+    open_doc(client, uri, text)
+    await diagnostics(client, uri)
+    with pytest.raises(Exception, match="timed out"):
+        await client.protocol.send_request_async("tilelsp/showIR", {"uri": uri, "kernel": "gemm", "stage": "cuda"})
+    assert any("timed out" in m.message and "replaced" in m.message for m in client.log_messages)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri), types.Position(0, 0)))
+    assert hover is None or hover.contents  # still answering
+    change_doc(client, uri, text.replace("threads=128", "threads=2048"), 2)
+    assert "threads-exceeded" in {d.code for d in (await diagnostics(client, uri, 2)).diagnostics}
+    status = await client.protocol.send_request_async("tilelsp/status", {})
+    assert status.workerPid is None  # the hung one was killed; the next request starts a fresh one
