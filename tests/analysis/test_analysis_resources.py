@@ -93,6 +93,8 @@ def test_threads():
     assert codes(_pipelined_gemm(64, 64, 32, 2, threads=100)) == ["threads-not-warp-multiple"]
     assert codes(kernel([], threads=(32, 4))) == []
     assert codes(kernel([], threads=(1,))) == []
+    assert codes(kernel([], threads=(2, 2, 128))) == ["threads-exceeded"]
+    assert codes(kernel([], threads=(128, 2, 2))) == []
     assert codes(kernel([], threads=(64, 32))) == ["threads-exceeded"]
 
 

@@ -127,10 +127,15 @@ def _check_grid(launch: N.Launch, ctx) -> None:
 def _check_threads(launch: N.Launch, b: Budget, ctx) -> None:
     if b.threads is None:
         return
+    z = as_int(launch.threads[2]) if len(launch.threads) == 3 else None
     if b.threads > 1024:
         ctx.emit("threads-exceeded",
                  f"T.Kernel uses {b.threads} threads per block, over the hardware limit of 1024; use at most "
                  f"1024 (e.g. threads=256) and give each thread more work", _threads_span(launch))
+    elif z is not None and z > 64:
+        ctx.emit("threads-exceeded",
+                 f"T.Kernel's third thread dimension is {z}, over CUDA's limit of 64 for blockDim.z; put the "
+                 f"larger extent first (threads=({z}, ...))", _threads_span(launch))
     elif b.threads % 32 and b.threads != 1:  # threads=1 is the deliberate single-thread (scalar) kernel
         up = -(-b.threads // 32) * 32
         ctx.emit("threads-not-warp-multiple",
