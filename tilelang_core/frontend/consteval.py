@@ -93,6 +93,13 @@ def compare(op: str, a, b):
     return N.Compare(op, ea, eb)
 
 
+_DISPATCH: dict = {}
+
+
+def _unknown_node(self, node):
+    return Unknown(_text(node))
+
+
 class Evaluator(ast.NodeVisitor):
     """Evaluate an ast expression to a frontend value in an Env; unknown constructs give `Unknown`."""
 
@@ -102,10 +109,11 @@ class Evaluator(ast.NodeVisitor):
 
     def eval(self, node: ast.AST):
         """The value of an expression node."""
-        method = getattr(self, "visit_" + type(node).__name__, None)
-        if method is None:
-            return Unknown(_text(node))
-        return method(node)
+        key = (type(self), type(node))
+        fn = _DISPATCH.get(key)
+        if fn is None:
+            fn = _DISPATCH[key] = getattr(type(self), "visit_" + type(node).__name__, _unknown_node)
+        return fn(self, node)
 
     def visit_Constant(self, node):
         return node.value

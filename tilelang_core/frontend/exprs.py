@@ -27,6 +27,9 @@ _FORBIDDEN = {
 }
 
 
+_SPANNED = (N.Const, N.BinOp, N.Compare, N.BoolOp, N.UnaryOp, N.Call, N.Cast, N.Select, N.Load)
+
+
 class KernelError(Exception):
     """A diagnostic raised while parsing one statement; the parser reports it and moves on."""
 
@@ -57,7 +60,7 @@ class KernelEval(Evaluator):
         if kind in _FORBIDDEN and kind not in ("Starred", "ListComp", "GeneratorExp"):
             raise KernelError("unsupported-syntax", _FORBIDDEN[kind], node)
         v = super().eval(node)
-        if getattr(v, "span", 0) is None and is_expr(v) and not isinstance(v, N.Var):
+        if type(v) in _SPANNED and v.span is None:
             v = dataclasses.replace(v, span=self.p.span(node))
         return v
 

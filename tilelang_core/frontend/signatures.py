@@ -73,10 +73,10 @@ def fallback_signature(short: str) -> Builtin | None:
 def registry_entry(name: str) -> Builtin | None:
     """The language registry's entry for a canonical name, or None (also while the catalog is missing)."""
     try:
-        from ..language.registry import lookup
+        from ..language.registry import registry
 
-        return lookup(name)
-    except Exception:  # noqa: BLE001 - a catalog being written concurrently must not break parsing
+        return registry().get(name)
+    except Exception:  # noqa: BLE001 - a catalog that fails to import must not break parsing
         return None
 
 
