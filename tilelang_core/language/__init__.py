@@ -1,8 +1,8 @@
 """The runtime `T` namespace: what `import tilelang_core.language as T` gives when a TileLang file is executed.
 
 Kernel bodies are never run as Python: `T.prim_func`/`T.macro` capture their source for the frontend.
-The names a factory uses *outside* a body work for real here (dtypes, `T.Tensor`, `T.dynamic`,
-`T.ceildiv` on ints, `T.GemmWarpPolicy`); every other builtin is a stub that says where it belongs.
+The names a factory uses *outside* a body work for real here (dtypes and `T.dtype`, `T.Tensor`,
+`T.dynamic`, `T.ceildiv` on ints, `T.GemmWarpPolicy`); every other builtin is a stub that says where it belongs.
 Neither tvm nor torch is imported.
 """
 from __future__ import annotations
@@ -45,6 +45,7 @@ class _DType(DType):
         if info is None or info.torch is None:
             raise TypeError(f"{self!s} has no torch dtype")
         return getattr(torch, info.torch)
+
 
 # dtypes are served by __getattr__ so that `T.int`, `T.float` and `T.bool` never shadow builtins here.
 _DTYPE_ATTRS: dict[str, DType] = {}
