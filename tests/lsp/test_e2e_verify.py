@@ -2,6 +2,8 @@
 runs only in a subprocess, so factories that loop forever or raise are reported and the server lives on."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from conftest import ROOT, diagnostics, open_doc
 from lsprotocol import types
@@ -63,3 +65,24 @@ async def test_verify_passes_on_cpu_with_progress(client):
     assert client.progress_reports  # $/progress begin/end were reported
     got = await diagnostics(client, uri, 1, lambda ds: any(d.source == "tilelsp-verify" for d in ds))
     assert [d.code for d in got.diagnostics if d.source == "tilelsp-verify"] == ["verify-passed"]
+
+
+@pytest.mark.asyncio
+async def test_verify_is_cancellable_through_progress(client, tmp_path):
+    src = (ROOT / "examples/elementwise_add.py").read_text()
+    head, sep, tail = src.partition("    @T.prim_func\n")
+    path = tmp_path / "forever.py"
+    path.write_text(head + HOSTILE["loops"] + sep + tail)
+    _trust(client, workerTimeoutSec=600)
+    await client.protocol.send_request_async("tilelsp/status", {})
+    uri = path.as_uri()
+    open_doc(client, uri, path.read_text())
+    await diagnostics(client, uri)
+    task = asyncio.ensure_future(client.workspace_execute_command_async(
+        types.ExecuteCommandParams("tilelsp.server.verify", [uri, "add"])))
+    begin = await client.wait_for_notification(types.PROGRESS)
+    value = begin.value if isinstance(begin.value, dict) else begin.value.__dict__
+    assert value["kind"] == "begin" and value["cancellable"]
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=begin.token))
+    res = await asyncio.wait_for(task, 60)
+    assert res["passed"] is False and "cancelled" in res["message"]
