@@ -6,8 +6,14 @@ import sys
 
 import pytest
 
-from tilelang_core.language.dtypes import (DTYPES, closest_dtype, dtype_bits, dtype_info, is_dtype_name,
-                                           normalize_dtype)
+from tilelang_core.language.dtypes import (
+    DTYPES,
+    closest_dtype,
+    dtype_bits,
+    dtype_info,
+    is_dtype_name,
+    normalize_dtype,
+)
 from tilelang_core.language.types import DType
 
 

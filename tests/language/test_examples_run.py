@@ -30,7 +30,7 @@ sys.exit(1 if failed else 0)
 @pytest.mark.slow
 def test_examples_run_and_match_their_references():
     paths = sorted(str(p) for p in EXAMPLES.glob("*.py"))
-    out = subprocess.run([sys.executable, "-c", _RUNNER, *paths], capture_output=True, text=True, timeout=900)
+    out = subprocess.run([sys.executable, "-c", _RUNNER, *paths], capture_output=True, text=True, timeout=900, check=False)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     for p in paths:
         assert f"{Path(p).stem}: all checks pass" in out.stdout

@@ -7,7 +7,13 @@ import sys
 import pytest
 
 import tilelang_core.language as T
-from tilelang_core.language.types import DType, MacroDef, PrimFuncDef, SymbolicDim, TensorType
+from tilelang_core.language.types import (
+    DType,
+    MacroDef,
+    PrimFuncDef,
+    SymbolicDim,
+    TensorType,
+)
 
 
 def test_dtypes_are_strings():
@@ -64,7 +70,7 @@ def test_unknown_names_and_submodules():
 
 @T.prim_func
 def _kernel(A: T.Tensor((16,), T.float32)):
-    with T.Kernel(1, threads=32) as bx:
+    with T.Kernel(1, threads=32):
         T.clear(A)
 
 

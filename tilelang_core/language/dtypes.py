@@ -87,8 +87,7 @@ def normalize_dtype(x) -> str | None:
         return None
     name = name.strip()
     for prefix in ("T.", "tl.", "torch.", "tilelang.language."):
-        if name.startswith(prefix):
-            name = name[len(prefix):]
+        name = name.removeprefix(prefix)
     if name in DTYPES:
         return name
     if name in _ALIASES:

@@ -13,4 +13,4 @@ make_swizzled_layout = stub_for("tilelang.layout.make_swizzled_layout", _MODULE)
 Layout = stub_for("tilelang.layout.Layout", _MODULE)
 Fragment = stub_for("tilelang.layout.Fragment", _MODULE)
 
-__all__ = ["make_swizzled_layout", "Layout", "Fragment"]
+__all__ = ["Fragment", "Layout", "make_swizzled_layout"]
