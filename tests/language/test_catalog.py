@@ -6,7 +6,18 @@ import pytest
 from tilelang_core.language.catalog import BUILTINS
 from tilelang_core.language.registry import BindError, bind, lookup, registry
 
-REQUIRED_NAMES = ["T.prim_func", "T.macro", "T.Kernel", "T.Tensor", "T.Buffer", "T.StridedTensor", "T.alloc_shared", "T.alloc_fragment", "T.alloc_local", "T.alloc_var", "T.Pipelined", "T.Parallel", "T.serial", "T.unroll", "T.vectorized", "T.grid", "T.copy", "T.gemm", "T.GemmWarpPolicy", "T.clear", "T.fill", "T.reduce_max", "T.reduce_min", "T.reduce_sum", "T.reduce_abssum", "T.reduce_absmax", "T.cumsum", "T.atomic_add", "T.annotate_layout", "T.Layout", "T.Fragment", "T.use_swizzle", "T.ceildiv", "T.max", "T.min", "T.exp", "T.exp2", "T.log", "T.log2", "T.sqrt", "T.rsqrt", "T.abs", "T.tanh", "T.floor", "T.ceil", "T.if_then_else", "T.cast", "T.infinity", "T.max_value", "T.min_value", "T.clamp", "T.dynamic", "T.symbolic", "T.const", "T.empty", "T.get_thread_binding", "T.sync_threads", "T.print", "T.float16", "T.bfloat16", "T.float32", "T.float64", "T.float8_e4m3fn", "T.float8_e5m2", "T.int8", "T.int16", "T.int32", "T.int64", "T.uint8", "T.uint16", "T.uint32", "T.uint64", "T.bool", "tilelang.jit", "tilelang.compile", "tilelang.layout.make_swizzled_layout", "T.GemmWarpPolicy.Square", "T.GemmWarpPolicy.FullRow", "T.GemmWarpPolicy.FullCol"]
+REQUIRED_NAMES = """
+T.prim_func T.macro T.Kernel T.Tensor T.Buffer T.StridedTensor T.alloc_shared T.alloc_fragment
+T.alloc_local T.alloc_var T.Pipelined T.Parallel T.serial T.unroll T.vectorized T.grid T.copy T.gemm
+T.GemmWarpPolicy T.clear T.fill T.reduce_max T.reduce_min T.reduce_sum T.reduce_abssum T.reduce_absmax
+T.cumsum T.atomic_add T.annotate_layout T.Layout T.Fragment T.use_swizzle T.ceildiv T.max T.min T.exp
+T.exp2 T.log T.log2 T.sqrt T.rsqrt T.abs T.tanh T.floor T.ceil T.if_then_else T.cast T.infinity T.max_value
+T.min_value T.clamp T.dynamic T.symbolic T.const T.empty T.get_thread_binding T.sync_threads T.print
+T.float16 T.bfloat16 T.float32 T.float64 T.float8_e4m3fn T.float8_e5m2 T.int8 T.int16 T.int32 T.int64
+T.uint8 T.uint16 T.uint32 T.uint64 T.bool tilelang.jit tilelang.compile
+tilelang.layout.make_swizzled_layout T.GemmWarpPolicy.Square T.GemmWarpPolicy.FullRow
+T.GemmWarpPolicy.FullCol
+""".split()  # noqa: SIM905
 CATEGORIES = {"kernel", "memory", "loop", "tile-op", "math", "type", "layout", "jit", "misc"}
 KINDS = {"function", "decorator", "context", "iterator", "type", "dtype", "constant", "enum"}
 PARAM_KINDS = {"buffer", "region", "shape", "dtype", "int", "expr", "bool", "str", "layout_map", "any", "varargs"}
