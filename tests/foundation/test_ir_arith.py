@@ -36,3 +36,12 @@ def test_walk_and_transform_replace_consts():
     assert sum(isinstance(n, N.Const) for n in walk(stmt)) == 3
     out = transform(stmt, lambda n: N.Const(as_const(n)) if isinstance(n, N.BinOp) else n)
     assert out.indices == (N.Const(3),) and out.buffer is buf
+
+
+def test_children_of_region_are_axes_only():
+    from tilelang_core.source import Span
+    from tilelang_core.ir.visitor import children
+
+    buf = N.Buffer("S", (c(8),), "float16", "shared.dyn")
+    region = N.Region(buf, (N.Axis(c(0), c(8)),), "full", span=Span(1, 0, 1, 1))
+    assert [type(x).__name__ for x in children(region)] == ["Axis"]

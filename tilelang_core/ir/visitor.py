@@ -8,9 +8,9 @@ from . import nodes as N
 
 
 def children(node) -> Iterator:
-    """Direct IR children of a node (expressions, statements, regions, axes, buffers excluded)."""
+    """Direct IR children of a node: expressions, statements, regions and axes (never spans or buffers)."""
     for f in dataclasses.fields(node):
-        if f.name in ("span", "buffer") and not isinstance(node, N.Region):
+        if f.name == "span":
             continue
         value = getattr(node, f.name)
         if isinstance(value, tuple):
