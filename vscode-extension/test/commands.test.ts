@@ -81,6 +81,18 @@ describe('Show IR and Show CUDA', () => {
     expect(editor!.document.languageId).toBe('tilelang-ir');
   });
 
+  it('asks which instance when a kernel has several, and passes it to the server', async () => {
+    const { link, calls } = server();
+    const listed = [{ ...kernels[0], instances: ['matmul(M=64)', 'matmul(M=128)'] }];
+    const base = link.request;
+    link.request = async <R>(method: string, params: unknown) => (method === 'tilelsp/kernels' ? ({ kernels: listed } as R) : base<R>(method, params));
+    const pick = vi.spyOn(vscode.window, 'showQuickPick').mockImplementation(async (items: any) => items[items.length - 1]);
+    const editor = await showIR(context(link), file, 'matmul');
+    expect(pick.mock.calls[1][0]).toEqual(['matmul(M=64)', 'matmul(M=128)']);
+    expect(decodeIrUri(editor!.document.uri)).toMatchObject({ kernel: 'matmul', stage: 'cuda', instance: 'matmul(M=128)' });
+    expect(calls.find((c) => c.method === 'tilelsp/showIR')?.params.instance).toBe('matmul(M=128)');
+  });
+
   it('asks for the kernel from the palette', async () => {
     const { link, calls } = server();
     stub.window.activeTextEditor = new stub.TextEditor(new stub.TextDocument(vscode.Uri.parse(file) as any));
