@@ -56,3 +56,13 @@ def test_error_file_has_one_known_marker(path):
 def test_every_required_error_class_has_a_file():
     found = {MARK.search(p.read_text()).group(2) for p in ERRORS}
     assert REQUIRED_CODES <= found, REQUIRED_CODES - found
+
+
+def test_every_builtin_used_in_the_examples_is_in_the_registry():
+    from tilelang_core.language.registry import lookup
+
+    used = set()
+    for path in [*KERNELS, *ERRORS]:
+        used |= set(re.findall(r"\bT\.[A-Za-z_]\w*(?:\.[A-Z]\w*)?", path.read_text()))
+    missing = sorted(n for n in used if lookup(n) is None and n != "T.alloc_shard")  # the unknown-builtin example
+    assert not missing, missing
