@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import pytest
-from fe_helpers import errors, line_of, parse
+from fe_helpers import errors, line_of, nodes, parse
 
 from tilelang_core.codes import CODES
+from tilelang_core.ir import nodes as N
 
 KERNEL = """
 @T.prim_func
@@ -166,3 +167,22 @@ def k(A: T.Tensor((64,), T.flaot16)):
 def test_augmented_store_to_a_non_buffer_is_reported():
     _, _, errs = _one("T[0, 1] += 1")
     assert [d.code for d in errs] == ["unsupported-syntax"] and "not a buffer" in errs[0].message
+
+
+def test_python_builtins_on_runtime_values():
+    src = """
+@T.prim_func
+def k(A: T.Tensor((64,), T.float32)):
+    with T.Kernel(1) as bx:
+        for i in T.Parallel(64):
+            A[i] = abs(A[i]) + float(i) + max(A[i], 0.0)
+        for i in T.Parallel(64):
+            A[i] = round(A[i])
+"""
+    kernels, diags = parse(src)
+    assert errors(diags) == [("bad-arguments", line_of(src, "round("))]
+    assert "T.*" in diags[0].message
+    from tilelang_core.ir.printer import expr_str
+
+    first = [s for s in nodes(kernels[0], N.Store)][0]
+    assert expr_str(first.value) == "T.abs(A[i]) + T.cast(i, 'float32') + T.max(A[i], 0.0)"

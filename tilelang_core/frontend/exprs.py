@@ -30,6 +30,14 @@ _FORBIDDEN = {
 _SPANNED = (N.Const, N.BinOp, N.Compare, N.BoolOp, N.UnaryOp, N.Call, N.Cast, N.Select, N.Load)
 
 
+_PY_ON_EXPR = {
+    abs: lambda e, span: N.Call("abs", (e,), None, span),
+    float: lambda e, span: N.Cast("float32", e, span),
+    int: lambda e, span: N.Cast("int32", e, span),
+    bool: lambda e, span: N.Cast("bool", e, span),
+}
+
+
 class KernelError(Exception):
     """A diagnostic raised while parsing one statement; the parser reports it and moves on."""
 
@@ -128,7 +136,16 @@ class KernelEval(Evaluator):
         if not callable(func) or isinstance(func, N.Var):  # a value the checker could not evaluate
             return Unknown(_text(node.func))
         args = [self.operand(a) for a in args]
-        return call_value(func, args, kwargs, ast.unparse(node))
+        runtime = [a for a in args if _has_runtime(a)]
+        if runtime and func in _PY_ON_EXPR and len(args) == 1 and not kwargs:
+            return _PY_ON_EXPR[func](to_expr(args[0]), self.p.span(node))
+        value = call_value(func, args, kwargs, ast.unparse(node))
+        if runtime and isinstance(value, Unknown):
+            name = getattr(func, "__name__", _text(node.func))
+            raise KernelError("bad-arguments", f"`{name}(...)` is a Python function run at trace time and cannot take "
+                              "a runtime value; use the T.* "
+                              "intrinsic (e.g. T.max, T.abs, T.cast)", node)
+        return value
 
     def call_args(self, node):
         """Arguments of a call, with sliced buffer subscripts kept as Regions."""
@@ -148,6 +165,15 @@ class KernelEval(Evaluator):
             raise KernelError("bad-arguments", f"`{_text(node)}` is not a scalar value here "
                               f"(got {_describe(v)})", node)
         return e
+
+
+def _has_runtime(v) -> bool:
+    """True when a value depends on something only known while the kernel runs (a load, a loop or block index)."""
+    from ..ir.visitor import walk
+
+    if not is_expr(v) or isinstance(v, N.Const):
+        return False
+    return any(isinstance(n, N.Load) or isinstance(n, N.Var) and n.kind != "symbolic" for n in walk(v))
 
 
 def check_rank(buf: N.Buffer, n: int, node, parser) -> None:

@@ -356,7 +356,9 @@ class KernelParser(ast.NodeVisitor):
             return N.Const(0, dtype, self.span(node))
         v = self.ev.operand(self.ev.eval(value_node))
         if is_scalar(v):
-            return N.Const(float(v) if dtype.startswith(("float", "bfloat")) else v, dtype, self.span(node))
+            is_float = dtype.startswith(("float", "bfloat"))
+            value = float(v) if is_float else (bool(v) if dtype == "bool" else int(v))
+            return N.Const(value, dtype, self.span(node))
         e = to_expr(v, self.span(value_node))
         if e is None:
             raise KernelError("bad-arguments", f"cannot convert `{ast.unparse(value_node)}` to {dtype}", value_node)
