@@ -12,7 +12,12 @@ import { debounce } from './util';
 
 let manager: ServerManager | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+/** What `activate` returns (the extension's exports): `ready` settles once the first server start is done. */
+export interface TileLangApi {
+  ready: Promise<void>;
+}
+
+export function activate(context: vscode.ExtensionContext): TileLangApi {
   const output = vscode.window.createOutputChannel('TileLang Language Server', { log: true });
   const results = vscode.window.createOutputChannel('TileLang Verify');
   manager = new ServerManager(output);
@@ -54,15 +59,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(Commands.selectTargets, () => selectTargets()),
   );
   status.update(server.status, targets());
-  const pythonSub = await onPythonInterpreterChange(() => {
+  // Activation does not wait for the server: a slow or stuck interpreter must not hold up VS Code.
+  const ready = server.restart();
+  void onPythonInterpreterChange(() => {
     if (!readSettings(vscode.workspace.getConfiguration(SECTION)).interpreter) {
       restart();
     }
-  });
-  if (pythonSub) {
-    context.subscriptions.push(pythonSub);
-  }
-  await server.restart();
+  }).then((sub) => sub && context.subscriptions.push(sub));
+  return { ready };
 }
 
 export async function deactivate(): Promise<void> {

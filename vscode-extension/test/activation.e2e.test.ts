@@ -36,7 +36,9 @@ describe.skipIf(!available)('the activated extension', () => {
     installVscodeModule();
     ext = await import('../src/extension.js');
     const t0 = performance.now();
-    await ext.activate(context as unknown as vscode.ExtensionContext);
+    const api = ext.activate(context as unknown as vscode.ExtensionContext);
+    expect(stub.statusItems[0]?.text).toMatch(/^\$\((loading~spin|circle-slash)\) TileLang sm_90a$/); // activation did not wait
+    await api.ready;
     console.log(`activate() to a running server: ${(performance.now() - t0).toFixed(0)} ms`);
   }, 90_000);
 
