@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import enum
 
-# Private names only: `capture`, `registry`, `dtypes`, `types` must stay the submodules.
-from .capture import capture as _capture
+# Private names only: `capture`, `registry`, `dtypes`, `types` must stay the submodules. `capture`
+# (which needs inspect) is imported on first use: the checker imports this package on every run.
 from .dtypes import DTYPES as _DTYPES
 from .dtypes import dtype_info as _dtype_info
 from .dtypes import normalize_dtype as _normalize_dtype
@@ -135,6 +135,12 @@ def empty(*shape, dtype="float32") -> TensorType:
     if len(shape) == 2 and isinstance(shape[0], (tuple, list)) and isinstance(shape[1], str):
         return TensorType(tuple(shape[0]), _dtype(shape[1]), "global")
     return TensorType(tuple(shape), _dtype(dtype), "global")
+
+
+def _capture(func):
+    from .capture import capture
+
+    return capture(func)
 
 
 def prim_func(func=None, *, eager_jit=False):

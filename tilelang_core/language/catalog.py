@@ -5,12 +5,13 @@ text of each entry lives in `catalog_docs.py` and is attached here by name.
 """
 from __future__ import annotations
 
+from .catalog_docs import DOCS, PARAM_DOCS
 from .registry import REQUIRED, Builtin, Param
 
 _KW = object()  # marker: the parameters after it are keyword-only
 
 
-def _params(*spec) -> tuple[Param, ...]:
+def _params(*spec, docs: dict) -> tuple[Param, ...]:
     """Build a parameter tuple from `(name, kind[, default])` triples, `"*name"` varargs and `_KW` markers."""
     out, kw_only = [], False
     for item in spec:
@@ -20,15 +21,16 @@ def _params(*spec) -> tuple[Param, ...]:
         name, kind, *rest = item
         default = rest[0] if rest else REQUIRED
         if name.startswith("*"):
-            out.append(Param(name[1:], kind, variadic=True))
+            out.append(Param(name[1:], kind, doc=docs.get(name[1:], ""), variadic=True))
             kw_only = True
         else:
-            out.append(Param(name, kind, default, keyword_only=kw_only))
+            out.append(Param(name, kind, default, doc=docs.get(name, ""), keyword_only=kw_only))
     return tuple(out)
 
 
 def _b(name, category, *spec, returns="", kind="function", aliases=()) -> Builtin:
-    return Builtin(name, category, _params(*spec), returns=returns, kind=kind, aliases=tuple(aliases))
+    return Builtin(name, category, _params(*spec, docs=PARAM_DOCS.get(name, {})), doc=DOCS.get(name, ""),
+                   returns=returns, kind=kind, aliases=tuple(aliases))
 
 
 _ANN = ("annotations", "any", None)
@@ -271,19 +273,7 @@ def _dtype_doc(d) -> str:
     return text + f"\n\n`T.{d.name}(x)` casts a scalar expression to it."
 
 
-def _with_docs(entries: list[Builtin]) -> list[Builtin]:
-    from dataclasses import replace
-
-    from .catalog_docs import DOCS, PARAM_DOCS
-
-    def params(b: Builtin) -> tuple[Param, ...]:
-        docs = PARAM_DOCS.get(b.name, {})
-        return tuple(replace(p, doc=docs.get(p.name, p.doc)) for p in b.params)
-
-    return [replace(b, doc=DOCS.get(b.name, b.doc), params=params(b)) for b in entries]
-
-
-BUILTINS: list[Builtin] = _with_docs(
+BUILTINS: list[Builtin] = (
     _KERNEL + _TYPES + _MEMORY + _LOOPS + _TILE_OPS + _LAYOUT + _MATH + _MISC + _JIT + _ADVANCED
     + _dtype_entries()
 )
