@@ -186,3 +186,23 @@ def k(A: T.Tensor((64,), T.float32)):
 
     first = [s for s in nodes(kernels[0], N.Store)][0]
     assert expr_str(first.value) == "T.abs(A[i]) + T.cast(i, 'float32') + T.max(A[i], 0.0)"
+
+
+def test_misspelt_keyword_gets_a_rename_fix_and_no_cascade():
+    src = """
+@T.prim_func
+def k(A: T.Tensor((64, 64), T.float16)):
+    with T.Kernal(1) as bx:
+        pass
+
+@T.prim_func
+def k2(A: T.Tensor((64, 64), T.float16), C: T.Tensor((64, 64), T.float32)):
+    with T.Kernel(1) as bx:
+        T.gemm(A, A, C, transpose_b=True)
+"""
+    _, diags = parse(src)
+    assert errors(diags) == [("unknown-builtin", line_of(src, "T.Kernal")), ("bad-arguments", line_of(src, "T.gemm"))]
+    d = diags[1]
+    assert "did you mean 'transpose_B'" in d.message
+    (edit,) = d.fix.edits
+    assert edit.new_text == "transpose_B" and (edit.span.col, edit.span.end_col) == (24, 35) == (d.span.col, d.span.end_col)

@@ -167,6 +167,20 @@ class KernelEval(Evaluator):
         return e
 
 
+def bind_error(exc, call: ast.Call) -> KernelError:
+    """A bad-arguments KernelError from a BindError, with a rename fix for a misspelt keyword."""
+    import re
+
+    message = str(exc)
+    m = re.search(r"has no parameter '(\w+)' \(did you mean '(\w+)'\?\)", message)
+    kw = next((k for k in call.keywords if m and k.arg == m.group(1)), None)
+    if kw is None:
+        return KernelError("bad-arguments", message, call)
+    span_node = ast.Name(id=kw.arg, lineno=kw.lineno, col_offset=kw.col_offset, end_lineno=kw.lineno,
+                         end_col_offset=kw.col_offset + len(kw.arg))
+    return KernelError("bad-arguments", message, span_node, fix=(f"Change to `{m.group(2)}`", m.group(2)))
+
+
 def _has_runtime(v) -> bool:
     """True when a value depends on something only known while the kernel runs (a load, a loop or block index)."""
     from ..ir.visitor import walk

@@ -28,8 +28,9 @@ def parse_kernel(fn: ast.FunctionDef, env: Env, ctx: Ctx, info: KernelInfo) -> N
     """Parse a kernel function in `env` (the factory's environment) into a PrimFunc."""
     p = KernelParser(ctx, env.child())
     params = [] if ctx.eager else _params(p, fn)
+    reported = len(ctx.sink.items)  # a body statement that failed may have been the launch itself
     body = p.block(fn.body)
-    if p.launches == 0 and not p.launch_seen:
+    if p.launches == 0 and not p.launch_seen and len(ctx.sink.items) == reported:
         ctx.emit("invalid-kernel", f"kernel `{fn.name}` has no `with T.Kernel(...)` launch; wrap its body in "
                  "`with T.Kernel(grid..., threads=128) as (bx, ...):`", def_name_span(ctx.mapper, fn))
     out_idx = info.out_idx

@@ -8,7 +8,7 @@ import ast
 from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..language.registry import BindError
-from .exprs import KernelError, difference
+from .exprs import KernelError, bind_error, difference
 from .signatures import bind_call
 from .values import BuiltinRef, to_expr
 
@@ -30,7 +30,7 @@ def _bind(p, name: str, short: str, call: ast.Call) -> dict:
     try:
         return bind_call(name, short, list(call.args), {k.arg: k.value for k in call.keywords if k.arg})
     except BindError as exc:
-        raise KernelError("bad-arguments", str(exc), call) from None
+        raise bind_error(exc, call) from None
 
 
 def _loop_names(node) -> list:

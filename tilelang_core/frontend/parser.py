@@ -12,7 +12,7 @@ from ..ir.arith import as_const
 from ..language.types import MacroDef
 from .bodies import is_decorated
 from .consteval import Env, bind_target
-from .exprs import KernelError, KernelEval, expr_dtype, region_of
+from .exprs import KernelError, KernelEval, bind_error, expr_dtype, region_of
 from .scope import Ctx
 from .signatures import bind_call, catalog_available, registry_entry
 from .tileops import HANDLERS, NO_BIND
@@ -313,7 +313,7 @@ class KernelParser(ast.NodeVisitor):
         try:
             bound = bind_call(ref.name, short, args, kwargs)
         except BindError as exc:
-            raise KernelError("bad-arguments", str(exc), node) from None
+            raise bind_error(exc, node) from None
         return handler(self, bound, node, short)
 
     def _expand_star(self, args):

@@ -111,12 +111,28 @@ def bind_call(name: str, short: str, args: list, kwargs: dict) -> dict:
         except BindError as exc:
             if reg is not None:
                 return _rename(reg, entry, fallback)
-            raise reg_err or exc from None
+            raise _better(reg_err, entry, kwargs) if reg_err else _better(exc, fallback, kwargs) from None
     if reg is not None:
         return reg
     if reg_err is not None:
-        raise reg_err
+        raise _better(reg_err, entry, kwargs)
     return {"__args__": args, **kwargs}
+
+
+def _better(err: BindError, builtin: Builtin | None, kwargs: dict) -> BindError:
+    """A BindError whose unknown-keyword hint is the closest parameter name (case-insensitive)."""
+    if builtin is None:
+        return err
+    names = [p.name for p in builtin.params]
+    for k in kwargs:
+        if k not in names:
+            from difflib import get_close_matches
+
+            lowered = {n.lower(): n for n in names}
+            close = get_close_matches(k.lower(), list(lowered), n=1, cutoff=0.6)
+            hint = f" (did you mean {lowered[close[0]]!r}?)" if close else ""
+            return BindError(f"{builtin.name} has no parameter {k!r}{hint}; see `{builtin.signature}`")
+    return err
 
 
 def _rename(bound: dict, entry: Builtin, fallback: Builtin) -> dict:
