@@ -5,6 +5,7 @@ import { Commands, IR_SCHEME, SECTION } from './constants';
 import { runKernel, showCuda, showIR, type CommandContext } from './commands';
 import { LineLinker } from './cudaView';
 import { IrDocumentProvider } from './irDocument';
+import { IrNavigation } from './irNavigation';
 import { needsRestart, readSettings } from './settings';
 import { onPythonInterpreterChange, ServerManager } from './server';
 import { selectTargets, showStatusMenu, StatusBar } from './statusBar';
@@ -24,6 +25,7 @@ export function activate(context: vscode.ExtensionContext): TileLangApi {
   const server = manager;
   const provider = new IrDocumentProvider(() => server.link());
   const linker = new LineLinker(provider);
+  const navigation = new IrNavigation(provider);
   const status = new StatusBar();
   const targets = () => readSettings(vscode.workspace.getConfiguration(SECTION)).targets;
   const ctx: CommandContext = { link: () => server.link(), provider, linker, results, syncSettings: () => server.sendConfiguration() };
@@ -32,6 +34,8 @@ export function activate(context: vscode.ExtensionContext): TileLangApi {
   context.subscriptions.push(
     output, results, server, provider, linker, status, { dispose: () => restart.cancel() },
     vscode.workspace.registerTextDocumentContentProvider(IR_SCHEME, provider),
+    vscode.languages.registerHoverProvider({ scheme: IR_SCHEME }, navigation),
+    vscode.languages.registerDefinitionProvider({ scheme: IR_SCHEME }, navigation),
     server.onDidChangeStatus((s) => {
       status.update(s, targets());
       if (s.state === 'running') {

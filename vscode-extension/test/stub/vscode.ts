@@ -102,6 +102,18 @@ export class Selection extends Range {
   }
 }
 
+export class MarkdownString {
+  constructor(readonly value = '') {}
+}
+
+export class Hover {
+  constructor(readonly contents: MarkdownString) {}
+}
+
+export class Location {
+  constructor(readonly uri: Uri, readonly range: Position | Range) {}
+}
+
 export class ThemeColor {
   constructor(readonly id: string) {}
 }
@@ -176,6 +188,9 @@ export class TextDocument {
   }
   getText(): string {
     return this.text;
+  }
+  lineAt(line: number): { text: string } {
+    return { text: this.text.split('\n')[line] ?? '' };
   }
 }
 
@@ -342,6 +357,8 @@ export const commands = {
 type Filter = { scheme?: string; language?: string };
 
 export const languages = {
+  registerHoverProvider: () => new Disposable(),
+  registerDefinitionProvider: () => new Disposable(),
   match(selector: Filter | Filter[] | string, doc: TextDocument): number {
     const filters = (Array.isArray(selector) ? selector : [selector]).map((f) => (typeof f === 'string' ? { language: f } : f));
     return filters.some((f) => (!f.scheme || f.scheme === doc.uri.scheme) && (!f.language || f.language === doc.languageId)) ? 10 : 0;
