@@ -40,7 +40,7 @@ def test_install_test_package_and_check_vsix(tmp_path):
     """`npm ci && npm test && npm run package` on a clean copy, then scripts/check-vsix.mjs on the result."""
     work = tmp_path / "vscode-extension"
     shutil.copytree(EXT, work, ignore=SKIP_COPY)
-    _npm(["ci", "--prefer-offline", "--no-audit", "--no-fund"], work, 240)
+    _npm(["ci", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund"], work, 240)
     _npm(["test", "--", "--reporter=dot", "--reporter=json", "--outputFile=vitest.json"], work, 240)
     report = json.loads((work / "vitest.json").read_text())
     failed = [f"{t['fullName']}: {' '.join(t['failureMessages'])[:300]}"
