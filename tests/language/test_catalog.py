@@ -113,3 +113,14 @@ def test_parameter_docs_name_real_parameters():
         assert set(docs) <= params, (name, set(docs) - params)
     gemm = {p.name: p.doc for p in lookup("T.gemm").params}
     assert "N x K" in gemm["transpose_B"] and all(gemm.values())
+
+
+def test_codes_named_in_hover_text_exist():
+    import re
+
+    from tilelang_core.codes import CODES
+
+    for b in BUILTINS:
+        for part in re.findall(r"Reported:(.*)", b.doc, flags=re.S):
+            codes = re.findall(r"`([a-z]+(?:-[a-z]+)+)`", part)
+            assert codes and set(codes) <= set(CODES), (b.name, set(codes) - set(CODES))
