@@ -136,7 +136,8 @@ C_local = T.alloc_fragment((block_M, block_N), T.float32)
 ```
 
 Reported: `register-pressure` (elements per thread over 255 registers), `index-out-of-bounds`,
-`layout-inference-failed` (deep check: a fragment with no op that fixes its layout).""",
+`fragment-parallel-dynamic`, `fragment-index-mismatch`, `layout-inference-failed` (deep check: a
+fragment with no op that fixes its layout).""",
     "T.alloc_local": """Allocate a thread-private array (registers or local memory); every thread has its own copy.
 
 Index it with `T.serial`/`T.unroll`/`T.vectorized` variables or constants, never with a `T.Parallel`
@@ -182,7 +183,8 @@ Only scalar expressions and buffer stores belong inside. A directly nested `T.Pa
 body of the outer one) fuses with it; anything else is an error.
 
 Reported: `nested-parallel`, `tile-op-in-parallel` (T.copy/T.gemm/T.Pipelined inside),
-`local-indexed-by-parallel`, `index-out-of-bounds`.""",
+`local-indexed-by-parallel`, `fragment-parallel-dynamic` (a fragment indexed under a run-time extent),
+`fragment-index-mismatch` (a fragment read with another thread's index), `index-out-of-bounds`.""",
     "T.serial": """A plain sequential loop executed by every thread: `for k in T.serial(n):` or `T.serial(start, stop, step)`.
 
 A negative `step` counts down. Python's `range(...)` inside a kernel means the same.""",
@@ -232,10 +234,10 @@ Reported: `gemm-shape-mismatch`, `gemm-accumulator-shape`, `gemm-dtype-mismatch`
 `gemm-dynamic-shape`.""",
     "T.clear": """Set every element of a tile (shared, fragment or local buffer, or a region of one) to zero.
 
-Reported: `fill-scope` (a global parameter).""",
+`T.clear(C_local)` before a K loop of `T.gemm` is the usual accumulator reset (or `clear_accum=True`).""",
     "T.fill": """Set every element of a tile to `value`: `T.fill(m, -T.infinity(T.float32))`.
 
-Reported: `fill-scope` (a global parameter).""",
+Works on shared, fragment and local tiles and on regions of global tensors.""",
     "T.reduce_max": """Maximum along one dimension: input `[X, d, Y]` gives output `[X, Y]` (or `[X, 1, Y]`).
 
 - `dim`: the reduced dimension (negative counts from the end).
@@ -247,21 +249,21 @@ Reported: `fill-scope` (a global parameter).""",
 T.reduce_max(scores, m_new, dim=1, clear=False)
 ```
 
-Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`.""",
+Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`, `reduce-scope` (e.g. a global input).""",
     "T.reduce_min": """Minimum along one dimension; same rules as `T.reduce_max`.
 
-Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`.""",
+Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`, `reduce-scope` (e.g. a global input).""",
     "T.reduce_sum": """Sum along one dimension: input `[X, d, Y]` gives output `[X, Y]` (or `[X, 1, Y]`).
 
 With `clear=False` the sum is added to the current contents of `out`.
 
-Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`.""",
+Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`, `reduce-scope` (e.g. a global input).""",
     "T.reduce_abssum": """Sum of absolute values along one dimension (always starts from zero).
 
-Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`.""",
+Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`, `reduce-scope` (e.g. a global input).""",
     "T.reduce_absmax": """Maximum absolute value along one dimension (e.g. for quantisation scales).
 
-Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`.""",
+Reported: `reduce-dim-out-of-range`, `reduce-shape-mismatch`, `reduce-scope` (e.g. a global input).""",
     "T.cumsum": """Inclusive prefix sum of a tile along `dim` (in place when `dst` is None; `reverse` scans backwards).""",
     "T.atomic_add": """Atomic `dst += value`, for a scalar element or a whole tile region (vectorised when possible).
 
