@@ -55,10 +55,13 @@ _ROWS = [
     DTypeInfo("float8_e5m2", 8, "float", "float8_e5m2", ("e5m2_float8",)),
     DTypeInfo("float8_e5m2fnuz", 8, "float", "float8_e5m2fnuz"),
     DTypeInfo("float8_e8m0fnu", 8, "float", "float8_e8m0fnu"),
+    DTypeInfo("float8_e3m4", 8, "float", None),
+    DTypeInfo("float8_e4m3b11fnuz", 8, "float", None),
     DTypeInfo("float6_e2m3fn", 6, "float", None),
     DTypeInfo("float6_e3m2fn", 6, "float", None),
     DTypeInfo("float4_e2m1fn", 4, "float", None),
-    DTypeInfo("handle", 64, "handle", None),
+    DTypeInfo("float4_e2m1_unpacked", 8, "float", None),  # one fp4 value per byte (shared memory / TMA only)
+    DTypeInfo("handle", 64, "handle", None, ("ptr",)),
 ]
 
 DTYPES: dict[str, DTypeInfo] = {row.name: row for row in _ROWS}
