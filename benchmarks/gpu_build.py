@@ -23,12 +23,17 @@ TAILS = [
     ("examples/rmsnorm.py", "rms_norm", dict(M=100, N=512, block_M=8)),
     ("examples/gemm_transposed_b.py", "matmul_nt", dict(M=136, N=200, K=128, block_M=128, block_N=128, block_K=64)),
 ]
+# kernels beyond the examples: (file, factory, kwargs, reference function, zero the outputs first)
+EXTRA = [
+    ("benchmarks/gpu_kernels.py", "splitk_matmul", dict(M=256, N=192, K=512), "ref_splitk", True),
+    ("benchmarks/gpu_kernels.py", "column_stats", dict(M=64, N=200), "ref_colstats", False),
+]
 GEMM_VARIANTS = [  # block_M, block_N, block_K, stages, threads
-    (128, 128, 32, 3, 128), (128, 128, 32, 4, 128), (128, 256, 32, 3, 256), (128, 128, 64, 3, 128),
-    (256, 128, 32, 3, 256),
+    (128, 128, 32, 4, 128), (128, 128, 64, 3, 128), (128, 128, 64, 4, 128), (128, 256, 64, 3, 256),
+    (256, 128, 64, 3, 256),
 ]
 FA_VARIANTS = [  # block_M, block_N, stages, threads
-    (128, 64, 1, 256), (128, 64, 2, 256), (64, 64, 2, 128), (128, 128, 2, 256),
+    (128, 64, 2, 256), (128, 64, 3, 256), (128, 128, 2, 256), (64, 64, 2, 128),
 ]
 
 
@@ -43,24 +48,26 @@ def kernels(path: str, instances: dict | None = None):
 
 
 def jobs():
-    """(role, path, kernel) for everything to build."""
+    """(role, path, kernel, reference name, zero outputs) for everything to build."""
     out = []
     for f in sorted((ROOT / "examples").glob("*.py")):
         for k in kernels(f"examples/{f.name}"):
-            out.append(("verify", f"examples/{f.name}", k))
+            out.append(("verify", f"examples/{f.name}", k, "ref_program", False))
     for path, factory, kw in TAILS:
-        for k in kernels(path, {factory: [kw]}):
-            out.append(("verify", path, k))
+        out += [("verify", path, k, "ref_program", False) for k in kernels(path, {factory: [kw]})
+                if k.factory == factory]
+    for path, factory, kw, ref, zero in EXTRA:
+        out += [("verify", path, k, ref, zero) for k in kernels(path, {factory: [kw]}) if k.factory == factory]
     for size in (4096, 8192):
         for bm, bn, bk, st, th in GEMM_VARIANTS:
             kw = dict(M=size, N=size, K=size, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th)
-            for k in kernels("benchmarks/gpu_kernels.py", {"bench_matmul": [kw]}):
-                out.append((f"gemm{size}", "benchmarks/gpu_kernels.py", k))
+            out += [(f"gemm{size}", "benchmarks/gpu_kernels.py", k, "", False)
+                    for k in kernels("benchmarks/gpu_kernels.py", {"bench_matmul": [kw]}) if k.factory == "bench_matmul"]
     for bm, bn, st, th in FA_VARIANTS:
         kw = dict(batch=4, heads=32, seq_len=4096, dim=128, is_causal=False, block_M=bm, block_N=bn,
                   num_stages=st, threads=th)
-        for k in kernels("examples/flash_attention.py", {"flash_attention": [kw]}):
-            out.append(("fa", "examples/flash_attention.py", k))
+        out += [("fa", "examples/flash_attention.py", k, "", False)
+                for k in kernels("examples/flash_attention.py", {"flash_attention": [kw]})]
     return out
 
 
@@ -82,21 +89,22 @@ def main(argv=None) -> int:
     for variant in ("wgmma", "mma"):  # wgmma where sm_90a allows it, and the mma.sync path for comparison
         if variant == "mma":
             os.environ["TILELSP_DISABLE_WGMMA"] = "1"
-        for role, path, k in todo:
+        for role, path, k, ref, zero in todo:
             t0 = time.perf_counter()
             try:
-                gens.append((f"{role}:{variant}", path, k, generate(k, args.arch), time.perf_counter() - t0))
+                gens.append((f"{role}:{variant}", path, k, generate(k, args.arch), time.perf_counter() - t0,
+                             ref, zero))
             except Exception as exc:  # report and go on
                 failures.append({"path": path, "instance": k.instance, "error": str(exc)[:400]})
         os.environ.pop("TILELSP_DISABLE_WGMMA", None)
     def compile_one(item):
-        role, path, k, ck, gen_s = item
+        role, path, k, ck, gen_s, _, _ = item
         try:
             return item, compile_cubin(ck.source, args.arch), None
         except Exception as exc:  # noqa: BLE001
             return item, None, str(exc)[-600:]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        for (role, path, k, ck, gen_s), cubin, err in pool.map(compile_one, gens):
+        for (role, path, k, ck, gen_s, ref, zero), cubin, err in pool.map(compile_one, gens):
             if err:
                 failures.append({"path": path, "instance": k.instance, "error": err})
                 continue
@@ -105,6 +113,7 @@ def main(argv=None) -> int:
                            ck.smem_bytes, ck.params, sha256(ck.source, args.arch, version), version, k.instance)
             meta = art.save(out)
             manifest.append({"role": role, "path": path, "instance": k.instance, "meta": meta.name,
+                             "ref": ref, "zero_outputs": zero,
                              "bindings": {n: v for n, v in k.bindings if isinstance(v, (int, float, bool, str))},
                              "gen_s": round(gen_s, 3)})
     (out / "manifest.json").write_text(json.dumps({"arch": args.arch, "items": manifest, "failures": failures},

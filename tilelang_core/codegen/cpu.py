@@ -90,18 +90,19 @@ class CpuLowering:
             out = self.tirx.And(out, c)
         return out
 
-    def guarded_load(self, buf, idx, is_global: bool):
-        """buf[idx], or 0 when a global index may fall outside the tensor."""
+    def guarded_load(self, buf, idx, is_global: bool = True):
+        """buf[idx], or 0 when the index may fall outside the buffer (scratch buffers too: a bad index must
+        never corrupt memory; provable accesses get no guard)."""
         value = self.tirx.BufferLoad(buf, idx)
-        cond = self._in_bounds(buf, idx) if is_global else None
+        cond = self._in_bounds(buf, idx)
         if cond is None:
             return value
         return self.tirx.if_then_else(cond, value, const(0, str(buf.ty.dtype)))
 
-    def guarded_store(self, buf, idx, value, is_global: bool):
-        """buf[idx] = value, skipped when a global index may fall outside the tensor."""
+    def guarded_store(self, buf, idx, value, is_global: bool = True):
+        """buf[idx] = value, skipped when the index may fall outside the buffer."""
         store = self.tirx.BufferStore(buf, value, idx)
-        cond = self._in_bounds(buf, idx) if is_global else None
+        cond = self._in_bounds(buf, idx)
         return store if cond is None else self.tirx.IfThenElse(cond, store, None)
 
     def _load_hook(self, e: N.Load, buf, idx):

@@ -1,7 +1,7 @@
 """Tile ops → whole-tile loop nests for the CPU backend (copy, gemm, fill, reduce, cumsum, atomic_add).
 
-A `View` is a tile-op operand after lowering: a tirx buffer, per-axis starts and extents. Every access to
-a global tensor is guarded unless the bound is provable: reads outside give 0, writes outside are skipped.
+A `View` is a tile-op operand after lowering: a tirx buffer, per-axis starts and extents. Every access is
+guarded unless the bound is provable: reads outside give 0, writes outside are skipped (partial tiles).
 """
 from __future__ import annotations
 

@@ -65,7 +65,6 @@ def translate(script: str) -> str:
     lines = script.rstrip("\n").split("\n")
     out = ["def build(T, ExitStack):", "    with T.prim_func():", "        with ExitStack() as stack:"]
     stack: list[tuple[int, int]] = []  # (source indent, extra output indent) of open blocks
-    pending_if: dict[int, int] = {}
     for raw in lines[1:]:
         if not raw.strip():
             continue

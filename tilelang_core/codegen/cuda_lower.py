@@ -10,8 +10,8 @@ import re
 from ..ir import nodes as N
 from ..ir.arith import as_int, shape_ints
 from ..ir.visitor import walk
-from ..passes.layouts import Generic, LayoutError, Mma, MmaRow, Replicated, ravel
-from .cuda_expr import ExprEmitter, ExprError, dtype_of
+from ..passes.layouts import Generic, Mma, MmaRow, Replicated, ravel
+from .cuda_expr import ExprEmitter, ExprError
 
 DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
                "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "bool": 1,
@@ -58,6 +58,7 @@ class KernelEmitter:
         self.ops = TileOps(self)
         self.counter = 0
         self.wgmma = wgmma or {}
+        self.in_parallel = 0              # > 0 while emitting a T.Parallel body (no barriers there)
         self.extra_cuda: list[str] = []   # device functions this kernel needs (wgmma wrappers)
 
     # ------------------------------------------------------------------ names and text
@@ -160,7 +161,7 @@ class KernelEmitter:
     # ------------------------------------------------------------------ barriers
     def shared_rw(self, stmt) -> tuple[bool, bool]:
         """(reads shared, writes shared) for a statement."""
-        from .cuda_tileops import op_regions
+        from .cuda_copy import op_regions
 
         reads = writes = False
         for node in walk(stmt):
@@ -175,7 +176,11 @@ class KernelEmitter:
         return reads, writes
 
     def sync_before(self, stmt) -> None:
-        """Insert __syncthreads() when `stmt` would race with earlier shared-memory accesses."""
+        """Insert __syncthreads() when `stmt` would race with earlier shared-memory accesses.
+
+        Never inside a T.Parallel body: threads diverge there; the loop as a whole was synchronised."""
+        if self.in_parallel:
+            return
         reads, writes = self.shared_rw(stmt)
         if (reads and self.dirty_w) or (writes and (self.dirty_w or self.dirty_r)):
             self.sync()
@@ -265,7 +270,7 @@ class KernelEmitter:
                           else f"for {it} in {kind}({self.idx(ext)}):")
                 self.var_text[v] = it
             self.depth += 1
-        if inner_reads or inner_writes:  # the back edge: earlier iterations may race with this one
+        if (inner_reads or inner_writes) and not self.in_parallel:  # the back edge may race with this iteration
             self.dirty_r = self.dirty_w = True
         self.body(s.body)
         self.depth -= len(s.vars)
@@ -277,11 +282,15 @@ class KernelEmitter:
         accesses = list(fragment_accesses(s.body))
         full = [b for b, idx in accesses if len(idx) == len(s.vars) and all(i is v for i, v in zip(idx, s.vars))]
         driver = next((self.layouts[b] for b in full if not isinstance(self.layouts.get(b), Replicated)), None)
-        if driver is not None:
-            return self._parallel_layout(s, driver)
-        if accesses:
-            return self._parallel_replicated(s)
-        return self._parallel_distributed(s)
+        self.in_parallel += 1
+        try:
+            if driver is not None:
+                return self._parallel_layout(s, driver)
+            if accesses:
+                return self._parallel_replicated(s)
+            return self._parallel_distributed(s)
+        finally:
+            self.in_parallel -= 1
 
     def _parallel_layout(self, s: N.For, lay) -> None:
         for v, st in zip(s.vars, s.starts):

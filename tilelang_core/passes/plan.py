@@ -57,7 +57,7 @@ def _defined_in(body) -> set:
 
 
 def _writes(func_body, buf) -> list:
-    from ..codegen.cuda_tileops import op_regions
+    from ..codegen.cuda_copy import op_regions
 
     out = []
     for n in walk(func_body):

@@ -1,0 +1,310 @@
+"""CUDA lowering of T.copy: thread-strided 16-byte vectors, cp.async inside pipelines, fragments by layout.
+
+Also the region helpers (`Side`, tile matching, bounds guards) the other tile ops share.
+"""
+from __future__ import annotations
+
+import math
+
+from ..ir import nodes as N
+from ..ir.arith import as_int, shape_ints
+from ..passes.layouts import ravel
+from .cuda_lower import LoweringError, nbytes
+
+
+def op_regions(op) -> tuple[list, list]:
+    """(read regions, written regions) of a tile op."""
+    if isinstance(op, N.Copy):
+        return [op.src], [op.dst]
+    if isinstance(op, N.Gemm):
+        return [op.a, op.b, op.c], [op.c]
+    if isinstance(op, N.Fill):
+        return [], [op.dst]
+    if isinstance(op, N.Reduce):
+        return [op.src] + ([] if op.clear else [op.dst]), [op.dst]
+    if isinstance(op, N.CumSum):
+        return [op.src], [op.dst]
+    if isinstance(op, N.AtomicAdd):
+        return ([op.value] if isinstance(op.value, N.Region) else []), [op.dst]
+    return [], []
+
+
+def divisibility(e) -> int:
+    """The largest power-of-two-friendly factor `e` is known to be a multiple of (0 -> huge)."""
+    if isinstance(e, N.Const):
+        v = abs(int(e.value)) if not isinstance(e.value, float) else 1
+        return v if v else 1 << 20
+    if isinstance(e, N.BinOp):
+        a, b = divisibility(e.lhs), divisibility(e.rhs)
+        if e.op == "*":
+            return a * b
+        if e.op in ("+", "-"):
+            return math.gcd(a, b)
+        if e.op == "<<" and isinstance(e.rhs, N.Const):
+            return a << int(e.rhs.value)
+    return 1
+
+
+class Side:
+    """One operand of a copy: buffer, axis starts/extents and which axes carry the tile."""
+
+    def __init__(self, region: N.Region, other: N.Region | None = None):
+        self.region, self.buf = region, region.buffer
+        axes = list(region.axes)
+        if not axes:
+            axes = [N.Axis(N.Const(0), d, True) for d in self.buf.shape]
+        if region.kind == "point" and other is not None:
+            tile = [a.extent for a in _tile_axes(other)]
+            k = len(tile)
+            axes = axes[:-k] + [N.Axis(a.start, ext, True) for a, ext in zip(axes[-k:], tile)] if k else axes
+            axes = [a if i >= len(axes) - k else N.Axis(a.start, N.Const(1), False) for i, a in enumerate(axes)]
+        self.axes = axes
+
+    @property
+    def tile(self) -> list:
+        return [a for a in self.axes if a.sliced]
+
+
+def _tile_axes(region: N.Region) -> list:
+    axes = list(region.axes) or [N.Axis(N.Const(0), d, True) for d in region.buffer.shape]
+    return [a for a in axes if a.sliced]
+
+
+def _match(src: Side, dst: Side, span) -> list:
+    """The common tile extents of two sides (drops unit axes when ranks differ)."""
+    a, b = src.tile, dst.tile
+    if len(a) != len(b):
+        a2 = [x for x in a if as_int(x.extent) != 1]
+        b2 = [x for x in b if as_int(x.extent) != 1]
+        if len(a2) != len(b2):
+            raise LoweringError("T.copy operands have different tile ranks; slice both sides to the same shape", span)
+        for side, keep in ((src, a2), (dst, b2)):
+            side.axes = [x if (not x.sliced or x in keep) else N.Axis(x.start, x.extent, False) for x in side.axes]
+        a, b = a2, b2
+    for x, y in zip(a, b):
+        ex, ey = as_int(x.extent), as_int(y.extent)
+        if ex is not None and ey is not None and ex != ey:
+            raise LoweringError(f"T.copy extents differ ({ex} vs {ey}); both sides must have the same tile shape", span)
+    return [x.extent if as_int(x.extent) is not None else y.extent for x, y in zip(a, b)]
+
+
+
+class CopyOps:
+    """Copy lowering; mixed into TileOps (uses `self.em`, the KernelEmitter)."""
+
+    # ------------------------------------------------------------------ helpers
+    def index(self, side: Side, coords: list[str]) -> list[str]:
+        """Buffer index of tile coordinates on one side."""
+        em, out, k = self.em, [], 0
+        for a in side.axes:
+            st = em.idx(a.start)
+            if a.sliced:
+                out.append(coords[k] if st == "0" else f"({st} + {coords[k]})")
+                k += 1
+            else:
+                out.append(st)
+        return out
+
+    def guard(self, side: Side, idx: list[str], last_extra: int = 0) -> list[str]:
+        """Bounds conditions for a global-memory side (empty for on-chip buffers)."""
+        if side.buf.scope != "global":
+            return []
+        conds = []
+        for k, (i, d) in enumerate(zip(idx, side.buf.shape)):
+            extra = f" + {last_extra}" if k == len(idx) - 1 and last_extra else ""
+            conds.append(f"{i}{extra} < {self.em.idx(d)}")
+        return conds
+
+    def vector_width(self, src: Side, dst: Side, extents) -> int:
+        """Elements per vector access (16 bytes at most) both sides' alignment allows."""
+        if src.buf.dtype != dst.buf.dtype or src.buf.scope == "local.fragment":
+            return 1
+        inner = as_int(extents[-1]) if extents else None
+        if inner is None:
+            return 1
+        v = 16 // nbytes(src.buf.dtype)
+        for side in (src, dst):
+            if not side.axes or not side.axes[-1].sliced:
+                return 1
+            last = as_int(side.buf.shape[-1])
+            if last is None:
+                return 1
+            while v > 1 and (last % v or divisibility(side.axes[-1].start) % v):
+                v //= 2
+        while v > 1 and inner % v:
+            v //= 2
+        return max(v, 1)
+
+    # ------------------------------------------------------------------ copy
+    def copy(self, op: N.Copy, async_ok: bool = False) -> None:
+        src, dst = Side(op.src, op.dst), Side(op.dst, op.src)
+        if op.src.kind == "point" and op.dst.kind == "point":
+            raise LoweringError("T.copy needs at least one side with a shape", op.span)
+        if src.region.kind != "point":
+            dst = Side(op.dst, op.src)
+        extents = _match(src, dst, op.span)
+        sf, df = src.buf.scope == "local.fragment", dst.buf.scope == "local.fragment"
+        if sf and df:
+            return self._copy_frag_frag(op)
+        if sf or df:
+            return self._copy_frag(op, src, dst, extents, from_frag=sf)
+        if "local" in (src.buf.scope, dst.buf.scope) or "local.var" in (src.buf.scope, dst.buf.scope):
+            return self._copy_serial(src, dst, extents)
+        self._copy_threads(op, src, dst, extents, async_ok)
+
+    def _copy_frag_frag(self, op: N.Copy) -> None:
+        em = self.em
+        ls, ld = em.layouts[op.src.buffer], em.layouts[op.dst.buffer]
+        if ls != ld:
+            raise LoweringError(f"T.copy between fragments '{op.src.buffer.name}' and '{op.dst.buffer.name}' "
+                                "with different layouts is not supported", op.span, "layout-inference-failed")
+        r = em.fresh("r")
+        em.line(f"for {r} in T.unroll({ls.regs}):")
+        with em.block():
+            s = f"{em.name(op.src.buffer)}[{r}]"
+            if op.src.buffer.dtype != op.dst.buffer.dtype:
+                s = f'T.Cast("{op.dst.buffer.dtype}", {s})'
+            em.line(f"{em.name(op.dst.buffer)}[{r}] = {s}")
+
+    def _copy_frag(self, op, src: Side, dst: Side, extents, from_frag: bool) -> None:
+        em = self.em
+        frag, other = (src, dst) if from_frag else (dst, src)
+        lay = em.layouts[frag.buf]
+        tile = [as_int(e) for e in extents]
+        if any(as_int(a.start) != 0 for a in frag.tile):
+            raise LoweringError("copies of a fragment slice are not supported; copy the whole fragment", op.span)
+        r = em.fresh("r")
+        em.line(f"for {r} in {'T.unroll' if lay.regs <= 256 else 'T.serial'}({lay.regs}):")
+        with em.block():
+            coords = lay.coords("tx", r)
+            shape = list(shape_ints(frag.buf.shape))
+            if len(coords) != len(tile):
+                coords = _reshape_coords(coords, shape, tile)
+            idx = self.index(other, coords)
+            conds = self.guard(other, idx)
+            if getattr(lay, "exact", True) is False:
+                conds.append(f"{lay.flat('tx', r)} < {lay.size}")
+            other_t = em.load_text(other.buf, idx)
+            reg = f"{em.name(frag.buf)}[{r}]"
+            if from_frag:
+                val = reg if frag.buf.dtype == other.buf.dtype else f'T.Cast("{other.buf.dtype}", {reg})'
+                self._guarded(conds, f"{other_t} = {val}")
+            else:
+                val = other_t if frag.buf.dtype == other.buf.dtype else f'T.Cast("{frag.buf.dtype}", {other_t})'
+                if conds:
+                    val = f'T.if_then_else({" and ".join(conds) if False else _and(conds)}, {val}, T.Cast("{frag.buf.dtype}", 0))'
+                em.line(f"{reg} = {val}")
+
+    def _guarded(self, conds: list[str], line: str) -> None:
+        em = self.em
+        if conds:
+            em.line(f"if {_and(conds)}:")
+            with em.block():
+                em.line(line)
+        else:
+            em.line(line)
+
+    def _copy_serial(self, src: Side, dst: Side, extents) -> None:
+        em = self.em
+        vs = [em.fresh("i") for _ in extents]
+        for v, e in zip(vs, extents):
+            em.line(f"for {v} in T.serial({em.idx(e)}):")
+            em.depth += 1
+        si, di = self.index(src, vs), self.index(dst, vs)
+        val = em.load_text(src.buf, si)
+        if src.buf.dtype != dst.buf.dtype:
+            val = f'T.Cast("{dst.buf.dtype}", {val})'
+        conds = self.guard(src, si) + self.guard(dst, di)
+        self._guarded(conds, f"{em.load_text(dst.buf, di)} = {val}")
+        em.depth -= len(vs)
+
+    def _copy_threads(self, op, src: Side, dst: Side, extents, async_ok: bool) -> None:
+        em, T = self.em, self.em.threads
+        v = self.vector_width(src, dst, extents)
+        use_async = (async_ok and src.buf.scope == "global" and dst.buf.scope in ("shared.dyn", "shared")
+                     and v * nbytes(src.buf.dtype) in (4, 8, 16) and src.buf.dtype == dst.buf.dtype)
+        ext_t = [em.idx(e) for e in extents]
+        ext_v = ext_t[:-1] + [f"{as_int(extents[-1]) // v}" if v > 1 else ext_t[-1]]
+        total = " * ".join(f"({e})" for e in ext_v)
+        static_total = None
+        if all(as_int(e) is not None for e in extents):
+            static_total = 1
+            for e in extents:
+                static_total *= as_int(e)
+            static_total //= v
+        it = em.fresh("it")
+        n_it = f"{-(-static_total // T)}" if static_total is not None else f"T.floordiv({total} + {T - 1}, {T})"
+        loop = "T.unroll" if static_total is not None and -(-static_total // T) <= 16 else "T.serial"
+        em.line(f"for {it} in {loop}({n_it}):")
+        with em.block():
+            e = f"({it} * {T} + tx)"
+            exact = static_total is not None and static_total % T == 0
+            if not exact:
+                em.line(f"if {e} < {total}:")
+                em.depth += 1
+            coords = _unravel_text(e, ext_v)
+            if v > 1:
+                coords[-1] = f"({coords[-1]} * {v})"
+            si, di = self.index(src, coords), self.index(dst, coords)
+            conds = self.guard(src, si, v - 1) + self.guard(dst, di, v - 1)
+            if use_async:
+                pred = _and(self.guard(src, si, v - 1)) or "T.bool(True)"
+                em.line(f'T.cuda.func_call("tl::cp_async<{v * nbytes(src.buf.dtype)}>", '
+                        f'{em.name(dst.buf)}.ptr_to([{", ".join(em.access(dst.buf, di))}]), '
+                        f'{em.name(src.buf)}.ptr_to([{", ".join(em.access(src.buf, si))}]), {pred}, source_code="")')
+            else:
+                self._vector_body(src, dst, si, di, v, conds)
+            if not exact:
+                em.depth -= 1
+
+    def _vector_body(self, src, dst, si, di, v, conds) -> None:
+        """dst[di..] = src[si..] for `v` lanes, guarded once per vector; out-of-bounds reads fill zeros."""
+        em = self.em
+        vec = em.fresh("vec")
+        if v > 1:
+            si = si[:-1] + [f"({si[-1]} + {vec})"]
+            di = di[:-1] + [f"({di[-1]} + {vec})"]
+        val = em.load_text(src.buf, si)
+        if src.buf.dtype != dst.buf.dtype:
+            val = f'T.Cast("{dst.buf.dtype}", {val})'
+        target = em.load_text(dst.buf, di)
+        zero_fill = bool(conds) and dst.buf.scope != "global" and src.buf.scope == "global"
+
+        def assign(value: str) -> None:
+            if v > 1:
+                em.line(f"for {vec} in T.vectorized({v}):")
+                with em.block():
+                    em.line(f"{target} = {value}")
+            else:
+                em.line(f"{target} = {value}")
+        if not conds:
+            return assign(val)
+        em.line(f"if {_and(conds)}:")
+        with em.block():
+            assign(val)
+        if zero_fill:
+            em.line("else:")
+            with em.block():
+                assign(f'T.Cast("{dst.buf.dtype}", 0)')
+
+
+def _and(conds: list[str]) -> str:
+    text = conds[0]
+    for c in conds[1:]:
+        text = f"T.And({text}, {c})"
+    return text
+
+
+def _unravel_text(e: str, extents: list[str]) -> list[str]:
+    coords, stride = [], None
+    for ext in reversed(extents):
+        base = e if stride is None else f"T.floordiv({e}, {stride})"
+        coords.append(f"T.floormod({base}, {ext})" if len(coords) < len(extents) - 1 else base)
+        stride = f"({ext})" if stride is None else f"({stride} * {ext})"
+    coords.reverse()
+    return coords
+
+
+def _reshape_coords(coords, shape, tile):
+    flat = ravel(coords, shape)
+    return _unravel_text(flat, [str(t) for t in tile])

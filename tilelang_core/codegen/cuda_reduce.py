@@ -1,0 +1,159 @@
+"""CUDA lowering of T.reduce_*: quad shuffles on mma accumulator rows, a shared-memory scratch otherwise."""
+from __future__ import annotations
+
+from ..ir import nodes as N
+from ..ir.arith import as_int, shape_ints
+from ..passes.layouts import Mma, MmaRow, ravel
+from .cuda_lower import LoweringError
+
+_REDUCE = {"sum": ("+", "0"), "abssum": ("+", "0"), "max": ("max", "-inf"), "absmax": ("max", "0"),
+           "min": ("min", "inf")}
+
+
+class ReduceOps:
+    """Reduction lowering; mixed into TileOps (uses `self.em`, the KernelEmitter)."""
+
+    def reduce(self, op: N.Reduce) -> None:
+        em = self.em
+        src, dst = em.layouts.get(op.src.buffer), em.layouts.get(op.dst.buffer)
+        if op.op not in _REDUCE:
+            raise LoweringError(f"T.reduce_{op.op} is not supported by the CUDA backend yet", op.span)
+        if isinstance(src, Mma) and isinstance(dst, MmaRow) and dst.fits(src) and op.dim == 1:
+            return self._reduce_quad(op, src)
+        self._reduce_shared(op)
+
+    def _combine(self, kind: str, a: str, b: str) -> str:
+        return f"({a} + {b})" if kind == "+" else f"T.{kind}({a}, {b})"
+
+    def _elem(self, op, text: str) -> str:
+        t = "float32"
+        v = text if op.src.buffer.dtype == t else f'T.Cast("{t}", {text})'
+        return f"T.abs({v})" if op.op.startswith("abs") else v
+
+    def _init(self, kind_init: str) -> str:
+        return {"0": "T.float32(0)", "-inf": '-T.infinity("float32")', "inf": 'T.infinity("float32")'}[kind_init]
+
+    def _reduce_quad(self, op, src: Mma) -> None:
+        em = self.em
+        kind, init = _REDUCE[op.op]
+        acc = self._scalar("red_acc")
+        rr, ni, h = em.fresh("rr"), em.fresh("ni"), em.fresh("h")
+        s, d = em.name(op.src.buffer), em.name(op.dst.buffer)
+        fn = {"+": "tl::quad_sum", "max": "tl::quad_max", "min": "tl::quad_min"}[kind]
+        em.line(f"for {rr} in T.unroll({src.mi * 2}):")
+        with em.block():
+            em.line(f"{acc}[0] = {self._init(init)}")
+            em.line(f"for {ni} in T.unroll({src.ni}):")
+            with em.block():
+                em.line(f"for {h} in T.unroll(2):")
+                with em.block():
+                    x = self._elem(op, f"{s}[({rr} // 2 * {src.ni} + {ni}) * 4 + {rr} % 2 * 2 + {h}]")
+                    em.line(f"{acc}[0] = {self._combine(kind, f'{acc}[0]', x)}")
+            em.line(f'{acc}[0] = T.cuda.func_call("{fn}", {acc}[0], source_code="", return_type="float32")')
+            self._store_reduced(op, f"{d}[{rr}]", f"{acc}[0]", kind)
+
+    def _store_reduced(self, op, target: str, value: str, kind: str) -> None:
+        em = self.em
+        dt = op.dst.buffer.dtype
+        if not op.clear:
+            old = target if dt == "float32" else f'T.Cast("float32", {target})'
+            value = self._combine(kind, old, value)
+        if dt != "float32":
+            value = f'T.Cast("{dt}", {value})'
+        em.line(f"{target} = {value}")
+
+    def _scalar(self, hint: str) -> str:
+        em = self.em
+        name = em.fresh(hint)
+        em.allocs.append(f'{name} = T.alloc_buffer((1,), "float32", scope="local")')
+        return name
+
+    def _reduce_shared(self, op) -> None:
+        """Any layout: stage the source in shared memory, reduce rows per thread, broadcast back."""
+        em, T = self.em, self.em.threads
+        kind, init = _REDUCE[op.op]
+        sbuf = op.src.buffer
+        shape = shape_ints(sbuf.shape)
+        if shape is None or len(shape) > 2:
+            raise LoweringError("T.reduce_* on the CUDA backend supports static 1-D and 2-D sources", op.span)
+        shape2 = shape if len(shape) == 2 else [1, shape[0]]
+        dim = op.dim if len(shape) == 2 else 1
+        keep, red = (shape2[0], shape2[1]) if dim == 1 else (shape2[1], shape2[0])
+        size = shape2[0] * shape2[1]
+        em.sync()
+        if sbuf.scope == "local.fragment":
+            stage = em.fresh("red_in")
+            em.scratch[stage] = ("float32", size)
+            lay = em.layouts[sbuf]
+            r = em.fresh("r")
+            em.line(f"for {r} in T.unroll({lay.regs}):")
+            with em.block():
+                flat = ravel(lay.coords("tx", r), list(shape))
+                line = f"{stage}[{flat}] = {self._as_f32(sbuf, f'{em.name(sbuf)}[{r}]')}"
+                if getattr(lay, "exact", True) is False:
+                    em.line(f"if {lay.flat('tx', r)} < {lay.size}:")
+                    with em.block():
+                        em.line(line)
+                else:
+                    em.line(line)
+            em.sync()
+            read = lambda row, j: f"{stage}[{_flat2(row, j, dim, shape2)}]"  # noqa: E731
+        elif sbuf.scope in ("shared.dyn", "shared"):
+            def read(row, j):
+                idx = _idx2(row, j, dim, shape2, len(shape))
+                return self._as_f32(sbuf, em.load_text(sbuf, idx))
+        else:
+            raise LoweringError("T.reduce_* needs a fragment or shared-memory source", op.span)
+        out = em.fresh("red_out")
+        em.scratch[out] = ("float32", keep)
+        acc = self._scalar("red_acc")
+        it, j = em.fresh("it"), em.fresh("j")
+        em.line(f"for {it} in T.serial({-(-keep // T)}):")
+        with em.block():
+            row = f"({it} * {T} + tx)"
+            em.line(f"if {row} < {keep}:")
+            with em.block():
+                em.line(f"{acc}[0] = {self._init(init)}")
+                em.line(f"for {j} in T.serial({red}):")
+                with em.block():
+                    x = read(row, j)
+                    x = f"T.abs({x})" if op.op.startswith("abs") else x
+                    em.line(f"{acc}[0] = {self._combine(kind, f'{acc}[0]', x)}")
+                em.line(f"{out}[{row}] = {acc}[0]")
+        em.sync()
+        self._reduce_writeback(op, out, kind, keep)
+
+    def _as_f32(self, buf, text: str) -> str:
+        return text if buf.dtype == "float32" else f'T.Cast("float32", {text})'
+
+    def _reduce_writeback(self, op, out: str, kind: str, keep: int) -> None:
+        em = self.em
+        dbuf = op.dst.buffer
+        if dbuf.scope == "local.fragment":
+            lay = em.layouts[dbuf]
+            r = em.fresh("r")
+            em.line(f"for {r} in T.unroll({lay.regs}):")
+            with em.block():
+                flat = ravel(lay.coords("tx", r), list(shape_ints(dbuf.shape)))
+                self._store_reduced(op, f"{em.name(dbuf)}[{r}]", f"{out}[{flat}]", kind)
+        elif dbuf.scope in ("shared.dyn", "shared"):
+            it = em.fresh("it")
+            em.line(f"for {it} in T.serial({-(-keep // em.threads)}):")
+            with em.block():
+                row = f"({it} * {em.threads} + tx)"
+                em.line(f"if {row} < {keep}:")
+                with em.block():
+                    idx = [row] if len(dbuf.shape) == 1 else ([row, "0"] if as_int(dbuf.shape[1]) == 1 else ["0", row])
+                    self._store_reduced(op, em.load_text(dbuf, idx), f"{out}[{row}]", kind)
+            em.dirty_w = True
+        else:
+            raise LoweringError("T.reduce_* needs a fragment or shared-memory destination", op.span)
+
+def _flat2(row: str, j: str, dim: int, shape2) -> str:
+    return f"({row} * {shape2[1]} + {j})" if dim == 1 else f"({j} * {shape2[1]} + {row})"
+
+
+def _idx2(row: str, j: str, dim: int, shape2, rank: int) -> list[str]:
+    if rank == 1:
+        return [j]
+    return [row, j] if dim == 1 else [j, row]
