@@ -44,6 +44,7 @@ def _parse_file(source: SourceFile, sink: DiagnosticSink, instances: dict | None
     sites = discover(tree, env, scanned)
     factories = {s.factory_name: s.factory for s in sites if s.factory is not None}
     def report(message, node):
+        """Record an instance-error at an ast node of this file."""
         sink.emit("instance-error", message, SourceMapper(source).span(node))
 
     found = collect(scanned, source.text, env, factories, instances, argparse_defaults, report)

@@ -56,6 +56,7 @@ class KernelEval(Evaluator):
 
     @property
     def env(self):
+        """The parser's current scope (macros switch it)."""
         return self.p.env
 
     @env.setter
@@ -73,6 +74,7 @@ class KernelEval(Evaluator):
         return v
 
     def undefined(self, node):
+        """An unbound name: undefined-name with close matches."""
         names = [n for n in self.env.names() if not n.startswith("__")]
         close = difflib.get_close_matches(node.id, names, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "; define it before the kernel"
@@ -98,6 +100,7 @@ class KernelEval(Evaluator):
         return v
 
     def operand(self, v):
+        """Alloc_var buffers read as their value; other buffers are not scalars."""
         if isinstance(v, N.Buffer):
             if v.scope == "local.var":
                 return N.Load(v, (N.Const(0),))

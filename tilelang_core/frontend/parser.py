@@ -112,6 +112,7 @@ class KernelParser(ast.NodeVisitor):
         return N.SeqStmt(tuple(stmts), self.span(node) if node is not None else None)
 
     def generic_visit(self, node):
+        """Any statement without a visit_ method is unsupported in a kernel."""
         name = type(node).__name__
         msg = _UNSUPPORTED.get(name, f"`{name}` statements are not supported in a kernel")
         raise KernelError("unsupported-syntax", msg, node)
