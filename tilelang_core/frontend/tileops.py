@@ -139,7 +139,8 @@ def h_copy(p, b, node, short):
 def h_gemm(p, b, node, short):
     """T.gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum)."""
     policy = arg(p, b, "policy")
-    policy_name = policy.member if isinstance(policy, EnumValue) else "Square"
+    policy_name = policy.member if isinstance(policy, EnumValue) else (
+        policy if policy in ("Square", "FullRow", "FullCol") else "Square")
     p.emit(N.Gemm(region_of(p, b["A"]), region_of(p, b["B"]), region_of(p, b["C"]),
                   const_bool(p, b, "transpose_A", "transpose_A"), const_bool(p, b, "transpose_B", "transpose_B"),
                   policy_name, const_bool(p, b, "clear_accum", "clear_accum"), p.span(node)))
