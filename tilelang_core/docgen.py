@@ -155,6 +155,8 @@ _REAL_TILELANG = {
                             "allowed inside a parallel loop`, no line."),
     "layout-shape-mismatch": ("layout_shape_mismatch.py", "C++ `InternalError: Check failed: "
                               "(az->CanProveEqual(...))` deep in lowering."),
+    "fragment-index-mismatch": ("fragment_index_mismatch.py", "C++ `InternalError: Check failed: "
+                                "(StructuralEqual()(...indices, indices))`, pointing at the allocation."),
     "pipeline-config": ("pipeline_config.py", "C++ `InternalError` from PipelinePlanning, no location."),
 }
 
