@@ -57,6 +57,13 @@ function cursorLine(uri: string): number | undefined {
   return editor && editor.document.uri.toString() === uri ? editor.selection.active.line : undefined;
 }
 
+/** Open the source document (without showing it) so the server knows it, e.g. from an IR view whose source tab was closed. */
+async function ensureOpen(uri: string): Promise<void> {
+  if (!vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri)) {
+    await Promise.resolve(vscode.workspace.openTextDocument(vscode.Uri.parse(uri))).catch(() => undefined);
+  }
+}
+
 /** Ask the server for the file's kernels; undefined (after telling the user) when there are none. */
 export async function fetchKernels(link: ServerLink, uri: string): Promise<KernelInfo[] | undefined> {
   try {
@@ -101,6 +108,7 @@ async function chooseKernel(ctx: CommandContext, args: unknown[]): Promise<{ lin
   if (!link || !target) {
     return undefined;
   }
+  await ensureOpen(target.uri);
   const kernels = target.kernel ? [] : await fetchKernels(link, target.uri);
   if (!kernels) {
     return undefined;

@@ -93,6 +93,16 @@ describe('Show IR and Show CUDA', () => {
     expect(calls.find((c) => c.method === 'tilelsp/showIR')?.params.instance).toBe('matmul(M=128)');
   });
 
+  it('opens the source for the server when the command comes from an IR view whose source is closed', async () => {
+    const { link } = server();
+    const open = vi.spyOn(vscode.workspace, 'openTextDocument');
+    await showIR(context(link), file, 'matmul');
+    expect(String(open.mock.calls[0][0])).toBe(file);
+    open.mockClear();
+    await showIR(context(link), file, 'matmul');
+    expect(open.mock.calls.map((c) => String(c[0]))).not.toContain(file);
+  });
+
   it('asks for the kernel from the palette', async () => {
     const { link, calls } = server();
     stub.window.activeTextEditor = new stub.TextEditor(new stub.TextDocument(vscode.Uri.parse(file) as any));
