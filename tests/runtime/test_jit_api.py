@@ -59,6 +59,21 @@ def eager_scale(X, alpha: float = 2.0, block: int = 16):
     return Y
 
 
+@tilelang.jit(out_idx=[-1], target="cpu")
+def mismatched(M):
+    @T.prim_func
+    def g(A: T.Tensor((M, 64), "float16"), B: T.Tensor((64, M), "float16"), C: T.Tensor((M, M), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, 32), "float16")
+            B_s = T.alloc_shared((64, M), "float16")
+            C_l = T.alloc_fragment((M, M), "float32")
+            T.copy(A[0, 0], A_s)
+            T.copy(B[0, 0], B_s)
+            T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C)
+    return g
+
+
 def broken(n):
     @T.prim_func
     def bad(A: T.Tensor((n,), "float32")):
@@ -178,6 +193,14 @@ def test_kernel_with_errors_raises_compile_error_with_location(mod):
         compile(mod["broken"](8), target="cpu")
     text = str(info.value)
     assert "kernels.py:" in text and "undefined_thing" in text and "undefined-name" in text
+
+
+def test_static_analysis_errors_stop_the_jit(mod):
+    from tilelang_core import CompileError
+
+    with pytest.raises(CompileError) as info:
+        mod["mismatched"](32)
+    assert "gemm-shape-mismatch" in str(info.value) and "kernels.py:" in str(info.value)
 
 
 def test_compile_rejects_non_kernels():
