@@ -153,3 +153,20 @@ d = kernel(1, 2, 3, T.float16, 5)
     assert "takes 4 positional arguments but this call passes 5" in messages
     assert {g[1] for g in got} >= {lines["b"], lines["c"], lines["d"]}
     assert all(not d.is_error for d in diags)
+
+
+def test_values_from_the_main_guard_call():
+    kernels, _ = parse(FACTORY + """
+import argparse
+
+def run(args, block=32):
+    k = kernel(args.m, args.n, block=block)
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--m", type=int, default=2048)
+    parser.add_argument("--n", type=int, default=96)
+    args = parser.parse_args()
+    run(args, block=16)
+""")
+    assert _shapes(kernels) == [(2048, 96)] and dict(kernels[0].bindings)["block"] == 16

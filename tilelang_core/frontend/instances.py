@@ -81,7 +81,7 @@ def _from_calls(scanned, env: Env, factories: dict, argparse_defaults: dict, rep
             continue
         key = tuple(id(f) for f in scope)
         if key not in scope_envs:
-            scope_envs[key] = _scope_env(scope, env, argparse_defaults)
+            scope_envs[key] = _scope_env(scope, env, argparse_defaults, scanned)
         kw = _bind_call(call, factories[name], Evaluator(scope_envs[key], argparse_defaults), report)
         if kw:
             out.setdefault(name, []).append(kw)
@@ -97,13 +97,23 @@ def _callee(call: ast.Call, factories: dict) -> str | None:
     return None
 
 
-def _scope_env(scope, env: Env, argparse_defaults: dict) -> Env:
-    """The environment inside a chain of functions: parameters bound to defaults, then simple statements."""
-    for fn in scope:
+def _scope_env(scope, env: Env, argparse_defaults: dict, scanned=None) -> Env:
+    """The environment inside a chain of functions: parameters bound to what a module-level call passes
+    (e.g. `main(args)` under `if __name__ == "__main__":`), else to defaults, then simple statements."""
+    for depth, fn in enumerate(scope):
         ev = Evaluator(env, argparse_defaults)
-        params = bind_params(fn, ev, {}, unknown=lambda n: Unknown(n))
+        given = _module_call_args(fn, scanned, env, argparse_defaults) if depth == 0 and scanned else {}
+        params = bind_params(fn, ev, given, unknown=lambda n: Unknown(n))
         env = exec_block(fn.body, env.child(params), argparse_defaults)
     return env
+
+
+def _module_call_args(fn: ast.FunctionDef, scanned, env: Env, argparse_defaults: dict) -> dict:
+    """The known arguments of the first module-level call of a top-level function."""
+    for call, scope in scanned.calls:
+        if not scope and isinstance(call.func, ast.Name) and call.func.id == fn.name:
+            return _bind_call(call, fn, Evaluator(env, argparse_defaults), None)
+    return {}
 
 
 def bind_params(fn: ast.FunctionDef, ev: Evaluator, kwargs: dict, unknown) -> dict:
