@@ -29,6 +29,11 @@ def _plain(v) -> bool:
     return isinstance(v, _LITERALS)
 
 
+def _is_tensor_arg(v) -> bool:
+    """An eager kernel's tensor parameter (bound to an unknown value by the checker, supplied at call time)."""
+    return type(v).__name__ == "Unknown"
+
+
 def _load_module(path: str) -> dict:
     """Execute the user's file as a module (not __main__) with the tilelang alias installed."""
     import os
@@ -46,6 +51,11 @@ def _build(func, glb: dict, target: str):
     from ..runtime.jit import JITFactory, JITKernel, compile
 
     kwargs = {k: v for k, v in func.bindings if _plain(v)}
+    unknown = [k for k, v in func.bindings if not _plain(v) and not _is_tensor_arg(v)]
+    if unknown and func.factory is not None:
+        raise LookupError(f"factory argument(s) {', '.join(unknown)} of {func.factory} are not known statically; "
+                          f"call it in the file (e.g. `kernel = {func.factory}(...)`) or add a comment "
+                          f"`# tilelsp: {func.factory}({', '.join(k + '=...' for k in unknown)})`")
     if func.factory is None:
         obj = glb.get(func.name)
         return obj if isinstance(obj, JITKernel) else compile(obj, out_idx=func.out_idx, target=target)
