@@ -157,6 +157,9 @@ _REAL_TILELANG = {
                               "(az->CanProveEqual(...))` deep in lowering."),
     "fragment-index-mismatch": ("fragment_index_mismatch.py", "C++ `InternalError: Check failed: "
                                 "(StructuralEqual()(...indices, indices))`, pointing at the allocation."),
+    "reduce-scope": ("reduce_scope.py", "`ValueError: Invalid buffer scopes: global and local.fragment`, no location."),
+    "fragment-parallel-dynamic": ("fragment_parallel_dynamic.py", "`[Tilelang Semantic Check]` error naming the loop "
+                                  "variable, no line."),
     "pipeline-config": ("pipeline_config.py", "C++ `InternalError` from PipelinePlanning, no location."),
 }
 
