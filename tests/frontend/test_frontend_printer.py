@@ -40,3 +40,17 @@ def test_region_and_expr_helpers():
     assert region_str(r) == "Q[i, :]"
     assert expr_str(N.Call("infinity", (), "float32")) == "T.infinity(T.float32)"
     assert shape_str(buf.shape) == "4x64"
+
+
+def test_loop_headers_with_start_stop_and_step():
+    (k,) = parse("""
+@T.prim_func
+def k(A: T.Tensor((64,), T.float32), n: T.int32):
+    with T.Kernel(1) as bx:
+        for i in T.serial(2, 10, 2):
+            A[i] = 0.0
+        for i in T.unroll(4, n):
+            A[i] = 0.0
+""")[0]
+    text = print_func(k)
+    assert "for i in T.serial(2, 10, 2):" in text and "for i in T.unroll(4, n):" in text

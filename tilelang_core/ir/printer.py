@@ -132,10 +132,12 @@ def _for(s: N.For, depth: int, out: list) -> None:
         head = f"T.{'Parallel' if s.kind == 'parallel' else 'grid'}({exts})"
     else:
         start, ext = s.starts[0], s.extents[0]
-        rng = exts if expr_str(start) == "0" else f"{expr_str(start)}, {expr_str(N.BinOp('+', start, ext))}"
+        stop = _folded(N.BinOp("+", start, ext))
+        if isinstance(ext, N.BinOp) and ext.op == "-" and expr_str(ext.rhs) == expr_str(start):
+            stop = expr_str(ext.lhs)  # the parser stores stop - start
+        rng = exts if expr_str(start) == "0" else f"{expr_str(start)}, {stop}"
         if s.step is not None:
-            rng += f", {expr_str(s.step)}" if expr_str(start) != "0" else ""
-            rng = rng if expr_str(start) != "0" else f"0, {exts}, {expr_str(s.step)}"
+            rng = f"{expr_str(start)}, {stop}, {expr_str(s.step)}"
         kind = {"pipelined": "Pipelined", "serial": "serial", "unroll": "unroll", "vectorized": "vectorized"}[s.kind]
         extra = ""
         if s.kind == "pipelined":
@@ -145,6 +147,13 @@ def _for(s: N.For, depth: int, out: list) -> None:
         head = f"T.{kind}({rng}{extra})"
     out.append(f"{'    ' * depth}for {names} in {head}:")
     _stmt(s.body, depth + 1, out)
+
+
+def _folded(e) -> str:
+    from .arith import as_int
+
+    v = as_int(e)
+    return str(v) if v is not None else expr_str(e)
 
 
 def _simple(s) -> str:
