@@ -33,7 +33,7 @@ def collect(scanned, text: str, env: Env, factories: dict, overrides: dict | Non
         return found
     comments = _from_comments(text, env, factories, report)
     calls = _from_calls(scanned, env, factories, argparse_defaults, report)
-    for name, fn in factories.items():
+    for name in factories:
         if overrides and name in overrides:
             candidates = [{k: from_live(v) for k, v in d.items()} for d in overrides[name]]
         else:

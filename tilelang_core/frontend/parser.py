@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import ast
 
-from ..diagnostics import DiagnosticSink, Fix, Related, TextEdit
+from ..diagnostics import Fix, Related, TextEdit
 from ..ir import nodes as N
-from ..ir.arith import as_const
-from ..language.types import MacroDef
 from .bodies import is_decorated
 from .consteval import Env, bind_target
-from .exprs import KernelError, KernelEval, bind_error, expr_dtype, region_of
+from .exprs import KernelError, KernelEval, bind_error, expr_dtype
 from .scope import Ctx
 from .signatures import bind_call, catalog_available, registry_entry
 from .tileops import HANDLERS, NO_BIND
@@ -412,4 +410,4 @@ def _tolerated(ref: BuiltinRef) -> bool:
     return ref.short in KNOWN_T or not ref.name.startswith("T.")
 
 
-__all__ = ["KernelParser", "KernelError", "DiagnosticSink", "MacroDef", "region_of", "as_const"]
+__all__ = ["KernelParser", "KernelError"]

@@ -8,7 +8,7 @@ import ast
 from ..ir import nodes as N
 from ..ir.arith import as_int, shape_ints
 from .exprs import KernelError, expr_dtype, region_of, value_region
-from .values import BuiltinRef, EnumValue, TensorSpec, Unknown, is_scalar, normalize_dtype, to_expr
+from .values import BuiltinRef, EnumValue, TensorSpec, Unknown, normalize_dtype, to_expr
 
 _MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "floor", "ceil", "round",
          "trunc", "tanh", "sigmoid", "sin", "cos", "tan", "erf", "pow", "max", "min", "fmod", "clamp", "ceildiv",
@@ -391,5 +391,4 @@ def _src(node) -> str:
         return "?"
 
 
-__all__ = ["HANDLERS", "NO_BIND", "arg", "const_int", "const_bool", "shape_of", "layout_spec", "TensorSpec",
-           "Unknown", "is_scalar"]
+__all__ = ["HANDLERS", "NO_BIND", "arg", "const_int", "const_bool", "shape_of", "layout_spec"]
