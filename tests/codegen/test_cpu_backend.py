@@ -198,6 +198,29 @@ def test_symbolic_dim_and_scalar_param(M):
     torch.testing.assert_close(b, a * 3.0 + a.abs().sqrt())
 
 
+GATHER = """
+import tilelang.language as T
+
+@T.prim_func
+def gather(I: T.Tensor((64,), "int32"), X: T.Tensor((16,), "float32"), Y: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=64) as bx:
+        s = T.alloc_shared((16,), "float32")
+        T.copy(X, s)
+        for i in T.Parallel(64):
+            s[I[i] % 1000] = s[I[i] % 1000] + 0.0
+            Y[i] = s[I[i]] + X[I[i]]
+"""
+
+
+def test_data_dependent_indices_outside_buffers_are_guarded():
+    mod = build_src(GATHER)
+    idx = torch.tensor([3, 15, 16, 500, -1, 0] + [100000] * 58, dtype=torch.int32)
+    x, y = torch.randn(16), torch.zeros(64)
+    mod(idx, x, y)  # out-of-range reads give 0 and writes are skipped: no crash
+    expected = torch.tensor([2 * x[3], 2 * x[15], 0, 0, 0, 2 * x[0]] + [0.0] * 58)
+    torch.testing.assert_close(y, expected)
+
+
 ATOMIC = """
 import tilelang.language as T
 
