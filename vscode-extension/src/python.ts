@@ -1,9 +1,10 @@
-/** Finds the Python interpreter that runs the server: the setting, else the Python extension's choice, else python3. */
+/** Finds the Python interpreter that runs the server: the setting, the Python extension's choice, a workspace venv, python3. */
 
+import { existsSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-export type InterpreterSource = 'setting' | 'python-extension' | 'default';
+export type InterpreterSource = 'setting' | 'python-extension' | 'workspace-venv' | 'default';
 
 export interface Interpreter {
   /** The executable. */
@@ -79,16 +80,28 @@ export async function fromPythonApi(api: PythonExtensionApi | undefined, resourc
   return undefined;
 }
 
-/** Pick the interpreter: setting first, then the Python extension, then `python3`. */
+/** A `.venv` or `venv` interpreter in the workspace folder, if there is one. */
+export function fromWorkspaceVenv(workspaceFolder: string | undefined, exists: (p: string) => boolean = existsSync): Interpreter | undefined {
+  if (!workspaceFolder) {
+    return undefined;
+  }
+  const exe = process.platform === 'win32' ? path.join('Scripts', 'python.exe') : path.join('bin', 'python');
+  const found = ['.venv', 'venv'].map((d) => path.join(workspaceFolder, d, exe)).find((p) => exists(p));
+  return found ? { command: found, args: [], source: 'workspace-venv' } : undefined;
+}
+
+/** Pick the interpreter: setting, then the Python extension, then a workspace venv, then `python3`. */
 export async function resolveInterpreter(
   setting: string,
   api: PythonExtensionApi | undefined,
   workspaceFolder?: string,
   resource?: unknown,
+  exists?: (p: string) => boolean,
 ): Promise<Interpreter> {
   return (
     fromSetting(setting, workspaceFolder) ??
-    (await fromPythonApi(api, resource)) ?? { command: DEFAULT_PYTHON, args: [], source: 'default' }
+    (await fromPythonApi(api, resource)) ??
+    fromWorkspaceVenv(workspaceFolder, exists) ?? { command: DEFAULT_PYTHON, args: [], source: 'default' }
   );
 }
 
@@ -99,7 +112,7 @@ export function serverArgv(interp: Interpreter): { command: string; args: string
 
 /** A one-line description of an interpreter for the status bar and logs. */
 export function describeInterpreter(interp: Interpreter): string {
-  const where = { setting: 'tilelsp.interpreter', 'python-extension': 'Python extension', default: 'default' }[interp.source];
+  const where = { setting: 'tilelsp.interpreter', 'python-extension': 'Python extension', 'workspace-venv': 'workspace venv', default: 'default' }[interp.source];
   return `${[interp.command, ...interp.args].join(' ')} (${where})`;
 }
 

@@ -114,7 +114,10 @@ export class ServerManager implements vscode.Disposable {
 
   private async startClient(): Promise<void> {
     const settings = readSettings(vscode.workspace.getConfiguration(SECTION));
-    const interp = await resolveInterpreter(settings.interpreter, settings.interpreter ? undefined : await pythonExtensionApi(), workspaceFolder(), vscode.window.activeTextEditor?.document.uri);
+    const api = settings.interpreter ? undefined : await pythonExtensionApi();
+    // A workspace's own .venv is only run once the workspace is trusted (it could be anything).
+    const venvCheck = vscode.workspace.isTrusted ? undefined : () => false;
+    const interp = await resolveInterpreter(settings.interpreter, api, workspaceFolder(), vscode.window.activeTextEditor?.document.uri, venvCheck);
     this.setStatus({ state: 'starting', interpreter: interp });
     this.output.info(`Starting ${[interp.command, ...interp.args].join(' ')} -m tilelsp serve (interpreter from ${interp.source})`);
     const problem = await probe(interp);

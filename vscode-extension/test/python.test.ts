@@ -6,6 +6,7 @@ import {
   describeInterpreter,
   expandPath,
   fromPythonApi,
+  fromWorkspaceVenv,
   probeFailureMessage,
   resolveInterpreter,
   serverArgv,
@@ -40,8 +41,19 @@ describe('interpreter resolution', () => {
     expect(serverArgv(interp)).toEqual({ command: 'conda', args: ['run', '-n', 'tl', 'python', '-m', 'tilelsp', 'serve'] });
   });
 
+  it('uses a .venv (then venv) of the workspace folder before python3', async () => {
+    const has = (...paths: string[]) => (p: string) => paths.includes(p);
+    const venv = path.join('/ws', '.venv', 'bin', 'python');
+    const plain = path.join('/ws', 'venv', 'bin', 'python');
+    expect(await resolveInterpreter('', undefined, '/ws', undefined, has(venv, plain))).toEqual({ command: venv, args: [], source: 'workspace-venv' });
+    expect((await resolveInterpreter('', undefined, '/ws', undefined, has(plain))).command).toBe(plain);
+    expect((await resolveInterpreter('', newApi('/envs/a/bin/python'), '/ws', undefined, has(venv))).source).toBe('python-extension');
+    expect(fromWorkspaceVenv(undefined)).toBeUndefined();
+  });
+
   it('falls back to python3 without the Python extension, or when its API throws', async () => {
     expect(await resolveInterpreter('', undefined)).toEqual({ command: DEFAULT_PYTHON, args: [], source: 'default' });
+    expect(await resolveInterpreter('', undefined, '/ws', undefined, () => false)).toEqual({ command: DEFAULT_PYTHON, args: [], source: 'default' });
     const broken: PythonExtensionApi = {
       environments: {
         getActiveEnvironmentPath: () => {

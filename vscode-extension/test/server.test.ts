@@ -154,3 +154,21 @@ describe('server manager', () => {
     expect(m.link()).toBeUndefined();
   });
 });
+
+describe('workspace venv and trust', () => {
+  it('runs the workspace .venv only in a trusted workspace', async () => {
+    const fs = await import('node:fs');
+    const path = await import('node:path');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tilelsp-ws-'));
+    fs.mkdirSync(path.join(dir, '.venv', 'bin'), { recursive: true });
+    fs.symlinkSync('/bin/true', path.join(dir, '.venv', 'bin', 'python'));
+    stub.workspace.workspaceFolders = [{ uri: vscode.Uri.file(dir) as unknown as stub.Uri }];
+    const m = manager();
+    await m.restart();
+    expect(m.status.interpreter?.source).toBe('workspace-venv');
+    stub.workspace.isTrusted = false;
+    await m.restart();
+    expect(m.status.interpreter?.source).toBe('default');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
