@@ -70,3 +70,14 @@ def test_live_errors_point_into_this_file():
     (d,) = sink.items
     assert d.code == "undefined-name" and d.span.line == _line(broken_factory, "not_defined_anywhere")
     assert d.span.col == 22
+
+
+def test_live_values_of_other_numeric_types():
+    import numpy as np
+
+    from tilelang_core.frontend.values import from_live
+
+    assert from_live(np.int64(7)) == 7 and type(from_live(np.int64(7))) is int
+    assert from_live(np.float32(0.5)) == 0.5
+    func = parse_captured(scale_factory(np.int64(96)).captured, DiagnosticSink())
+    assert shape_ints(func.params[0].shape) == (96,)

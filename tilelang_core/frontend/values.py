@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import numbers
 import types
 from dataclasses import dataclass, field
 
@@ -174,6 +175,13 @@ def from_live(v, depth: int = 0):
     """Convert a real Python value from a captured environment into the frontend's value domain."""
     if isinstance(v, (bool, int, float, str, DType)) or v is None:
         return v
+    if isinstance(v, numbers.Integral):  # numpy integers and the like
+        return int(v)
+    if isinstance(v, numbers.Real):
+        return float(v)
+    if type(v).__module__ == "torch" and type(v).__name__ == "dtype":  # torch.float16 -> "float16"
+        dt = normalize_dtype(str(v).replace("torch.", ""))
+        return DType(dt) if dt else Unknown(str(v))
     if isinstance(v, types.ModuleType):
         return ModuleRef(canonical_module(v.__name__))
     if isinstance(v, SymbolicDim):
