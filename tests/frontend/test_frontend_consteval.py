@@ -170,3 +170,8 @@ if __name__ == "__main__":
     run(args, block=16)
 """)
     assert _shapes(kernels) == [(2048, 96)] and dict(kernels[0].bindings)["block"] == 16
+
+
+def test_comment_with_trailing_remark_and_several_comments():
+    kernels, _ = parse(FACTORY + "\n# tilelsp: kernel(M=32, N=16)  # small case (fast)\n# tilelsp: kernel(M=64, N=16)\n")
+    assert _shapes(kernels) == [(32, 16), (64, 16)]

@@ -16,7 +16,7 @@ from .consteval import Env, Evaluator, is_known
 from .values import DType, EnumValue, Unknown, from_live
 
 MAX_INSTANCES = 8
-_COMMENT = re.compile(r"#\s*tilelsp:\s*([A-Za-z_]\w*\s*\(.*\))\s*$")
+_COMMENT = re.compile(r"#\s*tilelsp:\s*([A-Za-z_]\w*\s*\(.*\))")
 
 
 def param_names(fn: ast.FunctionDef) -> list[str]:
@@ -62,14 +62,24 @@ def _from_comments(text: str, env: Env, factories: dict, report=None) -> dict[st
         m = _COMMENT.search(line)
         if not m:
             continue
-        try:
-            call = ast.parse(m.group(1).strip(), mode="eval").body
-        except SyntaxError:
+        call = _comment_call(m.group(1))
+        if call is None:
             continue
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in factories:
             kw = _bind_call(call, factories[call.func.id], Evaluator(env), None)
             out.setdefault(call.func.id, []).append(kw)
     return out
+
+
+def _comment_call(text: str):
+    """The call expression at the start of a `# tilelsp:` comment (text after it, e.g. a remark, is ignored)."""
+    end = len(text)
+    while end > 0:
+        try:
+            return ast.parse(text[:end].strip(), mode="eval").body
+        except SyntaxError:
+            end = text.rfind(")", 0, end - 1) + 1
+    return None
 
 
 def _from_calls(scanned, env: Env, factories: dict, argparse_defaults: dict, report=None) -> dict[str, list[dict]]:
