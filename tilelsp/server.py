@@ -254,9 +254,16 @@ async def on_change_configuration(ls: TileLanguageServer, params: types.DidChang
 
 
 def on_shutdown(ls: TileLanguageServer, params) -> None:
-    """Stop the worker."""
+    """Stop the worker, and cancel requests still running (over a copy: pygls' own loop over its live
+    dict fails when a cancellation callback changes it)."""
     if ls._worker is not None:
         ls._worker.close()
+    current = ls.protocol.msg_id
+    if current is None:  # not inside the shutdown request's context: leave it to pygls
+        return
+    for msg_id, future in list(ls.protocol._request_futures.items()):
+        if msg_id != current and not future.done():
+            future.cancel()
 
 
 # --- documents and diagnostics -------------------------------------------------------------------

@@ -86,3 +86,22 @@ async def test_verify_is_cancellable_through_progress(client, tmp_path):
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=begin.token))
     res = await asyncio.wait_for(task, 60)
     assert res["passed"] is False and "cancelled" in res["message"]
+
+
+@pytest.mark.asyncio
+async def test_shutdown_while_a_verify_runs(client, tmp_path):
+    """Shutdown with a verify in flight: the pending request is cancelled and shutdown still answers."""
+    src = (ROOT / "examples/elementwise_add.py").read_text()
+    head, sep, tail = src.partition("    @T.prim_func\n")
+    path = tmp_path / "forever2.py"
+    path.write_text(head + HOSTILE["loops"] + sep + tail)
+    _trust(client, workerTimeoutSec=600)
+    await client.protocol.send_request_async("tilelsp/status", {})
+    open_doc(client, path.as_uri(), path.read_text())
+    task = asyncio.ensure_future(client.workspace_execute_command_async(
+        types.ExecuteCommandParams("tilelsp.server.verify", [path.as_uri(), "add"])))
+    await client.wait_for_notification(types.PROGRESS)
+    await asyncio.wait_for(client.shutdown_async(None), 30)
+    client.exit(None)
+    client.capabilities = None  # the session is over: the fixture must not shut down twice
+    task.cancel()
