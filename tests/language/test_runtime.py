@@ -111,3 +111,16 @@ def test_dtype_objects():
     assert T.Tensor((4,), torch.int8).dtype.bits == 8
     with pytest.raises(TypeError, match="unknown dtype 'half16'"):
         T.dtype("half16")
+
+
+def test_frontend_reads_runtime_values():
+    """The JIT hands live values to the frontend: stubs and markers must map to the canonical builtin names."""
+    from tilelang_core.frontend.values import BuiltinRef, EnumValue, from_live
+    from tilelang_core.language import layout
+
+    assert from_live(T.copy) == BuiltinRef("T.copy")
+    assert from_live(layout.make_swizzled_layout) == BuiltinRef("tilelang.layout.make_swizzled_layout")
+    assert from_live(T.GemmWarpPolicy.FullRow) == EnumValue("GemmWarpPolicy", "FullRow")
+    assert from_live(T.float16) == "float16"
+    spec = from_live(T.Tensor((T.dynamic("m"), 64), T.bfloat16))
+    assert spec.dtype == "bfloat16" and spec.shape[1] == 64

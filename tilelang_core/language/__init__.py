@@ -158,12 +158,15 @@ def macro(func) -> MacroDef:
 inline = macro
 
 
-class GemmWarpPolicy(enum.IntEnum):
-    """How the warps of a block split the M x N tile of a T.gemm."""
+class GemmWarpPolicy(enum.Enum):
+    """How the warps of a block split the M x N tile of a T.gemm (a plain Enum, so the frontend sees a member)."""
 
     Square = 0
     FullRow = 1
     FullCol = 2
+
+    def __int__(self) -> int:
+        return self.value
 
 
 def ceildiv(lhs, rhs):
