@@ -261,3 +261,22 @@ def test_unsupported_construct_is_a_compile_error_at_the_user_line():
     diag = info.value.diagnostics[0]
     assert diag.code == "lowering-unsupported" and diag.span.line == 7
     assert "no_such_intrinsic" in diag.message
+
+
+def test_copy_pairs_axes_from_the_right_when_non_unit_counts_differ():
+    from cpu_ir_helpers import C, full
+
+    from tilelang_core.codegen import cpu
+    from tilelang_core.ir import nodes as N
+
+    n = N.Var("n", kind="symbolic")
+    X = N.Buffer("X", (n, C(8)), "float32")
+    Y = N.Buffer("Y", (C(8),), "float32")
+    s = N.Buffer("s", (C(8),), "float32", "shared.dyn")
+    src = N.Region(X, (N.Axis(C(0), n), N.Axis(C(0), C(8))), "slice")
+    body = N.SeqStmt((N.Allocate(s), N.Copy(src, full(s)), N.Copy(full(s), full(Y))))
+    launch = N.Launch((C(1),), (C(32),), (N.Var("bx", kind="block"),), body)
+    mod = cpu.build(N.PrimFunc("rows", (X, Y), N.SeqStmt((launch,))))
+    x, y = torch.randn(1, 8), torch.zeros(8)
+    mod(x, y)
+    torch.testing.assert_close(y, x[0])

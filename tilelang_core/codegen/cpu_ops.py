@@ -86,13 +86,37 @@ class OpLowering:
             src = self.view(op.src, like=dst)
         sa, da = src.tile_axes(), dst.tile_axes()
         s_ext, d_ext = [src.extents[d] for d in sa], [dst.extents[d] for d in da]
-        if len(sa) != len(da) or any(isinstance(a, int) and isinstance(b, int) and a != b
+        if len(sa) != len(da):
+            return self._copy_right_aligned(src, dst, op)
+        if any(isinstance(a, int) and isinstance(b, int) and a != b
                                      for a, b in zip(s_ext, d_ext)):
             raise LoweringError(f"T.copy: the source tile {_shape(s_ext)} and the destination tile "
                                 f"{_shape(d_ext)} differ; make the slice extents agree", op.span,
                                 "copy-extent-mismatch")
         ext = [b if isinstance(b, int) else a for a, b in zip(s_ext, d_ext)]
         return self.nest(ext, lambda v: self.write(dst, dst.at(da, v), self.read(src, src.at(sa, v))))
+
+    def _copy_right_aligned(self, src: View, dst: View, op: N.Copy):
+        """T.copy whose sides differ in their number of non-1 axes: axes pair from the right, an extent of 1
+        taking the other side's (as TileLang legalizes it)."""
+        rank = max(len(src.extents), len(dst.extents))
+        s_pad = [1] * (rank - len(src.extents)) + list(src.extents)
+        d_pad = [1] * (rank - len(dst.extents)) + list(dst.extents)
+        ext = []
+        for a, b in zip(s_pad, d_pad):
+            if isinstance(a, int) and isinstance(b, int) and 1 not in (a, b) and a != b:
+                raise LoweringError(f"T.copy: the source tile {_shape(src.extents)} and the destination tile "
+                                    f"{_shape(dst.extents)} differ; make the slice extents agree", op.span,
+                                    "copy-extent-mismatch")
+            ext.append(b if (isinstance(a, int) and a == 1) else a)
+        s_off, d_off = rank - len(src.extents), rank - len(dst.extents)
+
+        def index(view: View, pad, off, v):
+            return view.at([k - off for k in range(off, rank) if not (isinstance(pad[k], int) and pad[k] == 1)],
+                           [v[k] for k in range(off, rank) if not (isinstance(pad[k], int) and pad[k] == 1)])
+
+        return self.nest(ext, lambda v: self.write(dst, index(dst, d_pad, d_off, v),
+                                                   self.read(src, index(src, s_pad, s_off, v))))
 
     def fill(self, op: N.Fill):
         """T.fill / T.clear: store a value into every element of the region."""
