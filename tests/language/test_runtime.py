@@ -124,3 +124,9 @@ def test_frontend_reads_runtime_values():
     assert from_live(T.float16) == "float16"
     spec = from_live(T.Tensor((T.dynamic("m"), 64), T.bfloat16))
     assert spec.dtype == "bfloat16" and spec.shape[1] == 64
+
+
+def test_macro_parameter_buffer_types():
+    assert T.SharedBuffer((64, 32), T.float16) == TensorType((64, 32), "float16", "shared.dyn")
+    assert T.FragmentBuffer([64, 64], "float32").scope == "local.fragment"
+    assert T.LocalBuffer[(8,), T.int32].scope == "local"

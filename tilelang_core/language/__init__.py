@@ -103,6 +103,9 @@ class _TensorProxy:
 
 Tensor = _TensorProxy("Tensor", "global")
 Buffer = _TensorProxy("Buffer", "global")
+SharedBuffer = _TensorProxy("SharedBuffer", "shared.dyn")  # macro parameter annotations
+FragmentBuffer = _TensorProxy("FragmentBuffer", "local.fragment")
+LocalBuffer = _TensorProxy("LocalBuffer", "local")
 
 
 def StridedTensor(shape, strides, dtype="float32") -> TensorType:

@@ -81,6 +81,11 @@ torch tensor's dtype, rank and shape against it.""",
 
 `T.Buffer((M, K), "float16")` behaves like `T.Tensor` for kernel parameters; `strides`, `elem_offset`,
 `align`, `offset_factor` and `axis_separators` are passed through to TIR.""",
+    "T.SharedBuffer": """A shared-memory buffer type for `@T.macro` parameters: `A_s: T.SharedBuffer((64, 32), T.float16)`.
+
+Documents (and lets the checker verify) what the macro expects to be passed.""",
+    "T.FragmentBuffer": """A fragment buffer type for `@T.macro` parameters: `acc: T.FragmentBuffer((64, 64), T.float32)`.""",
+    "T.LocalBuffer": """A thread-local buffer type for `@T.macro` parameters: `x: T.LocalBuffer((8,), T.float32)`.""",
     "T.StridedTensor": """A global tensor parameter with explicit strides: `T.StridedTensor((M, K), (ld, 1), T.float16)`.
 
 Use it for views of larger tensors (a leading dimension larger than the row). The JIT checks the
