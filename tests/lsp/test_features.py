@@ -38,11 +38,12 @@ def test_hover_kernel_on_def_and_launch():
 
 def test_hover_kernel_includes_lowered_code_truncated_with_link():
     cuda = "\n".join(f"line {i};" for i in range(100))
-    lowered = [{"kernel": "main", "target": "sm_90a", "smem_bytes": 49152, "tir": "# tir\n", "cuda": cuda}]
+    lowered = [{"kernel": "main", "target": "sm_90a", "smem_bytes": 49152, "tir": "# tir\n", "cuda": cuda,
+                "launch": {"grid": [8, 8, 1], "block": [128, 1, 1], "dynamic_smem": 49152}}]
     text = hover_at(GEMM.replace("def main(", "def <CURSOR>main("), lowered)
     assert "<details><summary>CUDA</summary>" in text and "line 23;" in text and "line 24;" not in text
     assert "command:tilelsp.showCuda?" in text and "(100 lines)" in text
-    assert "48 KiB shared memory allocated" in text
+    assert "48 KiB shared memory allocated" in text and "launch: grid (8, 8, 1), block (128, 1, 1)" in text
 
 
 def test_hover_builtin_with_alias():

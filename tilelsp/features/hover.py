@@ -170,6 +170,10 @@ def _lowered_sections(k, lowered, uri) -> list[str]:
     out = []
     if entry.get("smem_bytes") is not None:
         out.append(f"after lowering ({entry.get('target')}): {fmt_bytes(entry['smem_bytes'])} shared memory allocated")
+    launch = entry.get("launch") or {}
+    if launch.get("grid") is not None:
+        out.append(f"launch: grid {tuple(launch['grid'])}, block {tuple(launch.get('block') or ())}, "
+                   f"dynamic shared memory {fmt_bytes(launch.get('dynamic_smem'))}")
     for key, lang, cmd in (("tir", "python", "tilelsp.showIR"), ("cuda", "cuda", "tilelsp.showCuda")):
         text = entry.get(key)
         if not text:

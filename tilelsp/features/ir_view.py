@@ -126,9 +126,19 @@ def lower_file(req) -> dict:
             stages = dict(getattr(res, "stages", {}) or {})
             entries.append({"kernel": func.name, "instance": func.instance, "target": target,
                             "smem_bytes": getattr(res, "smem_bytes", None), "tir": stages.get("tir"),
+                            "launch": _jsonable(getattr(res, "launch", None)),
                             "cuda": stages.get("cuda") or stages.get("llvm"),
                             "layouts": layouts_from_text(stages.get("layouts") or "")})
     return {"entries": entries, "diagnostics": diags}
+
+
+def _jsonable(value):
+    """Launch data as JSON-able values (tuples -> lists, anything else -> str)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value if isinstance(value, (int, float, str, bool, type(None))) else str(value)
 
 
 def layouts_from_text(text: str) -> dict[str, str]:
