@@ -130,3 +130,13 @@ def test_macro_parameter_buffer_types():
     assert T.SharedBuffer((64, 32), T.float16) == TensorType((64, 32), "float16", "shared.dyn")
     assert T.FragmentBuffer([64, 64], "float32").scope == "local.fragment"
     assert T.LocalBuffer[(8,), T.int32].scope == "local"
+
+
+def test_every_layout_function_has_a_stand_in():
+    from tilelang_core.language import layout
+    from tilelang_core.language.registry import registry
+
+    names = {n.rsplit(".", 1)[1] for n in registry() if n.startswith("tilelang.layout.")}
+    assert names <= set(layout.__all__) and "make_wgmma_swizzled_layout" in names
+    for name in names:
+        assert getattr(layout, name).__module__ == "tilelang_core.layout"

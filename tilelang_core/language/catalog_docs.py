@@ -298,6 +298,16 @@ Placed inside `T.Kernel`; `enable=False` turns it off without editing the call."
 ```python
 T.annotate_layout({A_shared: tilelang.layout.make_swizzled_layout(A_shared)})
 ```""",
+    "tilelang.layout.make_full_bank_swizzled_layout": "A 128-byte (full bank) XOR swizzle for a shared tile.",
+    "tilelang.layout.make_half_bank_swizzled_layout": "A 64-byte (half bank) XOR swizzle for a shared tile.",
+    "tilelang.layout.make_quarter_bank_swizzled_layout": "A 32-byte (quarter bank) XOR swizzle for a shared tile.",
+    "tilelang.layout.make_wgmma_swizzled_layout": "The swizzle WGMMA (sm_90) expects for a shared operand tile.",
+    "tilelang.layout.make_tcgen05mma_swizzled_layout": "The swizzle TCGEN05 MMA (sm_100) expects for a shared "
+                                                       "operand tile.",
+    "tilelang.layout.make_volta_swizzled_layout": "The swizzle of sm_70 MMA operands (`is_a`: the A operand).",
+    "tilelang.layout.make_linear_layout": "The identity (row-major, unswizzled) layout of a buffer or region.",
+    "tilelang.layout.make_fully_replicated_layout_fragment": "A fragment layout in which every one of `threads` "
+                                                             "threads holds the whole buffer.",
     "T.GemmWarpPolicy": """How `T.gemm` splits the M x N tile over the block's warps: `Square`, `FullRow` or `FullCol`.""",
     "T.GemmWarpPolicy.Square": """Warps tile M and N as evenly as possible (the default).""",
     "T.GemmWarpPolicy.FullRow": """Each warp owns whole rows of the M x N tile (attention: row statistics stay in one warp).""",

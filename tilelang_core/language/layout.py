@@ -9,8 +9,10 @@ from . import stub_for
 
 _MODULE = "tilelang_core.layout"
 
-make_swizzled_layout = stub_for("tilelang.layout.make_swizzled_layout", _MODULE)
-Layout = stub_for("tilelang.layout.Layout", _MODULE)
-Fragment = stub_for("tilelang.layout.Fragment", _MODULE)
+_NAMES = ["make_swizzled_layout", "make_full_bank_swizzled_layout", "make_half_bank_swizzled_layout",
+          "make_quarter_bank_swizzled_layout", "make_wgmma_swizzled_layout", "make_tcgen05mma_swizzled_layout",
+          "make_volta_swizzled_layout", "make_linear_layout", "make_fully_replicated_layout_fragment",
+          "Layout", "Fragment"]
+globals().update({name: stub_for(f"tilelang.layout.{name}", _MODULE) for name in _NAMES})
 
-__all__ = ["Fragment", "Layout", "make_swizzled_layout"]
+__all__ = sorted(_NAMES)  # noqa: PLE0605
