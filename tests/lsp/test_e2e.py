@@ -79,6 +79,8 @@ async def test_kernels_request_and_code_action(shared_client):
     kernels = res.kernels
     assert [k.name for k in kernels] == ["main"] and "cuda" in kernels[0].stages
     assert kernels[0].nameRange.start.line == _line_of(SMEM, "def main(")
+    assert kernels[0].range.start.line == _line_of(SMEM, "def main(")
+    assert kernels[0].range.end.line == _line_of(SMEM, "T.copy(C_local, C[")  # the whole kernel body
     diag = got.diagnostics[0]
     actions = await shared_client.text_document_code_action_async(types.CodeActionParams(
         types.TextDocumentIdentifier(uri), diag.range, types.CodeActionContext(diagnostics=[diag])))

@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 
+from tilelang_core.source import span_union
+
 CUDA_STAGES = ("parsed", "legalized", "pipelined", "layouts", "lowered", "tir", "cuda")
 CPU_STAGES = ("parsed", "legalized", "tir", "llvm")
 LANGUAGE_IDS = {"cuda": "cuda", "llvm": "llvm", "tir": "tvmscript"}
@@ -19,13 +21,16 @@ def stages_for(target: str) -> tuple[str, ...]:
 
 
 def kernels_payload(result, target: str, to_range) -> list[dict]:
-    """`tilelsp/kernels` entries: one per kernel name, with its instances and stage names."""
+    """`tilelsp/kernels` entries: one per kernel name (range = the whole def, nameRange = its name), with its
+    instances and stage names."""
     out: dict[str, dict] = {}
     for k in getattr(result, "kernels", None) or ():
         span, name_span = getattr(k, "span", None), getattr(k, "name_span", None) or getattr(k, "span", None)
         if span is None:
             continue
-        entry = out.setdefault(k.name, {"name": k.name, "factory": k.factory, "range": to_range(span),
+        body = getattr(getattr(k, "body", None), "span", None)
+        whole = span_union(span, body) if body is not None else span  # def line .. end of the body
+        entry = out.setdefault(k.name, {"name": k.name, "factory": k.factory, "range": to_range(whole),
                                         "nameRange": to_range(name_span), "instances": [],
                                         "stages": list(stages_for(target))})
         if k.instance and k.instance not in entry["instances"]:
