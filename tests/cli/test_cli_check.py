@@ -242,3 +242,16 @@ def test_several_files_really_go_to_worker_processes_in_order(monkeypatch):
     assert names == [j.display for j in jobs] and os.getpid() not in pids
     serial = cli.run_jobs(jobs[:2], parallel=True)  # too few files for a pool
     assert {int(r.path.split("@")[1]) for r in serial} == {os.getpid()}
+
+
+def test_colour_follows_tty_and_no_color(tree, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "_stdout_is_tty", lambda: True)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert "\x1b[" in run(capsys, "check", "pkg/b_bad.py")[1]
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in run(capsys, "check", "pkg/b_bad.py")[1]
+    assert "\x1b[" in run(capsys, "check", "pkg/b_bad.py", "--color", "always")[1]
+    monkeypatch.setattr(cli, "_stdout_is_tty", lambda: False)
+    monkeypatch.delenv("NO_COLOR")
+    assert "\x1b[" not in run(capsys, "check", "pkg/b_bad.py")[1]
+    assert "\x1b[" not in run(capsys, "check", "pkg/b_bad.py", "--format", "json")[1]
