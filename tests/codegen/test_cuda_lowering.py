@@ -99,3 +99,11 @@ def test_unsupported_construct_is_a_diagnostic_at_the_users_line():
 def test_until_stops_early():
     res = lower(_kernel("softmax.py"), "sm_86", until="layouts")
     assert list(res.stages) == ["parsed", "legalized", "pipelined", "layouts"] and res.source == ""
+
+
+def test_async_wgmma_is_opt_in(monkeypatch):
+    plain = lower(_kernel("gemm.py"), "sm_90a").source
+    assert "tl::wgmma_wait<1>" not in plain and "wgmma.wait_group.sync.aligned 0" in plain
+    monkeypatch.setenv("TILELSP_ASYNC_WGMMA", "1")
+    overlapped = lower(_kernel("gemm.py"), "sm_90a").source
+    assert "tl::wgmma_wait<1>();" in overlapped and "tl::wgmma_wait<0>();" in overlapped

@@ -101,7 +101,8 @@ class TileOps(CopyOps, ReduceOps):
 
         em = self.em
         a, b, c = op.a.buffer, op.b.buffer, op.c.buffer
-        name, texts = gemm_function(len(em.extra_cuda), op, lay.m, lay.n, k, em.threads // 128, em.swizzled)
+        name, texts = gemm_function(len(em.extra_cuda), op, lay.m, lay.n, k, em.threads // 128, em.swizzled,
+                                    wait=not em.wgmma_nowait)
         for t in texts:
             if t not in em.extra_cuda:
                 em.extra_cuda.append(t)

@@ -15,6 +15,10 @@ __device__ __forceinline__ unsigned long long wg_desc(const void* p, int lbo, in
   return a | (static_cast<unsigned long long>((lbo >> 4) & 0x3FFF) << 16) |
          (static_cast<unsigned long long>((sbo >> 4) & 0x3FFF) << 32) | (static_cast<unsigned long long>(mode) << 62);
 }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
 __device__ __forceinline__ void fence_sync() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -66,8 +70,11 @@ def _operand(kind: str, rows: int, cols: int, kmajor: bool) -> dict:
     return {"off": f"row0 * {rowbytes} + kk * 32", "lbo": 16, "sbo": 8 * rowbytes, "mode": _MODE[rowbytes]}
 
 
-def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dict) -> tuple[str, list[str]]:
-    """(function name, [CUDA texts]) for one wgmma gemm; A from shared memory or registers."""
+def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dict,
+                  wait: bool = True) -> tuple[str, list[str]]:
+    """(function name, [CUDA texts]) for one wgmma gemm; A from shared memory or registers.
+
+    With wait=False the committed group stays in flight (the caller waits with tl::wgmma_wait<N>)."""
     from ..ir.arith import shape_ints
 
     a, b = g.a.buffer, g.b.buffer
@@ -96,6 +103,8 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
         body += [f"      unsigned long long da = tl::wg_desc(reinterpret_cast<const char*>(A) + ({aop['off']}), "
                  f"{aop['lbo']}, {aop['sbo']}, {aop['mode']});",
                  f"      {inst}(C + mi * {n // 2}, da, db);"]
-    body += ["    }", "  }", '  asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");',
-             '  asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");', "}"]
+    body += ["    }", "  }", '  asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");']
+    if wait:
+        body.append('  asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");')
+    body.append("}")
     return name, [inst_text, "\n".join(body) + "\n"]
