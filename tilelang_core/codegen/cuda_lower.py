@@ -12,6 +12,7 @@ from ..ir.arith import as_int, shape_ints
 from ..ir.visitor import walk
 from ..passes.layouts import Generic, Mma, MmaRow, Replicated, ravel
 from .cuda_expr import ExprEmitter, ExprError
+from .cuda_pipeline import PipelineEmitter
 
 DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
                "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "bool": 1,
@@ -34,7 +35,7 @@ def nbytes(dtype: str) -> int:
     return DTYPE_BYTES[dtype]
 
 
-class KernelEmitter:
+class KernelEmitter(PipelineEmitter):
     """Emits one kernel instance as a TVMScript `@T.prim_func` (text)."""
 
     def __init__(self, func: N.PrimFunc, layouts: dict, pipelines: dict, swizzled: dict, threads: int,
@@ -345,90 +346,6 @@ class KernelEmitter:
                     st_t = self.idx(st)
                     self.var_text[v] = c if st_t == "0" else f"({st_t} + {c})"
                 self.body(s.body)
-
-    # ------------------------------------------------------------------ software pipeline
-    def pipelined(self, s: N.For, plan) -> None:
-        """Multi-buffered loop: producers (cp.async) run num_stages-1 iterations ahead of consumers."""
-        ns = plan.num_stages
-        v = s.vars[0]
-        start, n = self.idx(s.starts[0]), self.idx(s.extents[0])
-        for buf in plan.buffers:
-            self.stages[buf] = ns
-        it = self.name(v)
-        n_static = as_int(s.extents[0])
-        for p in range(ns - 1):
-            if n_static is not None and p < n_static:
-                self._producers(plan, v, f"({start} + {p})", str(p))
-            elif n_static is None:
-                self.line(f"if {p} < {n}:")
-                with self.block():
-                    self._producers(plan, v, f"({start} + {p})", str(p))
-            self.line('T.cuda.func_call("tl::cp_async_commit", source_code="")')
-        if self._async_mma(plan):
-            return self._pipelined_async_mma(s, plan, it, start, n)
-        self.line(f"for {it}_i in T.serial({n}):")
-        with self.block():
-            self.line(f'T.cuda.func_call("tl::cp_async_wait<{max(ns - 2, 0)}>", source_code="")')
-            self.sync()
-            self.line(f"if {it}_i + {ns - 1} < {n}:")
-            with self.block():
-                self._producers(plan, v, f"({start} + {it}_i + {ns - 1})", f"T.floormod({it}_i + {ns - 1}, {ns})")
-            self.line('T.cuda.func_call("tl::cp_async_commit", source_code="")')
-            for buf in plan.buffers:
-                self.stage_idx[buf] = f"T.floormod({it}_i, {ns})"
-            self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
-            n0 = len(self.lines)
-            for c in plan.consumers:
-                self.stmt(c)
-            if len(self.lines) == n0:
-                self.line("T.evaluate(0)")
-        for buf in plan.buffers:
-            self.stage_idx.pop(buf, None)
-        self.line('T.cuda.func_call("tl::cp_async_wait<0>", source_code="")')
-        self.sync()
-
-    def _async_mma(self, plan) -> bool:
-        """Opt-in (TILELSP_ASYNC_WGMMA=1) when the only consumer is a wgmma gemm: wgmma k stays in flight
-        while the loads for k+num_stages-1 are issued. Correct on the H200 but slower there (430 vs 454
-        TFLOP/s at 4096^3, benchmarks/results/gpu_h200_2026-12-02_async_wgmma.json), hence off by default."""
-        import os
-
-        only = plan.consumers[0] if len(plan.consumers) == 1 else None
-        return (isinstance(only, N.Gemm) and id(only) in self.wgmma and not only.clear_accum
-                and os.environ.get("TILELSP_ASYNC_WGMMA") == "1")
-
-    def _pipelined_async_mma(self, s: N.For, plan, it: str, start: str, n: str) -> None:
-        """Loop body: wait for tile k; issue wgmma k; wait until wgmma k-1 is done; refill its slot."""
-        ns, v = plan.num_stages, s.vars[0]
-        self.line(f"for {it}_i in T.serial({n}):")
-        with self.block():
-            self.line(f'T.cuda.func_call("tl::cp_async_wait<{max(ns - 2, 0)}>", source_code="")')
-            self.sync()
-            for buf in plan.buffers:
-                self.stage_idx[buf] = f"T.floormod({it}_i, {ns})"
-            self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
-            self.wgmma_nowait = True
-            self.stmt(plan.consumers[0])
-            self.wgmma_nowait = False
-            self.line('T.cuda.func_call("tl::wgmma_wait<1>", source_code="")')
-            if self.threads > 128:  # another warpgroup may still read the slot we refill next
-                self.line('T.tvm_storage_sync("shared")')
-            self.line(f"if {it}_i + {ns - 1} < {n}:")
-            with self.block():
-                self._producers(plan, v, f"({start} + {it}_i + {ns - 1})", f"T.floormod({it}_i + {ns - 1}, {ns})")
-            self.line('T.cuda.func_call("tl::cp_async_commit", source_code="")')
-        for buf in plan.buffers:
-            self.stage_idx.pop(buf, None)
-        self.line('T.cuda.func_call("tl::wgmma_wait<0>", source_code="")')
-        self.line('T.cuda.func_call("tl::cp_async_wait<0>", source_code="")')
-        self.sync()
-
-    def _producers(self, plan, v, k_text: str, stage_text: str) -> None:
-        self.var_text[v] = k_text
-        for buf in plan.buffers:
-            self.stage_idx[buf] = stage_text
-        for p in plan.producers:
-            self.ops.copy(p, async_ok=True)
 
     # ------------------------------------------------------------------ kernel frame
     def allocate(self) -> None:
