@@ -157,7 +157,7 @@ def run_process(argv, timeout: float, cancel: threading.Event | None = None, mem
 
     Exit code -1 means it timed out, -2 that it was cancelled; the process group is killed in both cases.
     """
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
                             preexec_fn=_limit_memory(mem_mb, hard=False))
     deadline = time.monotonic() + timeout
     while proc.poll() is None:
