@@ -272,3 +272,23 @@ def k(A: T.Tensor[(64, 32), "float16"], B: T.Buffer((64, 32), "float16")):
     assert shape_ints(nodes(k, N.Allocate)[0].buffer.shape) == (64,)
     first = nodes(k, N.Copy)[0]
     assert [ax.sliced for ax in first.src.axes] == [True, False] and as_int(first.src.axes[0].extent) == 64
+
+
+def test_tuple_assignment_evaluates_all_values_first():
+    kernels, diags = parse("""
+@T.prim_func
+def k(A: T.Tensor((64,), T.float32)):
+    with T.Kernel(1) as bx:
+        L = T.alloc_local((2,), T.float32)
+        S, R = T.alloc_shared((64,), T.float32), T.alloc_fragment((64,), T.float32)
+        L[0], L[1] = L[1], L[0]
+        T.copy(A, S)
+""")
+    assert errors(diags) == []
+    (k,) = kernels
+    assert [a.buffer.name for a in nodes(k, N.Allocate)] == ["L", "S", "R"]
+    lets = nodes(k, N.LetStmt)
+    stores = nodes(k, N.Store)
+    assert len(lets) == 2 and [s.value for s in stores] == [lets[0].var, lets[1].var]
+    assert [as_int(s.indices[0]) for s in stores] == [0, 1]
+    assert [as_int(x.value.indices[0]) for x in lets] == [1, 0]

@@ -185,17 +185,9 @@ class KernelParser(ast.NodeVisitor):
 
     def assign(self, target, value_node, stmt) -> list:
         """`target = value`: a store, an alloc_var write, a let binding or a trace-time Python binding."""
-        if isinstance(target, ast.Subscript):
-            base = self.ev.eval(target.value)
-            if isinstance(base, (dict, list)):  # trace-time Python container (e.g. a layout map)
-                return self.py_store(base, target, value_node)
-            return [self.store(target, self.ev.scalar(value_node), stmt)]
         if isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value_node, (ast.Tuple, ast.List)) and len(value_node.elts) == len(target.elts):
-                out = []
-                for t, v in zip(target.elts, value_node.elts):
-                    out += self.assign(t, v, stmt)
-                return out
+                return self.assign_pairs(target.elts, value_node.elts, stmt)
             value = self.ev.eval(value_node)
             if isinstance(value, ConstDims):
                 from .kernel import const_dims
@@ -203,17 +195,56 @@ class KernelParser(ast.NodeVisitor):
                 value = const_dims(self, value)
             bind_target(target, value, self.env)
             return []
+        return self.assign_value(target, self.eval_for(target, value_node), stmt)
+
+    def eval_for(self, target, value_node):
+        """Evaluate the value of an assignment (allocations take the target's name)."""
+        self.target_name = target.id if isinstance(target, ast.Name) else None
+        try:
+            return self.ev.eval(value_node)
+        finally:
+            self.target_name = None
+
+    def assign_pairs(self, targets, value_nodes, stmt) -> list:
+        """`a, b = x, y`: every value is evaluated before any target is written (so swaps work)."""
+        out, values = [], []
+        writes = any(isinstance(t, ast.Subscript) or isinstance(t, ast.Name) and
+                     isinstance(self.env.values.get(t.id), N.Buffer) for t in targets)
+        for i, (t, v) in enumerate(zip(targets, value_nodes)):
+            value = self.ev.operand(self.eval_for(t, v)) if writes else self.eval_for(t, v)
+            if writes and is_expr(value) and not isinstance(value, (N.Const, N.Var)):
+                tmp = N.Var(f"{ast.unparse(t).split('[')[0]}_new{i}", expr_dtype(value), "let", self.span(v))
+                out.append(N.LetStmt(tmp, value, self.span(v)))
+                value = tmp
+            values.append(value)
+        for t, value in zip(targets, values):
+            out += self.assign_value(t, value, stmt)
+        return out
+
+    def assign_value(self, target, value, stmt) -> list:
+        """Write an evaluated value to one target."""
+        if isinstance(target, ast.Subscript):
+            base = self.ev.eval(target.value)
+            if isinstance(base, (dict, list)):  # trace-time Python container (e.g. a layout map)
+                return self.py_store(base, target, value)
+            return [self.store(target, self.scalar_value(value, target), stmt)]
+        if isinstance(target, (ast.Tuple, ast.List)):
+            bind_target(target, value, self.env)
+            return []
         if not isinstance(target, ast.Name):
             raise KernelError("unsupported-syntax", f"cannot assign to `{ast.unparse(target)}` in a kernel", target)
         old = self.env.values.get(target.id)
-        if isinstance(old, N.Buffer) and old.scope == "local.var":
-            return [N.Store(old, (N.Const(0),), self.ev.scalar(value_node), self.span(stmt))]
-        self.target_name = target.id
-        try:
-            value = self.ev.eval(value_node)
-        finally:
-            self.target_name = None
+        if isinstance(old, N.Buffer) and old.scope == "local.var" and value is not old:
+            return [N.Store(old, (N.Const(0),), self.scalar_value(value, target), self.span(stmt))]
         return self.bind_name(target, value, stmt)
+
+    def scalar_value(self, value, node):
+        """An evaluated value that must be a scalar expression."""
+        e = to_expr(self.ev.operand(value), self.span(node))
+        if e is None:
+            what = "nothing (the call returns no value)" if value is None else "not a scalar"
+            raise KernelError("bad-arguments", f"the value stored to `{ast.unparse(node)}` is {what}", node)
+        return e
 
     def bind_name(self, target, value, stmt) -> list:
         """Bind a name: IR expressions become LetStmts, everything else a trace-time value."""
@@ -229,9 +260,9 @@ class KernelParser(ast.NodeVisitor):
         self.env.values[target.id] = value.value if isinstance(value, N.Const) else value
         return []
 
-    def py_store(self, container, target: ast.Subscript, value_node) -> list:
+    def py_store(self, container, target: ast.Subscript, value) -> list:
         """`d[key] = value` on a Python dict or list built at trace time."""
-        key, value = self.ev.eval(target.slice), self.ev.eval(value_node)
+        key = self.ev.eval(target.slice)
         try:
             container[key] = value
         except (TypeError, IndexError, KeyError):

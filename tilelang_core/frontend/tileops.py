@@ -184,6 +184,10 @@ def h_atomic_add(p, b, node, short):
     vnode = b["value"]
     v = _region_or_value(p, vnode)
     value = v if isinstance(v, N.Region) and v.kind != "point" else p.ev.scalar(vnode)
+    if const_bool(p, b, "return_prev", "return_prev") and dst.kind == "point" and not isinstance(value, N.Region):
+        # the value form: an intrinsic call whose result is the element's previous value
+        old = N.Load(dst.buffer, tuple(a.start for a in dst.axes), dst.span)
+        return N.Call("atomic_add", (old, value), dst.buffer.dtype, p.span(node))
     p.emit(N.AtomicAdd(dst, value, p.span(node)))
 
 

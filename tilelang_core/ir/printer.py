@@ -41,6 +41,8 @@ def expr_str(e, parent_prec: int = 0) -> str:
     if isinstance(e, N.Select):
         return f"T.if_then_else({expr_str(e.cond)}, {expr_str(e.true_value)}, {expr_str(e.false_value)})"
     if isinstance(e, N.Load):
+        if e.buffer.scope == "local.var":
+            return e.buffer.name
         return f"{e.buffer.name}[{', '.join(expr_str(i) for i in e.indices)}]"
     return f"<{type(e).__name__}>"
 
