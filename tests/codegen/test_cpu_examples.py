@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.tvm
 
 NAMES = ["gemm", "gemm_bf16", "gemm_transposed_b", "elementwise_add", "softmax", "rmsnorm", "flash_attention",
-         "dequant_gemm"]
+         "dequant_gemm", "gemm_eager", "gemm_splitk"]
 _MODULES: dict = {}
 
 

@@ -96,6 +96,29 @@ def _outs(x) -> list:
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
+def written_params(func) -> list[int]:
+    """Positions of the tensor parameters a kernel writes (its in-place outputs when it has no out_idx)."""
+    from ..ir import nodes as N
+    from ..ir.visitor import walk
+
+    dests = set()
+    for n in walk(func.body):
+        if isinstance(n, N.Store):
+            dests.add(n.buffer)
+        elif isinstance(n, (N.Copy, N.Fill, N.Reduce, N.CumSum, N.AtomicAdd)):
+            dests.add(n.dst.buffer)
+        elif isinstance(n, N.Gemm):
+            dests.add(n.c.buffer)
+    return [k for k, p in enumerate(func.params) if isinstance(p, N.Buffer) and p in dests]
+
+
+def _execute(kernel, args: list, inplace: list[int]) -> list:
+    """Run once; in-place outputs start from fresh zero copies, so every run sees the same state."""
+    run = [a.clone() if k in inplace else a for k, a in enumerate(args)]
+    result = kernel(*run)
+    return _outs(result) if kernel.out_idx else [run[k] for k in inplace]
+
+
 def verify_instance(func, glb: dict, ref, device: str, bench: bool) -> dict:
     """Build, run and compare one kernel instance; returns the result record."""
     from ..runtime.profiler import Profiler
@@ -104,19 +127,23 @@ def verify_instance(func, glb: dict, ref, device: str, bench: bool) -> dict:
     from .numerics import compare
 
     kernel = _build(func, glb, device)
-    prof = Profiler(kernel)
-    inputs = prof._inputs(_symbolic_dims(kernel))
-    got = _outs(kernel(*inputs))
-    _, ms = time_once(lambda: _sync(kernel(*inputs), device))
+    args = Profiler(kernel)._inputs(_symbolic_dims(kernel))
+    inplace = [] if kernel.out_idx else written_params(kernel.func)
+    for k in inplace:
+        args[k] = args[k].zero_()
+    inputs = [a for k, a in enumerate(args) if k not in inplace]
+    got = _execute(kernel, args, inplace)
+    scratch = [a.clone() if k in inplace else a for k, a in enumerate(args)]  # timing must not touch `args`
+    _, ms = time_once(lambda: _sync(kernel(*scratch), device))
     rec = {"time_ms": ms}
     if bench:
-        rec["bench_ms"] = bench_fn(lambda: kernel(*inputs), warmup=5, rep=50, device=device, max_seconds=5.0)
+        rec["bench_ms"] = bench_fn(lambda: kernel(*scratch), warmup=5, rep=50, device=device, max_seconds=5.0)
     if ref is not None:
         expected = _outs(_call_reference(ref, inputs, dict(func.bindings)))
         source = "the reference"
     elif device != "cpu":
         cpu_kernel = _build(func, glb, "cpu")
-        expected = _outs(cpu_kernel(*[t.cpu() for t in inputs]))
+        expected = _execute(cpu_kernel, [t.cpu() for t in args], inplace)
         source = "the CPU backend"
     else:
         rec.update(passed=True, max_abs_err=0.0, max_rel_err=0.0,
@@ -129,7 +156,8 @@ def verify_instance(func, glb: dict, ref, device: str, bench: bool) -> dict:
         return rec
     results = []
     for k, (a, e) in enumerate(zip(got, expected)):
-        name = kernel.params[kernel.out_idx[k]].name if k < len(kernel.out_idx) else f"#{k}"
+        outs = list(kernel.out_idx) or inplace
+        name = kernel.params[outs[k]].name if k < len(outs) else f"#{k}"
         e = e.to(device=a.device, dtype=a.dtype) if hasattr(e, "to") else e
         results.append(compare(a, e, name=f"output '{name}'", scale_atol=True))
     passed = all(r.passed for r in results)
