@@ -29,18 +29,20 @@ class Cancelled(WorkerError):
     """The request was cancelled by the client; the worker was stopped."""
 
 
-def _limit_memory(mem_mb: int, hard: bool = True):
-    """A preexec function: new process group, and an address-space limit (soft only when `hard` is False,
-    so a child that sets its own limit, like `tilelsp verify`'s runner, may still do so)."""
-    def apply():
-        import resource
+def _limit_memory(proc: subprocess.Popen, mem_mb: int, hard: bool = True) -> None:
+    """Cap a started process's address space (soft only when `hard` is False, so a child that sets its own
+    limit, like `tilelsp verify`'s runner, may still do so). Applied with prlimit after the start: a
+    preexec_fn is unsafe in the server, whose thread pool is running."""
+    import resource
 
-        os.setsid()
-        if mem_mb > 0:
-            limit = mem_mb * 1024 * 1024
-            _, current_hard = resource.getrlimit(resource.RLIMIT_AS)
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit if hard else current_hard))
-    return apply
+    if mem_mb <= 0 or not hasattr(resource, "prlimit"):
+        return
+    limit = mem_mb * 1024 * 1024
+    try:
+        _, current_hard = resource.prlimit(proc.pid, resource.RLIMIT_AS)
+        resource.prlimit(proc.pid, resource.RLIMIT_AS, (limit, limit if hard else current_hard))
+    except (OSError, ValueError):
+        pass  # the process is already gone, or the platform refuses: the timeout still applies
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -71,7 +73,8 @@ class Worker:
     def _start(self) -> subprocess.Popen:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                preexec_fn=_limit_memory(self.mem_mb), env=env)
+                                start_new_session=True, env=env)
+        _limit_memory(proc, self.mem_mb)
         threading.Thread(target=self._drain, args=(proc,), daemon=True).start()
         return proc
 
@@ -158,7 +161,8 @@ def run_process(argv, timeout: float, cancel: threading.Event | None = None, mem
     Exit code -1 means it timed out, -2 that it was cancelled; the process group is killed in both cases.
     """
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                            preexec_fn=_limit_memory(mem_mb, hard=False))
+                            start_new_session=True)
+    _limit_memory(proc, mem_mb, hard=False)
     deadline = time.monotonic() + timeout
     while proc.poll() is None:
         if cancel is not None and cancel.is_set():
