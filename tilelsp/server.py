@@ -19,7 +19,7 @@ from pygls.protocol import LanguageServerProtocol
 from tilelang_core import __version__
 
 from . import positions as pos
-from .features import actions, codelens, completion, hover, inlay
+from .features import actions, codelens, completion, hover, inlay, semantic
 from .features.commands import (_plain, cmd_benchmark, cmd_show_ir, cmd_verify, on_kernels, on_show_ir,
                                 on_status)
 from .features.diagnostics import FAST, LOWER, VERIFY, to_lsp
@@ -421,6 +421,17 @@ def on_signature_help(ls: TileLanguageServer, params: types.SignatureHelpParams)
     return types.SignatureHelp(signatures=[info], active_signature=0, active_parameter=sig.active)
 
 
+def on_semantic_tokens(ls: TileLanguageServer, params: types.SemanticTokensParams):
+    """Builtins, dtypes and buffers (with their scope) as semantic tokens."""
+    doc = ls.doc(params.text_document.uri)
+    if doc is None:
+        return types.SemanticTokens(data=[])
+    result, enc = ls.result(doc), ls.encoding
+    tokens = semantic.semantic_tokens(result)
+    return types.SemanticTokens(data=semantic.encode(tokens, result.source.lines,
+                                                     lambda text, col: pos.col_to_units(text, col, enc)))
+
+
 def on_code_action(ls: TileLanguageServer, params: types.CodeActionParams):
     """Quick fixes for our diagnostics in the range, and Verify/Benchmark for the kernel there."""
     doc = ls.doc(params.text_document.uri)
@@ -462,6 +473,8 @@ def _register(ls: TileLanguageServer) -> None:
         (types.TEXT_DOCUMENT_COMPLETION, on_completion, types.CompletionOptions(trigger_characters=["."])),
         (types.TEXT_DOCUMENT_SIGNATURE_HELP, on_signature_help,
          types.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=[","])),
+        (types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, on_semantic_tokens, types.SemanticTokensLegend(
+            token_types=list(semantic.TOKEN_TYPES), token_modifiers=list(semantic.TOKEN_MODIFIERS))),
         (types.TEXT_DOCUMENT_CODE_ACTION, on_code_action,
          types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Source])),
         ("tilelsp/kernels", on_kernels, None), ("tilelsp/showIR", on_show_ir, None),

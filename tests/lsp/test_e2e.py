@@ -119,6 +119,13 @@ async def test_inlay_lens_completion_signature_over_the_wire(shared_client):
     assert sig.signatures[0].label.startswith("T.clear(") and sig.active_parameter == 0
 
 
+async def test_semantic_tokens_over_the_wire(shared_client):
+    uri = (ROOT / "examples/gemm.py").as_uri()
+    tokens = await shared_client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(types.TextDocumentIdentifier(uri)))
+    assert tokens.data and len(tokens.data) % 5 == 0
+
+
 async def test_keystroke_path_never_imported_tvm_or_torch(shared_client):
     """Runs last in this module: after opens, edits, hovers, inlay hints, lenses, completion, signature
     help, kernels and code actions on the same server, neither tvm nor torch is loaded and no worker ran."""

@@ -182,3 +182,21 @@ def test_hover_lists_every_instance_of_a_factory():
     kernel_line = next(i for i, l in enumerate(clean.splitlines(), 1) if "def main(" in l)
     k = hover.hover(result, kernel_line, clean.splitlines()[kernel_line - 1].index("main"))
     assert "block_M=64" in k[0] and "**other instances**" in k[0]
+
+
+def test_semantic_tokens_scopes_and_builtins():
+    from tilelang_core.check import check_source
+    from lsp_fakes import ROOT
+
+    from tilelsp.features import semantic
+
+    text = (ROOT / "examples/gemm.py").read_text()
+    result = check_source(text, "g.py")
+    tokens = semantic.semantic_tokens(result)
+    lines = text.splitlines()
+    seen = {(lines[t.line - 1][t.col:t.col + t.length], t.type, t.modifiers) for t in tokens}
+    assert ("T.alloc_shared", "function", ("defaultLibrary",)) in seen
+    assert ("A_shared", "variable", ("declaration", "shared")) in seen
+    assert ("C_local", "variable", ("fragment",)) in seen
+    data = semantic.encode(tokens, lines, lambda s, c: c)
+    assert len(data) == 5 * len(tokens) and all(v >= 0 for v in data)
