@@ -120,6 +120,15 @@ class JITKernel:
         """The generated source: CUDA C for GPU targets, LLVM IR for the CPU."""
         return self._backend.source()
 
+    @property
+    def prim_func(self) -> N.PrimFunc:
+        """The kernel's tile-IR PrimFunc."""
+        return self.func
+
+    def show_source(self, which: str = "kernel") -> None:
+        """Print the generated source (CUDA C or LLVM IR)."""
+        print(self.get_kernel_source())
+
     def get_ir(self, stage: str = "tir") -> str:
         """The printed IR of a pipeline stage (e.g. parsed, tir, llvm, cuda)."""
         if self.target == "cpu" and stage == "tir":
