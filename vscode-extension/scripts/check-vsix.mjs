@@ -126,6 +126,10 @@ export function checkVsix(entries, byteLength = 0) {
   for (const grammar of pkg.contributes?.grammars ?? []) {
     need(entries.has(`extension/${grammar.path.replace(/^\.\//, '')}`), `grammar ${grammar.path} is not shipped`);
   }
+  for (const language of pkg.contributes?.languages ?? []) {
+    const file = language.configuration?.replace(/^\.\//, '');
+    need(!file || entries.has(`extension/${file}`), `language configuration ${language.configuration} is not shipped`);
+  }
   const bundle = entries.get(`extension/${main}`);
   if (!bundle || bundle.length === 0) {
     problems.push(`extension/${main} is missing or empty`);

@@ -15,6 +15,7 @@ function entries(overrides: Record<string, string | undefined> = {}): Map<string
     'extension/dist/extension.js': bundle,
     'extension/syntaxes/tilelang-ir.tmLanguage.json': '{}',
     'extension/syntaxes/tilelsp-directives.injection.json': '{}',
+    'extension/language-configuration.json': '{}',
     ...overrides,
   };
   return new Map(Object.entries(files).filter(([, v]) => v !== undefined).map(([k, v]) => [k, Buffer.from(v as string)]));
@@ -74,6 +75,12 @@ describe('check-vsix', () => {
     expect(problems).toContain('activationEvents lacks onLanguage:python');
     expect(problems).toContain('contributes.commands lacks tilelsp.showCuda');
     expect(problems).toContain('contributes.configuration lacks tilelsp.trustWorkspace');
+  });
+
+  it('reports grammars and language configurations that are not shipped', () => {
+    const problems: string[] = checkVsix(entries({ 'extension/language-configuration.json': undefined, 'extension/syntaxes/tilelang-ir.tmLanguage.json': undefined }), 1000);
+    expect(problems).toContain('language configuration ./language-configuration.json is not shipped');
+    expect(problems).toContain('grammar ./syntaxes/tilelang-ir.tmLanguage.json is not shipped');
   });
 
   it('rejects a bundle that needs an unshipped package', () => {
