@@ -58,3 +58,9 @@ def test_no_torch_import():
     code = "import sys, tilelang_core.language.dtypes as d; d.normalize_dtype('half'); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_numpy_dtypes_normalize():
+    np = pytest.importorskip("numpy")
+    assert normalize_dtype(np.float16) == "float16" and normalize_dtype(np.dtype("int8")) == "int8"
+    assert normalize_dtype(np.bool_) == "bool" and normalize_dtype(np.float32) == "float32"

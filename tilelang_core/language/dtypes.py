@@ -72,6 +72,8 @@ _PY_TYPES = {"bool": "bool", "int": "int32", "float": "float32"}
 def _from_object(x) -> str | None:
     """The dtype name carried by a non-string object (torch/numpy dtype, Python type, DType-like)."""
     if isinstance(x, type):
+        if (x.__module__ or "").startswith("numpy"):  # np.float16 -> "float16", np.bool_ -> "bool"
+            return x.__name__.rstrip("_")
         return _PY_TYPES.get(x.__name__)
     mod = type(x).__module__ or ""
     if mod.startswith("torch"):  # torch.float16 -> "torch.float16"
