@@ -30,3 +30,17 @@ def test_neovim_receives_diagnostics(tmp_path):
     assert diag["lnum"] == line and diag["source"] == "tilelsp"
     text = example.read_text().splitlines()[line]
     assert text[diag["col"]:diag["end_col"]] == "2048"
+
+
+@pytest.mark.skipif(shutil.which("nvim") is None, reason="needs nvim (apt-get install -y neovim)")
+def test_docs_show_ir_snippet_loads(tmp_path):
+    """The IR commands snippet of docs/neovim.md is valid Lua for this Neovim and defines its commands."""
+    import re
+
+    blocks = re.findall(r"```lua\n(.*?)```", (ROOT / "docs/neovim.md").read_text(), re.S)
+    snippet = next(b for b in blocks if "TileCuda" in b)
+    (tmp_path / "snippet.lua").write_text(snippet)
+    out = subprocess.run(["nvim", "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {tmp_path / 'snippet.lua'}",
+                          "-c", "lua io.stdout:write(vim.fn.exists(':TileCuda') .. vim.fn.exists(':TileIR'))", "-c", "q"],
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert out.stdout.strip().endswith("22"), out.stdout + out.stderr
