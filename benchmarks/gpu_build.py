@@ -27,7 +27,9 @@ TAILS = [
 EXTRA = [
     ("benchmarks/gpu_kernels.py", "splitk_matmul", dict(M=256, N=192, K=512), "ref_splitk", True),
     ("benchmarks/gpu_kernels.py", "column_stats", dict(M=64, N=200), "ref_colstats", False),
+    ("benchmarks/gpu_kernels.py", "dynamic_matmul", dict(N=192, K=256), "ref_dynamic", False),
 ]
+DIMS = {"M": 300}  # values for symbolic dims when the GPU run makes inputs
 GEMM_VARIANTS = [  # block_M, block_N, block_K, stages, threads
     (128, 128, 32, 4, 128), (128, 128, 64, 3, 128), (128, 128, 64, 4, 128), (128, 256, 64, 3, 256),
     (256, 128, 64, 3, 256),
@@ -113,7 +115,7 @@ def main(argv=None) -> int:
                            ck.smem_bytes, ck.params, sha256(ck.source, args.arch, version), version, k.instance)
             meta = art.save(out)
             manifest.append({"role": role, "path": path, "instance": k.instance, "meta": meta.name,
-                             "ref": ref, "zero_outputs": zero,
+                             "ref": ref, "zero_outputs": zero, "dims": DIMS,
                              "bindings": {n: v for n, v in k.bindings if isinstance(v, (int, float, bool, str))},
                              "gen_s": round(gen_s, 3)})
     (out / "manifest.json").write_text(json.dumps({"arch": args.arch, "items": manifest, "failures": failures},

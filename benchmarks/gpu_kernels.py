@@ -84,3 +84,28 @@ def ref_colstats(X):
     import torch
 
     return torch.stack([X.abs().amax(dim=0), X.sum(dim=0)])
+
+
+@tilelang.jit(out_idx=[-1])
+def dynamic_matmul(N=256, K=256, block_M=64, block_N=64, block_K=32):
+    """A GEMM whose M is only known at run time (an int32 kernel argument bound from A's shape)."""
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def gemm_dyn(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float16), C: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), T.float16)
+            B_shared = T.alloc_shared((block_K, block_N), T.float16)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return gemm_dyn
+
+
+def ref_dynamic(A, B):
+    return A.float() @ B.float()

@@ -89,7 +89,7 @@ def verify(item, art, launch):
 
     fn = ref_function(item["path"], item.get("ref", "ref_program"))
     zero = item.get("zero_outputs", False)
-    args, outs = make_inputs(art, {}, zero)
+    args, outs = make_inputs(art, item.get("dims", {}), zero)
     launch(art, args)
     torch.cuda.synchronize()
     if fn is None:
@@ -104,7 +104,7 @@ def verify(item, art, launch):
     tol = max(1e-2 if o.dtype in (torch.float16, torch.bfloat16) else 1e-5 for o in outs)
     # run twice more on fresh inputs: a moving error is a race
     for _ in range(2):
-        args2, outs2 = make_inputs(art, {}, zero)
+        args2, outs2 = make_inputs(art, item.get("dims", {}), zero)
         launch(art, args2)
         inputs2 = [a for a, p in zip(args2, [q for q in art.params if q["kind"] != "dim"]) if not p.get("is_output")]
         r2 = fn(*inputs2, **kw)

@@ -107,3 +107,40 @@ def test_async_wgmma_is_opt_in(monkeypatch):
     monkeypatch.setenv("TILELSP_ASYNC_WGMMA", "1")
     overlapped = lower(_kernel("gemm.py"), "sm_90a").source
     assert "tl::wgmma_wait<1>();" in overlapped and "tl::wgmma_wait<0>();" in overlapped
+
+
+DYNAMIC = textwrap.dedent('''
+    import tilelang
+    import tilelang.language as T
+
+    @tilelang.jit(out_idx=[-1])
+    def dyn(N=128, K=64):
+        M = T.dynamic("M")
+
+        @T.prim_func
+        def main(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float16), C: T.Tensor((M, N), T.float32)):
+            with T.Kernel(T.ceildiv(N, 64), T.ceildiv(M, 64), threads=128) as (bx, by):
+                A_s = T.alloc_shared((64, 32), T.float16)
+                B_s = T.alloc_shared((32, 64), T.float16)
+                C_l = T.alloc_fragment((64, 64), T.float32)
+                T.clear(C_l)
+                for k in T.Pipelined(T.ceildiv(K, 32), num_stages=2):
+                    T.copy(A[by * 64, k * 32], A_s)
+                    T.copy(B[k * 32, bx * 64], B_s)
+                    T.gemm(A_s, B_s, C_l)
+                T.copy(C_l, C[by * 64, bx * 64])
+
+        return main
+
+    dyn()
+''')
+
+
+def test_dynamic_dims_become_int32_kernel_arguments():
+    res = check_source(DYNAMIC, "dyn.py")
+    assert not res.errors, res.errors
+    low = lower(res.kernels[0], "sm_80")
+    assert low.launch["grid"] == (2, "T.ceildiv(M, 64)")
+    dims = [p for p in low.params if p["kind"] == "dim"]
+    assert [(p["name"], p["dtype"]) for p in dims] == [("M", "int32")] and dims[0]["position"] >= 0
+    assert "int M" in low.source

@@ -142,11 +142,12 @@ def _params(func: N.PrimFunc, em: KernelEmitter) -> tuple[list, list]:
             header.append(f"{em.name(p)}: T.{p.dtype}")
             params.append({"name": p.name, "kind": "scalar", "dtype": p.dtype, "is_output": False, "shape": [],
                            "arg": em.name(p)})
+    dim_header = []
     for v in dims:
-        header.append(f"{em.name(v)}: T.int32")
+        dim_header.append(f"{em.name(v)}: T.int32")
         params.append({"name": v.name, "kind": "dim", "dtype": "int32", "is_output": False, "shape": [],
                        "arg": em.name(v)})
-    return params, header
+    return params, dim_header + header  # dims first: buffer shapes refer to them
 
 
 def target_of(arch: str):
@@ -172,8 +173,8 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
         with ns.tvm.transform.PassContext(config=config):
             ex = ns.tvm.compile(ns.tvm.IRModule({"main": prim}), target=target_of(arch), tir_pipeline="tirx")
     except Exception as exc:  # tvm raises many types; report at the kernel
-        raise LoweringError(f"TVM rejected the lowered kernel: {str(exc).strip().splitlines()[-1][:300]}",
-                            func.span, "codegen-error") from exc
+        raise LoweringError(f"TVM rejected the lowered kernel: {_first_error_line(exc)}", func.span,
+                            "codegen-error") from exc
     raw = ex.mod.imports[0].inspect_source()
     source, line_map = _finish_source(raw, em.extra_cuda)
     symbol = _kernel_symbol(source) or f"{_symbol(func.name)}_kernel"
@@ -183,6 +184,15 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     return CudaKernel(func.name, symbol, text, prim.script(), source, grid, (em.threads, 1, 1), em.smem_total,
                       em.breakdown, params, line_map, describe(em.layouts),
                       "\n".join(p.describe() for p in em.pipelines.values()))
+
+
+def _first_error_line(exc: Exception) -> str:
+    """The informative line of a TVM error (its messages end in an ASCII-art source excerpt)."""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.lower().startswith("error") or "Error" in ln or "Check failed" in ln:
+            return ln[:300]
+    return (lines[0] if lines else type(exc).__name__)[:300]
 
 
 def _prim_func(ns, text: str, T):  # noqa: N803

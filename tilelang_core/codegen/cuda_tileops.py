@@ -68,6 +68,8 @@ class TileOps(CopyOps, ReduceOps):
             raise LoweringError("T.gemm needs B in shared memory (T.alloc_shared)", op.span)
         m, n = lay.m, lay.n
         bshape = shape_ints(b.shape)
+        if bshape is None or len(bshape) < 2:
+            raise LoweringError(f"T.gemm needs the shape of '{b.name}' known at compile time", op.span)
         k = bshape[-1] if op.transpose_b else bshape[-2]
         if k % 16 and a.dtype in ("float16", "bfloat16"):
             raise LoweringError(f"gemm K={k} must be a multiple of 16 for tensor cores", op.span)

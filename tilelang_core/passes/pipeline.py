@@ -52,6 +52,10 @@ def stage_names(target="sm_90a") -> tuple[str, ...]:
     return CPU_STAGES if normalize_target(target) == "cpu" else CUDA_STAGES
 
 
+class _Internal(Exception):
+    code = "codegen-error"
+
+
 def _error(func, exc, target: str) -> CompileError:
     span = getattr(exc, "span", None) or func.span
     code = getattr(exc, "code", "lowering-unsupported")
@@ -73,10 +77,13 @@ def lower(func, target="sm_90a", until: str | None = None) -> LowerResult:
             _lower_cuda(func, arch, result, until)
     except CompileError:
         raise
-    except Exception as exc:  # LoweringError and friends carry span/code
-        if type(exc).__name__ in ("LoweringError", "LayoutError", "NvccError"):
-            raise _error(func, exc, arch) from None
+    except ImportError:  # tvm missing or the wrong version: its own clear message
         raise
+    except Exception as exc:  # LoweringError and friends carry span/code; anything else is our bug
+        if type(exc).__name__ not in ("LoweringError", "LayoutError", "NvccError", "ValueError"):
+            exc = _Internal(f"internal error in the {arch} lowering ({type(exc).__name__}: {exc}); "
+                            "please report it with this kernel")
+        raise _error(func, exc, arch) from exc
     return result
 
 
