@@ -124,3 +124,13 @@ def test_codes_named_in_hover_text_exist():
         for part in re.findall(r"Reported:(.*)", b.doc, flags=re.S):
             codes = re.findall(r"`([a-z]+(?:-[a-z]+)+)`", part)
             assert codes and set(codes) <= set(CODES), (b.name, set(codes) - set(CODES))
+
+
+def test_code_examples_in_hover_text_are_valid_python():
+    import ast
+    import re
+    import textwrap
+
+    for b in BUILTINS:
+        for block in re.findall(r"```python\n(.*?)```", b.doc, flags=re.S):
+            ast.parse(textwrap.dedent(block))  # raises SyntaxError with the builtin in the traceback
