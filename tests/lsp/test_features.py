@@ -200,3 +200,20 @@ def test_semantic_tokens_scopes_and_builtins():
     assert ("C_local", "variable", ("fragment",)) in seen
     data = semantic.encode(tokens, lines, lambda s, c: c)
     assert len(data) == 5 * len(tokens) and all(v >= 0 for v in data)
+
+
+def test_features_never_raise_anywhere_in_examples():
+    """Hover, completion and signature help at (every 4th column of) every line of a few example files,
+    including one with a syntax error, return a value or None and never raise."""
+    from tilelang_core.check import check_source
+    from lsp_fakes import ROOT
+
+    for name in ("gemm.py", "errors/syntax_error.py", "errors/gemm_k_mismatch.py"):
+        text = (ROOT / "examples" / name).read_text()
+        result = check_source(text, name)
+        for line, line_text in enumerate(result.source.lines, 1):
+            for col in range(0, len(line_text) + 1, 4):
+                hover.hover(result, line, col)
+                completion.completions(text, line_text, col)
+                completion.signature_help(text, result.source.offset(line, col))
+        assert inlay.inlay_hints(result) is not None
