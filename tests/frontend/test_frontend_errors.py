@@ -206,3 +206,17 @@ def k2(A: T.Tensor((64, 64), T.float16), C: T.Tensor((64, 64), T.float32)):
     assert "did you mean 'transpose_B'" in d.message
     (edit,) = d.fix.edits
     assert edit.new_text == "transpose_B" and (edit.span.col, edit.span.end_col) == (24, 35) == (d.span.col, d.span.end_col)
+
+
+def test_use_before_assignment_points_at_the_assignment():
+    src = """
+@T.prim_func
+def k(A: T.Tensor((64,), T.float32)):
+    with T.Kernel(1) as bx:
+        T.copy(A, S)
+        S = T.alloc_shared((64,), T.float32)
+"""
+    _, diags = parse(src)
+    (d,) = diags
+    assert d.code == "undefined-name" and "used before it is assigned" in d.message
+    assert d.related[0].span.line == line_of(src, "S = T.alloc_shared")

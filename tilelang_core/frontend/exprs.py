@@ -75,6 +75,11 @@ class KernelEval(Evaluator):
 
     def undefined(self, node):
         """An unbound name: undefined-name with close matches."""
+        later = self._assigned_later(node)
+        if later is not None:
+            raise KernelError("undefined-name", f"`{node.id}` is used before it is assigned (on line "
+                              f"{self.p.span(later).line}); move the assignment above this use", node,
+                              related=((self.p.span(later), f"`{node.id}` is assigned here"),))
         names = [n for n in self.env.names() if not n.startswith("__")]
         close = difflib.get_close_matches(node.id, names, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "; define it before the kernel"
@@ -90,6 +95,17 @@ class KernelEval(Evaluator):
             raise KernelError("unsupported-syntax", _FORBIDDEN[type(node).__name__] + " (a comprehension is only "
                               "allowed over a sequence known at compile time)", node)
         return v
+
+    def _assigned_later(self, node):
+        """The Name node where the kernel assigns `node.id` after this use, if any."""
+        fn = getattr(self.p, "fn_node", None)
+        if fn is None or self.p.macro_depth:  # inside an inlined macro, lines belong to another function
+            return None
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store) and \
+                    (n.lineno, n.col_offset) > (node.lineno, node.col_offset):
+                return n
+        return None
 
     def visit_Name(self, node):
         v = super().visit_Name(node)

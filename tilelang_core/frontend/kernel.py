@@ -27,6 +27,7 @@ class KernelInfo:
 def parse_kernel(fn: ast.FunctionDef, env: Env, ctx: Ctx, info: KernelInfo) -> N.PrimFunc:
     """Parse a kernel function in `env` (the factory's environment) into a PrimFunc."""
     p = KernelParser(ctx, env.child())
+    p.fn_node = fn
     params = [] if ctx.eager else _params(p, fn)
     reported = len(ctx.sink.items)  # a body statement that failed may have been the launch itself
     body = p.block(fn.body)
