@@ -220,3 +220,9 @@ def k(A: T.Tensor((64,), T.float32)):
     (d,) = diags
     assert d.code == "undefined-name" and "used before it is assigned" in d.message
     assert d.related[0].span.line == line_of(src, "S = T.alloc_shared")
+
+
+def test_float_shapes_are_reported():
+    _, _, errs = _one("X = T.alloc_shared((64 / 2, 64), T.float16)")
+    assert [d.code for d in errs] == ["bad-arguments"]
+    assert "32.0" in errs[0].message and "//" in errs[0].message

@@ -73,6 +73,10 @@ def shape_of(p, value, node) -> tuple:
         e = to_expr(p.ev.operand(d), p.span(node))
         if e is None:
             raise KernelError("bad-arguments", f"shape entries must be integers (got `{_src(node)}`)", node)
+        if isinstance(d, float) or expr_dtype(e).startswith(("float", "bfloat")):
+            shown = repr(d) if isinstance(d, float) else _src(node)
+            raise KernelError("bad-arguments", f"shape entries must be integers, but one is {shown} in "
+                              f"`{_src(node)}`; use `//` for integer division", node)
         out.append(e)
     return tuple(out)
 
