@@ -192,6 +192,8 @@ def run(request: dict, emit) -> None:
     from ..check import check_source
 
     path = request["file"]
+    if request["device"] == "auto":
+        request = {**request, "device": "cuda" if _cuda_ok() else "cpu"}
     text = open(path, encoding="utf-8").read()
     result = check_source(text, path)
     chosen = _select(result.kernels, request.get("kernel"))

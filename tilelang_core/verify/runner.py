@@ -18,7 +18,7 @@ DEFAULT_MEM_GB = float(os.environ.get("TILELSP_VERIFY_MEM_GB", "24"))
 
 
 def resolve_device(device: str) -> str:
-    """'cpu' or 'cuda' for auto|cpu|cuda ('auto' picks cuda only when torch sees a GPU, checked in a child)."""
+    """'cpu', 'cuda', or 'auto' when only the child (through torch) can tell."""
     if device in ("cpu", "cuda"):
         return device
     if device != "auto":
@@ -27,9 +27,12 @@ def resolve_device(device: str) -> str:
         return "cpu"
     try:
         out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=10, text=True)
+        if out.returncode == 0 and "GPU" in out.stdout:
+            return "cuda"
     except (OSError, subprocess.TimeoutExpired):
-        return "cpu"
-    return "cuda" if out.returncode == 0 and "GPU" in out.stdout else "cpu"
+        pass
+    # no nvidia-smi but a driver node: let the child ask torch (and skip the address-space cap CUDA dislikes)
+    return "auto" if os.path.exists("/dev/nvidiactl") else "cpu"
 
 
 def _limits(mem_gb: float | None):
