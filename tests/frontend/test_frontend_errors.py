@@ -226,3 +226,21 @@ def test_float_shapes_are_reported():
     _, _, errs = _one("X = T.alloc_shared((64 / 2, 64), T.float16)")
     assert [d.code for d in errs] == ["bad-arguments"]
     assert "32.0" in errs[0].message and "//" in errs[0].message
+
+
+def test_float_extents_are_reported():
+    src = """
+@T.prim_func
+def k(A: T.Tensor((64,), T.float32)):
+    with T.Kernel(64 / 32) as bx:
+        pass
+
+@T.prim_func
+def k2(A: T.Tensor((64,), T.float32)):
+    with T.Kernel(1) as bx:
+        for i in T.Parallel(64 / 2):
+            A[i] = 0.0
+"""
+    _, diags = parse(src)
+    assert errors(diags) == [("invalid-kernel", line_of(src, "64 / 32")), ("bad-arguments", line_of(src, "64 / 2"))]
+    assert all("//" in d.message for d in diags)

@@ -73,7 +73,7 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
     names = _loop_names(node)
     step = num_stages = order = stage = None
     if short in ("Parallel", "grid", "parallel"):
-        extents = [p.ev.scalar(e) for e in b.get("extents", [])]
+        extents = [_int_extent(p, e, f"T.{short}") for e in b.get("extents", [])]
         starts = [N.Const(0)] * len(extents)
         if not extents:
             raise KernelError("bad-arguments", f"T.{short} needs at least one extent", call)
@@ -99,6 +99,17 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
     body = p.block(node.body)
     return N.For(vars_, tuple(starts), tuple(extents), kind, p.seq(body, node), step, num_stages, order, stage,
                  (), p.span(node))
+
+
+def _int_extent(p, node, what: str, code: str = "bad-arguments"):
+    """An extent that must be an integer expression (a float, e.g. from `/`, is reported)."""
+    e = p.ev.scalar(node)
+    is_float = isinstance(e, N.Const) and isinstance(e.value, float) or (
+        isinstance(e, (N.Var, N.Cast)) and e.dtype.startswith(("float", "bfloat")))
+    if is_float:
+        raise KernelError(code, f"{what} extents must be integers, but `{ast.unparse(node)}` is a float; use `//` "
+                          "or T.ceildiv", node)
+    return e
 
 
 def _start_stop(p, b):
@@ -152,7 +163,7 @@ def _launch(p, node, call, target, name) -> N.Launch:
     grid_nodes = b.get("blocks", [])
     if not 1 <= len(grid_nodes) <= 3:
         raise KernelError("invalid-kernel", f"T.Kernel takes 1 to 3 grid dimensions, got {len(grid_nodes)}", call)
-    grid = tuple(p.ev.scalar(g) for g in grid_nodes)
+    grid = tuple(_int_extent(p, g, "T.Kernel", "invalid-kernel") for g in grid_nodes)
     threads = _threads(p, b, call)
     names = [] if target is None else (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
     if isinstance(target, (ast.Tuple, ast.List)) and len(names) != len(grid):
