@@ -1,0 +1,130 @@
+"""Compile-time values of calls and attributes outside kernel bodies: pure Python builtins on known
+arguments, TileLang builtins that yield sizes, dtypes and tensor types, and argparse namespaces.
+"""
+from __future__ import annotations
+
+import ast
+
+from ..ir import nodes as N
+from ..language.types import DType
+from .values import BuiltinRef, ConstDims, ModuleRef, TensorSpec, Unknown, is_scalar, normalize_dtype, to_expr
+
+_SAFE_BUILTINS = {"min": min, "max": max, "int": int, "float": float, "bool": bool, "abs": abs, "len": len,
+                  "round": round, "pow": pow, "tuple": tuple, "list": list, "str": str, "sum": sum, "divmod": divmod,
+                  "range": range, "True": True, "False": False, "None": None, "any": any, "all": all}
+
+
+class ArgsNamespace:
+    """The result of `parser.parse_args()`: the argparse defaults seen so far."""
+
+    def __init__(self, values: dict):
+        self.values = values
+
+
+def get_attr(base, attr: str, node=None):
+    """`base.attr` over frontend values."""
+    if isinstance(base, (ModuleRef, BuiltinRef)):
+        return base.attr(attr)
+    if isinstance(base, ArgsNamespace):
+        return base.values.get(attr, Unknown(f"args.{attr}"))
+    if isinstance(base, str) and attr in ("upper", "lower", "split", "strip", "replace", "startswith", "endswith",
+                                          "format", "join"):
+        return getattr(base, attr)
+    if isinstance(base, N.Buffer):
+        if attr == "shape":
+            return tuple(base.shape)
+        if attr == "dtype":
+            return DType(base.dtype)
+    if isinstance(base, TensorSpec) and attr in ("shape", "dtype"):
+        return getattr(base, attr)
+    if isinstance(base, DType) and attr == "bits":
+        return _dtype_bits(str(base))
+    return Unknown(f"{_text(node.value) if node is not None else '?'}.{attr}")
+
+
+def call_value(func, args, kwargs, text: str = "?"):
+    """Call a function value when it is pure and its arguments are known; otherwise Unknown."""
+    if isinstance(func, BuiltinRef):
+        return call_builtin_const(func, args, kwargs, text)
+    if isinstance(func, DType):
+        return args[0] if args else Unknown(text)
+    known = all(_concrete(a) for a in args) and all(_concrete(v) for v in kwargs.values())
+    if func in (min, max) and args and not known and not kwargs:
+        exprs = [to_expr(a) for a in args]
+        if all(e is not None for e in exprs):
+            out = exprs[0]
+            for e in exprs[1:]:
+                out = N.Call(func.__name__, (out, e))
+            return out
+    if known and (func in _SAFE_BUILTINS.values() or getattr(func, "__module__", None) == "math"
+                  or (callable(func) and getattr(func, "__self__", None).__class__ is str)):
+        return _try(lambda: func(*args, **kwargs), Unknown(text))
+    return Unknown(text)
+
+
+def call_builtin_const(ref: BuiltinRef, args, kwargs, text: str):
+    """The compile-time value of a TileLang builtin call outside kernel bodies (sizes, dtypes, tensor types)."""
+    short = ref.short
+    if short == "ceildiv" and len(args) == 2:
+        a, b = args
+        if isinstance(a, int) and isinstance(b, int) and b != 0:
+            return -(-a // b)
+        ea, eb = to_expr(a), to_expr(b)
+        return N.Call("ceildiv", (ea, eb)) if ea is not None and eb is not None else Unknown(text)
+    if short in ("max", "min") and len(args) == 2 and all(is_scalar(a) for a in args):
+        return (max if short == "max" else min)(*args)
+    if short in ("dynamic", "symbolic") and args and isinstance(args[0], str):
+        dtype = normalize_dtype(args[1] if len(args) > 1 else kwargs.get("dtype", "int32")) or "int32"
+        return N.Var(args[0], dtype, "param")
+    if short in ("Tensor", "Buffer", "StridedTensor", "FragmentBuffer", "SharedBuffer", "LocalBuffer"):
+        shape = args[0] if args else kwargs.get("shape", ())
+        dtype = args[1] if len(args) > 1 else kwargs.get("dtype", "float32")
+        return make_tensor_spec(shape, dtype)
+    if short == "const" and args and isinstance(args[0], str):
+        return ConstDims(tuple(n for n in args[0].replace(",", " ").split() if n))
+    if short == "dtype" and args:
+        dt = normalize_dtype(args[0])
+        return DType(dt) if dt else Unknown(text)
+    if short in ("jit", "prim_func", "macro", "autotune", "compile", "lazy_jit"):
+        return Unknown(text)
+    dt = normalize_dtype(short)
+    if dt is not None and ref.name.startswith("T."):  # T.float32(0.5): the value itself
+        return args[0] if args else Unknown(text)
+    return Unknown(text)
+
+
+def make_tensor_spec(shape, dtype) -> TensorSpec:
+    """A TensorSpec from a shape value (tuple, list or single extent) and a dtype value."""
+    if not isinstance(shape, (tuple, list)):
+        shape = (shape,)
+    dt = normalize_dtype(dtype) if isinstance(dtype, str) else None
+    if dt is None and isinstance(dtype, BuiltinRef):
+        return TensorSpec(tuple(shape), dtype)  # a misspelt T.<dtype>: the kernel parser reports it
+    return TensorSpec(tuple(shape), dt or (dtype if isinstance(dtype, str) else "unknown"))
+
+
+def _concrete(v) -> bool:
+    if isinstance(v, (tuple, list)):
+        return all(_concrete(x) for x in v)
+    if isinstance(v, dict):
+        return all(_concrete(x) for x in v)
+    return is_scalar(v) or isinstance(v, str) or v is None
+
+
+def _try(fn, default):
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001 - user arithmetic may fail; then the value is unknown
+        return default
+
+
+def _dtype_bits(name: str) -> int | Unknown:
+    digits = "".join(ch for ch in name.split("_")[0] if ch.isdigit())
+    return int(digits) if digits else Unknown(name)
+
+
+def _text(node) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # noqa: BLE001
+        return "?"
