@@ -68,6 +68,8 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         if self.quiet:
             self.quiet_errors += 1
             return
+        if err.code is None:  # a use of a name whose definition already failed: reported there
+            return
         span = err.span or (self.span(err.node) if err.node is not None else self.span(fallback))
         related = tuple(Related(s, m) for s, m in err.related if s is not None)
         fix = Fix(err.fix[0], (TextEdit(span, err.fix[1]),)) if err.fix else None
@@ -81,8 +83,7 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
             try:
                 res = self.visit(s) or []
             except KernelError as err:
-                if err.code is not None:
-                    self.report(err, s)
+                self.report(err, s)
                 self.poison(s)
                 res = []
             except RecursionError:
