@@ -30,7 +30,8 @@ def _one(line: str):
     ("X = T.alloc_shared((64, 64))", "bad-arguments", ["dtype"]),
     ("X = T.alloc_shared((64, 64), 'half16')", "invalid-dtype", ["half16"]),
     ("S[0] = 1.0", "buffer-rank-mismatch", ["2 dimensions", "1"]),
-    ("while True: pass", "unsupported-syntax", ["while", "T.serial"]),
+    ("break", "unsupported-syntax", ["break", "outside a loop"]),
+    ("while True:\n            pass\n        else:\n            pass", "unsupported-syntax", ["while ... else"]),
     ("f = lambda x: x", "unsupported-syntax", ["lambda"]),
     ("xs = [i for i in T.serial(4)]", "unsupported-syntax", ["comprehension"]),
     ("print(S)", "unsupported-syntax", ["T.print"]),
@@ -64,14 +65,13 @@ def k(A: T.Tensor((64,), T.float32)):
     with T.Kernel(1) as bx:
         S = T.alloc_shared((64,), T.float32)
         T.copy(A, S_missing)
-        while S[0] > 0:
-            S[0] = 0.0
+        f = lambda x: x
         T.fill(S, T.sqrtt(2.0))
         T.copy(S, A)
 """
     _, diags = parse(src)
     assert errors(diags) == [("undefined-name", line_of(src, "S_missing")),
-                             ("unsupported-syntax", line_of(src, "while")),
+                             ("unsupported-syntax", line_of(src, "lambda")),
                              ("unknown-builtin", line_of(src, "T.sqrtt"))]
 
 

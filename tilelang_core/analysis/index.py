@@ -44,7 +44,7 @@ class _Indexer:
         if isinstance(s, N.SeqStmt):
             for st in s.stmts:
                 self.stmt(st)
-        elif isinstance(s, N.For):
+        elif isinstance(s, (N.For, N.While)):
             self._for(s)
         elif isinstance(s, N.If):
             self.leaf(s.cond)
@@ -65,15 +65,19 @@ class _Indexer:
         self.stmt(s.body)
         self.launch = outer
 
-    def _for(self, s: N.For) -> None:
-        for e in (*s.starts, *s.extents):
+    def _for(self, s) -> None:
+        """A For or While: everything used in the body stays live across the whole loop."""
+        for e in () if isinstance(s, N.While) else (*s.starts, *s.extents):
             self.leaf(e)
         start, inner = self.pos, set()
         self.loops.append(inner)
-        if s.kind == "pipelined":
+        if isinstance(s, N.While):
+            self.leaf(s.cond)  # evaluated on every iteration
+        pipelined = isinstance(s, N.For) and s.kind == "pipelined"
+        if pipelined:
             self.pipelined.append(s)
         self.stmt(s.body)
-        if s.kind == "pipelined":
+        if pipelined:
             self.pipelined.pop()
         self.loops.pop()
         end = max(self.pos - 1, start)

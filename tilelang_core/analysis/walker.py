@@ -157,6 +157,12 @@ def substitute(e, lets: dict, depth: int = 0):
     return e
 
 
+def _visit_while(s: N.While, ctx: Ctx) -> None:
+    """A runtime loop of unknown trip count: only immutable names are narrowed by its condition."""
+    visit_expr(s.cond, ctx)
+    visit(s.body, ctx.child(env=_branch_env(s.cond, ctx, False)))
+
+
 def _visit_let(s: N.LetStmt, ctx: Ctx) -> None:
     visit_expr(s.value, ctx)
     ctx.lets[s.var] = s.value
@@ -176,7 +182,7 @@ def _visit_store(s: N.Store, ctx: Ctx) -> None:
 
 def _visit_generic(s, ctx: Ctx) -> None:
     for c in children(s):
-        if isinstance(c, (N.SeqStmt, N.For, N.If, N.LetStmt, N.Store, N.Launch, N.Allocate, N.Evaluate,
+        if isinstance(c, (N.SeqStmt, N.For, N.While, N.If, N.LetStmt, N.Store, N.Launch, N.Allocate, N.Evaluate,
                           *N.TILE_OPS, N.AnnotateLayout, N.UseSwizzle)):
             visit(c, ctx)
         elif isinstance(c, N.Region):
@@ -223,6 +229,6 @@ def visit_expr(e, ctx: Ctx) -> None:
 
 
 _HANDLERS = {N.SeqStmt: _visit_seq, N.Launch: _visit_launch, N.For: _visit_for, N.If: _visit_if,
-             N.LetStmt: _visit_let, N.Store: _visit_store}
+             N.While: _visit_while, N.LetStmt: _visit_let, N.Store: _visit_store}
 
 

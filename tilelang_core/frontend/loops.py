@@ -62,7 +62,7 @@ def _unrolled(p, node, values) -> list:
         from .consteval import bind_target
 
         bind_target(node.target, v, p.env)
-        out += p.block(node.body)
+        out += p.loop_body(node.body, "unrolled")
     return out
 
 
@@ -96,7 +96,7 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
     vars_ = tuple(N.Var(n.id, "int32", "loop", p.span(n)) for n in names)
     for v in vars_:
         p.env.values[v.name] = v
-    body = p.block(node.body)
+    body = p.loop_body(node.body, kind)
     return N.For(vars_, tuple(starts), tuple(extents), kind, p.seq(body, node), step, num_stages, order, stage,
                  (), p.span(node))
 

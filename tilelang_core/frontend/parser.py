@@ -18,7 +18,6 @@ from .values import ConstDims, UserFunc, is_expr, is_scalar, to_expr
 from . import loops
 
 _UNSUPPORTED = {
-    "While": "`while` loops are not supported in a kernel; use `for i in T.serial(n):` with a bound",
     "Try": "`try` is not supported in a kernel; check conditions with `if`",
     "TryStar": "`try` is not supported in a kernel",
     "Delete": "`del` is not supported in a kernel; buffers live until the end of the kernel",
@@ -44,6 +43,7 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         self.launches = 0
         self.launch_seen = False
         self.launch_depth = 0
+        self.loops: list[str] = []  # kinds of the enclosing loops, innermost last (for break/continue)
         self.quiet = 0
         self.quiet_errors = 0
         self.returned = False
@@ -133,12 +133,25 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
     visit_ImportFrom = visit_Import
 
     def visit_Break(self, node):
-        raise KernelError("unsupported-syntax", "`break` is not supported in a kernel loop; guard the body with `if`",
-                          node)
+        self.loop_exit(node, "break")
+        return [N.Break(self.span(node))]
 
     def visit_Continue(self, node):
-        raise KernelError("unsupported-syntax", "`continue` is not supported in a kernel loop; guard the rest of "
-                          "the body with `if`", node)
+        self.loop_exit(node, "continue")
+        return [N.Continue(self.span(node))]
+
+    def loop_exit(self, node, word: str) -> None:
+        """Check that `break`/`continue` sits directly in a runtime serial loop or `while`."""
+        if not self.loops:
+            raise KernelError("unsupported-syntax", f"`{word}` outside a loop; it must be inside a `while` or "
+                              "`for ... in T.serial(...)` loop of the kernel", node)
+        kind = self.loops[-1]
+        if kind == "unrolled":
+            raise KernelError("unsupported-syntax", f"`{word}` in a loop over a Python sequence (unrolled at trace "
+                              "time) is not supported; loop with T.serial or guard the body with `if`", node)
+        if kind not in ("serial", "while"):
+            raise KernelError("unsupported-syntax", f"`{word}` is not supported in a {kind} loop; use "
+                              f"`for ... in T.serial(...)` or a `while` loop, or guard the body with `if`", node)
 
     def visit_Expr(self, node):
         v = node.value
@@ -314,8 +327,34 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
 
     def visit_For(self, node):
         if node.orelse:
-            raise KernelError("unsupported-syntax", "`for ... else` is not supported in a kernel", node)
+            raise KernelError("unsupported-syntax", "`for ... else` is not supported in a kernel; set a flag with "
+                              "T.alloc_var before `break` and test it after the loop", node)
         return loops.parse_for(self, node)
+
+    def visit_While(self, node):
+        if node.orelse:
+            raise KernelError("unsupported-syntax", "`while ... else` is not supported in a kernel; set a flag with "
+                              "T.alloc_var before `break` and test it after the loop", node)
+        cond = self.ev.operand(self.ev.eval(node.test))
+        if is_scalar(cond) or cond is None or isinstance(cond, (str, tuple, list, dict)):
+            if not cond:
+                return []  # false at trace time: the loop never runs
+            c = N.Const(True, "bool", self.span(node.test))
+        else:
+            c = to_expr(cond, self.span(node.test))
+            if c is None:
+                raise KernelError("bad-arguments", f"the condition `{ast.unparse(node.test)}` is not a scalar",
+                                  node.test)
+        body = self.loop_body(node.body, "while")
+        return [N.While(c, self.seq(body, node), self.span(node))]
+
+    def loop_body(self, stmts, kind: str) -> list:
+        """Parse a loop body with `kind` as the innermost loop (for break/continue)."""
+        self.loops.append(kind)
+        try:
+            return self.block(stmts)
+        finally:
+            self.loops.pop()
 
     def visit_With(self, node):
         return loops.parse_with(self, node)

@@ -249,6 +249,29 @@ class Evaluate:
     span: Span | None = None
 
 
+@dataclass(frozen=True)
+class While:
+    """`while cond: body` with a runtime condition (re-evaluated before every iteration)."""
+
+    cond: Expr
+    body: "Stmt"
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Break:
+    """`break` out of the innermost enclosing serial loop or While."""
+
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Continue:
+    """`continue` with the next iteration of the innermost enclosing serial loop or While."""
+
+    span: Span | None = None
+
+
 # --- tile ops ---------------------------------------------------------------------------------
 
 
@@ -347,8 +370,8 @@ class UseSwizzle:
     span: Span | None = None
 
 
-Stmt = Union[SeqStmt, Allocate, For, Store, LetStmt, If, Evaluate, Copy, Gemm, Fill, Reduce, CumSum,
-             AtomicAdd, AnnotateLayout, UseSwizzle, "Launch"]
+Stmt = Union[SeqStmt, Allocate, For, While, Break, Continue, Store, LetStmt, If, Evaluate, Copy, Gemm, Fill,
+             Reduce, CumSum, AtomicAdd, AnnotateLayout, UseSwizzle, "Launch"]
 TILE_OPS = (Copy, Gemm, Fill, Reduce, CumSum, AtomicAdd)
 
 # ---------------------------------------------------------------------------------------------

@@ -117,6 +117,9 @@ def _stmt(s, depth: int, out: list) -> None:
         _stmt(s.body, depth + 1, out)
     elif isinstance(s, N.For):
         _for(s, depth, out)
+    elif isinstance(s, N.While):
+        out.append(f"{pad}while {expr_str(s.cond)}:")
+        _stmt(s.body, depth + 1, out)
     elif isinstance(s, N.If):
         out.append(f"{pad}if {expr_str(s.cond)}:")
         _stmt(s.then_body, depth + 1, out)
@@ -178,6 +181,8 @@ def _simple(s) -> str:
         return f"{s.var.name} = {expr_str(s.value)}"
     if isinstance(s, N.Evaluate):
         return expr_str(s.value)
+    if isinstance(s, (N.Break, N.Continue)):
+        return type(s).__name__.lower()
     return _tile_op(s)
 
 

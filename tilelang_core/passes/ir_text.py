@@ -61,6 +61,11 @@ def _stmt(s, depth: int, out: list, notes: dict) -> None:
             _stmt(s.else_body, depth + 1, out, notes)
     elif isinstance(s, N.Evaluate):
         out.append(f"{pad}{expr_str(s.value)}")
+    elif isinstance(s, N.While):
+        out.append(f"{pad}while {expr_str(s.cond)}:")
+        _stmt(s.body, depth + 1, out, notes)
+    elif isinstance(s, (N.Break, N.Continue)):
+        out.append(pad + type(s).__name__.lower())
     else:
         out.append(pad + _op(s))
 
