@@ -248,6 +248,9 @@ class CpuLowering:
         other = self._block(s.else_body) if s.else_body is not None else None
         return self.tirx.IfThenElse(cond, then, other)
 
+    def _s_While(self, s):
+        return self.tirx.While(as_bool(self.expr(s.cond)), self._block(s.body))
+
     def _s_Evaluate(self, s):
         if isinstance(s.value, N.Call) and s.value.name in HINTS:
             return []
@@ -287,8 +290,10 @@ def _error(func: N.PrimFunc, err: Exception, code: str) -> CompileError:
 
 def to_tir(func: N.PrimFunc):
     """Lower a tile-IR kernel to a tvm tirx.PrimFunc (raises CompileError on unsupported constructs)."""
+    from ..passes.loop_exits import lower_loop_exits
+
     try:
-        return CpuLowering(func).run()
+        return CpuLowering(lower_loop_exits(func)).run()
     except LoweringError as err:
         raise _error(func, err, "lowering-unsupported") from None
     except Exception as err:  # a TVM constructor refusing our IR: report, never crash the caller
