@@ -13,6 +13,7 @@ from ..ir.arith import as_int
 from ..ir.printer import expr_str
 from ..ir.visitor import walk
 from ..passes.layouts import LayoutError, describe, infer_layouts
+from ..passes.loop_exits import lower_loop_exits
 from ..passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
 from .cuda_lower import KernelEmitter, LoweringError
 from .cuda_templates import insert_prelude
@@ -54,6 +55,7 @@ def threads_of(launch: N.Launch) -> int:
 
 def plan(func: N.PrimFunc, arch: str = "sm_80"):
     """(launch, threads, layouts, pipelines, shared layouts, wgmma gemms) for a kernel; raises LoweringError."""
+    func = lower_loop_exits(func)
     launch = func.launch
     if launch is None:
         raise LoweringError("the kernel has no `with T.Kernel(...)` block", func.span)
@@ -69,6 +71,7 @@ def plan(func: N.PrimFunc, arch: str = "sm_80"):
 
 def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter, list]:
     """The thread-level TVMScript text of a kernel, its emitter and the parameter list."""
+    func = lower_loop_exits(func)  # break/continue become flags; plan() then sees the same buffers
     launch, threads, layouts, pipes, swz, wgmma = plan(func, arch)
     em = KernelEmitter(func, layouts, pipes, swz, threads, wgmma)
     params, header = _params(func, em)

@@ -219,6 +219,8 @@ class KernelEmitter(PipelineEmitter):
             self.var_text[s.var] = self.name(s.var)
         elif isinstance(s, N.If):
             self.if_stmt(s)
+        elif isinstance(s, N.While):
+            self.while_stmt(s)
         elif isinstance(s, N.Evaluate):
             self.line(f"T.evaluate({self.emit(s.value)})")
         elif isinstance(s, N.TILE_OPS):
@@ -241,6 +243,16 @@ class KernelEmitter(PipelineEmitter):
             self.line("else:")
             with self.block():
                 self.body(s.else_body)
+
+    def while_stmt(self, s: N.While) -> None:
+        """A runtime `while` (break/continue were already lowered to flags by passes.loop_exits)."""
+        inner_reads, inner_writes = self.shared_rw(s.body)
+        self.line(f"while {self.emit(s.cond, 'bool')}:")
+        self.depth += 1
+        if (inner_reads or inner_writes) and not self.in_parallel:  # the back edge may race with this iteration
+            self.dirty_r = self.dirty_w = True
+        self.body(s.body)
+        self.depth -= 1
 
     def body(self, s) -> None:
         """Emit a nested body (never empty: TVMScript needs a statement)."""

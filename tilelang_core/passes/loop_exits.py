@@ -55,7 +55,7 @@ def _loop(loop, counter):
         new = N.While(cond, body_stmt, loop.span)
     else:
         if "break" in flags:
-            body_stmt = N.If(_clear(flags["break"]), body_stmt, None, loop.span)
+            body_stmt = N.If(_clear(flags["break"]), body_stmt, None)
         new = dataclasses.replace(loop, body=body_stmt)
     allocs = [N.Allocate(b, _ZERO, loop.span) for b in flags.values()]
     return N.SeqStmt(tuple(allocs + [new]), loop.span)
@@ -74,7 +74,7 @@ def _guard_seq(stmts: list, flags: dict) -> list:
         out.append(_guard_stmt(s, flags))
         rest = _guard_seq(stmts[i + 1:], flags)
         if rest:
-            out.append(N.If(_no_exit(flags), _seq(rest, None), None, s.span))
+            out.append(N.If(_no_exit(flags), _seq(rest, None), None))
         return out
     return out
 
