@@ -31,7 +31,7 @@ _ROWS = [
     CodeInfo("undefined-name", E, "frontend", "A name used in a kernel is not defined anywhere visible.",
              "T.copy(A_shard, B_shared)", "Define the name, or fix the spelling (the message suggests close matches)."),
     CodeInfo("unsupported-syntax", E, "frontend", "A Python construct that cannot appear inside a TileLang kernel.",
-             "while k < 4: ...", "Use the TileLang construct the message names (e.g. T.serial instead of while)."),
+             "try:\n    T.copy(A, S)\nexcept Exception: ...", "Use the TileLang construct the message names (e.g. T.if_then_else instead of a conditional expression)."),
     CodeInfo("unknown-builtin", E, "frontend", "`T.<name>` is not part of the TileLang language surface.",
              "T.alloc_shard((64, 64), T.float16)", "Use one of the builtins listed in docs/language.md."),
     CodeInfo("bad-arguments", E, "frontend", "A builtin got the wrong number, names or kinds of arguments.",

@@ -22,3 +22,15 @@ def test_codes_are_kebab_case_and_documented():
     for code, row in CODES.items():
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", code), code
         assert row.meaning and row.fix, code
+
+
+def test_bind_suggests_the_closest_keyword_deterministically():
+    import pytest
+
+    from tilelang_core.language.registry import BindError, Builtin, Param, bind
+
+    gemm = Builtin("T.gemm", "tile-op", (Param("A"), Param("B"), Param("C"), Param("transpose_A", "bool", False),
+                                         Param("transpose_B", "bool", False)))
+    for _ in range(5):
+        with pytest.raises(BindError, match="did you mean 'transpose_B'"):
+            bind(gemm, ["a", "b", "c"], {"transpose_b": True})

@@ -5,6 +5,7 @@ docs/language.md read the same entries. The entries themselves live in `catalog.
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 
 REQUIRED = object()
@@ -96,7 +97,7 @@ def bind(builtin: Builtin, args: list, kwargs: dict) -> dict:
     names = {p.name for p in builtin.params}
     for k, v in kwargs.items():
         if k not in names:
-            close = [n for n in names if n.startswith(k[:3])]
+            close = difflib.get_close_matches(k, sorted(names), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise BindError(f"{builtin.name} has no parameter {k!r}{hint}; see `{builtin.signature}`")
         if k in out:
