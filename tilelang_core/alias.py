@@ -90,6 +90,7 @@ def _build_module(name: str, target: str):
     if target == "tilelang.math":
         mod = types.ModuleType(name, "tilelang.math (alias): integer helpers")
         mod.cdiv, mod.next_power_of_2 = cdiv, next_power_of_2
+    mod.PassConfigKey = PassConfigKey
         return mod
     if target == "tilelang.jit":
         from .runtime import jit as _jit
@@ -110,6 +111,19 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
+class _PassConfigKeyMeta(type):
+    """Any `PassConfigKey.TL_<NAME>` is the config string "tl.<name>" (TileLang's spelling of its keys)."""
+
+    def __getattr__(cls, name: str) -> str:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return "tl." + name.lower().removeprefix("tl_")
+
+
+class PassConfigKey(metaclass=_PassConfigKeyMeta):
+    """`tilelang.PassConfigKey`: pass-config names accepted (and ignored by our pipeline) in `pass_configs=`."""
+
+
 def _top_module():
     """The `tilelang` module object: the public API of tilelang_core under TileLang's names."""
     import tilelang_core
@@ -125,6 +139,7 @@ def _top_module():
     mod.testing = importlib.import_module("tilelang_core.verify.testing")
     mod.profiler = importlib.import_module("tilelang_core.runtime.profiler")
     mod.cdiv, mod.next_power_of_2 = cdiv, next_power_of_2
+    mod.PassConfigKey = PassConfigKey
     mod.autotune = _jit.autotune
     mod.math = _build_module("tilelang.math", "tilelang.math")
     mod.disable_cache = mod.enable_cache = lambda *a, **k: None

@@ -59,6 +59,8 @@ def test_helper_modules_used_by_tilelang_examples(alias):
         return n, block
 
     assert factory(8) == (8, 64) and factory(8, block=32) == (8, 32)
+    key = tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED
+    assert key == "tl.disable_warp_specialized"
 
 
 def test_unknown_submodule_is_an_import_error(alias):
