@@ -95,3 +95,22 @@ def test_while_true_with_a_tile_inside():
     a, b = torch.randn(64), torch.zeros(64)
     mod(a, b)
     assert torch.allclose(b[:48], a[:48] * 2) and torch.equal(b[48:], torch.zeros(16))
+
+
+def test_let_before_the_launch():
+    mod = build_src("""
+    import tilelang.language as T
+
+    @T.prim_func
+    def k(A: T.Tensor((64,), T.float32), n: T.int32):
+        half = n // 2
+        with T.Kernel(2, threads=32) as bx:
+            for i in T.Parallel(32):
+                if bx * 32 + i < half:
+                    A[bx * 32 + i] = A[bx * 32 + i] * 2
+    """)
+    a = torch.randn(64)
+    ref = a.clone()
+    ref[:20] *= 2
+    mod(a, 40)
+    assert torch.equal(a, ref)

@@ -76,3 +76,38 @@ def test_stages_show_the_loop_then_the_flags():
     res = lower(_kernel(SCAN), "sm_90a", until="lowered")
     assert "while j < 16:" in res.stages["parsed"] and "continue" in res.stages["parsed"]
     assert "while T.And((break_flag1[0] == 0), (j[0] < 16)):" in res.stages["lowered"]
+
+
+PROLOGUE = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64,), T.float32), n: T.int32):
+    half = n // 2
+    with T.Kernel(2, threads=32) as bx:
+        for i in T.Parallel(32):
+            if bx * 32 + i < half:
+                A[bx * 32 + i] = A[bx * 32 + i] * 2
+"""
+
+
+@pytest.mark.nvcc
+def test_lets_before_the_launch_are_computed_in_the_kernel():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(_kernel(PROLOGUE), "sm_90a")
+    assert "(n >> 1)" in ck.source or "n / 2" in ck.source
+    assert [p["name"] for p in ck.params] == ["A", "n"]
+    assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
+
+
+def test_other_statements_before_the_launch_are_reported_at_their_line():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.codegen.cuda_lower import LoweringError
+
+    src = PROLOGUE.replace("    half = n // 2\n", "    half = n // 2\n    A[0] = 1.0\n")
+    with pytest.raises(LoweringError) as info:
+        generate(_kernel(src), "sm_90a")
+    assert info.value.code == "lowering-unsupported" and info.value.span.line == 7
+    assert "before `with T.Kernel" in str(info.value)

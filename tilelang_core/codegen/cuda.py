@@ -79,7 +79,7 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
     for k, v in enumerate(launch.block_vars):
         em.var_text[v] = em.name(v)
     em.depth = 1
-    _body_with_marks(em, launch.body)
+    _body_with_marks(em, N.SeqStmt((*_prologue(func, launch), launch.body)))
     smem_lines, smem_total, breakdown = em.smem_plan()
     em.smem_total, em.breakdown = smem_total, breakdown
     out = ["@T.prim_func", f"def main({', '.join(header)}):",
@@ -96,6 +96,21 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
     out += ["    " + ln for ln in em.allocs]
     out += em.lines
     return "\n".join(out) + "\n", em, params
+
+
+def _prologue(func: N.PrimFunc, launch: N.Launch) -> list:
+    """The scalar lets before `with T.Kernel(...)`: recomputed by every thread (they read only parameters)."""
+    stmts = func.body.stmts if isinstance(func.body, N.SeqStmt) else (func.body,)
+    out = []
+    for s in stmts[:next(i for i, s in enumerate(stmts) if s is launch)]:
+        if isinstance(s, (N.AnnotateLayout, N.UseSwizzle)) or isinstance(s, N.Evaluate) and isinstance(
+                s.value, N.Const):
+            continue
+        if not isinstance(s, N.LetStmt):
+            raise LoweringError("only scalar assignments (`x = n // 2`) may come before `with T.Kernel(...)` on "
+                                "CUDA; move this statement inside the kernel", s.span)
+        out.append(s)
+    return out
 
 
 def _symbol(name: str) -> str:
