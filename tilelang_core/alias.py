@@ -90,7 +90,6 @@ def _build_module(name: str, target: str):
     if target == "tilelang.math":
         mod = types.ModuleType(name, "tilelang.math (alias): integer helpers")
         mod.cdiv, mod.next_power_of_2 = cdiv, next_power_of_2
-    mod.PassConfigKey = PassConfigKey
         return mod
     if target == "tilelang.jit":
         from .runtime import jit as _jit
