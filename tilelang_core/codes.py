@@ -70,8 +70,6 @@ _ROWS = [
              "T.reduce_sum(S[64x128], out[128], dim=1)", "Allocate the output as the input shape with `dim` removed (or kept as 1)."),
     CodeInfo("reduce-scope", E, "reduce", "A reduction between buffer scopes TileLang cannot reduce (e.g. from a global tensor).",
              "T.reduce_max(A_global, m_frag, dim=1)", "Copy the input into a fragment or shared tile first."),
-    CodeInfo("fill-scope", E, "tile-op", "T.fill/T.clear on a buffer kind that cannot be filled collectively.",
-             "T.clear(A_param)", "Fill a shared, fragment or local buffer."),
     # --- resources ------------------------------------------------------------------------
     CodeInfo("shared-memory-exceeded", E, "resources", "Shared memory per block (stages included) exceeds the target's limit.",
              "3 stages of 256x128 + 128x256 fp16 = 384 KiB on sm_90a", "Reduce num_stages or the tile sizes."),

@@ -20,9 +20,6 @@ ERRORS = sorted((ROOT / "examples" / "errors").glob("*.py"))
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 EXPECT = re.compile(r"#\s*(error|warning):\s*\[([a-z0-9-]+)\]")
 TARGETS = re.compile(r"#\s*tilelsp-test:\s*targets=([\w,]+)")
-# expectations in examples/errors that real TileLang contradicts: these codes are deliberately not reported
-# there (T.fill/T.clear on a global buffer is lowered by TileLang's src/op/fill.cc, so it is not an error)
-NOT_TILELANG_ERRORS = {"fill_scope.py": {"fill-scope"}}
 
 
 def expected(text: str) -> set[tuple[int, str, str]]:
@@ -58,9 +55,7 @@ def test_case_file(path: Path):
 @pytest.mark.parametrize("path", ERRORS, ids=_case_id)
 def test_error_example(path: Path):
     text = path.read_text()
-    contested = NOT_TILELANG_ERRORS.get(path.name, set())
-    want = {e for e in expected(text) if e[2] not in contested}
-    assert actual(text, str(path), need_kernels=False) == want
+    assert actual(text, str(path), need_kernels=False) == expected(text)
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=_case_id)
