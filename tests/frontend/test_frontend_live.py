@@ -31,7 +31,7 @@ def broken_factory(n):
     @T.prim_func
     def broken(A: T.Tensor((n,), "float32")):
         with T.Kernel(1) as bx:  # noqa: F841
-            T.copy(A, not_defined_anywhere)  # noqa: F821
+            T.copy(A, not_defined_anywhere)  # noqa: F821  # tilelsp: ignore[undefined-name]
 
     return broken
 
