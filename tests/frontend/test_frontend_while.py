@@ -82,3 +82,12 @@ def test_break_in_unrolled_python_loop_and_else_clauses():
     assert errors(diags) == [("unsupported-syntax", line_of(src, "break")),
                              ("unsupported-syntax", line_of(src, "for i in T.serial"))]
     assert "unrolled" in errs[0].message and "for ... else" in errs[1].message
+
+
+def test_printed_while_kernel_parses_back_to_the_same_text():
+    from tilelang_core.ir.printer import print_func
+
+    kernels, _ = parse(SRC)
+    first = print_func(kernels[0])
+    again, diags = parse(first)
+    assert errors(diags) == [] and print_func(again[0]).splitlines() == first.splitlines()

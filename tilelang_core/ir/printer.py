@@ -73,8 +73,9 @@ def region_str(r: N.Region) -> str:
     return f"{r.buffer.name}[{', '.join(parts)}]"
 
 
-def print_func(func: N.PrimFunc) -> str:
-    """A kernel instance as TileLang-style Python (constants folded, one statement per line)."""
+def print_func(func: N.PrimFunc, notes: dict | None = None) -> str:
+    """A kernel instance as TileLang-style Python (constants folded, one statement per line); `notes` maps
+    id(stmt) -> a comment printed above that statement (the pass stages use it)."""
     lines = [f"# {func.instance}"] if func.instance else []
     params = []
     for p in func.params:
@@ -84,7 +85,7 @@ def print_func(func: N.PrimFunc) -> str:
             params.append(f"{p.name}: {dtype_str(p.dtype)}")
     lines += ["@T.prim_func", f"def {func.name}({', '.join(params)}):"]
     body: list[str] = []
-    _stmt(func.body, 1, body)
+    _stmt(func.body, 1, body, notes or {})
     return "\n".join(lines + (body or ["    pass"])) + "\n"
 
 
@@ -99,13 +100,15 @@ def _dims(shape) -> str:
     return ", ".join(expr_str(d) for d in shape) + ("," if len(shape) == 1 else "")
 
 
-def _stmt(s, depth: int, out: list) -> None:
+def _stmt(s, depth: int, out: list, notes: dict | None = None) -> None:
     pad = "    " * depth
     if s is None:
         return
+    if notes and id(s) in notes:
+        out.extend(pad + ln for ln in notes[id(s)].splitlines())
     if isinstance(s, N.SeqStmt):
         for x in s.stmts:
-            _stmt(x, depth, out)
+            _stmt(x, depth, out, notes)
         if not s.stmts:
             out.append(pad + "pass")
     elif isinstance(s, N.Launch):
@@ -114,23 +117,23 @@ def _stmt(s, depth: int, out: list) -> None:
         names = ", ".join(v.name for v in s.block_vars)
         target = f" as ({names})" if len(s.block_vars) > 1 else (f" as {names}" if names else "")
         out.append(f"{pad}with T.Kernel({', '.join(args)}, threads={threads}){target}:")
-        _stmt(s.body, depth + 1, out)
+        _stmt(s.body, depth + 1, out, notes)
     elif isinstance(s, N.For):
-        _for(s, depth, out)
+        _for(s, depth, out, notes)
     elif isinstance(s, N.While):
         out.append(f"{pad}while {expr_str(s.cond)}:")
-        _stmt(s.body, depth + 1, out)
+        _stmt(s.body, depth + 1, out, notes)
     elif isinstance(s, N.If):
         out.append(f"{pad}if {expr_str(s.cond)}:")
-        _stmt(s.then_body, depth + 1, out)
+        _stmt(s.then_body, depth + 1, out, notes)
         if s.else_body is not None:
             out.append(f"{pad}else:")
-            _stmt(s.else_body, depth + 1, out)
+            _stmt(s.else_body, depth + 1, out, notes)
     else:
         out.append(pad + _simple(s))
 
 
-def _for(s: N.For, depth: int, out: list) -> None:
+def _for(s: N.For, depth: int, out: list, notes: dict | None = None) -> None:
     names = ", ".join(v.name for v in s.vars)
     exts = ", ".join(expr_str(e) for e in s.extents)
     if s.kind in ("parallel", "grid"):
@@ -151,7 +154,7 @@ def _for(s: N.For, depth: int, out: list) -> None:
             extra += f", stage={list(s.stage)}" if s.stage else ""
         head = f"T.{kind}({rng}{extra})"
     out.append(f"{'    ' * depth}for {names} in {head}:")
-    _stmt(s.body, depth + 1, out)
+    _stmt(s.body, depth + 1, out, notes)
 
 
 def _folded(e) -> str:
