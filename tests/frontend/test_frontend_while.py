@@ -91,3 +91,21 @@ def test_printed_while_kernel_parses_back_to_the_same_text():
     first = print_func(kernels[0])
     again, diags = parse(first)
     assert errors(diags) == [] and print_func(again[0]).splitlines() == first.splitlines()
+
+
+def test_loop_break_call_is_break():
+    src = """
+    @T.prim_func
+    def k(A: T.Tensor((16,), T.float32)):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.serial(16):
+                if A[i] < 0:
+                    T.loop_break()
+            T.loop_break()
+    """
+    kernels, diags = parse(src)
+    errs = [d for d in diags if d.is_error]
+    last = len(("import tilelang\nimport tilelang.language as T\n\n" + src.strip("\n")).splitlines())
+    assert errors(diags) == [("unsupported-syntax", last)]
+    assert "`T.loop_break()` outside a loop" in errs[0].message
+    assert len(nodes(kernels[0], N.Break)) == 1

@@ -158,6 +158,9 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         if isinstance(v, ast.Constant):
             return []  # docstring or a bare literal
         value = self.ev.eval(v)
+        if isinstance(value, N.Call) and value.name == "loop_break" and not value.args:
+            self.loop_exit(node, "T.loop_break()")  # the call form of `break`
+            return [N.Break(self.span(node))]
         if is_expr(value) and isinstance(value, N.Call):
             return [N.Evaluate(value, self.span(node))]
         return []
