@@ -109,3 +109,11 @@ def test_loop_break_call_is_break():
     assert errors(diags) == [("unsupported-syntax", last)]
     assert "`T.loop_break()` outside a loop" in errs[0].message
     assert len(nodes(kernels[0], N.Break)) == 1
+
+
+def test_condition_name_rebound_in_the_body_must_be_an_alloc_var():
+    src = SRC.replace("        j = T.alloc_var(T.int32)\n", "")
+    _, diags = parse(src)
+    errs = [d for d in diags if d.is_error]
+    assert errors(diags)[0] == ("unsupported-syntax", line_of(src, "    j += 1"))
+    assert "T.alloc_var" in errs[0].message

@@ -338,6 +338,7 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         if node.orelse:
             raise KernelError("unsupported-syntax", "`while ... else` is not supported in a kernel; set a flag with "
                               "T.alloc_var before `break` and test it after the loop", node)
+        self.check_while_names(node)
         cond = self.ev.operand(self.ev.eval(node.test))
         if is_scalar(cond) or cond is None or isinstance(cond, (str, tuple, list, dict)):
             if not cond:
@@ -350,6 +351,18 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
                                   node.test)
         body = self.loop_body(node.body, "while")
         return [N.While(c, self.seq(body, node), self.span(node))]
+
+    def check_while_names(self, node: ast.While) -> None:
+        """A name in the condition that the body rebinds must be a T.alloc_var, or the loop never ends."""
+        tested = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+        for st in node.body:
+            for n in ast.walk(st):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in tested:
+                    old = self.env.values.get(n.id)
+                    if not (isinstance(old, N.Buffer) and old.scope == "local.var"):
+                        raise KernelError("unsupported-syntax", f"`{n.id}` in the condition of this `while` is a fixed "
+                                          "value: assigning it in the loop binds a new name and the condition never "
+                                          f"changes; declare `{n.id} = T.alloc_var(T.int32)` before the loop", n)
 
     def loop_body(self, stmts, kind: str) -> list:
         """Parse a loop body with `kind` as the innermost loop (for break/continue)."""
