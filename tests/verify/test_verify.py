@@ -174,3 +174,38 @@ def test_random_tensors_by_dtype():
     assert tolerance("bfloat16") == (1e-2, 1e-2) and tolerance("float32")[0] == 1e-5
     with pytest.raises(ValueError, match="no torch equivalent"):
         random_tensor((2,), "int4")
+
+
+def test_killed_verify_leaves_no_child_behind(tmp_path):
+    """Cancelling `tilelsp verify` (the LSP kills it) must also end the child running the user's code."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "forever.py"
+    path.write_text(textwrap.dedent(FOREVER))
+    parent = subprocess.Popen([sys.executable, "-m", "tilelsp", "verify", str(path), "--device", "cpu",
+                               "--timeout", "120"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def children_of(pid):
+        out = subprocess.run(["pgrep", "-P", str(pid), "-f", "tilelang_core.verify.child"],
+                             capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+
+    deadline = time.monotonic() + 60
+    while not children_of(parent.pid) and time.monotonic() < deadline and parent.poll() is None:
+        time.sleep(0.2)
+    found = children_of(parent.pid)
+    assert found, "the verification child never started"
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{pid}") for pid in found) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    leftover = [pid for pid in found if os.path.exists(f"/proc/{pid}")
+                and "verify.child" in open(f"/proc/{pid}/cmdline").read()]
+    for pid in leftover:
+        os.kill(pid, signal.SIGKILL)
+    assert not leftover, "the verification child outlived its parent"

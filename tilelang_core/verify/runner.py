@@ -36,15 +36,21 @@ def resolve_device(device: str) -> str:
 
 
 def _limits(mem_gb: float | None):
-    """preexec_fn for the child: cap its address space (CPU runs only: CUDA maps huge virtual ranges)."""
-    if mem_gb is None or sys.platform != "linux":
+    """preexec_fn for the child: die with the parent (it runs in its own session, so a killed or cancelled
+    `tilelsp verify` must not leave it running) and cap its address space (CPU runs only: CUDA maps huge
+    virtual ranges)."""
+    if sys.platform != "linux":
         return None
 
     def apply():
+        import ctypes
         import resource
+        import signal
 
-        limit = int(mem_gb * (1 << 30))
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if mem_gb is not None:
+            limit = int(mem_gb * (1 << 30))
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     return apply
 
