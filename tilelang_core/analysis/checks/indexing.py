@@ -30,7 +30,7 @@ def check_index_bounds(buf: N.Buffer, indices, span, ctx: Ctx) -> None:
             continue  # a negative constant index counts from the end, as in Python
         if 0 <= iv.lo and iv.hi < n:
             continue
-        where = f" in dimension {axis + 1}" if len(buf.shape) > 1 else ""
+        where = f" in its {_ordinal(axis + 1)} dimension" if len(buf.shape) > 1 else ""
         ctx.emit("index-out-of-bounds",
                  f"index {expr_str(idx)} of {buf.name}{where} ranges over {_range_text(iv.lo, iv.hi)} but "
                  f"{buf.name} has {n} elements there (valid 0..{n - 1}); fix the index or the loop range",
@@ -58,7 +58,7 @@ def check_region_bounds(region: N.Region, extents, ctx: Ctx, op_span) -> None:
             continue
         cover = f"[{iv.lo}, {iv.hi + e})" if iv.lo == iv.hi else f"up to [{iv.lo}, {iv.hi + e})"
         ctx.emit("index-out-of-bounds",
-                 f"this region of {buf.name} covers {cover} in dimension {axis + 1}, but {buf.name} has {n} "
+                 f"this region of {buf.name} covers {cover} in its {_ordinal(axis + 1)} dimension, but {buf.name} has {n} "
                  f"elements there (valid [0, {n})); keep the slice inside the tile",
                  region.span or op_span, related=related_for(buf))
         return
@@ -128,3 +128,8 @@ def _loop_text(start, extent) -> str:
     if as_int(start) == 0:
         return f"T.Parallel({expr_str(extent)})"
     return f"T.Parallel({expr_str(start)}, {expr_str(start)} + {expr_str(extent)})"
+
+
+def _ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th...: dimensions counted for people (`dim=` arguments are 0-based, so no bare numbers)."""
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n if n < 20 else n % 10, 'th')}"
