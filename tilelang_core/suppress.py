@@ -106,6 +106,14 @@ def collect(source: SourceFile) -> Suppressions:
     return found
 
 
+def drop_suppressed(source: SourceFile, diagnostics) -> list:
+    """Only the diagnostics no `# tilelsp: ignore` comment of `source` silences (e.g. lowering findings)."""
+    if "tilelsp" not in source.text:
+        return list(diagnostics)
+    found = collect(source)
+    return [d for d in diagnostics if not found.suppresses(d.code, d.span.line)]
+
+
 def filter_diagnostics(source: SourceFile, diagnostics, select=None, ignore=None) -> list:
     """Drop diagnostics not in `select`, in `ignore`, or suppressed by a comment; warn about unknown codes there."""
     keep = [d for d in diagnostics if _selected(d.code, select, ignore)]

@@ -17,6 +17,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from tilelang_core import __version__
+from tilelang_core.suppress import drop_suppressed
 
 from . import positions as pos
 from .features import actions, codelens, completion, hover, inlay, semantic
@@ -142,8 +143,8 @@ class TileLanguageServer(LanguageServer):
         result = self.result(doc)
         enc, src = self.encoding, result.source
         out = [to_lsp(d, src, doc.uri, enc, FAST) for d in result.diagnostics]
-        out += [to_lsp(d, src, doc.uri, enc, LOWER) for d in doc.lower_diags]
-        out += [to_lsp(d, src, doc.uri, enc, VERIFY) for d in doc.verify_diags]
+        out += [to_lsp(d, src, doc.uri, enc, LOWER) for d in drop_suppressed(src, doc.lower_diags)]
+        out += [to_lsp(d, src, doc.uri, enc, VERIFY) for d in drop_suppressed(src, doc.verify_diags)]
         return out
 
     def publish(self, doc: DocState, refresh: bool = False) -> None:

@@ -112,3 +112,15 @@ def test_suppression_edit_appends_extends_or_does_nothing():
     fixed = apply(cont, suppression_edit(SourceFile(cont), "undefined-name", 1))
     assert fixed == "x = a + \\\n    b  # note  # tilelsp: ignore[undefined-name]\n"
     assert codes_left(fixed, [diag("undefined-name", 1)]) == []
+
+
+def test_drop_suppressed_filters_lowering_findings_without_adding_warnings():
+    from tilelang_core.diagnostics import Diagnostic, Severity
+    from tilelang_core.source import SourceFile, Span
+    from tilelang_core.suppress import drop_suppressed
+
+    src = SourceFile("x = 1  # tilelsp: ignore[codegen-error]\ny = 2  # tilelsp: ignore[not-a-code]\nz = 3\n")
+    diags = [Diagnostic(code, Severity.ERROR, "m", Span(line, 0, line, 1))
+             for line, code in ((1, "codegen-error"), (2, "codegen-error"), (3, "layout-inference-failed"))]
+    kept = drop_suppressed(src, diags)
+    assert [(d.span.line, d.code) for d in kept] == [(2, "codegen-error"), (3, "layout-inference-failed")]
