@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 
 from ..ir import nodes as N
+from ..language.dtypes import dtype_bits as _table_bits
 from ..ir.arith import as_int, shape_ints
 from ..ir.printer import expr_str
 from .fastwalk import walk
 
-_BITS = {"bool": 8, "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64, "tfloat32": 32}
 _ALIASES = {"half": "float16", "float": "float32", "double": "float64", "bf16": "bfloat16", "fp16": "float16",
             "fp32": "float32"}
 
@@ -26,15 +26,8 @@ def canonical_dtype(dtype: str) -> str:
 
 
 def dtype_bits(dtype: str) -> int | None:
-    """Bits per element of a dtype, or None when unknown."""
-    d = canonical_dtype(dtype)
-    if d in _BITS:
-        return _BITS[d]
-    m = re.fullmatch(r"(u?int|float)(\d+)(_\w+)?(x\d+)?", d)
-    if m:
-        lanes = int(m.group(4)[1:]) if m.group(4) else 1
-        return int(m.group(2)) * lanes
-    return None
+    """Bits per element of a dtype, or None when unknown (the dtype table's width)."""
+    return _table_bits(dtype)
 
 
 def is_float(dtype: str) -> bool:

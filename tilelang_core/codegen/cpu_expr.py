@@ -6,6 +6,7 @@ mismatches promote (float over int, wider over narrower; fp16 with bf16 gives fp
 from __future__ import annotations
 
 from ..ir import nodes as N
+from ..language.dtypes import dtype_bits
 from ._tvm import load
 
 
@@ -29,8 +30,7 @@ def is_float(dtype: str) -> bool:
 
 
 def _bits(dtype: str) -> int:
-    digits = "".join(ch for ch in dtype if ch.isdigit())
-    return int(digits) if digits else 32
+    return dtype_bits(dtype) or 32
 
 
 def promote(a: str, b: str) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..ir import nodes as N
+from ..language.dtypes import dtype_bits
 
 _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
 _UNARY_MATH = {"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "tanh", "sin", "cos",
@@ -35,8 +36,7 @@ def promote(a: str, b: str) -> str:
 
 
 def _bits(dtype: str) -> int:
-    digits = "".join(ch for ch in dtype if ch.isdigit())
-    return int(digits) if digits else 32
+    return dtype_bits(dtype) or 32
 
 
 def dtype_of(e) -> str:
