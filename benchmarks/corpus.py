@@ -1,7 +1,10 @@
-"""Compatibility corpus run: check (and optionally lower) every TileLang file under a folder; count outcomes.
+"""Compatibility corpus runs over a tile-ai/tilelang `examples/` checkout (never part of this repository).
 
-Usage: python benchmarks/corpus.py /path/to/tilelang/examples [--lower cpu|sm_90a] [--json out.json]
-The corpus is never part of this repository (fetch tile-ai/tilelang elsewhere).
+Static mode: check (and with --lower, lower) every file without running it:
+    python benchmarks/corpus.py /path/to/tilelang/examples [--lower cpu|sm_90a] [--json out.json]
+Run-the-main mode: each kernel file runs as `__main__` under our alias and a GPU shim (corpus_run.py):
+    python benchmarks/corpus.py /path/to/examples --run cuda|cpu [-j 2] [--timeout 180] [--only SUBSTR ...]
+        [--reference corpus_real_tilelang.md] [--cuda-dir DIR] [--json out.json]
 """
 from __future__ import annotations
 
@@ -44,7 +47,15 @@ def main(argv=None) -> int:
     ap.add_argument("folder")
     ap.add_argument("--lower", default=None)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--run", choices=("cuda", "cpu"), default=None, help="run each file's __main__ (see corpus_run)")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=180.0)
+    ap.add_argument("--only", nargs="*", default=[])
+    ap.add_argument("--reference", default=None, help="the research table of the real TileLang's mode C")
+    ap.add_argument("--cuda-dir", default=None, help="keep each lowered file's CUDA source here")
     args = ap.parse_args(argv)
+    if args.run:
+        return run_mode(args)
     files = sorted(p for p in Path(args.folder).rglob("*.py") if not p.name.startswith("test_"))
     t0 = time.perf_counter()
     rows = [check_file(p, args.lower) for p in files]
@@ -64,6 +75,23 @@ def main(argv=None) -> int:
     print(json.dumps(summary, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps({"summary": summary, "files": rows}, indent=2))
+    return 0
+
+
+def run_mode(args) -> int:
+    """The run-the-main mode: progress per file, a per-cause table, JSON."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import corpus_run
+
+    t0 = time.perf_counter()
+    rows = corpus_run.run_corpus(Path(args.folder), args.run, args.jobs, args.timeout, args.only,
+                                 Path(args.cuda_dir) if args.cuda_dir else None)
+    reference = corpus_run.reference_lowered(Path(args.reference)) if args.reference else None
+    summary = corpus_run.summarize(rows, args.run, reference)
+    summary["seconds"] = round(time.perf_counter() - t0, 1)
+    corpus_run.print_table(summary)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"summary": summary, "files": rows}, indent=1, default=str))
     return 0
 
 

@@ -5,6 +5,7 @@ CPU ("cpu"/"llvm"): parsed -> legalized -> tir -> llvm (the CPU backend's to_tir
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 from ..diagnostics import CompileError, Diagnostic, Severity
@@ -63,18 +64,11 @@ def _error(func, exc, target: str) -> CompileError:
     return CompileError([diag], func.source_path)
 
 
-def lower(func, target="sm_90a", until: str | None = None) -> LowerResult:
-    """Run the pipeline up to `until` (all stages by default); errors raise CompileError at the user's line."""
-    arch = normalize_target(target)
-    names = stage_names(arch)
-    if until is not None and until not in names:
-        raise ValueError(f"unknown stage {until!r} for target {arch}; stages: {', '.join(names)}")
-    result = LowerResult(arch)
+@contextlib.contextmanager
+def user_errors(func, arch: str):
+    """Turn any lowering failure inside the block into a CompileError at the user's line (internal ones say so)."""
     try:
-        if arch == "cpu":
-            _lower_cpu(func, result, until)
-        else:
-            _lower_cuda(func, arch, result, until)
+        yield
     except CompileError:
         raise
     except ImportError:  # tvm missing or the wrong version: its own clear message
@@ -84,6 +78,20 @@ def lower(func, target="sm_90a", until: str | None = None) -> LowerResult:
             exc = _Internal(f"internal error in the {arch} lowering ({type(exc).__name__}: {exc}); "
                             "please report it with this kernel")
         raise _error(func, exc, arch) from exc
+
+
+def lower(func, target="sm_90a", until: str | None = None) -> LowerResult:
+    """Run the pipeline up to `until` (all stages by default); errors raise CompileError at the user's line."""
+    arch = normalize_target(target)
+    names = stage_names(arch)
+    if until is not None and until not in names:
+        raise ValueError(f"unknown stage {until!r} for target {arch}; stages: {', '.join(names)}")
+    result = LowerResult(arch)
+    with user_errors(func, arch):
+        if arch == "cpu":
+            _lower_cpu(func, result, until)
+        else:
+            _lower_cuda(func, arch, result, until)
     return result
 
 

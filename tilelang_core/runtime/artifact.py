@@ -152,8 +152,10 @@ def _from_meta(meta: dict, source: str, cubin: bytes) -> Artifact:
 
 def _build(func, arch: str) -> Artifact:
     from ..codegen.cuda import generate
+    from ..passes.pipeline import user_errors
 
-    ck = generate(func, arch)
+    with user_errors(func, arch):
+        ck = generate(func, arch)
     cubin = compile_cubin(ck.source, arch)
     version = nvcc_version()
     return Artifact(name=func.name, kernel_symbol=ck.kernel_symbol, arch=arch, source=ck.source, cubin=cubin,

@@ -55,8 +55,10 @@ def _device_arch() -> str:
 class _CpuBackend:
     def __init__(self, func: N.PrimFunc):
         from ..codegen import cpu
+        from ..passes.pipeline import user_errors
 
-        self.module = cpu.build(func)
+        with user_errors(func, "cpu"):
+            self.module = cpu.build(func)
         self.device = "cpu"
 
     def run(self, args):
