@@ -3,7 +3,9 @@
 Usage: python benchmarks/corpus_child.py --mode cuda|cpu --out RESULT.json FILE
 cuda: every kernel build is lowered for sm_90a and compiled with nvcc; the run stops after the first kernel
       (as the reference measurement of the real TileLang did). cpu: kernels build for the CPU backend and run,
-      so the file's own result checks run to the end of its main().
+      so the file's own result checks run to the end of its main(). gpu-build: every kernel is built as an sm_90a
+      artifact into the disk cache (TILELSP_CACHE_DIR) and run on the CPU backend, so that the same file run on a
+      GPU machine finds every kernel it builds in that cache (benchmarks/gpu_corpus.py).
 """
 from __future__ import annotations
 
@@ -50,6 +52,22 @@ def _patch_cuda(result: dict, cuda_out: Path | None) -> None:
             raise FirstKernelDone()
 
     jit._CudaBackend = ShimCudaBackend
+
+
+def _patch_gpu_build(result: dict) -> None:
+    from tilelang_core.runtime import artifact, jit
+
+    _patch_cpu(result)
+    cpu_backend = jit._CpuBackend
+
+    class ArtifactAndCpuBackend(cpu_backend):
+        """Build (and cache) the sm_90a artifact, then run on the CPU backend so the file goes on."""
+
+        def __init__(self, func):
+            artifact.build_artifact(func, "sm_90a")
+            super().__init__(func)
+
+    jit._CpuBackend = ArtifactAndCpuBackend
 
 
 def _patch_cpu(result: dict) -> None:
@@ -110,7 +128,8 @@ def run(path: Path, mode: str, cuda_out: Path | None) -> dict:
     import corpus_shim
 
     corpus_shim.install()
-    (_patch_cuda(result, cuda_out) if mode == "cuda" else _patch_cpu(result))
+    {"cuda": lambda: _patch_cuda(result, cuda_out), "cpu": lambda: _patch_cpu(result),
+     "gpu-build": lambda: _patch_gpu_build(result)}[mode]()
     os.chdir(path.parent)
     sys.path.insert(0, str(path.parent))
     sys.argv = [str(path)]
@@ -132,7 +151,7 @@ def run(path: Path, mode: str, cuda_out: Path | None) -> dict:
 def main() -> int:
     """Parse arguments, run the file, write the JSON."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=("cuda", "cpu"), required=True)
+    ap.add_argument("--mode", choices=("cuda", "cpu", "gpu-build"), required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--cuda-out", default=None)
     ap.add_argument("file")

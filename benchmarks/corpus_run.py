@@ -100,6 +100,10 @@ def _excluded(err: dict | None, text: str, path: str) -> str | None:
     msg = (err or {}).get("message", "")
     if err and err["type"] == "ModuleNotFoundError" and "tilelang" not in msg:
         return "needs a missing optional package: " + msg
+    if err and err["type"] == "NameError" and re.search(r"^\s*(from|import) fla\b", text, re.MULTILINE):
+        return "needs a missing optional package: fla (its import is guarded; the name it defines is missing)"
+    if "libcuda.so cannot found" in msg:
+        return "needs a real GPU: its Triton reference kernels run before the TileLang kernel is built"
     if SM100_MARKERS.search(text):
         return "needs SM100/SM120 (Blackwell)"
     if AMD_MARKERS.search(text) or "/amd/" in path or "_amd" in path or "cdna" in path:

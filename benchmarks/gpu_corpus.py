@@ -1,0 +1,103 @@
+"""Real TileLang example files, run with their own result checks on a GPU machine from artifacts built here.
+
+Here (tvm, nvcc, no GPU):  python benchmarks/gpu_corpus.py prepare /path/to/examples FILE... [--dir .gpu_corpus]
+    copies each file's folder under DIR/examples and runs the file once in corpus_child's gpu-build mode, which
+    builds every kernel the file builds as an sm_90a artifact into DIR/cache (and runs it on the CPU backend so
+    the file goes on to its later kernels).
+There (GPU, torch, cuda-bindings, no tvm):  python3 benchmarks/gpu_corpus.py run [--dir .gpu_corpus]
+    runs every prepared file as `__main__` through `python -m tilelang_core.run` with TILELSP_CACHE_DIR=DIR/cache:
+    each kernel build is a cache hit launched by our tvm-free launcher; a file passes when its main() exits 0
+    (its own assert_close checks ran on the GPU). A kernel missing from the cache fails (no tvm there).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def prepare(examples: Path, files: list[str], out: Path, timeout: float) -> int:
+    """Copy the files' folders and build their artifacts into out/cache; prints one line per file."""
+    (out / "examples").mkdir(parents=True, exist_ok=True)
+    listed = []
+    for rel in files:
+        src = examples / rel
+        dst = out / "examples" / rel
+        if not dst.parent.exists():
+            shutil.copytree(src.parent, dst.parent, ignore=shutil.ignore_patterns("__pycache__"))
+        env = dict(os.environ, TILELSP_CACHE_DIR=str(out / "cache"), TILELANG_CORE_ALIAS="force")
+        t0 = time.perf_counter()
+        res = out / "last_build.json"
+        try:
+            subprocess.run([sys.executable, str(ROOT / "benchmarks" / "corpus_child.py"), "--mode", "gpu-build",
+                            "--out", str(res), str(dst)], env=env, timeout=timeout, capture_output=True)
+            row = json.loads(res.read_text())
+        except (subprocess.TimeoutExpired, OSError, ValueError) as exc:
+            row = {"status": f"build failed: {type(exc).__name__}", "kernels": []}
+        ok = row["status"] == "finished" and row["kernels"]
+        print(f"{'built' if ok else 'FAILED':7} {time.perf_counter() - t0:6.1f}s {len(row['kernels'])} kernel(s) "
+              f"{rel} {'' if ok else (row.get('error') or {}).get('message', row['status'])[:120]}", flush=True)
+        if ok:
+            listed.append(rel)
+    (out / "files.json").write_text(json.dumps(listed, indent=1))
+    return 0
+
+
+def run(out: Path, timeout: float, report: Path | None) -> int:
+    """Run every prepared file on the GPU; prints a PASS/FAIL table last."""
+    files = json.loads((out / "files.json").read_text())
+    env = dict(os.environ, TILELSP_CACHE_DIR=str((out / "cache").resolve()), TILELANG_CORE_ALIAS="force",
+               PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+    rows = []
+    for rel in files:
+        path = (out / "examples" / rel).resolve()
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.run([sys.executable, "-m", "tilelang_core.run", str(path)], cwd=path.parent, env=env,
+                               timeout=timeout, capture_output=True, text=True)
+            status = "PASS" if p.returncode == 0 else "FAIL"
+            tail = (p.stdout + p.stderr).strip().splitlines()[-3:]
+        except subprocess.TimeoutExpired:
+            status, tail = "TIMEOUT", []
+        rows.append({"file": rel, "status": status, "seconds": round(time.perf_counter() - t0, 1), "tail": tail})
+        print(f"{status:7} {rows[-1]['seconds']:6.1f}s {rel}", flush=True)
+    if report is not None:
+        report.write_text(json.dumps(rows, indent=1))
+    print("\n| file | result | s |\n|---|---|---|")
+    for r in rows:
+        print(f"| {r['file']} | {r['status']} | {r['seconds']} |")
+        if r["status"] != "PASS":
+            print("|   | " + " / ".join(r["tail"])[:300] + " | |")
+    passed = sum(r["status"] == "PASS" for r in rows)
+    print(f"\n{passed}/{len(rows)} files passed their own checks on the GPU")
+    return 0 if passed == len(rows) else 1
+
+
+def main() -> int:
+    """Parse the subcommand."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    pp = sub.add_parser("prepare")
+    pp.add_argument("examples")
+    pp.add_argument("files", nargs="+")
+    pr = sub.add_parser("run")
+    for p in (pp, pr):
+        p.add_argument("--dir", default=str(ROOT / ".gpu_corpus"))
+        p.add_argument("--timeout", type=float, default=300.0)
+    pr.add_argument("--report", default=None)
+    args = ap.parse_args()
+    out = Path(args.dir)
+    if args.cmd == "prepare":
+        return prepare(Path(args.examples), args.files, out, args.timeout)
+    return run(out, args.timeout, Path(args.report) if args.report else None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
