@@ -10,13 +10,10 @@ import re
 from ..ir import nodes as N
 from ..ir.arith import as_int, shape_ints
 from ..ir.visitor import walk
+from ..language.dtypes import dtype_bits
 from ..passes.layouts import Generic, Mma, MmaRow, Replicated, ravel
 from .cuda_expr import ExprEmitter, ExprError
 from .cuda_pipeline import PipelineEmitter
-
-DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
-               "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "bool": 1,
-               "float8_e4m3fn": 1, "float8_e5m2": 1}
 
 
 class LoweringError(Exception):
@@ -30,9 +27,10 @@ class LoweringError(Exception):
 
 def nbytes(dtype: str) -> int:
     """Bytes per element of `dtype`."""
-    if dtype not in DTYPE_BYTES:
+    bits = dtype_bits(dtype)
+    if bits is None or bits % 8 or dtype == "handle":
         raise LoweringError(f"dtype '{dtype}' is not supported by the CUDA backend")
-    return DTYPE_BYTES[dtype]
+    return bits // 8
 
 
 class KernelEmitter(PipelineEmitter):

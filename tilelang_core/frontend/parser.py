@@ -270,6 +270,9 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
 
             dims = const_dims(self, value)
             value = dims[0] if len(dims) == 1 else dims
+        if is_expr(value) and not isinstance(value, N.Const) and _of_dims(value):
+            self.env.values[target.id] = value  # `KH = K`, `OH = (H - K) // S + 1`: an alias, as in Python
+            return []
         if is_expr(value) and not isinstance(value, N.Const):
             var = N.Var(target.id, expr_dtype(value), "let", self.span(target))
             self.env.values[target.id] = var
@@ -376,3 +379,11 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         return loops.parse_with(self, node)
 
 __all__ = ["KernelParser", "KernelError"]
+
+
+def _of_dims(value) -> bool:
+    """True when an expression reads only dims and scalar parameters (fixed for the whole launch)."""
+    from ..ir.visitor import walk
+
+    return not any(isinstance(n, N.Load) or isinstance(n, N.Var) and n.kind not in ("symbolic", "param")
+                   for n in walk(value))

@@ -1,0 +1,95 @@
+"""Dims the real TileLang examples use, lowered for sm_90a and compiled with nvcc: names bound to dims before
+`T.Kernel` (`KH = K`, `OH = (H - K) // S + 1`), `T.dynamic` dims, `T.float8_e4m3`; the same kernels run on the
+CPU backend against torch."""
+from __future__ import annotations
+
+import runpy
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.tvm
+
+KERNELS = '''
+import tilelang_core as tilelang
+import tilelang_core.language as T
+
+
+def window_sum(target):
+    @tilelang.jit(target=target)
+    def kernel(X, W, S: int = 1, block: int = 8):
+        M, L, K = T.const("M, L, K")
+        KH, KW = K, K                     # aliases of the dim K
+        OL = (L - KH) // S + 1            # a dim expression bound to a name
+        X: T.Tensor((M, L), "float32")
+        W: T.Tensor((KH, KW), "float32")
+        Y = T.empty((M, OL), "float32")
+        with T.Kernel(T.ceildiv(M, block), threads=32) as bx:
+            for i, o in T.Parallel(block, OL):
+                acc = T.alloc_var("float32")
+                acc = 0.0
+                for k in T.serial(KW):
+                    acc += X[bx * block + i, o * S + k] * W[0, k]
+                Y[bx * block + i, o] = acc
+        return Y
+    return kernel
+
+
+def scale_rows(target):
+    @tilelang.jit(target=target)
+    def kernel(X, block: int = 16):
+        M = T.dynamic("m")
+        N = T.const("N")
+        rows = M                          # an alias of a T.dynamic dim
+        X: T.Tensor((rows, N), "float32")
+        Y = T.empty((rows, N), "float32")
+        with T.Kernel(T.ceildiv(rows, block), threads=64) as bx:
+            tile = T.alloc_fragment((block, N), "float32")
+            T.copy(X[bx * block, 0], tile)
+            for i, j in T.Parallel(block, N):
+                tile[i, j] = tile[i, j] * 3.0
+            T.copy(tile, Y[bx * block, 0])
+        return Y
+    return kernel
+
+
+def to_e4m3(target):
+    @tilelang.jit(target=target)
+    def kernel(X):
+        M, N = T.const("M, N")
+        X: T.Tensor((M, N), "float32")
+        Y = T.empty((M, N), T.float8_e4m3)
+        with T.Kernel(T.ceildiv(M, 32), threads=128) as bx:
+            s = T.alloc_shared((32, N), T.float8_e4m3)
+            for i, j in T.Parallel(32, N):
+                s[i, j] = X[bx * 32 + i, j]
+            T.copy(s, Y[bx * 32, 0])
+        return Y
+    return kernel
+'''
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dims") / "dim_kernels.py"
+    path.write_text(textwrap.dedent(KERNELS))
+    return runpy.run_path(str(path), run_name="dim_kernels")
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("name, dims", [("window_sum", dict(M=16, L=40, K=3)),
+                                        ("scale_rows", dict(m=64, N=32)),
+                                        ("to_e4m3", dict(M=64, N=64))])
+def test_dim_kernels_compile_for_sm90a(mod, name, dims):
+    kernel = mod[name]("sm_90a").compile(**dims)
+    assert kernel.arch == "sm_90a" and "__global__" in kernel.get_kernel_source()
+
+
+def test_dim_aliases_run_on_the_cpu_backend(mod):
+    x, w = torch.randn(16, 40), torch.randn(3, 3)
+    y = mod["window_sum"]("cpu")(x, w, S=2)
+    ref = torch.stack([(x[:, o * 2:o * 2 + 3] * w[0]).sum(1) for o in range((40 - 3) // 2 + 1)], 1)
+    torch.testing.assert_close(y, ref)
+    x = torch.randn(48, 32)
+    torch.testing.assert_close(mod["scale_rows"]("cpu")(x), x * 3.0)
