@@ -5,11 +5,34 @@ columns in the negotiated code units. Out-of-range positions are clamped, never 
 """
 from __future__ import annotations
 
+import re
+
 from lsprotocol import types
 
 from tilelang_core.source import SourceFile, Span
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
+BREAK = re.compile(r"\r\n|\r|\n")  # the only line breaks LSP knows
+
+
+def lsp_lines(text: str) -> list[str]:
+    """A text's lines without their breaks, split only where LSP ends lines: \\n, \\r\\n and \\r (never at
+    U+2028, form feed or the other breaks `str.splitlines` knows)."""
+    return BREAK.split(text)
+
+
+def text_of_line(source: SourceFile, line: int) -> str:
+    """The text of a 1-based LSP line of `source` ('' when out of range)."""
+    lines = source.__dict__.get("_lsp_lines")
+    if lines is None:
+        lines = source.__dict__["_lsp_lines"] = lsp_lines(source.text)
+    return lines[line - 1] if 1 <= line <= len(lines) else ""
+
+
+def line_count(source: SourceFile) -> int:
+    """The number of LSP lines of `source`."""
+    text_of_line(source, 1)
+    return len(source.__dict__["_lsp_lines"])
 
 
 def encoding_name(encoding) -> str:
@@ -52,18 +75,18 @@ def units_to_col(line_text: str, units: int, encoding: str = UTF16) -> int:
 
 def span_to_range(span: Span, source: SourceFile, encoding: str = UTF16) -> types.Range:
     """A Span (1-based lines, code points) as an LSP Range in `encoding`."""
-    start = types.Position(max(0, span.line - 1), col_to_units(source.line_text(span.line), span.col, encoding))
-    end = types.Position(max(0, span.end_line - 1), col_to_units(source.line_text(span.end_line), span.end_col, encoding))
+    start = types.Position(max(0, span.line - 1), col_to_units(text_of_line(source, span.line), span.col, encoding))
+    end = types.Position(max(0, span.end_line - 1), col_to_units(text_of_line(source, span.end_line), span.end_col, encoding))
     return types.Range(start, end)
 
 
 def position_to_point(position: types.Position, source: SourceFile, encoding: str = UTF16) -> tuple[int, int]:
     """An LSP Position as (1-based line, code-point col), clamped to the document."""
-    nlines = len(source.lines)
+    nlines = line_count(source)
     line = min(max(position.line, 0), max(nlines - 1, 0)) + 1
     if position.line >= nlines:
-        return line, len(source.line_text(line))
-    return line, units_to_col(source.line_text(line), position.character, encoding)
+        return line, len(text_of_line(source, line))
+    return line, units_to_col(text_of_line(source, line), position.character, encoding)
 
 
 def range_to_span(rng: types.Range, source: SourceFile, encoding: str = UTF16) -> Span:

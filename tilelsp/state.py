@@ -1,8 +1,9 @@
 """Open documents, their versions, the per-(uri, version) analysis cache, and debounced re-checks.
 
-The fast check runs here, in the server process: it is pure Python (`tilelang_core.check_source`)
-and never imports tvm or executes user code. Lowering and verify results are stored per document
-with the version they were computed for, so stale ones can be dropped.
+The fast check is pure Python (`tilelang_core.check_source`, never tvm, never user code) and runs in a
+check child process (`checks.CheckPool`) so that the event loop stays free; a newer version of a document
+cancels the check of the older one. Lowering and verify results are stored per document with the version
+they were computed for, so stale ones can be dropped.
 """
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ from dataclasses import dataclass, field
 from pygls.uris import to_fs_path
 
 from tilelang_core.check import CheckResult
-from tilelang_core.source import SourceFile
 
-from .features.diagnostics import internal_error, too_large
+from .checks import CheckPool
 
 
 @dataclass
@@ -32,6 +32,7 @@ class DocState:
     lower_diags: list = field(default_factory=list)
     verify_diags: list = field(default_factory=list)
     pending: asyncio.Task | None = None
+    checking: tuple | None = None  # (key, task) of the check running for this document
 
     @property
     def path(self) -> str:
@@ -39,27 +40,12 @@ class DocState:
         return to_fs_path(self.uri) or self.uri
 
 
-def run_check(text: str, path: str, targets) -> CheckResult:
-    """`check_source` with the size cap and a guard: bad input yields diagnostics, never an exception."""
-    source = SourceFile(text, path)
-    big = too_large(source)
-    if big is not None:
-        return CheckResult(source, [], [big], None, tuple(targets))
-    try:
-        from tilelang_core.check import check_source
-
-        return check_source(text, path, tuple(targets))
-    except RecursionError as exc:
-        return CheckResult(source, [], [internal_error(exc, "check this file (nesting too deep)")], None, tuple(targets))
-    except Exception as exc:  # noqa: BLE001 - the server must survive any checker bug
-        return CheckResult(source, [], [internal_error(exc, "check this file")], None, tuple(targets))
-
-
 class State:
     """All open documents of one server."""
 
-    def __init__(self) -> None:
+    def __init__(self, checker: CheckPool | None = None) -> None:
         self.docs: dict[str, DocState] = {}
+        self.checker = checker or CheckPool()
 
     def open(self, uri: str, version: int, text: str) -> DocState:
         """Start tracking a document."""
@@ -80,18 +66,37 @@ class State:
         doc = self.docs.pop(uri, None)
         if doc is not None and doc.pending is not None:
             doc.pending.cancel()
+        if doc is not None and doc.checking is not None:
+            doc.checking[1].cancel()
 
     def get(self, uri: str) -> DocState | None:
         """The document for a URI, or None when it is not open."""
         return self.docs.get(uri)
 
-    def analysis(self, doc: DocState, targets) -> CheckResult:
-        """The check result for the document's current version and targets (cached)."""
-        key = (doc.version, len(doc.text), hash(doc.text), tuple(targets))
-        if doc.result is None or doc.result_key != key:
-            doc.result = run_check(doc.text, doc.path, targets)
-            doc.result_key = key
-        return doc.result
+    async def analysis(self, doc: DocState, targets) -> CheckResult:
+        """The check result for the document's current version and targets (cached; computed off the loop).
+
+        A check superseded by a newer version is cancelled; its waiters then wait for the newer one."""
+        while True:
+            key = (doc.version, len(doc.text), hash(doc.text), tuple(targets))
+            if doc.result is not None and doc.result_key == key:
+                return doc.result
+            if doc.checking is None or doc.checking[0] != key or doc.checking[1].cancelled():
+                if doc.checking is not None:
+                    doc.checking[1].cancel()  # an older version's check: no one needs it now
+                doc.checking = (key, asyncio.ensure_future(self._check(doc, key, doc.text, targets)))
+            try:
+                return await asyncio.shield(doc.checking[1])
+            except asyncio.CancelledError:
+                if asyncio.current_task().cancelling():
+                    raise  # this waiter itself was cancelled (e.g. $/cancelRequest)
+
+    async def _check(self, doc: DocState, key: tuple, text: str, targets) -> CheckResult:
+        result = await self.checker.check(text, doc.path, targets)
+        doc.result, doc.result_key = result, key
+        if doc.checking is not None and doc.checking[0] == key:
+            doc.checking = None
+        return result
 
     def schedule(self, doc: DocState, delay_s: float, job) -> asyncio.Task:
         """Run `job()` (a coroutine function) after `delay_s`, replacing any pending job for the document."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 from lsprotocol import types
 
 from tilelang_core.source import SourceFile, Span
-from tilelsp.positions import (UTF8, UTF16, UTF32, col_to_units, encoding_name, position_to_point, range_to_span,
-                               span_to_range, units_to_col)
+from tilelsp.positions import (UTF8, UTF16, UTF32, col_to_units, encoding_name, line_count, lsp_lines,
+                               position_to_point, range_to_span, span_to_range, units_to_col)
 
 LINE = 'x = "é😀"; T.copy(A, B)'  # é: 1 UTF-16 unit / 2 UTF-8 bytes; 😀: 2 UTF-16 units / 4 UTF-8 bytes
 
@@ -38,7 +38,7 @@ def test_span_roundtrip_and_clamping():
     assert (rng.start.line, rng.start.character, rng.end.character) == (1, 11, 17)
     assert range_to_span(rng, src, UTF16) == span
     far = types.Position(line=99, character=500)
-    assert position_to_point(far, src, UTF16)[0] == len(src.lines)
+    assert position_to_point(far, src, UTF16) == (3, 0)  # past the end: the end of the (empty) last line
     assert position_to_point(types.Position(line=1, character=10_000), src, UTF8) == (2, len(LINE))
 
 
@@ -46,3 +46,10 @@ def test_encoding_name_defaults_to_utf16():
     assert encoding_name(None) == UTF16
     assert encoding_name(types.PositionEncodingKind.Utf8) == UTF8
     assert encoding_name("latin-1") == UTF16
+
+
+def test_only_lsp_line_breaks_count():
+    src = SourceFile("a\u2028b\x0cc\r\nd\re\nf")
+    assert lsp_lines(src.text) == ["a\u2028b\x0cc", "d", "e", "f"] and line_count(src) == 4
+    assert position_to_point(types.Position(line=1, character=0), src, UTF16) == (2, 0)
+    assert span_to_range(Span(4, 1, 4, 1), src, UTF16).start == types.Position(line=3, character=1)

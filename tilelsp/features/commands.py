@@ -31,14 +31,14 @@ def _plain(obj):
     return obj
 
 
-def on_kernels(ls: TileLanguageServer, params):
+async def on_kernels(ls: TileLanguageServer, params):
     """`tilelsp/kernels`: the kernels of a document with ranges, instances and stage names."""
     p = _plain(params) or {}
     uri = (p.get("textDocument") or {}).get("uri") or p.get("uri")
     doc = ls.doc(uri) if uri else None
     if doc is None:
         raise JsonRpcInvalidParams(f"unknown document {uri!r}: open it first")
-    return {"kernels": ir_view.kernels_payload(ls.result(doc), ls.settings.targets[0], ls.range_of(doc))}
+    return {"kernels": ir_view.kernels_payload(await ls.result(doc), ls.settings.targets[0], await ls.range_of(doc))}
 
 
 def on_status(ls: TileLanguageServer, params):
@@ -122,7 +122,7 @@ async def run_verify(ls: TileLanguageServer, args, bench: bool) -> dict:
         if progress:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
     res = verify.parse_result(code, out, err, kernel)
-    _publish_verify(ls, doc, kernel, res)
+    await _publish_verify(ls, doc, kernel, res)
     level = types.MessageType.Info if res["passed"] else types.MessageType.Error
     ls.window_show_message(types.ShowMessageParams(level, f"tilelsp {what.lower()}: {res['message']}"))
     return {k: res.get(k) for k in ("passed", "maxAbsErr", "maxRelErr", "timeMs", "device", "message")}
@@ -144,14 +144,14 @@ async def _begin_progress(ls: TileLanguageServer, token: str, title: str, cancel
     return True
 
 
-def _publish_verify(ls: TileLanguageServer, doc: DocState, kernel: str, res: dict) -> None:
+async def _publish_verify(ls: TileLanguageServer, doc: DocState, kernel: str, res: dict) -> None:
     live = ls.state.get(doc.uri)
     if live is None:
         return
-    result = ls.result(live)
+    result = await ls.result(live)
     span = next((k.name_span or k.span for k in result.kernels if k.name == kernel), None)
     if span is None:
         return
     live.verify_diags = [d for d in live.verify_diags if d.kernel != kernel]
     live.verify_diags += verify.result_diagnostics(res, kernel, span)
-    ls.publish(live, refresh=True)
+    await ls.publish(live, refresh=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..positions import lsp_lines
 from .symbols import canonical, import_aliases
 
 TOKEN_TYPES = ("function", "type", "variable", "parameter")
@@ -43,7 +44,7 @@ def builtin_tokens(text: str, lines: list[str]) -> list[Token]:
 
 def buffer_tokens(result) -> list[Token]:
     """Every declaration and use of a buffer, with its scope as a modifier."""
-    out, lines = set(), result.source.lines
+    out, lines = set(), lsp_lines(result.source.text)
     for b in getattr(getattr(result, "facts", None), "buffers", None) or ():
         mod = _SCOPE_MOD.get(b.scope, "global")
         kind = "parameter" if b.scope == "global" else "variable"
@@ -59,7 +60,8 @@ def buffer_tokens(result) -> list[Token]:
 
 def semantic_tokens(result) -> list[Token]:
     """All tokens of a document, sorted, without overlaps (buffers win over builtins)."""
-    tokens = sorted(set(buffer_tokens(result)) | set(builtin_tokens(result.source.text, result.source.lines)))
+    text = result.source.text
+    tokens = sorted(set(buffer_tokens(result)) | set(builtin_tokens(text, lsp_lines(text))))
     out: list[Token] = []
     for t in tokens:
         if out and out[-1].line == t.line and t.col < out[-1].col + out[-1].length:
