@@ -42,6 +42,8 @@ _ROWS = [
              "with T.Kernel(1, 2, 3, 4) as (a, b, c, d): ...", "Give T.Kernel 1 to 3 grid dimensions."),
     CodeInfo("instance-error", W, "frontend", "A kernel factory could not be instantiated with the values found statically.",
              "kernel = matmul(M=N // 0)", "Fix the call, or add a `# tilelsp: matmul(M=..., ...)` comment."),
+    CodeInfo("invalid-value", E, "frontend", "A size, extent, thread count, stage count or divisor that no kernel can have: zero or negative, not an integer, infinite or NaN, over int32, or a division by zero.",
+             "T.alloc_shared((0, 32), T.float16)", "Fix the value (or the factory argument it comes from) so it is a positive integer below 2**31."),
     CodeInfo("buffer-rank-mismatch", E, "frontend", "A buffer is indexed with the wrong number of indices.",
              "A_shared[i] = 0  # A_shared is 2-D", "Give one index per dimension."),
     # --- tile ops -------------------------------------------------------------------------
@@ -116,7 +118,7 @@ _ROWS = [
              "# a Latin-1 file without a `# -*- coding: latin-1 -*-` line", "Check the file's permissions and its encoding (UTF-8 or a PEP 263 cookie)."),
     CodeInfo("suppression-unknown-code", W, "cli", "A `# tilelsp: ignore[...]` comment names a code that does not exist.",
              "x = y  # tilelsp: ignore[gemm-shape-mismatc]", "Spell the code as docs/diagnostics.md lists it."),
-    CodeInfo("internal-error", E, "cli", "The checker itself crashed on this file (a tilelsp bug, not yours).",
+    CodeInfo("internal-error", E, "cli", "The checker or the lowering itself failed on this construct (a tilelsp bug, not yours); an error, so nothing is reported as passing unchecked.",
              "(internal)", "Report it with the file; `tilelsp check --debug` prints the traceback."),
     # --- lsp ------------------------------------------------------------------------------
     CodeInfo("file-too-large", I, "lsp", "The editor's fast check skips files above 1,000,000 characters.",

@@ -97,6 +97,17 @@ class DiagnosticSink:
         return any(d.is_error for d in self.items)
 
 
+def internal_message(where: str, exc: BaseException) -> str:
+    """The message of an internal-error: what failed where, and a request to report it (never raises)."""
+    try:
+        detail = str(exc)
+    except Exception:  # noqa: BLE001 - e.g. an integer too long to print
+        detail = ""
+    detail = detail if len(detail) <= 300 else detail[:300] + "..."
+    return (f"internal error {where} ({type(exc).__name__}{': ' + detail if detail else ''}); this is a tilelsp bug, "
+            "not yours: please report it with this kernel")
+
+
 def sorted_diagnostics(diags) -> list[Diagnostic]:
     """Diagnostics in source order (line, column, code)."""
     return sorted(diags, key=lambda d: (d.span.line, d.span.col, d.code, d.message))

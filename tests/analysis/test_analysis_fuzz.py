@@ -55,5 +55,5 @@ def test_random_kernels_never_crash():
     rng = random.Random(1234)
     for _ in range(300):
         diags, facts = run(_random_kernel(rng), ("sm_90a", "sm_80"))
-        assert not [d.message for d in diags if d.code == "instance-error"]
+        assert not [d.message for d in diags if d.code in ("instance-error", "internal-error")]
         assert facts.kernels

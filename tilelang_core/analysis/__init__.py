@@ -15,7 +15,7 @@ __all__ = ["analyze", "Facts", "parse_targets", "DEFAULT_TARGET"]
 
 def analyze(kernels, targets=(DEFAULT_TARGET,), sink=None) -> Facts:
     """Run every check on every kernel instance; return the facts for hover and inlay hints."""
-    from ..diagnostics import DiagnosticSink
+    from ..diagnostics import DiagnosticSink, internal_message
 
     sink = sink if sink is not None else DiagnosticSink()
     targets = tuple(targets) or (DEFAULT_TARGET,)
@@ -24,10 +24,11 @@ def analyze(kernels, targets=(DEFAULT_TARGET,), sink=None) -> Facts:
         try:
             _analyze_one(func, targets, sink, facts)
         except RecursionError:
-            walker.Ctx(func, sink).emit("instance-error", "the kernel is nested too deeply to analyse", func.span)
+            walker.Ctx(func, sink).emit("unsupported-syntax", "the kernel is nested too deeply to analyse; split the "
+                                        "deepest expression", func.span)
         except Exception as exc:  # noqa: BLE001 - bad input must never crash the checker
-            walker.Ctx(func, sink).emit("instance-error", f"internal error while analysing `{func.name}` "
-                                        f"({type(exc).__name__}: {exc}); please report it", func.span)
+            walker.Ctx(func, sink).emit("internal-error", internal_message(f"while analysing `{func.name}`", exc),
+                                        func.span)
     return facts
 
 

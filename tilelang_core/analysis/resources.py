@@ -163,7 +163,7 @@ def _check_smem(launch: N.Launch, b: Budget, lim, ctx) -> None:
     if total is None or total <= lim.smem_per_block:
         return
     n = b.num_stages
-    fit = next((k for k in range(n - 1, 0, -1) if b.smem_total(k) <= lim.smem_per_block), 0)
+    fit = _max_stages_that_fit(b, lim.smem_per_block)
     parts = "; ".join(_part(buf, nbytes, s) for buf, nbytes, s in b.shared if nbytes)
     tiles = _tile_names(ctx.func, b)
     if fit:
@@ -181,6 +181,19 @@ def _check_smem(launch: N.Launch, b: Budget, lim, ctx) -> None:
              launch.span, related=rel, target=lim.name,
              data={"max_stages_that_fit": fit, "num_stages": n, "target": lim.name, "bytes": total,
                    "limit": lim.smem_per_block})
+
+
+def _max_stages_that_fit(b: Budget, limit: int) -> int:
+    """The largest stage count below num_stages whose footprint fits (0: none); a bisection, since the
+    footprint grows with the stage count and num_stages may be huge."""
+    lo, hi = 0, b.num_stages - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if b.smem_total(mid) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _tile_names(func: N.PrimFunc, b: Budget) -> str:

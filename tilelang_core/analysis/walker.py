@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from ..diagnostics import internal_message
 from ..ir import nodes as N
 from .bounds import bound, loop_interval, mentions, refine
 from .fastwalk import kids as children
@@ -199,15 +200,15 @@ def _access(buffer, indices, span, ctx: Ctx) -> None:
 
 
 def guarded(fn, where, ctx: Ctx, *args) -> None:
-    """Run one rule; an internal failure becomes a warning at the node instead of a crash."""
+    """Run one rule; an internal failure becomes an internal-error at the node instead of a crash."""
     try:
         fn(*args)
     except RecursionError:
         raise
     except Exception as exc:  # noqa: BLE001 - bad input must never crash the checker
         span = getattr(where, "span", where)
-        ctx.emit("instance-error", f"internal error in the {fn.__name__} check ({type(exc).__name__}: {exc}); "
-                 "please report it", span if span is not None else ctx.func.span)
+        ctx.emit("internal-error", internal_message(f"in the {fn.__name__} check", exc),
+                 span if span is not None else ctx.func.span)
 
 
 def visit_expr(e, ctx: Ctx) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import warnings
 
-from ..diagnostics import DiagnosticSink
+from ..diagnostics import DiagnosticSink, internal_message
 from ..ir import nodes as N
 from ..source import SourceFile, Span
 from .bodies import exec_block, module_env
@@ -27,10 +27,10 @@ def parse_file(source: SourceFile, sink: DiagnosticSink, instances: dict | None 
     try:
         return _parse_file(source, sink, instances)
     except RecursionError:
-        sink.emit("instance-error", "the file is nested too deeply to analyse", Span(1, 0, 1, 0))
+        sink.emit("unsupported-syntax", "the file is nested too deeply to analyse; split the deepest expression",
+                  Span(1, 0, 1, 0))
     except Exception as exc:  # noqa: BLE001 - bad input must never crash the checker
-        sink.emit("instance-error", f"internal error while analysing this file ({type(exc).__name__}: {exc}); "
-                  "please report it", Span(1, 0, 1, 0))
+        sink.emit("internal-error", internal_message("while analysing this file", exc), Span(1, 0, 1, 0))
     return []
 
 
@@ -128,14 +128,14 @@ def _instantiate(site: KernelSite, kwargs, env: Env, mapper, sink, argparse_defa
 
 
 def _guarded(fn, ctx: Ctx, node):
-    """Run a kernel parse; an internal failure becomes a warning on the kernel instead of a crash."""
+    """Run a kernel parse; an internal failure becomes an internal-error on the kernel instead of a crash."""
     try:
         return fn()
     except RecursionError:
-        ctx.emit("instance-error", "the kernel is nested too deeply to analyse", ctx.span(node))
+        ctx.emit("unsupported-syntax", "the kernel is nested too deeply to analyse; split the deepest expression",
+                 ctx.span(node))
     except Exception as exc:  # noqa: BLE001 - bad input must never crash the checker
-        ctx.emit("instance-error", f"internal error while analysing `{node.name}` ({type(exc).__name__}: {exc}); "
-                 "please report it", ctx.span(node))
+        ctx.emit("internal-error", internal_message(f"while analysing `{node.name}`", exc), ctx.span(node))
     return None
 
 

@@ -58,8 +58,38 @@ def call_value(func, args, kwargs, text: str = "?"):
             return out
     if known and (func in _SAFE_BUILTINS.values() or getattr(func, "__module__", None) == "math"
                   or (callable(func) and getattr(func, "__self__", None).__class__ is str)):
+        costly = _costly(func, args, kwargs)
+        if costly:
+            return Unknown(text, costly)
         return _try(lambda: func(*args, **kwargs), Unknown(text))
     return Unknown(text)
+
+
+MAX_ITEMS = 100_000  # compile-time sequences longer than this are left unknown (bounded work per check)
+
+
+def _costly(func, args, kwargs) -> str | None:
+    """Why calling a pure function on these arguments could take unbounded time or memory (else None)."""
+    from ..ir.arith import MAX_INT_BITS, too_big
+
+    values = list(args) + list(kwargs.values())
+    if func is pow and len(args) == 2 and all(isinstance(a, int) for a in args) and too_big("**", *args):
+        return f"`pow` gives an integer of over {MAX_INT_BITS} bits"
+    if any(isinstance(v, int) and v.bit_length() > MAX_INT_BITS for v in values):
+        return f"an integer argument has over {MAX_INT_BITS} bits"
+    if any(isinstance(v, range) and _try(lambda v=v: len(v), MAX_ITEMS + 1) > MAX_ITEMS for v in values):
+        return f"a range of over {MAX_ITEMS:,} items"
+    if getattr(func, "__module__", None) == "math" and any(isinstance(v, int) and abs(v) > 10_000 for v in values) \
+            and getattr(func, "__name__", "") in ("factorial", "comb", "perm", "prod"):
+        return f"`math.{func.__name__}` of an argument over 10,000"
+    if getattr(func, "__name__", "") in ("format", "ljust", "rjust", "center", "zfill") or \
+            any(isinstance(v, str) and len(v) > MAX_ITEMS for v in values):
+        import re
+
+        owner = getattr(func, "__self__", "")
+        if any(isinstance(v, int) and v > MAX_ITEMS for v in values) or re.search(r"\d{6,}", str(owner)):
+            return "a string of over 100,000 characters"
+    return None
 
 
 def call_builtin_const(ref: BuiltinRef, args, kwargs, text: str):

@@ -9,7 +9,8 @@ import builtins
 import operator
 
 from ..ir import nodes as N
-from .constcalls import (_SAFE_BUILTINS, ArgsNamespace, _concrete, _try, call_builtin_const, call_value,  # noqa: F401
+from ..ir.arith import checked_op
+from .constcalls import (_SAFE_BUILTINS, MAX_ITEMS, ArgsNamespace, _concrete, _try, call_builtin_const, call_value,  # noqa: F401
                          get_attr, make_tensor_spec)
 from .values import BuiltinRef, ConstDims, EnumValue, Unknown, is_expr, is_scalar, to_expr
 
@@ -59,14 +60,23 @@ class Env:
 def binop(op: str, a, b):
     """Apply a binary operator to two values: folded when both are known, else an IR BinOp (or Unknown)."""
     if is_scalar(a) and is_scalar(b) or isinstance(a, (str, tuple, list)) and op in ("+", "*", "%"):
+        if op == "*" and isinstance(a, (str, tuple, list)) and isinstance(b, int) and len(a) * b > MAX_ITEMS:
+            return Unknown(f"{_short(a)} * {_short(b)}", f"a sequence of over {MAX_ITEMS:,} items")
         try:
-            return _PYOPS[op](a, b)
+            return checked_op(op, a, b) if is_scalar(a) and is_scalar(b) else _PYOPS[op](a, b)
         except Exception as exc:  # noqa: BLE001 - any Python failure means "not statically known"
-            return Unknown(f"{a!r} {op} {b!r}", str(exc) or type(exc).__name__)
+            return Unknown(f"{_short(a)} {op} {_short(b)}", str(exc) or type(exc).__name__)
     ea, eb = to_expr(a), to_expr(b)
     if ea is None or eb is None:
         return Unknown(op)
     return N.BinOp(op, ea, eb)
+
+
+def _short(v) -> str:
+    """A value for a message: long integers are abbreviated (they may be too long to print at all)."""
+    if isinstance(v, int) and v.bit_length() > 64:
+        return f"<an integer of {v.bit_length()} bits>"
+    return repr(v)
 
 
 def compare(op: str, a, b):
@@ -143,7 +153,10 @@ class Evaluator(ast.NodeVisitor):
             return v
         op = "-" if isinstance(node.op, ast.USub) else "~"
         if is_scalar(v):
-            return -v if op == "-" else ~int(v)
+            try:
+                return -v if op == "-" else ~int(v)
+            except (OverflowError, ValueError) as exc:  # ~ of inf or nan
+                return Unknown(_text(node), str(exc))
         return N.UnaryOp(op, v) if is_expr(v) else Unknown(_text(node))
 
     def visit_BoolOp(self, node):

@@ -47,6 +47,33 @@ class KernelError(Exception):
         self.fix = fix  # (title, replacement text for the node's span) or None
 
 
+INT32_MAX = 2**31 - 1
+
+
+def check_value(e, node, what: str, minimum: int = 1):
+    """Reject a constant size/extent/count that no kernel can have (invalid-value); symbolic ones pass."""
+    import math
+
+    v = as_const(e) if is_expr(e) else e
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return e
+    if isinstance(v, float) and not math.isfinite(v):
+        raise KernelError("invalid-value", f"{what} is {v}; it must be a finite integer", node)
+    if isinstance(v, float) and not v.is_integer():
+        raise KernelError("invalid-value", f"{what} is {v}, not an integer; use `//` or T.ceildiv", node)
+    if v < minimum:
+        need = "positive" if minimum == 1 else f"at least {minimum}"
+        raise KernelError("invalid-value", f"{what} is {int(v)}; it must be {need}", node)
+    if v > INT32_MAX:
+        raise KernelError("invalid-value", f"{what} is {_big(int(v))}, over int32 (2**31 - 1); use a smaller value",
+                          node)
+    return e
+
+
+def _big(v: int) -> str:
+    return f"{v:,}" if v.bit_length() <= 64 else f"about 2**{v.bit_length() - 1}"
+
+
 class KernelEval(Evaluator):
     """Evaluates kernel-body expressions into IR (or Python values for trace-time constants)."""
 
@@ -124,6 +151,14 @@ class KernelEval(Evaluator):
                               f"(`{v.name}[i, ...]`) or pass it to a tile op", None)
         return v
 
+    def visit_BinOp(self, node):
+        v = super().visit_BinOp(node)
+        if isinstance(v, Unknown) and v.error:
+            raise KernelError("invalid-value", f"`{_text(node)}` cannot be computed ({v.error})", node)
+        if isinstance(v, N.BinOp) and v.op in ("/", "//", "%") and as_const(v.rhs) == 0:
+            raise KernelError("invalid-value", f"`{_text(node)}` divides by zero", node)
+        return v
+
     def visit_Subscript(self, node):
         base = self.eval(node.value)
         if isinstance(base, N.Buffer):
@@ -176,7 +211,11 @@ class KernelEval(Evaluator):
 
     def scalar(self, node) -> N.Expr:
         """Evaluate a node that must be a scalar expression (index, extent, value)."""
-        v = self.operand(self.eval(node))
+        return self.scalar_value(self.eval(node), node)
+
+    def scalar_value(self, value, node) -> N.Expr:
+        """An already evaluated value of `node` as a scalar expression (each node is evaluated once)."""
+        v = self.operand(value)
         if v is None or isinstance(v, Unknown):
             return N.Var(_text(node), "int32", "symbolic", self.p.span(node))
         e = to_expr(v, self.p.span(node))

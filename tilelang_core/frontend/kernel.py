@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..ir import nodes as N
 from .consteval import Env
-from .exprs import KernelError
+from .exprs import KernelError, check_value
 from .parser import KernelParser
 from .scope import Ctx, def_name_span, def_span
 from .values import POISON, ConstDims, TensorSpec, Unknown, normalize_dtype, to_expr
@@ -74,9 +74,9 @@ def declare(p: KernelParser, name: str, ann, ann_node, span):
         shape = []
         for d in ann.shape:
             e = to_expr(p.ev.operand(d), span) if not isinstance(d, str) else N.Var(d, "int32", "param", span)
-            if e is None:
+            if e is None or isinstance(e, N.Const) and isinstance(e.value, float) and e.value.is_integer():
                 raise KernelError("bad-arguments", f"the shape of `{name}` must be integers or T.dynamic dims", ann_node)
-            shape.append(e)
+            shape.append(check_value(e, ann_node, f"a shape entry of `{name}`"))
         dtype = "unknown" if ann.dtype == "unknown" else p.dtype_arg(_dtype_node(ann_node), ann.dtype)
         return N.Buffer(name, tuple(shape), dtype, ann.scope if ann.scope != "global" else "global", span)
     if isinstance(ann, N.Var) and ann.kind == "symbolic":

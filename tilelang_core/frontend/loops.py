@@ -8,7 +8,7 @@ import ast
 from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..language.registry import BindError
-from .exprs import KernelError, bind_error, difference
+from .exprs import INT32_MAX, KernelError, bind_error, check_value, difference
 from .signatures import bind_call
 from .values import BuiltinRef, to_expr
 
@@ -73,7 +73,9 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
     names = _loop_names(node)
     step = num_stages = order = stage = None
     if short in ("Parallel", "grid", "parallel"):
-        extents = [_int_extent(p, e, f"T.{short}") for e in b.get("extents", [])]
+        extents = [check_value(_int_extent(p, e, f"T.{short}"), e, f"the T.{short} extent `{ast.unparse(e)}`",
+                               minimum=0)
+                   for e in b.get("extents", [])]
         starts = [N.Const(0)] * len(extents)
         if not extents:
             raise KernelError("bad-arguments", f"T.{short} needs at least one extent", call)
@@ -85,6 +87,9 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
     else:
         start, stop = _start_stop(p, b)
         starts, extents = [start], [difference(stop, start)]
+        check_value(stop, b.get("stop") or b.get("start"), f"the T.{short} bound `{ast.unparse(call)}`",
+                    minimum=-INT32_MAX)
+        check_value(extents[0], call, f"the trip count of `{ast.unparse(call)}`", minimum=0)
         if isinstance(b.get("step"), ast.AST):
             step = p.ev.scalar(b["step"])
         if short == "Pipelined":
@@ -124,6 +129,8 @@ def _pipeline(p, b):
 
     num_stages = const_int(p, b, "num_stages", "num_stages of T.Pipelined") if isinstance(b.get("num_stages"),
                                                                                          ast.AST) else 0
+    check_value(num_stages, b.get("num_stages"), f"num_stages=`{ast.unparse(b['num_stages'])}`"
+                if isinstance(b.get("num_stages"), ast.AST) else "num_stages", minimum=0)
     order, stage = arg(p, b, "order"), arg(p, b, "stage")
     return num_stages, _int_list(order, b.get("order")), _int_list(stage, b.get("stage"))
 
@@ -163,7 +170,9 @@ def _launch(p, node, call, target, name) -> N.Launch:
     grid_nodes = b.get("blocks", [])
     if not 1 <= len(grid_nodes) <= 3:
         raise KernelError("invalid-kernel", f"T.Kernel takes 1 to 3 grid dimensions, got {len(grid_nodes)}", call)
-    grid = tuple(_int_extent(p, g, "T.Kernel", "invalid-kernel") for g in grid_nodes)
+    grid = tuple(check_value(_int_extent(p, g, "T.Kernel", "invalid-kernel"), g,
+                             f"the T.Kernel grid extent `{ast.unparse(g)}`")
+                 for g in grid_nodes)
     threads = _threads(p, b, call)
     names = [] if target is None else (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
     if isinstance(target, (ast.Tuple, ast.List)) and len(names) != len(grid):
@@ -203,4 +212,4 @@ def _threads(p, b, call) -> tuple:
         out.append(e)
     if any(as_int(e) is not None and as_int(e) <= 0 for e in out):
         raise KernelError("invalid-kernel", "threads= must be positive", t)
-    return tuple(out)
+    return tuple(check_value(e, t, f"threads=`{ast.unparse(t)}`") for e in out)

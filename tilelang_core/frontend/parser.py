@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from ..diagnostics import Fix, Related, TextEdit
+from ..diagnostics import Fix, Related, TextEdit, internal_message
 from ..ir import nodes as N
 from .bodies import is_decorated
 from .calls import CallsMixin
@@ -88,6 +88,10 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
                 res = []
             except RecursionError:
                 self.ctx.emit("unsupported-syntax", "expression nested too deeply", self.span(s))
+                res = []
+            except Exception as exc:  # noqa: BLE001 - our bug: reported at this statement, the rest still checked
+                self.ctx.emit("internal-error", internal_message("while checking this statement", exc), self.span(s))
+                self.poison(s)
                 res = []
             out.extend(self.pending)
             out.extend(res if isinstance(res, list) else [res])

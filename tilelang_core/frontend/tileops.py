@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 
 from ..ir import nodes as N
-from ..ir.arith import as_int, shape_ints
-from .exprs import KernelError, expr_dtype, region_of, value_region
+from ..ir.arith import as_const, as_int, shape_ints
+from .exprs import KernelError, check_value, expr_dtype, region_of, value_region
 from .values import BuiltinRef, EnumValue, TensorSpec, Unknown, normalize_dtype, to_expr
 
 _MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "floor", "ceil", "round",
@@ -77,7 +77,7 @@ def shape_of(p, value, node) -> tuple:
             shown = repr(d) if isinstance(d, float) else _src(node)
             raise KernelError("bad-arguments", f"shape entries must be integers, but one is {shown} in "
                               f"`{_src(node)}`; use `//` for integer division", node)
-        out.append(e)
+        out.append(check_value(e, node, f"a shape entry of `{_src(node)}`"))
     return tuple(out)
 
 
@@ -272,13 +272,35 @@ def h_math(p, b, node, short):
         if isinstance(v, str):  # a dtype (T.reinterpret) sets the result type; other strings are modes
             dtype = normalize_dtype(v) or dtype
             continue
-        args.append(p.ev.scalar(a))
+        args.append(p.ev.scalar_value(v, a))
+    _check_arity(short, len(args), node)
+    if short in _DIVISIONS and len(args) == 2 and as_const(args[1]) == 0:
+        raise KernelError("invalid-value", f"`{_src(node)}` divides by zero", node)
     if short == "ceildiv" and len(args) == 2:
         a, c = as_int(args[0]), as_int(args[1])
         if a is not None and c:
             return -(-a // c)
     dtype = dtype or (expr_dtype(args[0]) if args else None)
     return N.Call(short, tuple(args), dtype, p.span(node))
+
+
+_DIVISIONS = ("ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "fmod")
+
+
+def _check_arity(short: str, given: int, node) -> None:
+    """A scalar intrinsic called with fewer or more value arguments than its catalog entry takes."""
+    from .signatures import registry_entry
+
+    entry = registry_entry(f"T.{short}")
+    params = [q for q in getattr(entry, "params", ()) if q.kind == "expr"]
+    if entry is None or not params or any(q.variadic for q in params):
+        return
+    required = sum(1 for q in params if q.required)
+    if required <= given <= len(params):
+        return
+    names = ", ".join(q.name for q in params)
+    raise KernelError("bad-arguments", f"`T.{short}` takes {len(params)} value argument"
+                      f"{'s' if len(params) != 1 else ''} ({names}) but this call passes {given}", node)
 
 
 def h_Cast(p, b, node, short):  # noqa: N802 - TIR spelling T.Cast(dtype, value)

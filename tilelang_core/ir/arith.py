@@ -19,6 +19,29 @@ _BIN = {
     "|": lambda a, b: a | b,
     "^": lambda a, b: a ^ b,
 }
+
+
+MAX_INT_BITS = 4096  # no kernel size needs more; beyond it, folding could take unbounded time and memory
+
+
+def checked_op(op: str, a, b):
+    """Apply a binary operator to Python constants; OverflowError instead of an integer over MAX_INT_BITS."""
+    if isinstance(a, int) and isinstance(b, int) and too_big(op, a, b):
+        raise OverflowError(f"`{op}` gives an integer of over {MAX_INT_BITS} bits")
+    return _BIN[op](a, b)
+
+
+def too_big(op: str, a: int, b: int) -> bool:
+    """True when `a op b` on integers would exceed MAX_INT_BITS (decided without computing it)."""
+    if op == "**":
+        return b > 0 and abs(a) > 1 and (abs(a).bit_length() - 1) * b > MAX_INT_BITS
+    if op == "<<":
+        return b > MAX_INT_BITS or a.bit_length() + b > MAX_INT_BITS
+    if op == "*":
+        return a.bit_length() + b.bit_length() > MAX_INT_BITS
+    return False
+
+
 _CMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
         "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 _CALL = {"ceildiv": lambda a, b: -(-a // b), "max": max, "min": min}
@@ -33,7 +56,7 @@ def as_const(expr: Expr):
         if a is None or b is None:
             return None
         try:
-            return _BIN[expr.op](a, b)
+            return checked_op(expr.op, a, b)
         except (ZeroDivisionError, KeyError, TypeError, OverflowError, ValueError):
             return None
     if isinstance(expr, Compare):
@@ -44,10 +67,13 @@ def as_const(expr: Expr):
         if a is None:
             return None
         return {"-": lambda x: -x, "not": lambda x: not x, "~": lambda x: ~x}[expr.op](a)
-    if isinstance(expr, Call) and expr.name in _CALL and all(as_const(x) is not None for x in expr.args):
+    if isinstance(expr, Call) and expr.name in _CALL:
+        values = [as_const(x) for x in expr.args]  # each argument once: nested calls stay linear
+        if any(v is None for v in values):
+            return None
         try:
-            return _CALL[expr.name](*[as_const(x) for x in expr.args])
-        except (ZeroDivisionError, TypeError):
+            return _CALL[expr.name](*values)
+        except (ZeroDivisionError, TypeError, ValueError):
             return None
     if isinstance(expr, Cast):
         v = as_const(expr.value)
