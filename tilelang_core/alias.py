@@ -6,10 +6,20 @@ Two switches, both documented here:
 * From the shell: `python -m tilelang_core.run FILE [ARGS...]` installs the alias and runs FILE as
   `__main__` (its `if __name__ == "__main__":` block runs, `sys.argv` is `[FILE, *ARGS]`).
 
-After the switch `import tilelang`, `import tilelang.language as T`, `from tilelang import language as T`,
-`tilelang.jit`, `tilelang.compile`, `tilelang.layout` and a minimal `tilelang.testing` come from
-tilelang_core. When the real `tilelang` package is importable the alias is not installed (a warning
-says so) unless `force=True`; set `TILELANG_CORE_ALIAS=force` to force it from the environment.
+What `tilelang` then provides (docs/alias.md lists it with the behaviour of each):
+
+* the core: `jit`, `compile`, `JITKernel`, `lower`, `language` (T), `layout`, `testing`, `profiler`
+  (`do_bench`, `Profiler`), `autotune` / `autotuner` (a real search: `runtime.autotune`), `cdiv`,
+  `next_power_of_2`, `math`, `PassConfigKey`, `TensorSupplyType`, `env`, cache switches;
+* helper submodules from `tilelang_core.compat`: `carver` (`arch`, `template`, `roller`), `utils.tensor`,
+  `contrib.nvcc`, `transform`, `engine` (`callback`), `tileop` (`base`), `tools`, `language.fp8`;
+* `tilelang.tvm` / `tilelang.DataType`: the installed apache-tvm, imported on first use (`compat.tvm` says
+  why); while the alias is installed `tvm.tirx` also has TileLang's `PrimExpr` name;
+* what tilelang_core cannot do (`tilelang.cuda` intrinsic emitters, `tilelang.tools.cuda` iket, AMD's
+  `tilelang.rocm`, CUDA source callbacks) imports fine and raises `UnsupportedFeatureError` at the call.
+
+When the real `tilelang` package is importable the alias is not installed (a warning says so) unless
+`force=True`; set `TILELANG_CORE_ALIAS=force` to force it from the environment.
 """
 from __future__ import annotations
 
@@ -22,14 +32,35 @@ import sys
 import types
 import warnings
 
-_SUBMODULES = {
+_MODULES = {
     "tilelang.language": "tilelang_core.language",
+    "tilelang.language.fp8": "tilelang_core.compat.fp8",
     "tilelang.layout": "tilelang_core.language.layout",
     "tilelang.testing": "tilelang_core.verify.testing",
     "tilelang.profiler": "tilelang_core.runtime.profiler",
-    "tilelang.autotuner": "tilelang.autotuner",
-    "tilelang.math": "tilelang.math",
-    "tilelang.jit": None,  # attribute (the decorator), also importable as a module below
+    "tilelang.autotuner": "tilelang_core.runtime.autotune",
+    "tilelang.carver": "tilelang_core.compat.carver",
+    "tilelang.carver.arch": "tilelang_core.compat.carver",
+    "tilelang.carver.template": "tilelang_core.compat.carver_template",
+    "tilelang.carver.roller": "tilelang_core.compat.carver_template",
+    "tilelang.carver.roller.rasterization": "tilelang_core.compat.carver_template",
+    "tilelang.utils": "tilelang_core.compat.utils",
+    "tilelang.utils.tensor": "tilelang_core.compat.utils",
+    "tilelang.contrib.nvcc": "tilelang_core.compat.nvcc",
+    "tilelang.env": "tilelang_core.compat.env",
+    "tilelang.tools": "tilelang_core.compat.tools",
+    "tilelang.transform": "tilelang_core.compat.transform",
+    "tilelang.engine": "tilelang_core.compat.engine",
+    "tilelang.engine.callback": "tilelang_core.compat.engine",
+    "tilelang.tileop": "tilelang_core.compat.tileop",
+    "tilelang.tileop.base": "tilelang_core.compat.tileop",
+}
+_BUILT = ("tilelang", "tilelang.jit", "tilelang.math", "tilelang.contrib")
+_UNSUPPORTED = {  # module prefix -> why
+    "tilelang.cuda": "TileLang's CUDA intrinsic emitters generate TVM TIR for its own backend; write the "
+                     "kernel with T.gemm / T.copy instead",
+    "tilelang.tools.cuda": "iket in-kernel event tracing instruments TileLang's CUDA codegen",
+    "tilelang.rocm": "AMD devices are not a tilelang_core target",
 }
 
 
@@ -47,9 +78,13 @@ class _AliasLoader(importlib.abc.Loader):
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
-    """Maps `tilelang` and `tilelang.<sub>` to tilelang_core modules."""
+    """Maps `tilelang` and `tilelang.<sub>` to tilelang_core modules; loads `tvm.tirx` with `PrimExpr`."""
 
     def find_spec(self, fullname, path=None, target=None):
+        if fullname == "tvm.tirx":
+            from .compat.tvm import tirx_spec
+
+            return tirx_spec(fullname, path)
         if fullname != "tilelang" and not fullname.startswith("tilelang."):
             return None
         mapped = _target_of(fullname)
@@ -58,12 +93,16 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(mapped), is_package=True)
 
 
+def _unsupported_prefix(fullname: str) -> str | None:
+    return next((p for p in _UNSUPPORTED if fullname == p or fullname.startswith(p + ".")), None)
+
+
 def _target_of(fullname: str) -> str | None:
-    """The tilelang_core module that backs `fullname`, or None when there is none."""
-    if fullname == "tilelang":
-        return "tilelang"
-    if fullname in _SUBMODULES:
-        return _SUBMODULES[fullname] or "tilelang.jit"
+    """The tilelang_core module (or built alias) that backs `fullname`, or None when there is none."""
+    if fullname in _BUILT or fullname in _MODULES:
+        return _MODULES.get(fullname, fullname)
+    if _unsupported_prefix(fullname):
+        return fullname
     candidate = "tilelang_core." + fullname.split(".", 1)[1]
     try:
         return candidate if importlib.util.find_spec(candidate) is not None else None
@@ -80,16 +119,20 @@ class _CallableModule(types.ModuleType):
 
 def _build_module(name: str, target: str):
     if target == "tilelang":
-        return _top_module()
-    if target == "tilelang.autotuner":
-        from .runtime import jit as _jit
+        return _TopModule()
+    prefix = _unsupported_prefix(target)
+    if prefix is not None:
+        from .compat import UnsupportedModule
 
-        mod = types.ModuleType(name, "tilelang.autotuner (alias, minimal): autotune uses the first config")
-        mod.autotune = _jit.autotune
-        return mod
+        return UnsupportedModule(name, _UNSUPPORTED[prefix])
     if target == "tilelang.math":
         mod = types.ModuleType(name, "tilelang.math (alias): integer helpers")
         mod.cdiv, mod.next_power_of_2 = cdiv, next_power_of_2
+        return mod
+    if target == "tilelang.contrib":
+        mod = types.ModuleType(name, "tilelang.contrib (alias): nvcc queries")
+        mod.__path__ = []
+        mod.nvcc = importlib.import_module("tilelang_core.compat.nvcc")
         return mod
     if target == "tilelang.jit":
         from .runtime import jit as _jit
@@ -110,41 +153,66 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
-class _PassConfigKeyMeta(type):
-    """Any `PassConfigKey.TL_<NAME>` is the config string "tl.<name>" (TileLang's spelling of its keys)."""
+# `tilelang.<name>` resolved on first access: (module, attribute or None for the module itself)
+_LAZY = {
+    "jit": ("tilelang_core.runtime.jit", "jit"),
+    "compile": ("tilelang_core.runtime.jit", "compile"),
+    "JITKernel": ("tilelang_core.runtime.jit", "JITKernel"),
+    "lower": ("tilelang_core.compat.engine", "lower"),
+    "language": ("tilelang_core.language", None),
+    "dtypes": ("tilelang_core.language.dtypes", None),
+    "layout": ("tilelang_core.language.layout", None),
+    "testing": ("tilelang_core.verify.testing", None),
+    "profiler": ("tilelang_core.runtime.profiler", None),
+    "Profiler": ("tilelang_core.runtime.profiler", "Profiler"),
+    "autotuner": ("tilelang_core.runtime.autotune", None),
+    "autotune": ("tilelang_core.runtime.autotune", "autotune"),
+    "PassConfigKey": ("tilelang_core.compat.transform", "PassConfigKey"),
+    "TensorSupplyType": ("tilelang_core.compat.utils", "TensorSupplyType"),
+    "env": ("tilelang_core.compat.env", "env"),
+    "tvm": ("tilelang_core.compat.tvm", "tvm()"),
+    "DataType": ("tilelang_core.compat.tvm", "DataType"),
+    "register_cuda_postproc": ("tilelang_core.compat.engine", "register_cuda_postproc"),
+    "register_hip_postproc": ("tilelang_core.compat.engine", "register_hip_postproc"),
+    "register_c_postproc": ("tilelang_core.compat.engine", "register_c_postproc"),
+    **{sub: (f"tilelang.{sub}", None)
+       for sub in ("carver", "utils", "contrib", "tools", "transform", "engine", "tileop", "cuda", "math")},
+}
 
-    def __getattr__(cls, name: str) -> str:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return "tl." + name.lower().removeprefix("tl_")
+
+class _TopModule(types.ModuleType):
+    """The `tilelang` module object: tilelang_core's public API under TileLang's names, resolved lazily."""
+
+    def __init__(self):
+        import tilelang_core
+
+        super().__init__("tilelang", "tilelang (alias of tilelang_core; see tilelang_core.alias)")
+        self.__path__ = []  # a package, so that `import tilelang.language` works
+        self.__file__ = tilelang_core.__file__
+        self.__version__ = "0.1.15+tilelang_core." + tilelang_core.__version__
+        self.__tilelang_core_alias__ = True
+        self.cdiv, self.next_power_of_2 = cdiv, next_power_of_2
+
+    def __getattr__(self, name: str):
+        if name not in _LAZY:
+            if name in ("disable_cache", "enable_cache", "is_cache_enabled"):
+                return getattr(self.env, name)
+            if name == "set_log_level":
+                return _set_log_level
+            raise AttributeError(f"module 'tilelang' (tilelang_core alias) has no attribute {name!r}")
+        module_name, attr = _LAZY[name]
+        module = importlib.import_module(module_name)
+        value = module if attr is None else getattr(module, attr.rstrip("()"))
+        value = value() if attr and attr.endswith("()") else value
+        setattr(self, name, value)
+        return value
 
 
-class PassConfigKey(metaclass=_PassConfigKeyMeta):
-    """`tilelang.PassConfigKey`: pass-config names accepted (and ignored by our pipeline) in `pass_configs=`."""
+def _set_log_level(level) -> None:
+    """`tilelang.set_log_level`: sets the level of the "tilelang_core" logger."""
+    import logging
 
-
-def _top_module():
-    """The `tilelang` module object: the public API of tilelang_core under TileLang's names."""
-    import tilelang_core
-    from .runtime import jit as _jit
-
-    mod = types.ModuleType("tilelang", "tilelang (alias of tilelang_core; see tilelang_core.alias)")
-    mod.__path__ = []  # a package, so that `import tilelang.language` works
-    mod.__version__ = "0.1.15+tilelang_core." + tilelang_core.__version__
-    mod.jit, mod.compile, mod.JITKernel = _jit.jit, _jit.compile, _jit.JITKernel
-    mod.lower = lambda *a, **k: tilelang_core.lower(*a, **k)
-    mod.language = importlib.import_module("tilelang_core.language")
-    mod.layout = importlib.import_module("tilelang_core.language.layout")
-    mod.testing = importlib.import_module("tilelang_core.verify.testing")
-    mod.profiler = importlib.import_module("tilelang_core.runtime.profiler")
-    mod.cdiv, mod.next_power_of_2 = cdiv, next_power_of_2
-    mod.PassConfigKey = PassConfigKey
-    mod.autotune = _jit.autotune
-    mod.math = _build_module("tilelang.math", "tilelang.math")
-    mod.disable_cache = mod.enable_cache = lambda *a, **k: None
-    mod.set_log_level = lambda *a, **k: None
-    mod.__tilelang_core_alias__ = True
-    return mod
+    logging.getLogger("tilelang_core").setLevel(level)
 
 
 def real_tilelang_available() -> bool:
@@ -181,6 +249,9 @@ def install_alias(force: bool | None = None) -> bool:
     for key in [k for k in sys.modules if k == "tilelang" or k.startswith("tilelang.")]:
         del sys.modules[key]
     sys.meta_path.insert(0, _AliasFinder())
+    from .compat.tvm import patch_tirx
+
+    patch_tirx()
     return True
 
 
@@ -191,3 +262,6 @@ def uninstall_alias() -> None:
         if key == "tilelang" and not getattr(sys.modules[key], "__tilelang_core_alias__", False):
             continue
         del sys.modules[key]
+    from .compat.tvm import unpatch_tirx
+
+    unpatch_tirx()

@@ -46,7 +46,6 @@ def test_import_forms_resolve_to_tilelang_core(alias):
 def test_helper_modules_used_by_tilelang_examples(alias):
     alias.install_alias(force=True)
     import tilelang
-    from tilelang.autotuner import autotune
     from tilelang.profiler import do_bench
 
     assert tilelang.cdiv(10, 4) == 3 and tilelang.math.next_power_of_2(33) == 64
@@ -54,11 +53,6 @@ def test_helper_modules_used_by_tilelang_examples(alias):
     calls = []
     assert do_bench(lambda: calls.append(1), warmup=5, rep=10) >= 0.0 and len(calls) >= 2
 
-    @autotune(configs=[{"block": 64}, {"block": 128}])
-    def factory(n, block=None):
-        return n, block
-
-    assert factory(8) == (8, 64) and factory(8, block=32) == (8, 32)
     key = tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED
     assert key == "tl.disable_warp_specialized"
 

@@ -131,3 +131,25 @@ def closest_dtype(name: str) -> str | None:
     pool = list(DTYPES) + list(_ALIASES)
     match = difflib.get_close_matches(str(name), pool, n=1, cutoff=0.6)
     return normalize_dtype(match[0]) if match else None
+
+
+def __getattr__(name: str):
+    """TileLang's `dtypes._TORCH_DTYPE_TO_STR` (torch dtype -> name) and `dtypes.dtype(name)`, built on first
+    use so that importing this module never imports torch."""
+    if name == "_TORCH_DTYPE_TO_STR":
+        import torch
+
+        table = {getattr(torch, row.torch): row.name for row in reversed(_ROWS)
+                 if row.torch and hasattr(torch, row.torch)}
+        globals()[name] = table
+        return table
+    if name == "dtype":
+        from . import _DType
+
+        def dtype(value) -> _DType:
+            """The TileLang dtype for a name, T.<dtype> or torch dtype."""
+            return _DType(normalize_dtype(value) or str(value))
+
+        globals()[name] = dtype
+        return dtype
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -55,6 +55,11 @@ class EagerKernel:
 
     def __call__(self, *args, **kwargs):
         """Specialise on the tensors' shapes/dtypes and the scalars, compile once, run, return the outputs."""
+        kernel, inputs = self.specialize(*args, **kwargs)
+        return kernel(*inputs)
+
+    def specialize(self, *args, **kwargs):
+        """(JITKernel, its input tensors in order) for a call with these arguments, without running it."""
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         tensors = {k: v for k, v in bound.arguments.items() if _is_tensor(v)}
@@ -62,7 +67,13 @@ class EagerKernel:
         kernel = self._kernel(tensors, scalars)
         inputs = [tensors[p.name] for p in kernel.func.params[:len(kernel.func.params) - len(kernel.out_idx)]
                   if isinstance(p, N.Buffer)]
-        return kernel(*inputs)
+        return kernel, inputs
+
+    def get_kernel_source(self, *args, **kwargs) -> str:
+        """The generated source of the kernel these arguments (tensors, or dims and scalars) select."""
+        if any(_is_tensor(a) for a in (*args, *kwargs.values())):
+            return self.specialize(*args, **kwargs)[0].get_kernel_source()
+        return self.compile(**dict(zip(self.signature.parameters, args)), **kwargs).get_kernel_source()
 
     def compile(self, **values):
         """A JITKernel for given dim values and scalar arguments (no tensors needed)."""

@@ -245,6 +245,14 @@ class JITFactory:
             self._cache[key] = kernel
         return kernel
 
+    def compile(self, *args, **kwargs) -> JITKernel:
+        """The JITKernel for these factory arguments (TileLang's `factory.compile(...)`; same as calling)."""
+        return self(*args, **kwargs)
+
+    def get_kernel_source(self, *args, **kwargs) -> str:
+        """The generated source of the kernel for these factory arguments."""
+        return self(*args, **kwargs).get_kernel_source()
+
     def get_tir(self, *args, **kwargs):
         """The IR PrimFunc for these factory arguments (no build)."""
         return to_ir(self.factory(*args, **kwargs), self.out_idx)
@@ -266,25 +274,3 @@ def jit(func=None, *, out_idx=None, target="auto", **options):
 
     return wrap if func is None else wrap(func)
 
-
-def autotune(configs=None, warmup: int = 25, rep: int = 100, **options):
-    """`tilelang.autotuner.autotune` (minimal): no search here; calls that omit the tuned parameters use the
-    first config. Put it above `@jit`, as in TileLang."""
-    def wrap(factory):
-        first = _first_config(configs)
-
-        @functools.wraps(factory)
-        def call(*args, **kwargs):
-            merged = {k: v for k, v in first.items() if k not in kwargs}
-            return factory(*args, **{**merged, **kwargs})
-
-        return call
-
-    return wrap
-
-
-def _first_config(configs) -> dict:
-    items = configs() if callable(configs) else configs
-    for cfg in items or []:
-        return dict(cfg)
-    return {}

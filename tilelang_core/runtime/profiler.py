@@ -5,6 +5,25 @@ from ..verify.bench import bench
 from ..verify.numerics import compare, random_tensor
 
 
+def supply_tensor(supply: str, shape, dtype: str, device: str = "cpu", gen=None):
+    """A tensor of `shape`/`dtype` filled as TileLang's TensorSupplyType `supply` (Auto, Randn, Normal, Zero, One,
+    Integer, Uniform) says."""
+    import torch
+
+    from ..verify.numerics import torch_dtype
+
+    if supply in ("Auto", "Randn", "Normal"):
+        return random_tensor(shape, dtype, device, gen)
+    tdt = torch_dtype(dtype)
+    if supply == "Zero":
+        return torch.zeros(tuple(shape), dtype=tdt, device=device)
+    if supply == "One":
+        return torch.ones(tuple(shape), dtype=tdt, device=device)
+    if supply == "Integer":
+        return torch.randint(-2, 3, tuple(shape), generator=gen).to(tdt).to(device)
+    return torch.rand(tuple(shape), generator=gen).to(tdt).to(device)  # Uniform
+
+
 class Profiler:
     """Numerics and timing helpers for one kernel (TileLang's `kernel.get_profiler()`)."""
 
@@ -17,20 +36,7 @@ class Profiler:
         return "cpu" if self.kernel.target == "cpu" else "cuda"
 
     def _tensor(self, shape, dtype: str, gen):
-        import torch
-
-        from ..verify.numerics import torch_dtype
-
-        if self.supply in ("Auto", "Randn", "Normal"):
-            return random_tensor(shape, dtype, self._device(), gen)
-        tdt = torch_dtype(dtype)
-        if self.supply == "Zero":
-            return torch.zeros(shape, dtype=tdt, device=self._device())
-        if self.supply == "One":
-            return torch.ones(shape, dtype=tdt, device=self._device())
-        if self.supply == "Integer":
-            return torch.randint(-2, 3, tuple(shape), generator=gen).to(tdt).to(self._device())
-        return torch.rand(tuple(shape), generator=gen).to(tdt).to(self._device())  # Uniform
+        return supply_tensor(self.supply, shape, dtype, self._device(), gen)
 
     def _inputs(self, binding: dict | None = None):
         import torch

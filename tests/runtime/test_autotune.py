@@ -1,0 +1,129 @@
+"""Autotuning on the CPU backend: `@autotune` over `@tilelang.jit` (search, explicit tuned arguments,
+`.compile`, eager kernels with `set_autotune_inputs`) and `AutoTuner.from_kernel(...)...run()`."""
+from __future__ import annotations
+
+import runpy
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.tvm
+
+KERNELS = '''
+import tilelang
+import tilelang.language as T
+from tilelang.autotuner import *
+
+
+def scale_kernel(M, N, block_M=None, threads=None):
+    @T.prim_func
+    def scale(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
+            tile = T.alloc_fragment((block_M, N), "float32")
+            T.copy(A[bx * block_M, 0], tile)
+            for i, j in T.Parallel(block_M, N):
+                tile[i, j] = tile[i, j] * 3.0
+            T.copy(tile, B[bx * block_M, 0])
+    return scale
+
+
+CONFIGS = [{"block_M": 16, "threads": 32}, {"block_M": 24, "threads": 32}, {"block_M": 32, "threads": 64}]
+
+
+@autotune(configs=CONFIGS, warmup=1, rep=2)
+@tilelang.jit(out_idx=[-1], target="cpu")
+def tuned(M, N, block_M=16, threads=32):
+    return scale_kernel(M, N, block_M, threads)
+
+
+@tilelang.autotune(configs=[{"block": 8}, {"block": 16}], warmup=1, rep=2)
+@tilelang.jit(target="cpu")
+def eager_scale(X, block: int = 8):
+    M, N = T.const("M, N")
+    X: T.Tensor((M, N), "float32")
+    Y = T.empty((M, N), "float32")
+    with T.Kernel(T.ceildiv(M, block), threads=32) as bx:
+        tile = T.alloc_fragment((block, N), "float32")
+        T.copy(X[bx * block, 0], tile)
+        for i, j in T.Parallel(block, N):
+            tile[i, j] = tile[i, j] * 2.0
+        T.copy(tile, Y[bx * block, 0])
+    return Y
+'''
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    from tilelang_core.alias import install_alias, uninstall_alias
+
+    path = tmp_path_factory.mktemp("autotune") / "tuned_kernels.py"
+    path.write_text(textwrap.dedent(KERNELS))
+    had = "tilelang" in sys.modules
+    install_alias(force=True)
+    yield runpy.run_path(str(path), run_name="tuned_kernels")
+    if not had:
+        uninstall_alias()
+
+
+def test_autotuner_searches_and_skips_failing_configs(mod):
+    from tilelang_core.compat.utils import TensorSupplyType
+    from tilelang_core.runtime.autotune import AutoTuner
+
+    configs = mod["CONFIGS"] + [{"block_M": 16, "threads": 32, "no_such_arg": 1}]
+    tuner = (AutoTuner.from_kernel(kernel=lambda **cfg: mod["scale_kernel"](48, 8, **cfg), configs=configs)
+             .set_compile_args(out_idx=[-1], target="cpu")
+             .set_profile_args(supply_type=TensorSupplyType.Auto, ref_prog=lambda a: a * 3, skip_check=False))
+    result = tuner.run(warmup=1, rep=2)
+    assert result.config in mod["CONFIGS"] and result.latency > 0
+    assert len(result.timings) == 3 and [cfg for cfg, _ in result.failures] == [configs[-1]]
+    a = torch.randn(48, 8)
+    torch.testing.assert_close(result.kernel(a), a * 3)
+    assert "define" in result.libcode
+
+
+def test_autotuner_raises_the_first_error_when_every_config_fails(mod):
+    from tilelang_core.runtime.autotune import AutoTuner
+
+    tuner = AutoTuner.from_kernel(lambda **cfg: mod["scale_kernel"](32, 8, **cfg), configs=[{"bad": 1}, {"bad": 2}])
+    with pytest.raises(TypeError, match="bad") as info:
+        tuner.set_compile_args(out_idx=[-1], target="cpu").run(warmup=1, rep=1)
+    assert "all 2 configs failed" in "".join(info.value.__notes__)
+
+
+def test_wrong_results_disqualify_a_config(mod):
+    from tilelang_core.runtime.autotune import AutoTuner
+
+    tuner = (AutoTuner.from_kernel(lambda **cfg: mod["scale_kernel"](32, 8, **cfg), configs=mod["CONFIGS"][:1])
+             .set_compile_args(out_idx=[-1], target="cpu").set_profile_args(ref_prog=lambda a: a * 2))
+    with pytest.raises(AssertionError):
+        tuner.run(warmup=1, rep=1)
+
+
+def test_decorator_tunes_once_and_compiles_explicit_arguments_directly(mod):
+    tuned = mod["tuned"]
+    kernel = tuned(40, 8)
+    assert tuned(40, 8) is kernel  # tuned once per argument set
+    a = torch.randn(40, 8)
+    torch.testing.assert_close(kernel(a), a * 3)
+    explicit = tuned(40, 8, 24, threads=32)  # a tuned argument given positionally: no search, no clash
+    torch.testing.assert_close(explicit(a), a * 3)
+    assert tuned.compile(40, 8, block_M=16).get_kernel_source()
+
+
+def test_eager_kernel_tunes_on_its_call_and_on_autotune_inputs(mod):
+    from tilelang_core.runtime.autotune import set_autotune_inputs
+
+    x = torch.randn(32, 4)
+    torch.testing.assert_close(mod["eager_scale"](x), x * 2)
+    with set_autotune_inputs(x):
+        kernel = mod["eager_scale"].compile()
+    torch.testing.assert_close(kernel(x), x * 2)
+
+
+def test_autotune_needs_configs():
+    from tilelang_core.runtime.autotune import autotune
+
+    with pytest.raises(TypeError, match="configs"):
+        autotune()(lambda: None)

@@ -1,0 +1,29 @@
+"""`tilelang.transform`: PassConfigKey names and `simplify_prim_func`."""
+from __future__ import annotations
+
+import functools
+
+__all__ = ["PassConfigKey", "simplify_prim_func"]
+
+
+class _PassConfigKeyMeta(type):
+    """Any `PassConfigKey.TL_<NAME>` is the config string "tl.<name>" (TileLang's spelling of its keys)."""
+
+    def __getattr__(cls, name: str) -> str:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return "tl." + name.lower().removeprefix("tl_")
+
+
+class PassConfigKey(metaclass=_PassConfigKeyMeta):
+    """`tilelang.PassConfigKey`: pass-config names accepted (and ignored by our pipeline) in `pass_configs=`."""
+
+
+def simplify_prim_func(func):
+    """Decorator on a kernel factory: TileLang simplifies the returned PrimFunc; tilelang_core's pipeline
+    simplifies every kernel while lowering, so the kernel is returned as built."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper

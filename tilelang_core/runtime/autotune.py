@@ -1,0 +1,261 @@
+"""Autotuning (`tilelang.autotune`, `tilelang.autotuner.AutoTuner`): compile a kernel factory once per config,
+check each kernel against a reference when one is given, time it with the profiler and keep the fastest.
+
+Configs are dicts of factory keyword arguments. A config that fails to build, run or match the reference is
+skipped and its error kept in `AutotuneResult.failures`; when every config fails, the first failure is raised
+with a note listing the others. Timing uses `Profiler.do_bench` (CUDA events on a GPU, the host clock on the
+CPU backend). `timeout`, `cache_input_tensors`, `backend` and grouped-compile options are accepted and ignored.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import threading
+from dataclasses import dataclass, field
+
+from .jit import JITFactory, JITKernel, compile, jit
+
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def set_autotune_inputs(*tensors):
+    """Within this block, autotuning times kernels on these tensors (the kernel's inputs, in order)."""
+    stack = _local.__dict__.setdefault("inputs", [])
+    stack.append(list(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else list(tensors))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def get_autotune_inputs():
+    """The tensors of the innermost `set_autotune_inputs` block, or None."""
+    stack = _local.__dict__.get("inputs") or []
+    return stack[-1] if stack else None
+
+
+@dataclass
+class AutotuneResult:
+    """The outcome of a search: best config, its latency (ms) and kernel; failures as (config, error)."""
+
+    latency: float | None = None
+    config: dict | None = None
+    ref_latency: float | None = None
+    libcode: str | None = None
+    func: object = None
+    kernel: JITKernel | None = None
+    timings: list = field(default_factory=list)
+    failures: list = field(default_factory=list)
+
+
+@dataclass
+class _ProfileArgs:
+    supply_type: object = None
+    ref_prog: object = None
+    supply_prog: object = None
+    rtol: float = 1e-2
+    atol: float = 1e-2
+    max_mismatched_ratio: float = 0.01
+    skip_check: bool = False
+    manual_check_prog: object = None
+
+
+class AutoTuner:
+    """`AutoTuner.from_kernel(fn, configs).set_compile_args(...).set_profile_args(...).run(warmup, rep)`."""
+
+    def __init__(self, fn, configs):
+        self.fn = fn
+        self.configs = configs
+        self.compile_args: dict = {"out_idx": None, "target": "auto"}
+        self.profile_args = _ProfileArgs()
+        self.build = self._compile_factory
+
+    @classmethod
+    def from_kernel(cls, kernel, configs):
+        """A tuner for a kernel factory (a function returning a @T.prim_func) over `configs`."""
+        return cls(kernel, configs)
+
+    def set_compile_args(self, out_idx=None, target="auto", execution_backend=None, target_host=None,
+                         verbose=False, pass_configs=None, **_ignored):
+        """Arguments for `tilelang.compile` of each config's kernel."""
+        self.compile_args = {"out_idx": out_idx, "target": target}
+        return self
+
+    def set_profile_args(self, warmup=None, rep=None, timeout=None, supply_type=None, ref_prog=None,
+                         supply_prog=None, rtol=1e-2, atol=1e-2, max_mismatched_ratio=0.01, skip_check=False,
+                         manual_check_prog=None, cache_input_tensors=False, **_ignored):
+        """How each kernel is fed and checked: input supply, reference program and tolerances."""
+        self.profile_args = _ProfileArgs(supply_type, ref_prog, supply_prog, rtol, atol, max_mismatched_ratio,
+                                         skip_check, manual_check_prog)
+        return self
+
+    def _compile_factory(self, config: dict):
+        return compile(self.fn(**config), **self.compile_args), None
+
+    def run(self, warmup: int = 25, rep: int = 100, timeout=None, early_stop: bool = False,
+            early_stop_factor: float = 2.0, **_ignored) -> AutotuneResult:
+        """Build, check and time every config; the fastest wins."""
+        configs = _config_list(self.configs)
+        if not configs:
+            raise ValueError("autotune got no configs: pass configs=[{...}, ...] (or a function returning them)")
+        result = AutotuneResult()
+        for config in configs:
+            try:
+                kernel, inputs = self.build(dict(config))
+                latency = self._measure(kernel, inputs, warmup, rep, result.latency if early_stop else None,
+                                        early_stop_factor)
+            except Exception as exc:  # noqa: BLE001 -- a failing config is skipped, its error kept
+                result.failures.append((dict(config), exc))
+                continue
+            result.timings.append((dict(config), latency))
+            if result.latency is None or latency < result.latency:
+                result.latency, result.config, result.kernel = latency, dict(config), kernel
+        if result.kernel is None:
+            raise _all_failed(result.failures)
+        result.func, result.libcode = result.kernel.prim_func, result.kernel.get_kernel_source()
+        return result
+
+    def _inputs(self, kernel: JITKernel, inputs):
+        p = self.profile_args
+        if inputs is not None:
+            return list(inputs)
+        if p.supply_prog is not None:
+            return list(p.supply_prog(kernel.params))
+        captured = get_autotune_inputs()
+        if captured is not None:
+            return list(captured)
+        return kernel.get_profiler(p.supply_type)._inputs()
+
+    def _measure(self, kernel: JITKernel, inputs, warmup: int, rep: int, best, factor: float) -> float:
+        p = self.profile_args
+        profiler = kernel.get_profiler(p.supply_type)
+        ins = self._inputs(kernel, inputs)
+        if p.ref_prog is not None and not p.skip_check:
+            profiler.assert_allclose(p.ref_prog, input_tensors=ins, rtol=p.rtol, atol=p.atol,
+                                     max_mismatched_ratio=p.max_mismatched_ratio)
+        if p.manual_check_prog is not None:
+            p.manual_check_prog(kernel(*ins), p.ref_prog(*ins) if p.ref_prog is not None else None)
+        if best is not None:  # early stop: a short probe first, the full timing only for contenders
+            probe = profiler.do_bench(input_tensors=ins, warmup=1, rep=max(1, rep // 10))
+            if probe > best * factor:
+                return probe
+        return profiler.do_bench(input_tensors=ins, warmup=warmup, rep=rep)
+
+
+def _config_list(configs) -> list[dict]:
+    items = configs() if callable(configs) else configs
+    if isinstance(items, dict):  # {"block_M": [64, 128], ...}: the cartesian product
+        import itertools
+
+        keys = list(items)
+        return [dict(zip(keys, vals)) for vals in itertools.product(*(items[k] for k in keys))]
+    return [dict(c) for c in items or []]
+
+
+def _all_failed(failures) -> Exception:
+    first = failures[0][1]
+    lines = [f"  {cfg}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+             for cfg, exc in failures[:8]]
+    more = f"\n  ... and {len(failures) - 8} more" if len(failures) > 8 else ""
+    first.add_note(f"autotune: all {len(failures)} configs failed; the first error is shown above. "
+                   "Failures:\n" + "\n".join(lines) + more)
+    return first
+
+
+class AutoTuneKernel:
+    """What `@autotune(configs=...)` on a `@tilelang.jit` function returns: calling it without the tuned
+    arguments searches the configs (once per argument set) and returns the best kernel; calling it with any
+    tuned argument given compiles that one instance, as TileLang does."""
+
+    def __init__(self, target, configs, warmup: int, rep: int, early_stop: bool, early_stop_factor: float,
+                 profile: dict):
+        functools.update_wrapper(self, getattr(target, "factory", getattr(target, "func", target)))
+        self.target = target
+        self.configs = configs
+        self.options = {"warmup": warmup, "rep": rep, "early_stop": early_stop,
+                        "early_stop_factor": early_stop_factor}
+        self.profile = profile
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+
+    @property
+    def _eager(self) -> bool:
+        return not isinstance(self.target, JITFactory)
+
+    def __call__(self, *args, **kwargs):
+        """Tune (or compile the given instance); a jit factory returns the kernel, an eager kernel runs."""
+        if self._eager:
+            kernel, inputs = self._best(args, kwargs, eager_call=True)
+            return kernel(*inputs)
+        return self._best(args, kwargs)[0]
+
+    def compile(self, *args, **kwargs) -> JITKernel:
+        """The tuned JITKernel for these arguments (eager kernels time on `set_autotune_inputs` tensors)."""
+        return self._best(args, kwargs)[0]
+
+    def _best(self, args, kwargs, eager_call: bool = False):
+        configs = _config_list(self.configs)
+        tuned = {k for c in configs for k in c}
+        if self._given(tuned, args, kwargs):
+            return self._builder(args, kwargs, eager_call)({})
+        key = (_freeze(args), _freeze(kwargs), eager_call)
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        tuner = AutoTuner(None, configs).set_profile_args(**self.profile)
+        tuner.build = self._builder(args, kwargs, eager_call)
+        result = tuner.run(**self.options)
+        best = (result.kernel, None)
+        if eager_call:
+            best = tuner.build(result.config)
+        with self._lock:
+            self._cache[key] = best
+        return best
+
+    def _given(self, tuned: set, args, kwargs) -> bool:
+        params = list(inspect.signature(self.__wrapped__).parameters)
+        positional = set(params[:len(args)])
+        return bool(tuned & (positional | set(kwargs)))
+
+    def _builder(self, args, kwargs, eager_call: bool):
+        target = self.target
+        if not self._eager:
+            return lambda cfg: (target(*args, **{**kwargs, **cfg}), None)
+        if eager_call:
+            return lambda cfg: target.specialize(*args, **{**kwargs, **cfg})
+        inputs = get_autotune_inputs()
+        if inputs is not None:
+            params = target.signature.parameters
+            scalars = {k: v for k, v in kwargs.items() if k in params}
+            return lambda cfg: target.specialize(*inputs, **{**scalars, **cfg})
+        return lambda cfg: (target.compile(*args, **{**kwargs, **cfg}), None)
+
+
+def _freeze(value):
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)
+
+
+def autotune(func=None, *, configs=None, warmup: int = 25, rep: int = 100, timeout=100, supply_type=None,
+             ref_prog=None, supply_prog=None, rtol: float = 1e-2, atol: float = 1e-2,
+             max_mismatched_ratio: float = 0.01, skip_check: bool = False, manual_check_prog=None,
+             cache_input_tensors: bool = False, do_not_specialize=None, early_stop: bool = False,
+             early_stop_factor: float = 2.0):
+    """Decorator over `@tilelang.jit`: search `configs` (dicts of factory keyword arguments) for the fastest kernel."""
+    if configs is None:
+        raise TypeError("autotune needs configs=[{...}, ...]: use it as @autotune(configs=...) above @tilelang.jit")
+    profile = {"supply_type": supply_type, "ref_prog": ref_prog, "supply_prog": supply_prog, "rtol": rtol,
+               "atol": atol, "max_mismatched_ratio": max_mismatched_ratio, "skip_check": skip_check,
+               "manual_check_prog": manual_check_prog}
+
+    def wrap(target):
+        if not isinstance(target, JITFactory) and not hasattr(target, "specialize"):
+            target = jit(target)
+        return AutoTuneKernel(target, configs, warmup, rep, early_stop, early_stop_factor, profile)
+
+    return wrap if func is None else wrap(func)
