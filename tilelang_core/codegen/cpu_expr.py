@@ -121,18 +121,31 @@ def _unary_math(fn):
 
 
 def _minmax(fn):
+    """max/min over the arguments; on floats NaN-quiet like CUDA's fmaxf/fminf (the other operand wins)."""
     def build(args):
+        tirx = load().tirx
         out = args[0]
         for x in args[1:]:
-            out = fn(*match(out, x))
+            a, b = match(out, x)
+            out = fn(a, b)
+            if is_float(dtype_of(a)):
+                out = tirx.Select(tirx.isnan(a), b, tirx.Select(tirx.isnan(b), a, out))
         return out
     return build
 
 
+def _clamp(args):
+    """min(max(x, lo), hi), except that a NaN x stays NaN (as torch.clamp)."""
+    tirx = load().tirx
+    out = _minmax(tirx.Min)([_minmax(tirx.Max)([args[0], args[1]]), args[2]])
+    return tirx.Select(tirx.isnan(args[0]), cast(args[0], dtype_of(out)), out) if is_float(dtype_of(out)) else out
+
+
 def _ceildiv(args):
+    """ceil(a / b) = -floor(-a / b): right for a divisor of either sign."""
     a, b = match(args[0], args[1])
-    one = const(1, dtype_of(a))
-    return binary("//", binary("-", binary("+", a, b), one), b)
+    zero = const(0, dtype_of(a))
+    return binary("-", zero, binary("//", binary("-", zero, a), b))
 
 
 def _intrinsics() -> dict:
@@ -150,7 +163,7 @@ def _intrinsics() -> dict:
         "fmod": lambda a: tirx.fmod(*match(_float_arg(a[0]), a[1])),
         "ceildiv": _ceildiv,
         "isnan": lambda a: tirx.isnan(a[0]), "isinf": lambda a: tirx.isinf(a[0]),
-        "clamp": lambda a: _minmax(tirx.Min)([_minmax(tirx.Max)([a[0], a[1]]), a[2]]),
+        "clamp": _clamp,
         "floordiv": lambda a: binary("//", a[0], a[1]), "floormod": lambda a: binary("%", a[0], a[1]),
         "truncdiv": lambda a: tirx.truncdiv(*match(a[0], a[1])), "truncmod": lambda a: tirx.truncmod(*match(a[0], a[1])),
         "div": lambda a: binary("/", a[0], a[1]),

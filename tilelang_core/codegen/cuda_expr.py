@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..ir import nodes as N
+from ..ir.arith import as_const
 from ..language.dtypes import dtype_bits
 
 _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
@@ -174,7 +175,9 @@ class ExprEmitter:
             return f'T.{name}("{dt}")'
         if name == "ceildiv":
             a, b = self.index(args[0]), self.index(args[1])
-            return f"T.floordiv({a} + {b} - 1, {b})"
+            if isinstance(as_const(args[1]), int) and as_const(args[1]) > 0:
+                return f"T.floordiv({a} + {b} - 1, {b})"
+            return f"(0 - T.floordiv(0 - {a}, {b}))"  # ceil(a / b) = -floor(-a / b) for a divisor of any sign
         if name in ("max", "min"):
             return f"T.{name}({self.emit(args[0], t)}, {self.emit(args[1], t)})"
         if name == "abs":
@@ -183,6 +186,8 @@ class ExprEmitter:
             return f"T.pow({self.emit(args[0], t)}, {self.emit(args[1], t)})"
         if name == "clamp":
             x, lo, hi = (self.emit(a, t) for a in args)
+            if t.startswith(("float", "bfloat")):  # fmaxf/fminf drop NaN; clamp keeps it (as torch.clamp)
+                return f"T.Select(T.isnan({x}), {x}, T.min(T.max({x}, {lo}), {hi}))"
             return f"T.min(T.max({x}, {lo}), {hi})"
         if name == "sigmoid":
             x = self.emit(args[0], t)

@@ -58,6 +58,7 @@ class KernelEmitter(PipelineEmitter):
         self.counter = 0
         self.wgmma = wgmma or {}
         self.in_parallel = 0              # > 0 while emitting a T.Parallel body (no barriers there)
+        self.owner = None                 # condition: this thread runs the current iteration's atomics
         self.wgmma_nowait = False         # the next wgmma gemm leaves its group in flight
         self.extra_cuda: list[str] = []   # device functions this kernel needs (wgmma wrappers)
 
@@ -321,19 +322,29 @@ class KernelEmitter(PipelineEmitter):
             coords = lay.coords("tx", r)
             for v, c in zip(s.vars, coords):
                 self.var_text[v] = c
-            old = self.par
+            old, old_owner = self.par, self.owner
             self.par = (lay, r, s.vars)
+            if isinstance(lay, MmaRow):  # each row lives in the 4 lanes of a quad: one of them owns it
+                self.owner = "tx % 4 == 0"
             if isinstance(lay, Generic) and not lay.exact:
                 self.line(f"if {lay.flat('tx', r)} < {lay.size}:")
                 with self.block():
                     self.body(s.body)
             else:
                 self.body(s.body)
-            self.par = old
+            self.par, self.owner = old, old_owner
 
     def _parallel_replicated(self, s: N.For) -> None:
-        """Every thread runs every iteration (the loop only touches replicated fragments)."""
-        self.serial(N.For(s.vars, s.starts, s.extents, "serial", s.body, span=s.span))
+        """Every thread runs every iteration (the loop only touches replicated fragments); an atomic in
+        it runs once per iteration, on the thread the flat iteration index maps to."""
+        flat = "0"
+        for v, st, ext in zip(s.vars, s.starts, s.extents):
+            flat = f"({flat} * {self.idx(ext)} + {self.name(v)} - {self.idx(st)})"
+        old, self.owner = self.owner, f"T.floormod({flat}, {self.threads}) == tx"
+        try:
+            self.serial(N.For(s.vars, s.starts, s.extents, "serial", s.body, span=s.span))
+        finally:
+            self.owner = old
 
     def _parallel_distributed(self, s: N.For) -> None:
         """Iterations spread over the block's threads (no fragments inside)."""

@@ -193,6 +193,31 @@ __device__ __forceinline__ void atomic_add(double* p, double v) { atomicAdd(p, v
 __device__ __forceinline__ void atomic_add(int* p, int v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(half* p, half v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(__nv_bfloat16* p, __nv_bfloat16 v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(unsigned int* p, unsigned int v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(long* p, long v) {  // int64: two's complement add
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+__device__ __forceinline__ void atomic_add(unsigned long* p, unsigned long v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+// 8/16-bit integers have no atomicAdd: compare-and-swap the aligned 32-bit word that holds the element
+template <typename I>
+__device__ __forceinline__ void atomic_add_narrow(I* p, I v) {
+  size_t addr = reinterpret_cast<size_t>(p);
+  unsigned int* word = reinterpret_cast<unsigned int*>(addr & ~size_t(3));
+  unsigned int shift = (addr & 3) * 8, mask = ((1u << (8 * sizeof(I))) - 1u) << shift;
+  unsigned int old = *word, seen;
+  do {
+    seen = old;
+    I sum = static_cast<I>(static_cast<I>((seen & mask) >> shift) + v);
+    unsigned int bits = (static_cast<unsigned int>(sum) << shift) & mask;
+    old = atomicCAS(word, seen, (seen & ~mask) | bits);
+  } while (old != seen);
+}
+__device__ __forceinline__ void atomic_add(short* p, short v) { atomic_add_narrow(p, v); }
+__device__ __forceinline__ void atomic_add(unsigned short* p, unsigned short v) { atomic_add_narrow(p, v); }
+__device__ __forceinline__ void atomic_add(signed char* p, signed char v) { atomic_add_narrow(p, v); }
+__device__ __forceinline__ void atomic_add(unsigned char* p, unsigned char v) { atomic_add_narrow(p, v); }
 }  // namespace tl
 // ---- end of tilelang_core device library ------------------------------------------------
 """

@@ -121,8 +121,9 @@ class TileOps(CopyOps, ReduceOps):
             side = Side(dst)
             idx = [em.idx(a.start) for a in side.axes]
             val = em.emit(op.value, dst.buffer.dtype)
-            em.line(f'T.cuda.func_call("tl::atomic_add", {em.name(dst.buffer)}.ptr_to([{", ".join(idx)}]), {val}, '
-                    'source_code="")')
+            call = f'T.cuda.func_call("tl::atomic_add", {em.name(dst.buffer)}.ptr_to([{", ".join(idx)}]), {val}, ' \
+                   'source_code="")'
+            self._guarded([em.owner] if em.owner else [], call)  # one thread per iteration of a replicated loop
             return
         src = op.value
         lay = em.layouts.get(src.buffer)

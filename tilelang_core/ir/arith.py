@@ -44,7 +44,18 @@ def too_big(op: str, a: int, b: int) -> bool:
 
 _CMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
         "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
-_CALL = {"ceildiv": lambda a, b: -(-a // b), "max": max, "min": min}
+def _fmax(*values):
+    """max that ignores NaN operands whichever side they are on (as CUDA fmaxf; Python's max is order-dependent)."""
+    real = [v for v in values if v == v]
+    return max(real) if real else values[0]
+
+
+def _fmin(*values):
+    real = [v for v in values if v == v]
+    return min(real) if real else values[0]
+
+
+_CALL = {"ceildiv": lambda a, b: -(-a // b), "max": _fmax, "min": _fmin}
 
 
 def as_const(expr: Expr):
