@@ -30,7 +30,9 @@ def prepare(examples: Path, files: list[str], out: Path, timeout: float) -> int:
     for rel in files:
         src = examples / rel
         dst = out / "examples" / rel
-        if not dst.parent.exists():
+        if src.parent == examples:  # a top-level file: the folder is the whole corpus, copy the file alone
+            shutil.copy2(src, dst)
+        elif not dst.parent.exists():
             shutil.copytree(src.parent, dst.parent, ignore=shutil.ignore_patterns("__pycache__"))
         env = dict(os.environ, TILELSP_CACHE_DIR=str(out / "cache"), TILELANG_CORE_ALIAS="force")
         t0 = time.perf_counter()
