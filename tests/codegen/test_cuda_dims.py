@@ -67,6 +67,43 @@ def to_e4m3(target):
             T.copy(s, Y[bx * 32, 0])
         return Y
     return kernel
+
+
+def int_ops(target):
+    @tilelang.jit(out_idx=[-1], target=target)
+    def factory(block: int = 4):
+        nb = T.dynamic("nb")              # captured by the prim_func: one dim in shapes and body
+
+        @T.prim_func
+        def main(A: T.Tensor((nb, 8), "int32"), B: T.Tensor((nb, 8, 6), "int32")):
+            with T.Kernel(T.ceildiv(nb, block), threads=32) as bx:
+                for i, j in T.Parallel(block, 8):
+                    r = bx * block + i
+                    if r < nb:
+                        B[r, j, 0] = T.floordiv(A[r, j], 3)
+                        B[r, j, 1] = T.floormod(A[r, j], 3)
+                        B[r, j, 2] = T.truncdiv(A[r, j], 3)
+                        B[r, j, 3] = T.truncmod(A[r, j], 3)
+                        B[r, j, 4] = T.bitwise_and(T.shift_right(A[r, j], 1), 7)
+                        B[r, j, 5] = T.floordiv(nb, 2) + T.floormod(nb, 4)
+        return main
+    return factory
+
+'''
+
+
+TWO_KERNELS = '''
+import tilelang_core.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64,), T.float32), B: T.Tensor((64,), T.float32)):
+    W = T.alloc_global((64,), T.float32)
+    with T.Kernel(2, threads=32) as bx:
+        for i in T.Parallel(32):
+            B[bx * 32 + i] = A[bx * 32 + i] * 2
+    with T.Kernel(2, threads=32) as bx:
+        for i in T.Parallel(32):
+            B[bx * 32 + i] = B[bx * 32 + i] + 1
 '''
 
 
@@ -93,3 +130,28 @@ def test_dim_aliases_run_on_the_cpu_backend(mod):
     torch.testing.assert_close(y, ref)
     x = torch.randn(48, 32)
     torch.testing.assert_close(mod["scale_rows"]("cpu")(x), x * 3.0)
+
+
+@pytest.mark.nvcc
+def test_integer_intrinsics_and_a_captured_dynamic_dim_compile_for_sm90a(mod):
+    kernel = mod["int_ops"]("sm_90a")(block=4)
+    assert kernel.arch == "sm_90a" and [p.name for p in kernel.params][:2] == ["A", "B"]
+
+
+def test_integer_intrinsics_run_on_the_cpu_backend(mod):
+    a = torch.arange(-20, 20, dtype=torch.int32).reshape(5, 8)
+    b = mod["int_ops"]("cpu")(block=4)(a)
+    trunc = torch.div(a, 3, rounding_mode="trunc")
+    ref = torch.stack([a // 3, a % 3, trunc, a - trunc * 3, (a >> 1) & 7, torch.full_like(a, 5 // 2 + 5 % 4)], -1)
+    torch.testing.assert_close(b, ref)
+
+
+def test_two_kernels_in_one_prim_func_are_reported_at_the_second():
+    from tilelang_core import check_source
+    from tilelang_core.codegen.cuda import tvmscript
+    from tilelang_core.codegen.cuda_lower import LoweringError
+
+    func = check_source(textwrap.dedent(TWO_KERNELS), "<test>").kernels[0]
+    with pytest.raises(LoweringError) as info:
+        tvmscript(func, "sm_90a")
+    assert info.value.span.line == 10 and "2 `with T.Kernel" in str(info.value)

@@ -60,6 +60,7 @@ def plan(func: N.PrimFunc, arch: str = "sm_80"):
     launch = func.launch
     if launch is None:
         raise LoweringError("the kernel has no `with T.Kernel(...)` block", func.span)
+    _one_launch(func)
     threads = threads_of(launch)
     wgmma = wgmma_gemms(func, arch, threads)
     try:
@@ -68,6 +69,17 @@ def plan(func: N.PrimFunc, arch: str = "sm_80"):
     except (LayoutError, ValueError) as exc:
         raise LoweringError(str(exc), getattr(exc, "span", None) or launch.span, "layout-inference-failed") from None
     return launch, threads, layouts, plan_pipelines(func), smem, wgmma
+
+
+def _one_launch(func: N.PrimFunc) -> None:
+    """Raise at the second `T.Kernel` of a prim_func: the CUDA artifact holds one kernel (the CPU backend
+    runs several one after another)."""
+    stmts = func.body.stmts if isinstance(func.body, N.SeqStmt) else (func.body,)
+    launches = [s for s in stmts if isinstance(s, N.Launch)]
+    if len(launches) > 1:
+        raise LoweringError(f"this prim_func opens {len(launches)} `with T.Kernel(...)` blocks; the CUDA lowering "
+                            "builds one kernel per prim_func yet: split it into one @T.prim_func per T.Kernel "
+                            "(a T.alloc_global workspace becomes a tensor parameter of both)", launches[1].span)
 
 
 def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter, list]:
@@ -107,6 +119,9 @@ def _prologue(func: N.PrimFunc, launch: N.Launch) -> list:
         if isinstance(s, (N.AnnotateLayout, N.UseSwizzle)) or isinstance(s, N.Evaluate) and isinstance(
                 s.value, N.Const):
             continue
+        if isinstance(s, N.Allocate) and s.buffer.scope == "global":
+            raise LoweringError(f"T.alloc_global '{s.buffer.name}' before `with T.Kernel(...)` is not supported "
+                                "by the CUDA lowering yet; pass the workspace as a tensor parameter", s.span)
         if not isinstance(s, N.LetStmt):
             raise LoweringError("only scalar assignments (`x = n // 2`) may come before `with T.Kernel(...)` on "
                                 "CUDA; move this statement inside the kernel", s.span)

@@ -7,7 +7,15 @@ from ..language.dtypes import dtype_bits
 
 _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
 _UNARY_MATH = {"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "tanh", "sin", "cos",
-               "sigmoid", "erf", "round", "trunc", "log1p", "fabs"}
+               "sigmoid", "erf", "round", "trunc", "log1p", "fabs", "exp10", "tan", "sinh", "cosh", "atan", "asin",
+               "acos", "nearbyint"}
+_FAST_MATH = {"__exp": "exp", "__exp2": "exp2", "__exp10": "exp10", "__log": "log", "__log2": "log2",
+              "__log10": "log10", "__tan": "tan", "__cos": "cos", "__sin": "sin", "fast_exp": "exp", "exp2f": "exp2"}
+_BINARY = {"floordiv": "floordiv", "floormod": "floormod", "truncdiv": "truncdiv", "truncmod": "truncmod",
+           "shift_left": "shift_left", "shift_right": "shift_right", "bitwise_and": "bitwise_and",
+           "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor", "fmod": "fmod", "atan2": "atan2",
+           "hypot": "hypot", "copysign": "copysign", "nextafter": "nextafter"}
+_PREDICATES = {"isnan", "isinf", "isfinite"}
 
 
 class ExprError(Exception):
@@ -63,6 +71,8 @@ def dtype_of(e) -> str:
             return e.dtype
         if e.name == "ceildiv":
             return "int32"
+        if e.name in _PREDICATES:
+            return "bool"
         types = [dtype_of(a) for a in e.args]
         out = types[0] if types else "float32"
         for t in types[1:]:
@@ -94,6 +104,7 @@ class ExprEmitter:
     def __init__(self, var_text, load):
         self.var_text = var_text
         self.load = load
+        self.intrinsics: list = []  # (ExprEmitter, Call) -> text or None: calls the kernel emitter adds
 
     def emit(self, e, dtype: str | None = None) -> str:
         """Text of `e`, converted to `dtype` when given."""
@@ -193,7 +204,22 @@ class ExprEmitter:
             x = self.emit(args[0], t)
             one = const_text(1.0, t)
             return f"({one} / ({one} + T.exp(-{x})))"
+        if name in _BINARY and len(args) == 2:
+            return f"T.{_BINARY[name]}({self.emit(args[0], t)}, {self.emit(args[1], t)})"
+        if name in _PREDICATES and len(args) == 1:
+            return f"T.{name}({self._emit(args[0])})"
+        if name == "bitwise_not" and len(args) == 1:
+            return f"T.bitwise_not({self.emit(args[0], t)})"
+        if name == "popcount" and len(args) == 1:
+            return f"T.popcount({self._emit(args[0])})"
+        if name == "likely" and len(args) == 1:
+            return f"T.likely({self.emit(args[0], 'bool')})"
+        name = _FAST_MATH.get(name, name)
         if name in _UNARY_MATH and len(args) == 1:
             fn = "abs" if name == "fabs" else name
             return f"T.{fn}({self.emit(args[0], t)})"
+        for extra in self.intrinsics:
+            text = extra(self, e)
+            if text is not None:
+                return text
         raise ExprError(f"T.{name} is not supported by the CUDA lowering yet", e.span)

@@ -171,6 +171,9 @@ def canonical_module(name: str) -> str:
     return name
 
 
+_DIM_VARS: dict = {}  # SymbolicDim -> its N.Var
+
+
 def from_live(v, depth: int = 0):
     """Convert a real Python value from a captured environment into the frontend's value domain."""
     if isinstance(v, (bool, int, float, str, DType)) or v is None:
@@ -184,8 +187,8 @@ def from_live(v, depth: int = 0):
         return DType(dt) if dt else Unknown(str(v))
     if isinstance(v, types.ModuleType):
         return ModuleRef(canonical_module(v.__name__))
-    if isinstance(v, SymbolicDim):
-        return N.Var(v.name, v.dtype, "param")
+    if isinstance(v, SymbolicDim):  # one Var per dim, however often the captured value is read
+        return _DIM_VARS.setdefault(v, N.Var(v.name, v.dtype, "param"))
     if isinstance(v, TensorType):
         return TensorSpec(tuple(from_live(d) for d in v.shape), normalize_dtype(v.dtype) or v.dtype, v.scope)
     if isinstance(v, (tuple, list)) and depth < 4:
