@@ -61,6 +61,10 @@ class KernelEmitter(PipelineEmitter):
         self.owner = None                 # condition: this thread runs the current iteration's atomics
         self.wgmma_nowait = False         # the next wgmma gemm leaves its group in flight
         self.extra_cuda: list[str] = []   # device functions this kernel needs (wgmma wrappers)
+        from .cuda_threads import ThreadOps
+
+        self.thread_ops = ThreadOps(self)  # thread indices, barriers, T.ws roles
+        self.exprs.intrinsics.append(self.thread_ops.expr)
 
     # ------------------------------------------------------------------ names and text
     def name(self, obj, hint: str | None = None) -> str:
@@ -205,6 +209,8 @@ class KernelEmitter(PipelineEmitter):
         if isinstance(s, (N.AnnotateLayout, N.UseSwizzle)):
             return
         if isinstance(s, N.Allocate):
+            if s.buffer.scope == "shared.barrier":
+                return self.thread_ops.alloc_barrier(s)
             if s.init is not None:
                 self.line(f"{self.name(s.buffer)}[0] = {self.emit(s.init, s.buffer.dtype)}")
             return
@@ -217,11 +223,13 @@ class KernelEmitter(PipelineEmitter):
             self.line(f"{self.name(s.var)} = {self.emit(s.value)}")
             self.var_text[s.var] = self.name(s.var)
         elif isinstance(s, N.If):
-            self.if_stmt(s)
+            if not self.thread_ops.if_stmt(s):
+                self.if_stmt(s)
         elif isinstance(s, N.While):
             self.while_stmt(s)
         elif isinstance(s, N.Evaluate):
-            self.line(f"T.evaluate({self.emit(s.value)})")
+            if not self.thread_ops.statement(s):
+                self.line(f"T.evaluate({self.emit(s.value)})")
         elif isinstance(s, N.TILE_OPS):
             self.ops.emit(s)
         elif isinstance(s, N.Launch):

@@ -155,6 +155,8 @@ def parse_with(p, node: ast.With) -> list:
     if isinstance(callee, BuiltinRef) and callee.short in _LAUNCHES:
         p.launch_seen = True
         return [_launch(p, node, call, item.optional_vars, callee.name)]
+    if isinstance(callee, BuiltinRef) and callee.short in ("ws", "WarpSpecialize"):
+        return [_warp_role(p, node, call)]
     if isinstance(callee, BuiltinRef):
         if item.optional_vars is not None:
             from .consteval import bind_target
@@ -163,6 +165,15 @@ def parse_with(p, node: ast.With) -> list:
         return p.block(node.body)
     raise KernelError("unsupported-syntax", f"`with {ast.unparse(call)}` is not a TileLang context; kernels open "
                       "`with T.Kernel(...)`", call)
+
+
+def _warp_role(p, node, call) -> N.If:
+    """`with T.ws(*groups):` runs its body on the listed warp groups: If(Call("ws", groups), body)."""
+    groups = tuple(_int_extent(p, g, "T.ws") for g in call.args)
+    if not groups or any(as_int(g) is None or as_int(g) < 0 for g in groups):
+        raise KernelError("bad-arguments", "T.ws takes one or more compile-time warp-group indices (0, 1, ...)", call)
+    body = p.block(node.body)
+    return N.If(N.Call("ws", groups, "bool", p.span(call)), p.seq(body, node), None, p.span(node))
 
 
 def _launch(p, node, call, target, name) -> N.Launch:

@@ -8,6 +8,7 @@ import ast
 from ..ir import nodes as N
 from ..ir.arith import as_const, as_int, shape_ints
 from .exprs import KernelError, check_value, expr_dtype, region_of, value_region
+from .threadops import THREAD_HANDLERS
 from .values import BuiltinRef, EnumValue, TensorSpec, Unknown, normalize_dtype, to_expr
 
 _MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "floor", "ceil", "round",
@@ -408,9 +409,9 @@ HANDLERS = {
     "const": h_const_value, "dynamic": h_const_value, "symbolic": h_const_value, "Cast": h_Cast, "make_tensor": h_make_tensor, "reshape": h_reshape, "view": h_reshape, "Tensor": h_tensor, "Buffer": h_tensor, "empty": h_empty,
     "Pipelined": h_loop_call, "Parallel": h_loop_call, "serial": h_loop_call, "unroll": h_loop_call,
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
-    **{name: h_reduce for name in _REDUCE}, **{name: h_math for name in _MATH},
+    **{name: h_reduce for name in _REDUCE}, **{name: h_math for name in _MATH}, **THREAD_HANDLERS,
 }
-NO_BIND = {name for name in _MATH} | {"const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "reshape", "view", "alloc_barrier", "alloc_cluster_barrier",
+NO_BIND = set(THREAD_HANDLERS) | {name for name in _MATH} | {"const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "reshape", "view", "alloc_barrier", "alloc_cluster_barrier",
                                       "alloc_descriptor", "alloc_smem"} | set(_OTHER_ALLOCS)
 
 

@@ -1,0 +1,163 @@
+"""CUDA lowering of thread-level programming: thread indices over multi-dimensional blocks, __syncthreads and
+named barriers, mbarriers from T.alloc_barrier, register hints, and T.ws roles (serialised or guarded)."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tilelang_core import check_source
+
+pytestmark = [pytest.mark.tvm]
+
+THREADS = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64, 256), T.float32), B: T.Tensor((64, 256), T.float32)):
+    with T.Kernel(64, threads=(32, 8)) as bx:
+        tn = T.get_thread_binding(0)
+        tk = T.get_thread_binding(1)
+        t = T.thread_binding(0, 32, thread="threadIdx.x")
+        S = T.alloc_shared((256,), T.float32)
+        bar = T.alloc_barrier(arrive_count=256)
+        bars = T.alloc_barrier([128, 128])
+        T.set_max_nreg(240, 1)
+        T.no_set_max_nreg()
+        T.disable_warp_group_reg_alloc()
+        S[tk * 32 + tn] = A[bx, tk * 32 + t]
+        T.sync_threads()
+        B[bx, tk * 32 + tn] = S[255 - (tk * 32 + tn)]
+        T.barrier_arrive(bar)
+        T.barrier_wait(bar, 0)
+        if tk < 4:
+            S[tn] = 0.0
+            T.mbarrier_arrive(bars[0])
+            T.mbarrier_wait_parity(bars[0], 0)
+        T.sync_threads(1, 128)
+        T.mbarrier_arrive(mbarrier=bars[1])
+"""
+
+ROLES = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((128, 128), T.float16), C: T.Tensor((128, 128), T.float32)):
+    with T.Kernel(1, threads=256) as bx:
+        S = T.alloc_shared((128, 128), T.float16)
+        C_local = T.alloc_fragment((128, 128), T.float32)
+        flag = T.alloc_shared((1,), T.int32)
+        with T.ws(1):
+            T.clear(C_local)
+        with T.ws(0):
+            T.copy(A, S)
+        with T.ws(1):
+            T.gemm(S, S, C_local)
+            T.copy(C_local, C)
+"""
+
+GUARDED_ROLES = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((256,), T.int32)):
+    with T.Kernel(1, threads=256) as bx:
+        tx = T.get_thread_binding()
+        S = T.alloc_shared((1,), T.int32)
+        ready = T.alloc_barrier(arrive_count=128)
+        with T.ws(0):
+            if tx == 0:
+                S[0] = 7
+            T.barrier_arrive(ready)
+        with T.ws(1):
+            T.barrier_wait(ready, 0)
+            A[tx] = S[0]
+"""
+
+TILE_OP_IN_ROLE = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((128, 128), T.float16), C: T.Tensor((128, 128), T.float32)):
+    with T.Kernel(1, threads=256) as bx:
+        S = T.alloc_shared((128, 128), T.float16)
+        C_local = T.alloc_fragment((128, 128), T.float32)
+        ready = T.alloc_barrier(arrive_count=128)
+        with T.ws(0):
+            T.copy(A, S)
+            T.barrier_arrive(ready)
+        with T.ws(1):
+            T.barrier_wait(ready, 0)
+            T.gemm(S, S, C_local, clear_accum=True)
+            T.copy(C_local, C)
+"""
+
+TILE_OP_UNDER_THREAD_IF = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((128, 128), T.float16), B: T.Tensor((128, 128), T.float16)):
+    with T.Kernel(1, threads=256) as bx:
+        tx = T.get_thread_binding()
+        S = T.alloc_shared((128, 128), T.float16)
+        if tx < 128:
+            T.copy(A, S)
+        T.copy(S, B)
+"""
+
+
+def _kernel(src: str):
+    res = check_source(textwrap.dedent(src), "<test>")
+    assert not res.errors, [d.message for d in res.errors]
+    return res.kernels[0]
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_thread_indices_barriers_and_hints_compile(arch):
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(_kernel(THREADS), arch)
+    script = ck.tvmscript
+    assert "T.floormod(tx, 32)" in script and "T.floordiv(tx, 32)" in script  # threadIdx.x / .y of (32, 8)
+    for call in ("tl::mbar_init", "tl::mbar_arrive", "tl::mbar_wait", "tl::named_bar_sync", "tl::set_max_nreg<240"):
+        assert call in ck.source
+    assert ck.source.count("tl::mbar_init(") == 3  # one call per barrier
+    body = ck.source[ck.source.index("if (((int)threadIdx.x) < 128)"):]
+    assert "__syncthreads" not in body[:body.index("}")]  # no block barrier inside a thread-dependent if
+    assert compile_cubin(ck.source, arch)[:4] == b"\x7fELF"
+
+
+@pytest.mark.nvcc
+def test_roles_without_barriers_run_on_every_thread():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(_kernel(ROLES), "sm_90a")
+    assert "T.floordiv(tx, 128)" not in ck.tvmscript  # serialised: program order orders the roles
+    assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
+
+
+@pytest.mark.nvcc
+def test_scalar_roles_with_barriers_are_guarded():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(_kernel(GUARDED_ROLES), "sm_90a")
+    assert "if T.floordiv(tx, 128) == 0:" in ck.tvmscript and "if T.floordiv(tx, 128) == 1:" in ck.tvmscript
+    assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("src, line, words", [
+    (TILE_OP_IN_ROLE, 11, "T.copy in a T.ws role"),
+    (TILE_OP_UNDER_THREAD_IF, 10, "T.copy inside an `if` on the thread index"),
+], ids=["role-with-barriers", "thread-if"])
+def test_tile_ops_in_thread_subsets_are_reported_at_their_line(src, line, words):
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.codegen.cuda_lower import LoweringError
+
+    with pytest.raises(LoweringError) as info:
+        generate(_kernel(src), "sm_90a")
+    assert words in str(info.value) and info.value.span.line == line
+    assert info.value.code == "lowering-unsupported"

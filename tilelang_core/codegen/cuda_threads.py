@@ -1,0 +1,260 @@
+"""CUDA lowering of thread-level programming: thread indices, block and named barriers, mbarriers
+(`T.alloc_barrier` + arrive/wait/expect_tx), register-budget hints and warp-specialised `T.ws` roles.
+
+Block threads are launched flat (`tx` = threadIdx.x over threads=(x, y, z)), so threadIdx.y/z are
+recomputed from `tx`. mbarriers live in the dynamic shared-memory pool; thread 0 initialises them.
+"""
+from __future__ import annotations
+
+from ..ir import nodes as N
+from ..ir.arith import as_int
+from ..ir.visitor import walk
+from .cuda_lower import LoweringError
+
+THREAD_INDEX = ("get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_group_idx")
+_BARRIER_CALLS = ("mbarrier_arrive", "mbarrier_wait_parity", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx")
+_NO_OPS = ("no_set_max_nreg", "disable_warp_group_reg_alloc", "annotate_producer_reg_dealloc",
+           "annotate_consumer_reg_alloc")
+STATEMENTS = ("sync_threads", "sync_warp", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
+              *_NO_OPS)
+WARP_GROUP = 128
+
+DEVICE_LIBRARY = r"""
+namespace tl {
+__device__ __forceinline__ unsigned mbar_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(void* bar, int count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(mbar_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_fence_init() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_arrive(void* bar) {
+  asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(mbar_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(void* bar, int parity) {
+  unsigned done = 0;
+  do {
+    asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done) : "r"(mbar_addr(bar)), "r"(parity & 1) : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void mbar_expect_tx(void* bar, int bytes) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(mbar_addr(bar)), "r"(bytes) : "memory");
+#else
+  __trap();  // transaction counts need sm_90 (TMA)
+#endif
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(void* bar, int bytes) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(mbar_addr(bar)), "r"(bytes) : "memory");
+#else
+  __trap();
+#endif
+}
+__device__ __forceinline__ void named_bar_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void sync_warp() { __syncwarp(); }
+template <int N, bool INC>
+__device__ __forceinline__ void set_max_nreg() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if (INC) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+  else asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+#endif
+}
+}  // namespace tl
+"""
+
+
+class ThreadOps:
+    """Thread indices, barriers and role guards, emitted through a KernelEmitter `em`."""
+
+    def __init__(self, em):
+        self.em = em
+        dims = [as_int(t) for t in em.func.launch.threads] if em.func.launch is not None else [em.threads]
+        self.dims = [d or 1 for d in dims] + [1] * (3 - len(dims))
+        self.thread_vars = _thread_dependent_vars(em.func.body)
+        self.serial_roles = not _roles_synchronise(em.func.body)
+
+    def _library(self) -> None:
+        if DEVICE_LIBRARY not in self.em.extra_cuda:
+            self.em.extra_cuda.append(DEVICE_LIBRARY)
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, exprs, e: N.Call) -> str | None:
+        """Text of a thread-index call, None for other calls (an ExprEmitter intrinsic hook)."""
+        return self.index(e) if e.name in THREAD_INDEX else None
+
+    def index(self, e: N.Call) -> str:
+        """TVMScript text of a thread-index call (flat `tx` split over the launch's thread dims)."""
+        args = [as_int(a) for a in e.args]
+        if e.name == "get_thread_binding":
+            dim = args[0] if args else 0
+            below = 1
+            for d in self.dims[:dim]:
+                below *= d
+            q = "tx" if below == 1 else f"T.floordiv(tx, {below})"
+            return q if below * self.dims[dim] >= self.em.threads else f"T.floormod({q}, {self.dims[dim]})"
+        warp = args[0] if args else 32
+        if e.name == "get_lane_idx":
+            return f"T.floormod(tx, {warp})"
+        if e.name == "get_warp_idx":
+            return f"T.floordiv(tx, {warp})"
+        per_group = args[1] if len(args) > 1 else WARP_GROUP // 32
+        return f"T.floordiv(tx, {warp * per_group})"
+
+    # ------------------------------------------------------------------ statements
+    def statement(self, s: N.Evaluate) -> bool:
+        """Emit a thread-level statement call (see STATEMENTS); False when `s` is not one."""
+        em, call = self.em, s.value
+        name = call.name if isinstance(call, N.Call) else None
+        if name not in STATEMENTS:
+            return False
+        if name in _NO_OPS:
+            return True
+        self._library()
+        if name == "sync_threads" and not call.args:
+            em.sync()
+        elif name == "sync_threads":
+            bar_id, count = (em.idx(a) for a in call.args)
+            em.line(f'T.cuda.func_call("tl::named_bar_sync", {bar_id}, {count}, source_code="")')
+        elif name == "sync_warp":
+            em.line('T.cuda.func_call("tl::sync_warp", source_code="")')
+        elif name in ("set_max_nreg", "inc_max_nreg", "dec_max_nreg"):
+            self._set_max_nreg(call)
+        else:
+            self._barrier(call)
+        return True
+
+    def _set_max_nreg(self, call: N.Call) -> None:
+        values = [as_int(a) for a in call.args]
+        if call.name != "set_max_nreg":
+            values = values[:1] + [1 if call.name == "inc_max_nreg" else 0]
+        if len(values) != 2 or None in values or not 24 <= values[0] <= 256 or values[0] % 8:
+            raise LoweringError(f"T.{call.name} needs a compile-time register count, a multiple of 8 in "
+                                "[24, 256] (setmaxnreg)", call.span)
+        self.em.line(f'T.cuda.func_call("tl::set_max_nreg<{values[0]}, {"true" if values[1] else "false"}>", '
+                     'source_code="")')
+
+    def _barrier(self, call: N.Call) -> None:
+        em = self.em
+        bar = call.args[0]
+        ptr = f"{em.name(bar.buffer)}.ptr_to([{em.idx(bar.indices[0])}])"
+        if call.name == "mbarrier_arrive":
+            if len(call.args) > 1:
+                raise LoweringError("T.mbarrier_arrive with cta_id (a cluster barrier) is not supported by the CUDA "
+                                    "lowering yet; arrive on this block's barrier", call.span)
+            em.line(f'T.cuda.func_call("tl::mbar_arrive", {ptr}, source_code="")')
+        elif call.name == "mbarrier_wait_parity":
+            em.line(f'T.cuda.func_call("tl::mbar_wait", {ptr}, {em.idx(call.args[1])}, source_code="")')
+        else:
+            fn = "tl::mbar_expect_tx" if call.name == "mbarrier_expect_tx" else "tl::mbar_arrive_expect_tx"
+            em.line(f'T.cuda.func_call("{fn}", {ptr}, {em.idx(call.args[1])}, source_code="")')
+
+    def alloc_barrier(self, s: N.Allocate) -> None:
+        """Place the mbarriers in shared memory; thread 0 initialises them before a block barrier."""
+        em = self.em
+        self._library()
+        counts = s.init.args if isinstance(s.init, N.Call) else ()
+        name = em.name(s.buffer)
+        em.scratch[name] = ("uint64", max(len(counts), 1))
+        em.line("if tx == 0:")
+        with em.block():
+            for k, c in enumerate(counts):
+                em.line(f'T.cuda.func_call("tl::mbar_init", {name}.ptr_to([{k}]), {em.idx(c)}, source_code="")')
+            em.line('T.cuda.func_call("tl::mbar_fence_init", source_code="")')
+        em.sync()
+
+    # ------------------------------------------------------------------ role guards
+    def if_stmt(self, s: N.If) -> bool:
+        """Emit a `T.ws` role or check a thread-dependent `if`; False when `em` should emit `s` itself."""
+        if isinstance(s.cond, N.Call) and s.cond.name == "ws":
+            self._role(s)
+            return True
+        if self._thread_dependent(s.cond):
+            op = _first_block_op(s.then_body) or (_first_block_op(s.else_body) if s.else_body is not None else None)
+            if op is not None:
+                raise LoweringError(f"{_describe(op)} inside an `if` on the thread index is not supported by the "
+                                    "CUDA lowering: tile ops and T.Parallel loops run on all threads of the block "
+                                    "(warp-specialised layouts are not implemented); move it out of the `if`",
+                                    getattr(op, "span", None) or s.span)
+            self.em.in_parallel += 1  # threads diverge: no automatic __syncthreads() inside
+            try:
+                self.em.if_stmt(s)
+            finally:
+                self.em.in_parallel -= 1
+            return True
+        return False
+
+    def _role(self, s: N.If) -> None:
+        em = self.em
+        groups = [as_int(a) for a in s.cond.args]
+        if self.serial_roles:  # no barrier hands data between roles: running every role on all threads in
+            em.body(s.then_body)  # program order computes the same result
+            return
+        op = _first_block_op(s.then_body)
+        if op is not None:
+            raise LoweringError(f"{_describe(op)} in a T.ws role whose roles synchronise through mbarriers needs "
+                                "warp-specialised lowering (per-warp-group layouts), which the CUDA backend does "
+                                "not do yet", getattr(op, "span", None) or s.span)
+        if None in groups:
+            raise LoweringError("T.ws takes compile-time warp-group indices", s.span)
+        cond = f"T.floordiv(tx, {WARP_GROUP}) == {groups[0]}"
+        for g in groups[1:]:
+            cond = f"T.Or({cond}, T.floordiv(tx, {WARP_GROUP}) == {g})"
+        em.line(f"if {cond}:")
+        em.in_parallel += 1  # one warp group runs the role: no automatic __syncthreads() inside
+        try:
+            with em.block():
+                em.body(s.then_body)
+        finally:
+            em.in_parallel -= 1
+
+    def _thread_dependent(self, cond) -> bool:
+        return any(_is_thread_index(n, self.thread_vars) for n in walk(cond))
+
+
+def _thread_dependent_vars(body) -> set:
+    """Let-bound variables whose value depends on the thread index (fixpoint over the body's LetStmts)."""
+    lets = [n for n in walk(body) if isinstance(n, N.LetStmt)]
+    out: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for let in lets:
+            if let.var not in out and any(_is_thread_index(n, out) for n in walk(let.value)):
+                out.add(let.var)
+                changed = True
+    return out
+
+
+def _is_thread_index(node, thread_vars) -> bool:
+    return isinstance(node, N.Call) and node.name in THREAD_INDEX or isinstance(node, N.Var) and node in thread_vars
+
+
+def _roles_synchronise(body) -> bool:
+    """True when a barrier call sits inside a T.ws role."""
+    for n in walk(body):
+        if isinstance(n, N.If) and isinstance(n.cond, N.Call) and n.cond.name == "ws":
+            if any(isinstance(m, N.Call) and m.name in _BARRIER_CALLS for m in walk(n.then_body)):
+                return True
+    return False
+
+
+def _first_block_op(stmt):
+    """The first tile op or T.Parallel loop in `stmt` (they need every thread of the block), else None."""
+    for n in walk(stmt):
+        if isinstance(n, N.TILE_OPS) or isinstance(n, N.For) and n.kind == "parallel":
+            return n
+    return None
+
+
+def _describe(op) -> str:
+    if isinstance(op, N.For):
+        return "a T.Parallel loop"
+    return f"T.{type(op).__name__.lower()}"
