@@ -5,6 +5,7 @@ imports or executes the user's file and never imports tvm.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import warnings
 
 from ..diagnostics import DiagnosticSink, internal_message
@@ -81,6 +82,8 @@ def parse_captured(captured, sink: DiagnosticSink, out_idx=None, factory=None, i
         return None
     env = Env({k: from_live(v) for k, v in captured.env.items()})
     ctx = Ctx(mapper, sink, fn.name, instance, eager)
+    if isinstance(out_idx, int):  # @jit(out_idx=-1)
+        out_idx = (out_idx,)
     info = KernelInfo(factory, instance, tuple(out_idx) if out_idx is not None else None, ())
     return _guarded(lambda: parse_kernel(fn, env, ctx, info), ctx, fn)
 
@@ -107,6 +110,7 @@ def _parse(text: str, path: str, mapper: SourceMapper, sink: DiagnosticSink):
 def _instantiate(site: KernelSite, kwargs, env: Env, mapper, sink, argparse_defaults) -> N.PrimFunc | None:
     """Bind the factory chain for one instance and parse the kernel in the resulting environment."""
     bindings: dict = {}
+    first = len(sink.items)
     ctx = Ctx(mapper, sink, site.node.name, "", site.eager)
     chain = list(site.chain) + ([site.node] if site.eager else [])
     for i, fn in enumerate(chain):
@@ -124,7 +128,9 @@ def _instantiate(site: KernelSite, kwargs, env: Env, mapper, sink, argparse_defa
     inst = ctx.instance
     bound = tuple((k, v) for k, v in bindings.items() if not k.startswith("__"))
     info = KernelInfo(site.factory_name, inst, site.out_idx, bound)
-    return _guarded(lambda: parse_kernel(site.node, env, ctx, info), ctx, site.node)
+    func = _guarded(lambda: parse_kernel(site.node, env, ctx, info), ctx, site.node)
+    errors = tuple(d for d in sink.items[first:] if d.is_error)
+    return dataclasses.replace(func, errors=errors) if func is not None and errors else func
 
 
 def _guarded(fn, ctx: Ctx, node):

@@ -396,7 +396,8 @@ class PrimFunc:
 
     name: the @T.prim_func function's name; factory: the enclosing factory's name (or None);
     instance: a readable label of the factory arguments ("matmul(M=1024, N=1024, ...)");
-    out_idx: the jit decorator's out_idx when known; span: the `def` line; name_span: the name.
+    out_idx: the jit decorator's out_idx when known; span: the `def` line; name_span: the name;
+    errors: the frontend's error diagnostics for this instance (lowering refuses a kernel that has any).
     """
 
     name: str
@@ -409,6 +410,7 @@ class PrimFunc:
     name_span: Span | None = None
     source_path: str = "<string>"
     bindings: tuple[tuple[str, object], ...] = field(default=())
+    errors: tuple = field(default=(), repr=False)
 
     @property
     def launch(self) -> Launch | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 
-from ..diagnostics import CompileError, Diagnostic, Severity
+from ..diagnostics import CompileError, Diagnostic, DiagnosticSink, Severity, sorted_diagnostics
 
 CUDA_STAGES = ("parsed", "legalized", "pipelined", "layouts", "lowered", "tir", "cuda")
 CPU_STAGES = ("parsed", "legalized", "tir", "llvm")
@@ -53,6 +53,24 @@ def stage_names(target="sm_90a") -> tuple[str, ...]:
     return CPU_STAGES if normalize_target(target) == "cpu" else CUDA_STAGES
 
 
+def refuse_errors(func, target) -> None:
+    """The gate in front of every lowering (lower, artifacts, the JIT, verify): CompileError with the frontend's
+    and the checks' errors for this instance on this target, so nothing the checks reject becomes code.
+    GPU budgets (area `resources`) do not bind the CPU backend. Inline `# tilelsp: ignore` hides a diagnostic
+    from reports but does not make an erroneous kernel lowerable."""
+    from ..analysis import analyze
+    from ..codes import CODES
+
+    arch = normalize_target(target)
+    sink = DiagnosticSink()
+    analyze([func], () if arch == "cpu" else (arch,), sink)
+    found = [d for d in sink.items if d.is_error
+             and (arch != "cpu" or getattr(CODES.get(d.code), "area", "") != "resources")]
+    errors = list(func.errors) + [d for d in found if d not in func.errors]
+    if errors:
+        raise CompileError(sorted_diagnostics(errors), func.source_path)
+
+
 class _Internal(Exception):
     code = "codegen-error"
 
@@ -81,11 +99,13 @@ def user_errors(func, arch: str):
 
 
 def lower(func, target="sm_90a", until: str | None = None) -> LowerResult:
-    """Run the pipeline up to `until` (all stages by default); errors raise CompileError at the user's line."""
+    """Run the pipeline up to `until` (all stages by default) on a kernel the checks accept; the checks' errors
+    and lowering failures raise CompileError at the user's line."""
     arch = normalize_target(target)
     names = stage_names(arch)
     if until is not None and until not in names:
         raise ValueError(f"unknown stage {until!r} for target {arch}; stages: {', '.join(names)}")
+    refuse_errors(func, arch)
     result = LowerResult(arch)
     with user_errors(func, arch):
         if arch == "cpu":

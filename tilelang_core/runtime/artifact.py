@@ -128,10 +128,11 @@ def ir_key(func, arch: str) -> str:
 
 
 def build_artifact(func, arch: str = "sm_90a", cache: ArtifactCache | None | bool = None) -> Artifact:
-    """Lower, compile and cache one kernel instance (`cache=False` disables the disk cache)."""
-    from ..passes.pipeline import normalize_target
+    """Lower, compile and cache one kernel instance the checks accept (`cache=False` disables the disk cache)."""
+    from ..passes.pipeline import normalize_target, refuse_errors
 
     arch = normalize_target(arch)
+    refuse_errors(func, arch)
     store = None if cache is False else (cache if isinstance(cache, ArtifactCache) else ArtifactCache())
     key = ir_key(func, arch)
     if store is not None:

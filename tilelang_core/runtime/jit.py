@@ -95,7 +95,9 @@ class JITKernel:
         self.func = func
         self.out_idx = normalize_out_idx(out_idx, len(func.params))
         self.target, self.arch = resolve_target(target)
-        check_kernel(func, self.arch)
+        from ..passes.pipeline import refuse_errors
+
+        refuse_errors(func, self.arch or "cpu")
         self.params: list[KernelParam] = kernel_params(func, self.out_idx)
         self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
         self._plan = CallPlan(func, self.out_idx)
@@ -154,22 +156,6 @@ class JITKernel:
 
     def __repr__(self) -> str:
         return f"JITKernel({self.func.name}, target={self.arch or self.target}, out_idx={list(self.out_idx)})"
-
-
-_CPU_IRRELEVANT = ("resources",)  # GPU budgets (shared memory, threads, grid) do not bind the CPU backend
-
-
-def check_kernel(func: N.PrimFunc, arch: str | None) -> None:
-    """Run the static analysis on one instance; CompileError on errors (GPU budgets ignored for the CPU)."""
-    from ..analysis import analyze
-    from ..codes import CODES
-
-    sink = DiagnosticSink()
-    analyze([func], (arch,) if arch else (), sink)
-    errors = [d for d in sink.items if d.is_error
-              and (arch or getattr(CODES.get(d.code), "area", "") not in _CPU_IRRELEVANT)]
-    if errors:
-        raise CompileError(errors, func.source_path)
 
 
 def to_ir(func, out_idx=None, instance: str = "", factory: str | None = None) -> N.PrimFunc:
