@@ -89,6 +89,22 @@ def int_ops(target):
         return main
     return factory
 
+
+def padded_scale(target):
+    @tilelang.jit(target=target)
+    def kernel(X, heads: int = 48):
+        M = T.const("M")
+        X: T.Tensor((M,), "float32")
+        padded = max(tilelang.math.next_power_of_2(heads), 16)   # folds to 64: the `if` is trace time
+        if padded != heads:
+            assert heads % 16 == 0, "checked while tracing"
+        Y = T.empty((M,), "float32")
+        with T.Kernel(tilelang.cdiv(M, 32), threads=32) as bx:
+            for i in T.Parallel(32):
+                Y[bx * 32 + i] = X[bx * 32 + i] * padded + tilelang.cdiv(heads, 32)
+        return Y
+    return kernel
+
 '''
 
 
@@ -117,7 +133,8 @@ def mod(tmp_path_factory):
 @pytest.mark.nvcc
 @pytest.mark.parametrize("name, dims", [("window_sum", dict(M=16, L=40, K=3)),
                                         ("scale_rows", dict(m=64, N=32)),
-                                        ("to_e4m3", dict(M=64, N=64))])
+                                        ("to_e4m3", dict(M=64, N=64)),
+                                        ("padded_scale", dict(M=64))])
 def test_dim_kernels_compile_for_sm90a(mod, name, dims):
     kernel = mod[name]("sm_90a").compile(**dims)
     assert kernel.arch == "sm_90a" and "__global__" in kernel.get_kernel_source()
@@ -130,6 +147,8 @@ def test_dim_aliases_run_on_the_cpu_backend(mod):
     torch.testing.assert_close(y, ref)
     x = torch.randn(48, 32)
     torch.testing.assert_close(mod["scale_rows"]("cpu")(x), x * 3.0)
+    x = torch.randn(64)
+    torch.testing.assert_close(mod["padded_scale"]("cpu")(x), x * 64 + 2)
 
 
 @pytest.mark.nvcc

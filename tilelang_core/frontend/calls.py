@@ -65,7 +65,13 @@ class CallsMixin:
                 new = f"{ast.unparse(node.func.value)}.{close[0].rsplit('.', 1)[-1]}"
                 fix = (f"Change to `{new}`", new)
             raise KernelError("unknown-builtin", f"`{ref.name}` is not a TileLang builtin{hint}", node.func, fix=fix)
-        values, _ = self.ev.call_args(node)
+        values, kwargs = self.ev.call_args(node)
+        if ref.short in ("cdiv", "next_power_of_2"):  # tilelang(.math) integer helpers fold on known ints
+            from .constcalls import call_builtin_const
+
+            folded = call_builtin_const(ref, values, kwargs, ref.name)
+            if not isinstance(folded, Unknown):
+                return folded
         args = []
         for v in values:
             e = to_expr(self.ev.operand(v)) if not isinstance(v, N.Buffer) or v.scope == "local.var" else None

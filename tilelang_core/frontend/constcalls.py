@@ -103,6 +103,11 @@ def call_builtin_const(ref: BuiltinRef, args, kwargs, text: str):
         return N.Call("ceildiv", (ea, eb)) if ea is not None and eb is not None else Unknown(text)
     if short in ("max", "min") and len(args) == 2 and all(is_scalar(a) for a in args):
         return (max if short == "max" else min)(*args)
+    if short in ("cdiv", "next_power_of_2") and ref.name.startswith("tilelang.") and args and all(
+            isinstance(a, int) and not isinstance(a, bool) for a in args):  # tilelang(.math).cdiv / next_power_of_2
+        if short == "cdiv":
+            return _try(lambda: -(-args[0] // args[1]), Unknown(text))
+        return 1 if args[0] <= 1 else 1 << (args[0] - 1).bit_length()
     if short in ("dynamic", "symbolic") and args and isinstance(args[0], str):
         dtype = normalize_dtype(args[1] if len(args) > 1 else kwargs.get("dtype", "int32")) or "int32"
         return N.Var(args[0], dtype, "param")

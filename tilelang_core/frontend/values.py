@@ -52,7 +52,7 @@ class ModuleRef:
             if dt is not None:
                 return DType(dt)
             return BuiltinRef("T." + attr)
-        if self.name == "tilelang" and attr in ("language", "layout", "tileop", "cuda", "intrinsics"):
+        if self.name == "tilelang" and attr in ("language", "layout", "tileop", "cuda", "intrinsics", "math"):
             return ModuleRef(f"tilelang.{attr}")
         if self.name == "tilelang":
             return BuiltinRef("tilelang." + attr)
