@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 
-from ..diagnostics import CompileError, Diagnostic, DiagnosticSink, Severity, sorted_diagnostics
+from ..diagnostics import CompileError, Diagnostic, DiagnosticSink, Severity, internal_message, sorted_diagnostics
 
 CUDA_STAGES = ("parsed", "legalized", "pipelined", "layouts", "lowered", "tir", "cuda")
 CPU_STAGES = ("parsed", "legalized", "tir", "llvm")
@@ -72,7 +72,42 @@ def refuse_errors(func, target) -> None:
 
 
 class _Internal(Exception):
-    code = "codegen-error"
+    code = "internal-error"
+
+    def __init__(self, message: str, span=None):
+        super().__init__(message)
+        self.span = span
+
+
+def _construct_span(exc: BaseException):
+    """The span of the innermost IR node being lowered when `exc` was raised (a local named like a node)."""
+    tb, span = exc.__traceback__, None
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            s = getattr(value, "span", None)
+            if type(s).__name__ == "Span" and type(value).__module__.endswith("ir.nodes"):
+                span = s
+        tb = tb.tb_next
+    return span
+
+
+def _tvm_summary(message: str) -> str:
+    """TVM's failure without its internal 'Check failed' wording: the condition and its note, one line."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    line = next((ln for ln in lines if "Check failed" in ln), lines[-1] if lines else "")
+    line = line.split("Check failed:", 1)[-1].strip()
+    return line[:200] or "no detail"
+
+
+def _internal(exc: BaseException, arch: str) -> _Internal:
+    """An unexpected failure while lowering, as an internal-error at the construct being lowered."""
+    text = str(exc)
+    if "Check failed" in text or type(exc).__module__.startswith("tvm"):
+        message = (f"TVM rejected the {arch} lowering of this construct ({_tvm_summary(text)}); this is a "
+                   "tilelsp bug, not yours: please report it with this kernel")
+    else:
+        message = internal_message(f"in the {arch} lowering", exc)
+    return _Internal(message, _construct_span(exc))
 
 
 def _error(func, exc, target: str) -> CompileError:
@@ -92,9 +127,9 @@ def user_errors(func, arch: str):
     except ImportError:  # tvm missing or the wrong version: its own clear message
         raise
     except Exception as exc:  # LoweringError and friends carry span/code; anything else is our bug
-        if type(exc).__name__ not in ("LoweringError", "LayoutError", "NvccError", "ValueError"):
-            exc = _Internal(f"internal error in the {arch} lowering ({type(exc).__name__}: {exc}); "
-                            "please report it with this kernel")
+        known = type(exc).__name__ in ("LoweringError", "LayoutError", "NvccError") or type(exc) is ValueError
+        if not known or "Check failed" in str(exc):
+            exc = _internal(exc, arch)
         raise _error(func, exc, arch) from exc
 
 

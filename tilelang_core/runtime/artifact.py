@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -118,13 +119,38 @@ def compile_cubin(source: str, arch: str) -> bytes:
         return out.read_bytes()
 
 
-def ir_key(func, arch: str) -> str:
-    """Cache key of a kernel instance before lowering: its tile IR, the arch and our code version."""
-    from .. import __version__
-    from ..codegen.cuda_templates import PRELUDE
+# Environment switches that change the generated code; every cache key includes their values (a test checks that
+# each TILELSP_* variable the lowering reads is listed here).
+CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA")
 
-    return sha256("tilelsp-artifact", FORMAT, __version__, PRELUDE, arch, func.name, repr(func.params),
-                  repr(func.body), func.out_idx)
+
+def codegen_switches() -> tuple:
+    """The current (name, value) of every environment switch that changes the generated code."""
+    return tuple((name, os.environ.get(name, "")) for name in CODEGEN_SWITCHES)
+
+
+@functools.lru_cache(maxsize=1)
+def compiler_version() -> str:
+    """A digest of this compiler's own sources, the apache-tvm version and nvcc's: a cache entry made by any
+    other build of the compiler never matches."""
+    from importlib import metadata
+
+    from .. import __version__
+
+    root = Path(__file__).resolve().parents[1]
+    sources = [(str(p.relative_to(root)), p.read_bytes()) for p in sorted(root.rglob("*.py"))]
+    try:
+        tvm = metadata.version("apache-tvm")
+    except metadata.PackageNotFoundError:
+        tvm = ""
+    return sha256(__version__, tvm, nvcc_version(), *[part for pair in sources for part in pair])
+
+
+def ir_key(func, arch: str) -> str:
+    """Cache key of a kernel instance before lowering: its tile IR (arguments bound, spans included), the
+    arch, the compiler version and the code-changing switches."""
+    return sha256("tilelsp-artifact", FORMAT, compiler_version(), codegen_switches(), arch, func.name,
+                  repr(func.params), repr(func.body), func.out_idx)
 
 
 def build_artifact(func, arch: str = "sm_90a", cache: ArtifactCache | None | bool = None) -> Artifact:

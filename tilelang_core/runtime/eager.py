@@ -83,8 +83,10 @@ class EagerKernel:
         return self._build(scalars, {k: v for k, v in values.items() if k not in params})
 
     def _kernel(self, tensors: dict, scalars: dict):
+        from .artifact import codegen_switches
+
         key = (tuple((k, tuple(t.shape), str(t.dtype), t.device.type) for k, t in tensors.items()),
-               tuple(sorted((k, repr(v)) for k, v in scalars.items())))
+               tuple(sorted((k, repr(v)) for k, v in scalars.items())), codegen_switches())
         with self._lock:
             if key in self._cache:
                 return self._cache[key]

@@ -219,7 +219,9 @@ class JITFactory:
 
     def __call__(self, *args, **kwargs) -> JITKernel:
         """Instantiate the factory with these arguments and compile the kernel it returns (cached)."""
-        key = _key(args, kwargs)
+        from .artifact import codegen_switches
+
+        key = (_key(args, kwargs), codegen_switches())  # a switch flipped in this process builds anew
         with self._lock:
             if key in self._cache:
                 return self._cache[key]

@@ -1,0 +1,51 @@
+"""Cache keys cover the kernel, its arguments, the target, the compiler version and every code-changing switch."""
+import re
+from pathlib import Path
+
+from tilelang_core.check import check_source
+from tilelang_core.runtime import artifact
+from tilelang_core.runtime.artifact import CODEGEN_SWITCHES, ir_key
+
+ROOT = Path(__file__).parents[2]
+GEMM = (ROOT / "examples" / "gemm.py").read_text()
+
+
+def _func(text=GEMM):
+    return check_source(text, "gemm.py").kernels[0]
+
+
+def test_key_changes_with_each_input(monkeypatch):
+    func = _func()
+    base = ir_key(func, "sm_90a")
+    assert ir_key(_func(), "sm_90a") == base  # deterministic
+    assert ir_key(func, "sm_80") != base
+    other_args = GEMM.replace("matmul(256, 256, 256, 128, 128, 32)", "matmul(512, 256, 256, 128, 128, 32)")
+    assert ir_key(_func(other_args), "sm_90a") != base
+    assert ir_key(_func(GEMM.replace("T.clear(C_local)", "T.fill(C_local, 1)")), "sm_90a") != base
+    for name in CODEGEN_SWITCHES:
+        monkeypatch.setenv(name, "1")
+        assert ir_key(func, "sm_90a") != base, name
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(artifact, "compiler_version", lambda: "another build")
+    assert ir_key(func, "sm_90a") != base
+
+
+def test_every_switch_the_lowering_reads_is_in_the_key():
+    read = set()
+    for path in (ROOT / "tilelang_core").rglob("*.py"):
+        read |= set(re.findall(r"environ\.get\(\s*[\"'](TILELSP_\w+)", path.read_text()))
+    code_changing = read - {"TILELSP_CACHE_DIR", "TILELSP_VERIFY_MEM_GB"}  # where artifacts live, a child's limit
+    assert code_changing <= set(CODEGEN_SWITCHES), code_changing - set(CODEGEN_SWITCHES)
+
+
+def test_jit_factory_builds_anew_when_a_switch_flips(monkeypatch):
+    from tilelang_core.runtime import jit
+
+    built = []
+    factory = jit.JITFactory(lambda n: n, target="cpu")
+    monkeypatch.setattr(jit, "to_ir", lambda result, *a, **k: result)
+    monkeypatch.setattr(jit, "JITKernel", lambda func, **k: built.append(func) or object())
+    factory(1), factory(1)
+    monkeypatch.setenv("TILELSP_DISABLE_WGMMA", "1")
+    factory(1)
+    assert len(built) == 2
