@@ -53,6 +53,9 @@ _ROWS = [
              "T.gemm(A[128x32], B[32x128], C_local[128x64])", "Allocate the accumulator as (block_M, block_N)."),
     CodeInfo("gemm-operand-scope", E, "gemm", "A T.gemm operand lives in a memory scope the instruction cannot read.",
              "T.gemm(A_global, B_shared, C_local)", "Copy A and B to shared memory (or a fragment) first; C must be a fragment."),
+    CodeInfo("needs-sm100", E, "gemm", "A Blackwell-only construct (tensor memory, TCGEN05 MMA) in a kernel built "
+             "for sm_80 … sm_90a.", "C_tmem = T.alloc_tmem((128, 128), T.float32)",
+             "Accumulate in T.alloc_fragment with T.gemm on Hopper/Ampere, or build the kernel for sm_100."),
     CodeInfo("gemm-dtype-mismatch", E, "gemm", "T.gemm operand dtypes that no tensor-core instruction accepts.",
              "T.gemm(A_fp16, B_fp32, C)", "Give A and B the same dtype (fp8 families may mix e4m3/e5m2)."),
     CodeInfo("gemm-dynamic-shape", E, "gemm", "A T.gemm tile dimension is not a compile-time constant.",

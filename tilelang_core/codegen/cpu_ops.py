@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..ir import nodes as N
 from ..ir.arith import as_int
 from ._tvm import load
-from .cpu_expr import LoweringError, cast, const, dtype_of, is_float, promote
+from .cpu_expr import LoweringError, as_bool, cast, const, dtype_of, is_float, promote
 
 
 @dataclass
@@ -149,9 +149,11 @@ class OpLowering:
 
         order = [m, n, k] if op.transpose_b else [m, k, n]
         loops = self.nest(order, body, "g")
-        if op.clear_accum:
+        if op.clear_accum is not False:
             zero = const(0, acc)
             clear = self.nest([m, n], lambda v: self.write(c, c.at(ca, v), zero), "z")
+            if isinstance(op.clear_accum, N.Expr):  # a run-time condition
+                clear = self.tirx.IfThenElse(as_bool(self.ctx.expr(op.clear_accum)), clear, None)
             return [clear, loops]
         return loops
 

@@ -73,7 +73,11 @@ class TileOps(CopyOps, ReduceOps):
         k = bshape[-1] if op.transpose_b else bshape[-2]
         if k % 16 and a.dtype in ("float16", "bfloat16"):
             raise LoweringError(f"gemm K={k} must be a multiple of 16 for tensor cores", op.span)
-        if op.clear_accum:
+        if isinstance(op.clear_accum, N.Expr):  # a run-time condition
+            em.line(f"if {em.emit(op.clear_accum, 'bool')}:")
+            with em.block():
+                self.fill(N.Fill(op.c, N.Const(0.0, c.dtype), True, op.span))
+        elif op.clear_accum:
             self.fill(N.Fill(op.c, N.Const(0.0, c.dtype), True, op.span))
         if id(op) in em.wgmma:
             return self._gemm_wgmma(op, lay, k)

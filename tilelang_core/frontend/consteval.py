@@ -62,6 +62,8 @@ def binop(op: str, a, b):
     if is_scalar(a) and is_scalar(b) or isinstance(a, (str, tuple, list)) and op in ("+", "*", "%"):
         if op == "*" and isinstance(a, (str, tuple, list)) and isinstance(b, int) and len(a) * b > MAX_ITEMS:
             return Unknown(f"{_short(a)} * {_short(b)}", f"a sequence of over {MAX_ITEMS:,} items")
+        if not (is_scalar(b) or isinstance(b, (str, tuple, list))):  # `[32] * num_stages`, num_stages unknown
+            return Unknown(f"{_short(a)} {op} ?")
         try:
             return checked_op(op, a, b) if is_scalar(a) and is_scalar(b) else _PYOPS[op](a, b)
         except Exception as exc:  # noqa: BLE001 - any Python failure means "not statically known"

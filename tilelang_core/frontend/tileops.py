@@ -148,7 +148,16 @@ def h_gemm(p, b, node, short):
         policy if policy in ("Square", "FullRow", "FullCol") else "Square")
     p.emit(N.Gemm(region_of(p, b["A"]), region_of(p, b["B"]), region_of(p, b["C"]),
                   const_bool(p, b, "transpose_A", "transpose_A"), const_bool(p, b, "transpose_B", "transpose_B"),
-                  policy_name, const_bool(p, b, "clear_accum", "clear_accum"), p.span(node)))
+                  policy_name, _clear_accum(p, b), p.span(node)))
+
+
+def _clear_accum(p, b):
+    """clear_accum: a compile-time bool, or a run-time condition (`clear_accum=k == 0` clears on the first step)."""
+    v = arg(p, b, "clear_accum")
+    e = to_expr(v) if not isinstance(v, (bool, int)) and v is not None and not depends_on_unknown(v) else None
+    if e is not None and as_int(e) is None:
+        return e
+    return const_bool(p, b, "clear_accum", "clear_accum")
 
 
 def h_fill(p, b, node, short):

@@ -294,7 +294,7 @@ class Gemm:
     transpose_a: bool = False
     transpose_b: bool = False
     policy: str = "Square"
-    clear_accum: bool = False
+    clear_accum: bool | Expr = False  # an Expr: clear when it holds at run time
     span: Span | None = None
 
 

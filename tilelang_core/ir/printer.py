@@ -195,7 +195,7 @@ def _tile_op(s) -> str:
     if isinstance(s, N.Gemm):
         extra = "".join([", transpose_A=True" if s.transpose_a else "", ", transpose_B=True" if s.transpose_b else "",
                          f", policy=T.GemmWarpPolicy.{s.policy}" if s.policy != "Square" else "",
-                         ", clear_accum=True" if s.clear_accum else ""])
+                         _clear_accum_text(s.clear_accum)])
         return f"T.gemm({region_str(s.a)}, {region_str(s.b)}, {region_str(s.c)}{extra})"
     if isinstance(s, N.Fill):
         return f"T.clear({region_str(s.dst)})" if s.is_clear else f"T.fill({region_str(s.dst)}, {expr_str(s.value)})"
@@ -213,6 +213,12 @@ def _tile_op(s) -> str:
     if isinstance(s, N.UseSwizzle):
         return f"T.use_swizzle({s.panel_size}, order={s.order!r}" + (", enable=False)" if not s.enable else ")")
     return f"# <{type(s).__name__}>"
+
+
+def _clear_accum_text(clear) -> str:
+    if clear is True:
+        return ", clear_accum=True"
+    return f", clear_accum={expr_str(clear)}" if clear is not False else ""
 
 
 def _layout(spec: N.LayoutSpec) -> str:

@@ -107,6 +107,8 @@ class EagerKernel:
         from ..frontend import parse_captured
 
         env = dict(self.captured.env)
+        for name, value in getattr(self.captured.pyfunc, "__globals__", {}).items():
+            env.setdefault(name, value)  # module globals assigned after the `def` (Python reads them at call time)
         env.update(scalars)
         env["__tilelsp_consts__"] = dict(dims)
         cap = type(self.captured)(self.captured.pyfunc, self.captured.source, self.captured.filename,

@@ -1,4 +1,4 @@
 """The check rules; importing this package registers every rule with the walker."""
 from __future__ import annotations
 
-from . import copy, gemm, indexing, reduce, structure  # noqa: F401  (registration side effects)
+from . import arch, copy, gemm, indexing, reduce, structure  # noqa: F401  (registration side effects)
