@@ -1,9 +1,9 @@
-"""The fast check, off the server's event loop: each check runs in a child process (`python -m tilelsp.checks`)
-with a deadline, so a slow or pathological document never stops the server answering the others.
+"""The fast check, off the server's event loop: each check runs in a child process (check_child.py) with a
+deadline, so a slow or pathological document never stops the server answering the others.
 
-A check past its deadline, or one superseded by a newer version of its document, is stopped by killing its
-child; a warm spare child is kept ready. Running this module is the child's loop: one pickled
-(text, path, targets) request in, one pickled CheckResult out, each framed by an 8-byte length.
+A check past its deadline is stopped by killing its child; so is one superseded by a newer version of its
+document once it ran for KILL_AFTER_S (a younger one finishes and its child is reused). Warm spare children
+are kept ready.
 """
 from __future__ import annotations
 
@@ -11,42 +11,19 @@ import asyncio
 import os
 import pickle
 import shlex
-import struct
 import sys
 
 from tilelang_core.check import CheckResult
 from tilelang_core.diagnostics import Diagnostic, Severity
 from tilelang_core.source import SourceFile, Span
 
-from .features.diagnostics import MAX_CHECK_CHARS, internal_error, too_large
+from .check_child import HEADER, MAX_CHECK_CHARS, run_check
 
 DEADLINE_S = float(os.environ.get("TILELSP_CHECK_DEADLINE_S", "5"))  # per check of one document version
 MAX_CHILDREN = 4  # checks running at once; more wait for a free child
-SPARES = 1  # idle children kept warm
+SPARES = 2  # idle children kept warm
+KILL_AFTER_S = 0.5  # a cancelled check running longer is killed; a younger one finishes and its child is reused
 CHILD_MEM_MB = int(os.environ.get("TILELSP_CHECK_MEM_MB", "2048"))
-_HEADER = struct.Struct("<Q")
-
-
-def run_check(text: str, path: str, targets) -> CheckResult:
-    """`check_source` with the size cap and a guard: bad input yields diagnostics, never an exception."""
-    source = SourceFile(text, path)
-    big = too_large(source)
-    if big is not None:
-        return CheckResult(source, [], [big], None, tuple(targets))
-    try:
-        import warnings
-
-        from tilelang_core.check import check_source
-
-        with warnings.catch_warnings():  # ast.parse warns about the user's code: not ours to print
-            warnings.simplefilter("ignore")
-            return check_source(text, path, tuple(targets))
-    except RecursionError as exc:
-        return CheckResult(source, [], [internal_error(exc, "check this file (nesting too deep)")], None, tuple(targets))
-    except MemoryError as exc:
-        return CheckResult(source, [], [internal_error(exc, "check this file (out of memory)")], None, tuple(targets))
-    except Exception as exc:  # noqa: BLE001 - the server must survive any checker bug
-        return CheckResult(source, [], [internal_error(exc, "check this file")], None, tuple(targets))
 
 
 def stopped(text: str, path: str, targets, why: str) -> CheckResult:
@@ -63,10 +40,11 @@ class CheckPool:
 
     def __init__(self, deadline_s: float = DEADLINE_S, log=None) -> None:
         override = os.environ.get("TILELSP_CHECK_CMD")  # a stand-in child for tests
-        self.argv = shlex.split(override) if override else [sys.executable, "-m", "tilelsp.checks"]
+        self.argv = shlex.split(override) if override else [sys.executable, "-m", "tilelsp.check_child"]
         self.deadline_s, self.log = deadline_s, log or (lambda msg: None)
         self.idle: list = []
         self._spawning: set[asyncio.Task] = set()
+        self._draining: set[asyncio.Task] = set()  # cancelled young checks left to finish
         self._slots: asyncio.Semaphore | None = None
         self.stopped = 0  # children killed at a deadline or for a newer version
 
@@ -76,6 +54,11 @@ class CheckPool:
         proc = await asyncio.create_subprocess_exec(
             *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True)
         _limit_memory(proc, CHILD_MEM_MB)
+        try:
+            await proc.stdout.readexactly(HEADER.size)  # the child is warm
+        except BaseException:
+            proc.kill()
+            raise
         return proc
 
     def warm(self) -> None:
@@ -107,27 +90,60 @@ class CheckPool:
         if self._slots is None:
             self._slots = asyncio.Semaphore(MAX_CHILDREN)
         async with self._slots:
-            proc = await self._take()
+            try:
+                proc = await self._take()
+            except (OSError, asyncio.IncompleteReadError) as exc:
+                self.log(f"tilelsp: a check process could not start ({type(exc).__name__}: {exc})")
+                return stopped(text, path, targets, "a check process could not start")
+            loop = asyncio.get_running_loop()
+            began, reading = loop.time(), None
             try:
                 payload = pickle.dumps((text, path, tuple(targets)))
-                proc.stdin.write(_HEADER.pack(len(payload)) + payload)
+                proc.stdin.write(HEADER.pack(len(payload)) + payload)
                 await proc.stdin.drain()
-                result = await asyncio.wait_for(_read_result(proc.stdout), self.deadline_s)
+                reading = asyncio.ensure_future(_read_result(proc.stdout))
+                result = await asyncio.wait_for(asyncio.shield(reading), self.deadline_s)
             except asyncio.TimeoutError:
-                self._kill(proc)
+                self._kill(proc, reading)
                 self.log(f"tilelsp: checking {path} took over {self.deadline_s:g} s; the check was stopped")
                 return stopped(text, path, targets, f"the check did not finish within {self.deadline_s:g} s")
             except asyncio.CancelledError:
-                self._kill(proc)
+                if reading is not None and loop.time() - began < KILL_AFTER_S:
+                    self._finish_later(proc, reading, self.deadline_s - (loop.time() - began))
+                else:
+                    self._kill(proc, reading)
                 raise
             except (OSError, EOFError, asyncio.IncompleteReadError, pickle.UnpicklingError) as exc:
-                self._kill(proc)
+                self._kill(proc, reading)
                 self.log(f"tilelsp: the check process died on {path} ({type(exc).__name__}); it will be replaced")
                 return stopped(text, path, targets, "the check process died (out of memory or a crash)")
-            self.idle.append(proc)
+            self._release(proc)
             return result
 
-    def _kill(self, proc) -> None:
+    def _release(self, proc) -> None:
+        """Keep a child that finished a check as a spare (or stop it when enough are idle)."""
+        if len(self.idle) < SPARES + 1:
+            self.idle.append(proc)
+        else:
+            proc.kill()
+
+    def _finish_later(self, proc, reading: asyncio.Future, left_s: float) -> None:
+        """Let a cancelled check's child finish (its answer is dropped) and reuse it; kill it at the deadline."""
+        async def drain():
+            try:
+                await asyncio.wait_for(reading, max(left_s, 0.01))
+                self._release(proc)
+            except (asyncio.TimeoutError, asyncio.CancelledError, OSError, EOFError, asyncio.IncompleteReadError,
+                    pickle.UnpicklingError):
+                self._kill(proc)
+
+        task = asyncio.ensure_future(drain())
+        self._draining.add(task)
+        task.add_done_callback(self._draining.discard)
+
+    def _kill(self, proc, reading: asyncio.Future | None = None) -> None:
+        if reading is not None:
+            reading.cancel()
         self.stopped += 1
         try:
             proc.kill()
@@ -136,7 +152,7 @@ class CheckPool:
 
     def close(self) -> None:
         """Stop every child."""
-        for task in list(self._spawning):
+        for task in list(self._spawning) + list(self._draining):
             task.cancel()
         for proc in self.idle:
             if proc.returncode is None:
@@ -145,30 +161,5 @@ class CheckPool:
 
 
 async def _read_result(stream) -> CheckResult:
-    (size,) = _HEADER.unpack(await stream.readexactly(_HEADER.size))
+    (size,) = HEADER.unpack(await stream.readexactly(HEADER.size))
     return pickle.loads(await stream.readexactly(size))
-
-
-def main() -> int:
-    """The child's loop: read a request, check, write the pickled result (stray prints go to stderr)."""
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    inp = sys.stdin.buffer
-    run_check("", "<warm-up>", ("sm_90a",))  # import the check path before the first request
-    while True:
-        head = inp.read(_HEADER.size)
-        if len(head) < _HEADER.size:
-            return 0
-        text, path, targets = pickle.loads(inp.read(_HEADER.unpack(head)[0]))
-        result = run_check(text, path, targets)
-        try:
-            data = pickle.dumps(result)
-        except Exception as exc:  # noqa: BLE001 - a result that cannot travel is reported, not lost
-            data = pickle.dumps(CheckResult(result.source, [], [internal_error(exc, "send this file's check result")],
-                                            None, tuple(targets)))
-        out.write(_HEADER.pack(len(data)) + data)
-        out.flush()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -64,8 +64,8 @@ class FrameReader:
             if not MORE_HEADERS.fullmatch(self.buf, m.end(), end + 2):  # not a header block after all
                 self._skip(m.end(), "in a malformed header")
                 continue
-            self._skip(m.start(), "before a Content-Length header")
             start, length = end + 4 - m.start(), int(m.group(1))
+            self._skip(m.start(), "before a Content-Length header")
             body = await self._body(start, length)
             if body is not None:
                 return body
@@ -120,11 +120,16 @@ def _is_json(data) -> bool:
         return False
 
 
-async def serve(stop_event, read_some, protocol, log, report_error) -> None:
-    """Read, parse and dispatch messages until the stream ends or `stop_event` is set."""
+async def serve(stop_event, read_some, protocol, log, report_error) -> bool:
+    """Read, parse and dispatch messages until the stream ends or `stop_event` is set (True), or until reading
+    itself fails (False: the caller exits with an error, so that the client restarts the server)."""
     reader = FrameReader(read_some, log)
     while not stop_event.is_set():
-        body = await reader.next_body()
+        try:
+            body = await reader.next_body()
+        except Exception as exc:  # noqa: BLE001 - a reader bug must not leave the server alive but deaf
+            log(f"tilelsp: reading messages failed ({type(exc).__name__}: {exc}); exiting so the client restarts")
+            return False
         if body is None:
             break
         try:
@@ -132,3 +137,4 @@ async def serve(stop_event, read_some, protocol, log, report_error) -> None:
             protocol.handle_message(message)
         except Exception as exc:  # noqa: BLE001 - a bad message is reported; the loop goes on
             report_error(exc, None)
+    return True

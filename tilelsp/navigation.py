@@ -11,7 +11,8 @@ from lsprotocol import types
 
 from . import positions as pos
 from .features import actions, codelens, completion, hover, inlay, semantic
-from .features.diagnostics import MAX_CHECK_CHARS, to_lsp
+from .check_child import MAX_CHECK_CHARS
+from .features.diagnostics import to_lsp
 
 if TYPE_CHECKING:
     from .server import TileLanguageServer

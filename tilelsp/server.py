@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import sys
 import threading
 
@@ -25,7 +26,8 @@ from tilelang_core.suppress import drop_suppressed
 from . import documents, framing, lifecycle, navigation
 from . import positions as pos
 from .features import semantic
-from .features.commands import cmd_benchmark, cmd_show_ir, cmd_verify, on_kernels, on_show_ir, on_status
+from .features.commands import (cmd_benchmark, cmd_show_ir, cmd_verify, on_document_text, on_kernels, on_show_ir,
+                                on_status)
 from .features.diagnostics import FAST, LOWER, VERIFY, to_lsp
 from .settings import Settings
 from .state import DocState, State
@@ -101,15 +103,19 @@ class TileLanguageServer(LanguageServer):
         def log_line(message: str) -> None:
             self.log(message, types.MessageType.Error)
 
+        ok = True
         try:
-            asyncio.run(framing.serve(self._stop_event, read_some, self.protocol, log_line,
-                                      self._report_server_error))
+            ok = asyncio.run(framing.serve(self._stop_event, read_some, self.protocol, log_line,
+                                           self._report_server_error))
         except BrokenPipeError:
             log.error("tilelsp: the connection to the client is lost; shutting down")
         except (KeyboardInterrupt, SystemExit):
             pass
-        finally:
-            self.shutdown()
+        if not ok:  # the message stream is unreadable; the reading thread may block forever: leave with an error
+            if self._worker is not None:
+                self._worker.close()
+            os._exit(1)
+        self.shutdown()
 
     def background(self, coro) -> asyncio.Task:
         """Run a coroutine as a task kept alive until it ends; its failure is logged, never lost."""
@@ -287,7 +293,7 @@ def _register(ls: TileLanguageServer) -> None:
         (types.TEXT_DOCUMENT_CODE_ACTION, navigation.on_code_action,
          types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Source])),
         ("tilelsp/kernels", on_kernels, None), ("tilelsp/showIR", on_show_ir, None),
-        ("tilelsp/status", on_status, None),
+        ("tilelsp/status", on_status, None), ("tilelsp/documentText", on_document_text, None),
     ]
     for method, fn, options in table:
         ls.feature(method, options)(fn) if options is not None else ls.feature(method)(fn)

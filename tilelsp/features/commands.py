@@ -1,5 +1,5 @@
 """Custom requests and long-running commands of the server: `tilelsp/kernels`, `tilelsp/showIR`,
-`tilelsp/status`, and the `tilelsp.server.*` commands (showIR in the lowering worker; verify/benchmark
+`tilelsp/status`, `tilelsp/documentText`, and the `tilelsp.server.*` commands (showIR in the lowering worker; verify/benchmark
 in a subprocess with progress and cancellation). Adapters only: the logic lives in ir_view and verify.
 """
 from __future__ import annotations
@@ -53,6 +53,17 @@ def on_status(ls: TileLanguageServer, params):
             "torchLoaded": "torch" in sys.modules,
             "workerPid": w.proc.pid if w is not None and w.proc is not None else None,
             "workerRestarts": w.restarts if w is not None else 0}
+
+
+def on_document_text(ls: TileLanguageServer, params):
+    """`tilelsp/documentText {uri}`: the server's copy of an open document and its version (for clients and
+    tests that check the server's text against their own)."""
+    p = _plain(params) or {}
+    uri = (p.get("textDocument") or {}).get("uri") or p.get("uri")
+    doc = ls.state.get(uri) if isinstance(uri, str) else None
+    if doc is None:
+        raise JsonRpcInvalidParams(f"unknown document {uri!r}: open it first")
+    return {"uri": doc.uri, "version": doc.version, "text": doc.text}
 
 
 async def on_show_ir(ls: TileLanguageServer, params):
