@@ -174,3 +174,29 @@ def test_two_kernels_in_one_prim_func_are_reported_at_the_second():
     with pytest.raises(LoweringError) as info:
         tvmscript(func, "sm_90a")
     assert info.value.span.line == 10 and "2 `with T.Kernel" in str(info.value)
+
+
+RESHAPED = '''
+import tilelang_core.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64, 64), T.float32), B: T.Tensor((64, 64), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        s = T.alloc_fragment((64, 64), T.float32)
+        T.copy(A, s)
+        s3 = T.reshape(s, (64, 1, 64))
+        for i, q, j in T.Parallel(64, 1, 64):
+            s3[i, q, j] = s3[i, q, j] * 2
+        T.copy(s, B)
+'''
+
+
+def test_a_buffer_view_is_reported_at_its_line():
+    from tilelang_core import check_source
+    from tilelang_core.codegen.cuda import tvmscript
+    from tilelang_core.codegen.cuda_lower import LoweringError
+
+    func = check_source(textwrap.dedent(RESHAPED), "<test>").kernels[0]
+    with pytest.raises(LoweringError) as info:
+        tvmscript(func, "sm_90a")
+    assert info.value.span.line == 9 and "'s3' is a view" in str(info.value)

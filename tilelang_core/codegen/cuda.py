@@ -61,6 +61,7 @@ def plan(func: N.PrimFunc, arch: str = "sm_80"):
     if launch is None:
         raise LoweringError("the kernel has no `with T.Kernel(...)` block", func.span)
     _one_launch(func)
+    _no_views(func)
     threads = threads_of(launch)
     wgmma = wgmma_gemms(func, arch, threads)
     try:
@@ -80,6 +81,24 @@ def _one_launch(func: N.PrimFunc) -> None:
         raise LoweringError(f"this prim_func opens {len(launches)} `with T.Kernel(...)` blocks; the CUDA lowering "
                             "builds one kernel per prim_func yet: split it into one @T.prim_func per T.Kernel "
                             "(a T.alloc_global workspace becomes a tensor parameter of both)", launches[1].span)
+
+
+def _no_views(func: N.PrimFunc) -> None:
+    """Raise at a buffer view (`T.reshape`, `T.view`, `T.Tensor(shape, dtype, A.data)`): it has neither a
+    parameter nor an allocation, and the CUDA lowering does not map views onto their storage yet."""
+    from .cuda_copy import op_regions
+
+    known = {p for p in func.params if isinstance(p, N.Buffer)}
+    known |= {n.buffer for n in walk(func.body) if isinstance(n, N.Allocate)}
+    for node in walk(func.body):
+        used = [node.buffer] if isinstance(node, (N.Load, N.Store)) else []
+        if isinstance(node, N.TILE_OPS):
+            used = [r.buffer for side in op_regions(node) for r in side]
+        for buf in used:
+            if buf not in known:
+                raise LoweringError(f"'{buf.name}' is a view of another buffer (T.reshape, T.view or "
+                                    "T.Tensor(shape, dtype, A.data)); the CUDA lowering does not support buffer "
+                                    "views yet: index the original buffer", buf.span or getattr(node, "span", None))
 
 
 def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter, list]:
