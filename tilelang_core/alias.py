@@ -14,8 +14,8 @@ What `tilelang` then provides (docs/alias.md lists it with the behaviour of each
 * helper submodules from `tilelang_core.compat`: `carver` (`arch`, `template`, `roller`), `utils.tensor`,
   `contrib.nvcc`, `transform`, `engine` (`callback`), `tileop` (`base`), `tools`, `language.fp8`;
 * `tilelang.tvm` / `tilelang.DataType`: the installed apache-tvm, imported on first use (`compat.tvm` says
-  why); while the alias is installed `tvm.tirx` also has TileLang's `PrimExpr` name;
-* what tilelang_core cannot do (`tilelang.cuda` intrinsic emitters, `tilelang.tools.cuda` iket, AMD's
+  why); while the alias is installed tvm also has TileLang's `tirx.PrimExpr` and `testing.requires_package`;
+* what tilelang_core cannot do (`tilelang.cuda` intrinsic emitters — only `intrinsics.sparse_layout` is provided — `tilelang.tools.cuda` iket, AMD's
   `tilelang.rocm`, CUDA source callbacks) imports fine and raises `UnsupportedFeatureError` at the call.
 
 When the real `tilelang` package is importable the alias is not installed (a warning says so) unless
@@ -54,6 +54,7 @@ _MODULES = {
     "tilelang.engine.callback": "tilelang_core.compat.engine",
     "tilelang.tileop": "tilelang_core.compat.tileop",
     "tilelang.tileop.base": "tilelang_core.compat.tileop",
+    "tilelang.cuda.intrinsics.sparse_layout": "tilelang_core.compat.sparse_layout",
 }
 _BUILT = ("tilelang", "tilelang.jit", "tilelang.math", "tilelang.contrib")
 _UNSUPPORTED = {  # module prefix -> why
@@ -78,13 +79,13 @@ class _AliasLoader(importlib.abc.Loader):
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
-    """Maps `tilelang` and `tilelang.<sub>` to tilelang_core modules; loads `tvm.tirx` with `PrimExpr`."""
+    """Maps `tilelang` and `tilelang.<sub>` to tilelang_core modules; loads `tvm` with TileLang's extra names."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname == "tvm.tirx":
-            from .compat.tvm import tirx_spec
+        if fullname == "tvm":
+            from .compat.tvm import tvm_spec
 
-            return tirx_spec(fullname, path)
+            return tvm_spec(fullname, path)
         if fullname != "tilelang" and not fullname.startswith("tilelang."):
             return None
         mapped = _target_of(fullname)
@@ -249,9 +250,9 @@ def install_alias(force: bool | None = None) -> bool:
     for key in [k for k in sys.modules if k == "tilelang" or k.startswith("tilelang.")]:
         del sys.modules[key]
     sys.meta_path.insert(0, _AliasFinder())
-    from .compat.tvm import patch_tirx
+    from .compat.tvm import patch_tvm
 
-    patch_tirx()
+    patch_tvm()
     return True
 
 
@@ -262,6 +263,6 @@ def uninstall_alias() -> None:
         if key == "tilelang" and not getattr(sys.modules[key], "__tilelang_core_alias__", False):
             continue
         del sys.modules[key]
-    from .compat.tvm import unpatch_tirx
+    from .compat.tvm import unpatch_tvm
 
-    unpatch_tirx()
+    unpatch_tvm()

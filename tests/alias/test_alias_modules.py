@@ -13,7 +13,7 @@ SUBMODULES = [
     "tilelang.contrib.nvcc", "tilelang.env", "tilelang.tools", "tilelang.transform", "tilelang.engine",
     "tilelang.engine.callback", "tilelang.tileop", "tilelang.tileop.base", "tilelang.language.fp8",
     "tilelang.language.dtypes", "tilelang.cuda", "tilelang.cuda.intrinsics.macro.mma_macro_generator",
-    "tilelang.tools.cuda", "tilelang.profiler", "tilelang.testing", "tilelang.layout", "tilelang.math",
+    "tilelang.cuda.intrinsics.sparse_layout", "tilelang.tools.cuda", "tilelang.profiler", "tilelang.testing", "tilelang.layout", "tilelang.math",
 ]
 
 
@@ -151,8 +151,18 @@ def test_tilelang_tvm_is_apache_tvm_with_primexpr(tilelang):
     import tvm
 
     assert tvm_alias is tvm and DataType(T.float16).bits == 16 and tilelang.DataType("int8").bits == 8
+    assert callable(tvm.testing.requires_package)
     assert isinstance(tirx.const(3, "int32"), tirx.PrimExpr)
     from tilelang_core import alias
 
     alias.uninstall_alias()
-    assert not hasattr(tirx, "PrimExpr")
+    assert not hasattr(tirx, "PrimExpr") and not hasattr(tvm.testing, "requires_package")
+
+
+def test_sparse_layout_metadata_factors(tilelang):
+    import tilelang.language as T
+    from tilelang.cuda.intrinsics.sparse_layout import GROUP_CONFIG, get_e_factor, get_e_replicate_factor
+
+    assert get_e_factor(T.float16, T.int16) == 16 and get_e_factor(T.int8, T.int32) == 32
+    assert get_e_replicate_factor(T.int8) == 1 and get_e_replicate_factor(T.bfloat16) == 2
+    assert GROUP_CONFIG[T.float32] == (1, 2)

@@ -71,13 +71,14 @@ def test_autotuner_searches_and_skips_failing_configs(mod):
     from tilelang_core.compat.utils import TensorSupplyType
     from tilelang_core.runtime.autotune import AutoTuner
 
-    configs = mod["CONFIGS"] + [{"block_M": 16, "threads": 32, "no_such_arg": 1}]
+    with_pass_configs = {"block_M": 32, "threads": 32, "pass_configs": {"tl.disable_tma_lower": True}}
+    configs = mod["CONFIGS"] + [with_pass_configs, {"block_M": 16, "threads": 32, "no_such_arg": 1}]
     tuner = (AutoTuner.from_kernel(kernel=lambda **cfg: mod["scale_kernel"](48, 8, **cfg), configs=configs)
              .set_compile_args(out_idx=[-1], target="cpu")
              .set_profile_args(supply_type=TensorSupplyType.Auto, ref_prog=lambda a: a * 3, skip_check=False))
     result = tuner.run(warmup=1, rep=2)
-    assert result.config in mod["CONFIGS"] and result.latency > 0
-    assert len(result.timings) == 3 and [cfg for cfg, _ in result.failures] == [configs[-1]]
+    assert result.config in configs[:-1] and result.latency > 0
+    assert len(result.timings) == 4 and [cfg for cfg, _ in result.failures] == [configs[-1]]
     a = torch.randn(48, 8)
     torch.testing.assert_close(result.kernel(a), a * 3)
     assert "define" in result.libcode

@@ -4,8 +4,8 @@ Why the real package and not a small stand-in: TileLang puts its bundled TVM on 
 `from tilelang import tvm` go on to `from tvm import DataType` / `from tvm import tirx` — plain imports that
 a stand-in object cannot answer, and that must reach the one tvm our code generators use. The corpus reads
 `DataType(dtype).bits`, `tvm.target.Target(...)`, `tvm.tirx.const` and names `tirx.PrimExpr` in annotations;
-0.27 has all of these except `tirx.PrimExpr` (it merged PrimExpr into `tvm.ir.Expr`), which `patch_tirx` adds
-while the alias is installed. The import costs one to a few seconds, paid only by files that touch tvm (the
+0.27 has all of these except `tirx.PrimExpr` (it merged PrimExpr into `tvm.ir.Expr`) and
+`tvm.testing.requires_package`, which `patch_tvm` adds (and `unpatch_tvm` removes) while the alias is installed. The import costs one to a few seconds, paid only by files that touch tvm (the
 JIT imports it to compile anyway); `import tilelang` alone stays free of it.
 """
 from __future__ import annotations
@@ -15,13 +15,13 @@ import importlib.abc
 import importlib.machinery
 import sys
 
-_ADDED = "__tilelang_core_primexpr__"
+_ADDED = "__tilelang_core_added__"  # on a patched module: the names the patch added
 
 
 def tvm():
-    """The tvm module (imported now if needed), with TileLang's `tirx.PrimExpr`."""
+    """The tvm module (imported now if needed), with TileLang's extra names."""
     module = importlib.import_module("tvm")
-    patch_tirx()
+    patch_tvm()
     return module
 
 
@@ -30,25 +30,35 @@ def DataType(*args, **kwargs):  # noqa: N802 -- TileLang's name
     return tvm().DataType(*args, **kwargs)
 
 
-def patch_tirx() -> None:
-    """Give an imported `tvm.tirx` TileLang's `PrimExpr` name (0.27's `tvm.ir.Expr`)."""
-    tirx = sys.modules.get("tvm.tirx")
-    ir = sys.modules.get("tvm.ir")
-    if tirx is not None and ir is not None and not hasattr(tirx, "PrimExpr"):
-        tirx.PrimExpr = ir.Expr
-        setattr(tirx, _ADDED, True)
+def patch_tvm() -> None:
+    """Give an imported tvm TileLang's `tirx.PrimExpr` (0.27's `tvm.ir.Expr`) and `testing.requires_package`."""
+    tvm_module = sys.modules.get("tvm")
+    if tvm_module is None or not hasattr(tvm_module, "ir") or not hasattr(tvm_module, "tirx"):
+        return
+    from ..verify.testing import requires_package
+
+    _add(tvm_module.tirx, "PrimExpr", tvm_module.ir.Expr)
+    _add(importlib.import_module("tvm.testing"), "requires_package", requires_package)
 
 
-def unpatch_tirx() -> None:
-    """Remove what `patch_tirx` added."""
-    tirx = sys.modules.get("tvm.tirx")
-    if tirx is not None and getattr(tirx, _ADDED, False):
-        del tirx.PrimExpr
-        delattr(tirx, _ADDED)
+def _add(module, name: str, value) -> None:
+    if not hasattr(module, name):
+        setattr(module, name, value)
+        setattr(module, _ADDED, getattr(module, _ADDED, ()) + (name,))
+
+
+def unpatch_tvm() -> None:
+    """Remove what `patch_tvm` added."""
+    for module_name in ("tvm.tirx", "tvm.testing"):
+        module = sys.modules.get(module_name)
+        for name in getattr(module, _ADDED, ()):
+            delattr(module, name)
+        if hasattr(module, _ADDED):
+            delattr(module, _ADDED)
 
 
 class _PatchingLoader(importlib.abc.Loader):
-    """Loads `tvm.tirx` with its own loader, then adds `PrimExpr`."""
+    """Loads `tvm` with its own loader, then adds TileLang's names."""
 
     def __init__(self, loader):
         self.loader = loader
@@ -58,12 +68,12 @@ class _PatchingLoader(importlib.abc.Loader):
 
     def exec_module(self, module):
         self.loader.exec_module(module)
-        patch_tirx()
+        patch_tvm()
 
 
-def tirx_spec(fullname: str, path):
-    """The spec of `tvm.tirx` with a loader that patches it, or None for any other module."""
-    if fullname != "tvm.tirx":
+def tvm_spec(fullname: str, path):
+    """The spec of `tvm` with a loader that patches it, or None for any other module."""
+    if fullname != "tvm":
         return None
     spec = importlib.machinery.PathFinder.find_spec(fullname, path)
     if spec is not None and spec.loader is not None:

@@ -4,7 +4,8 @@ check each kernel against a reference when one is given, time it with the profil
 Configs are dicts of factory keyword arguments. A config that fails to build, run or match the reference is
 skipped and its error kept in `AutotuneResult.failures`; when every config fails, the first failure is raised
 with a note listing the others. Timing uses `Profiler.do_bench` (CUDA events on a GPU, the host clock on the
-CPU backend). `timeout`, `cache_input_tensors`, `backend` and grouped-compile options are accepted and ignored.
+CPU backend). `timeout`, `cache_input_tensors`, `backend`, grouped-compile options and a config's
+"pass_configs" entry are accepted and ignored.
 """
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ class AutoTuner:
         result = AutotuneResult()
         for config in configs:
             try:
-                kernel, inputs = self.build(dict(config))
+                kernel, inputs = self.build(_kernel_args(config))
                 latency = self._measure(kernel, inputs, warmup, rep, result.latency if early_stop else None,
                                         early_stop_factor)
             except Exception as exc:  # noqa: BLE001 -- a failing config is skipped, its error kept
@@ -154,6 +155,11 @@ def _config_list(configs) -> list[dict]:
     return [dict(c) for c in items or []]
 
 
+def _kernel_args(config: dict) -> dict:
+    """A config without its "pass_configs" entry (TileLang's per-config pass options; our pipeline has none)."""
+    return {k: v for k, v in config.items() if k != "pass_configs"}
+
+
 def _all_failed(failures) -> Exception:
     first = failures[0][1]
     lines = [f"  {cfg}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
@@ -197,7 +203,7 @@ class AutoTuneKernel:
 
     def _best(self, args, kwargs, eager_call: bool = False):
         configs = _config_list(self.configs)
-        tuned = {k for c in configs for k in c}
+        tuned = {k for c in configs for k in _kernel_args(c)}
         if self._given(tuned, args, kwargs):
             return self._builder(args, kwargs, eager_call)({})
         key = (_freeze(args), _freeze(kwargs), eager_call)
@@ -209,7 +215,7 @@ class AutoTuneKernel:
         result = tuner.run(**self.options)
         best = (result.kernel, None)
         if eager_call:
-            best = tuner.build(result.config)
+            best = tuner.build(_kernel_args(result.config))
         with self._lock:
             self._cache[key] = best
         return best
