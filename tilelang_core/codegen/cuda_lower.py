@@ -65,6 +65,10 @@ class KernelEmitter(PipelineEmitter):
 
         self.thread_ops = ThreadOps(self)  # thread indices, barriers, T.ws roles
         self.exprs.intrinsics.append(self.thread_ops.expr)
+        from .cuda_intrin import IntrinsicOps
+
+        self.intrinsic_ops = IntrinsicOps(self)  # ieee_* rounding, vector atomics, finalize_reducer
+        self.exprs.intrinsics.append(self.intrinsic_ops.expr)
 
     # ------------------------------------------------------------------ names and text
     def name(self, obj, hint: str | None = None) -> str:
@@ -228,7 +232,7 @@ class KernelEmitter(PipelineEmitter):
         elif isinstance(s, N.While):
             self.while_stmt(s)
         elif isinstance(s, N.Evaluate):
-            if not self.thread_ops.statement(s):
+            if not (self.thread_ops.statement(s) or self.intrinsic_ops.statement(s)):
                 self.line(f"T.evaluate({self.emit(s.value)})")
         elif isinstance(s, N.TILE_OPS):
             self.ops.emit(s)

@@ -31,6 +31,10 @@ class TileOps(CopyOps, ReduceOps):
             self.reduce(op)
         elif isinstance(op, N.AtomicAdd):
             self.atomic_add(op)
+        elif isinstance(op, N.CumSum):
+            from .cuda_scan import cumsum
+
+            cumsum(self.em, op)
         else:
             raise LoweringError(f"T.{type(op).__name__.lower()} is not supported by the CUDA backend yet", op.span)
 

@@ -1,0 +1,113 @@
+"""Kernels for the thread-level and intrinsic CUDA tests (also built for the H200 check in
+benchmarks/gpu_threads.py): each a source string plus the torch reference of its outputs."""
+from __future__ import annotations
+
+# B[b, t] = A[b, 255 - t] through shared memory with threads=(32, 8); all threads meet at an mbarrier
+REVERSE = """
+import tilelang.language as T
+
+@T.prim_func
+def reverse(A: T.Tensor((64, 256), T.float32), B: T.Tensor((64, 256), T.float32)):
+    with T.Kernel(64, threads=(32, 8)) as bx:
+        tn = T.get_thread_binding(0)
+        tk = T.get_thread_binding(1)
+        S = T.alloc_shared((256,), T.float32)
+        bar = T.alloc_barrier(arrive_count=256)
+        S[tk * 32 + tn] = A[bx, tk * 32 + tn]
+        T.sync_threads()
+        B[bx, tk * 32 + tn] = S[255 - (tk * 32 + tn)]
+        T.barrier_arrive(bar)
+        T.barrier_wait(bar, 0)
+        T.sync_threads(1, 256)
+"""
+
+# warp group 0 publishes a value through shared memory and an mbarrier; warp group 1 waits and stores it
+HANDOFF = """
+import tilelang.language as T
+
+@T.prim_func
+def handoff(A: T.Tensor((256,), T.int32)):
+    with T.Kernel(1, threads=256) as bx:
+        tx = T.get_thread_binding()
+        S = T.alloc_shared((1,), T.int32)
+        ready = T.alloc_barrier(arrive_count=128)
+        with T.ws(0):
+            if tx == 0:
+                S[0] = 7
+            T.barrier_arrive(ready)
+        with T.ws(1):
+            T.barrier_wait(ready, 0)
+            A[tx] = S[0]
+"""
+
+# row sums and maxima through reducers, IEEE intrinsics, 4- and 2-wide vector atomics
+REDUCERS = """
+import tilelang.language as T
+
+@T.prim_func
+def reducers(A: T.Tensor((128, 64), T.float32), X: T.Tensor((64,), T.float32), O: T.Tensor((128,), T.float32),
+             D: T.Tensor((128, 64), T.float32), H: T.Tensor((128, 64), T.float16)):
+    with T.Kernel(1, threads=128) as bx:
+        red = T.alloc_reducer((128,), T.float32, replication="all")
+        mx = T.alloc_reducer((128,), T.float32, op="max", replication="all")
+        a_frag = T.alloc_fragment((128, 64), T.float32)
+        S = T.alloc_shared((128, 64), T.float32)
+        SH = T.alloc_shared((128, 64), T.float16)
+        T.copy(A, a_frag)
+        T.copy(A, S)
+        T.copy(H, SH)
+        T.clear(red)
+        T.fill(mx, -T.infinity(T.float32))
+        for i, j in T.Parallel(128, 64):
+            red[i] += a_frag[i, j] * X[j]
+            mx[i] = T.max(mx[i], a_frag[i, j])
+        T.finalize_reducer(red)
+        T.finalize_reducer(mx)
+        for i in T.Parallel(128):
+            O[i] = T.ieee_add(red[i], mx[i], "rz") + T.ieee_fmaf(red[i], 2.0, 1.0) + T.ieee_fdiv(red[i], 4.0, "ru")
+        for i, j in T.Parallel(128, 16):
+            T.atomic_addx4(D[i, j * 4], S[i, j * 4])
+        for i, j in T.Parallel(128, 32):
+            T.atomic_addx2(H[i, j * 2], SH[i, j * 2])
+"""
+
+# prefix sums along rows (into D), down columns in reverse (in place), and over half of a replicated fragment
+SCANS = """
+import tilelang.language as T
+
+@T.prim_func
+def scans(A: T.Tensor((4, 64), T.float32), B: T.Tensor((4, 64), T.float32), C: T.Tensor((64,), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared((4, 64), T.float32)
+        D = T.alloc_shared((4, 64), T.float32)
+        R = T.alloc_fragment((64,), T.float32)
+        T.copy(A, S)
+        T.cumsum(S, D, dim=1)
+        T.cumsum(S, dim=0, reverse=True)
+        for i, j in T.Parallel(4, 64):
+            B[i, j] = D[i, j] + S[i, j]
+        T.copy(A[1, :], R)
+        T.cumsum(R[0:32], dim=0)
+        T.copy(R, C)
+"""
+
+
+def ref_reverse(A, B):
+    B.copy_(A.flip(1))
+
+
+def ref_handoff(A):
+    A[128:] = 7
+
+
+def ref_reducers(A, X, O, D, H):
+    red, mx = A @ X, A.max(dim=1).values
+    O.copy_(red + mx + (red * 2 + 1) + red / 4)
+    D.add_(A)
+    H.add_(H.clone())
+
+
+def ref_scans(A, B, C):
+    B.copy_(A.cumsum(1) + A.flip(0).cumsum(0).flip(0))
+    C.copy_(A[1])
+    C[:32] = A[1, :32].cumsum(0)

@@ -1,0 +1,167 @@
+"""CUDA lowering of scalar intrinsics with their own device code: IEEE arithmetic with a rounding mode
+(`__fadd_rz`, ...), vector atomics (`T.atomic_addx2/x4`) and the reducer epoch (`T.finalize_reducer`,
+a warp-shuffle + shared-memory all-reduce of the per-thread copies).
+"""
+from __future__ import annotations
+
+from ..ir import nodes as N
+from ..ir.visitor import walk
+from ..passes.layouts import Generic, Mma, MmaRow, Replicated
+from .cuda_lower import LoweringError
+
+_IEEE = {"ieee_add": ("fadd", "dadd"), "ieee_sub": ("fsub", "dsub"), "ieee_mul": ("fmul", "dmul"),
+         "ieee_fmaf": ("fmaf", "fma"), "ieee_frcp": ("frcp", "drcp"), "ieee_fsqrt": ("fsqrt", "dsqrt"),
+         "ieee_frsqrt": ("frsqrt", None), "ieee_fdiv": ("fdiv", "ddiv")}
+_REDUCER_OPS = ("sum", "max", "min")
+STATEMENTS = ("atomic_addx2", "atomic_addx4", "finalize_reducer")
+
+DEVICE_LIBRARY = r"""
+namespace tl {
+__device__ __forceinline__ void atomic_addx2(half* d, const half* s) {
+  atomicAdd(reinterpret_cast<__half2*>(d), *reinterpret_cast<const __half2*>(s));
+}
+__device__ __forceinline__ void atomic_addx2(__nv_bfloat16* d, const __nv_bfloat16* s) {
+  atomicAdd(reinterpret_cast<__nv_bfloat162*>(d), *reinterpret_cast<const __nv_bfloat162*>(s));
+}
+__device__ __forceinline__ void atomic_addx2(float* d, const float* s) {
+#if __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float2*>(d), *reinterpret_cast<const float2*>(s));
+#else
+  atomicAdd(d, s[0]); atomicAdd(d + 1, s[1]);
+#endif
+}
+__device__ __forceinline__ void atomic_addx4(float* d, const float* s) {
+#if __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float4*>(d), *reinterpret_cast<const float4*>(s));
+#else
+  for (int i = 0; i < 4; ++i) atomicAdd(d + i, s[i]);
+#endif
+}
+template <typename T> __device__ __forceinline__ T combine(T a, T b, int op) {
+  return op == 0 ? a + b : op == 1 ? (b > a ? b : a) : (b < a ? b : a);
+}
+template <typename T> __device__ __forceinline__ T lanes_allreduce(T x, int op, int lanes) {
+  for (int o = lanes / 2; o > 0; o /= 2) x = combine(x, __shfl_xor_sync(0xffffffffu, x, o), op);
+  return x;
+}
+}  // namespace tl
+"""
+
+
+class IntrinsicOps:
+    """Intrinsics with device code, emitted through a KernelEmitter `em`."""
+
+    def __init__(self, em):
+        self.em = em
+
+    def _library(self) -> None:
+        if DEVICE_LIBRARY not in self.em.extra_cuda:
+            self.em.extra_cuda.append(DEVICE_LIBRARY)
+
+    def expr(self, exprs, e: N.Call) -> str | None:
+        """`T.ieee_*` as the CUDA rounding-mode intrinsic; None for other calls (an ExprEmitter hook)."""
+        base, mode = (e.name[:-3], e.name[-1]) if e.name.endswith(("_rz", "_ru", "_rd")) else (e.name, "n")
+        if base not in _IEEE:
+            return None
+        dtype = e.dtype or "float32"
+        fn = _IEEE[base][0 if dtype == "float32" else 1] if dtype in ("float32", "float64") else None
+        if fn is None:
+            raise LoweringError(f"T.{base} works on float32 (and float64 except frsqrt) values, not {dtype}", e.span)
+        args = ", ".join(exprs.emit(a, dtype) for a in e.args)
+        return f'T.call_pure_extern("{dtype}", "__{fn}_r{mode}", {args})'
+
+    def statement(self, s: N.Evaluate) -> bool:
+        """Emit an intrinsic statement (see STATEMENTS); False when `s` is not one."""
+        call = s.value
+        if not isinstance(call, N.Call) or call.name not in STATEMENTS:
+            return False
+        self._library()
+        if call.name == "finalize_reducer":
+            self.finalize_reducer(call)
+        else:
+            self.atomic_addx(call)
+        return True
+
+    def atomic_addx(self, call: N.Call) -> None:
+        em = self.em
+        dst, src = call.args
+        width = int(call.name[-1])
+        dtypes = ("float16", "bfloat16", "float32") if width == 2 else ("float32",)
+        if dst.buffer.dtype not in dtypes or src.buffer.dtype != dst.buffer.dtype:
+            raise LoweringError(f"T.{call.name} adds {width} adjacent {' / '.join(dtypes)} elements; both sides "
+                                f"must have that dtype (got {dst.buffer.dtype} and {src.buffer.dtype})", call.span)
+        ptrs = []
+        for load in (dst, src):
+            if load.buffer.scope == "local.fragment":
+                raise LoweringError(f"T.{call.name} reads {width} adjacent elements from memory; copy the fragment "
+                                    f"'{load.buffer.name}' to shared memory or a T.alloc_local buffer first", call.span)
+            idx = em.access(load.buffer, [em.idx(i) for i in load.indices], load)
+            ptrs.append(f"{em.name(load.buffer)}.ptr_to([{', '.join(idx)}])")
+        line = f'T.cuda.func_call("tl::{call.name}", {ptrs[0]}, {ptrs[1]}, source_code="")'
+        if em.owner:  # a replicated T.Parallel: one thread per iteration
+            em.line(f"if {em.owner}:")
+            with em.block():
+                em.line(line)
+        else:
+            em.line(line)
+
+    def finalize_reducer(self, call: N.Call) -> None:
+        """Combine the per-thread partial copies of a reducer fragment in place."""
+        em = self.em
+        buf = call.args[0].buffer
+        op = int(call.args[1].value)
+        lay = em.layouts.get(buf)
+        if isinstance(lay, (Generic, Mma)) or lay is None:
+            return  # every element has one owner thread: nothing to combine
+        _check_partial_updates(em, buf, call.span)
+        name = em.name(buf)
+        if isinstance(lay, MmaRow):  # the 4 lanes of a quad hold partials of the same rows
+            r = em.fresh("r")
+            em.line(f"for {r} in T.unroll({lay.regs}):")
+            with em.block():
+                em.line(f'{name}[{r}] = T.call_pure_extern("{buf.dtype}", "tl::lanes_allreduce", {name}[{r}], {op}, 4)')
+            return
+        if not isinstance(lay, Replicated):
+            raise LoweringError(f"T.finalize_reducer cannot combine a reducer with layout {lay.describe()}", call.span)
+        self._block_allreduce(buf, lay.regs, op)
+
+    def _block_allreduce(self, buf, regs: int, op: int) -> None:
+        em = self.em
+        name, warps = em.name(buf), max(em.threads // 32, 1)
+        scratch = em.fresh(f"{buf.name}_combine")
+        em.scratch[scratch] = (buf.dtype, warps * regs)
+        r, w = em.fresh("r"), em.fresh("w")
+        em.line(f"for {r} in T.serial({regs}):")
+        with em.block():
+            em.line(f'{name}[{r}] = T.call_pure_extern("{buf.dtype}", "tl::lanes_allreduce", {name}[{r}], {op}, 32)')
+            em.line("if T.floormod(tx, 32) == 0:")
+            with em.block():
+                em.line(f"{scratch}[T.floordiv(tx, 32) * {regs} + {r}] = {name}[{r}]")
+        em.sync()
+        em.line(f"for {r} in T.serial({regs}):")
+        with em.block():
+            em.line(f"{name}[{r}] = {scratch}[{r}]")
+            em.line(f"for {w} in T.serial(1, {warps}):")
+            with em.block():
+                em.line(f'{name}[{r}] = T.call_pure_extern("{buf.dtype}", "tl::combine", {name}[{r}], '
+                        f'{scratch}[{w} * {regs} + {r}], {op})')
+        em.sync()
+
+
+def _check_partial_updates(em, buf, span) -> None:
+    """Every store into a reducer must be in a T.Parallel loop spread over threads (each thread a share)."""
+    from ..passes.layouts import fragment_accesses
+
+    def driven(loop) -> bool:
+        return any(len(idx) == len(loop.vars) and all(i is v for i, v in zip(idx, loop.vars))
+                   and not isinstance(em.layouts.get(b), Replicated) for b, idx in fragment_accesses(loop.body))
+
+    stores = [n for n in walk(em.func.body) if isinstance(n, N.Store) and n.buffer is buf]
+    shared = set()
+    for loop in (n for n in walk(em.func.body) if isinstance(n, N.For) and n.kind == "parallel" and driven(n)):
+        shared.update(id(n) for n in walk(loop.body) if isinstance(n, N.Store) and n.buffer is buf)
+    if any(id(s) not in shared for s in stores):
+        bad = next(s for s in stores if id(s) not in shared)
+        raise LoweringError(f"reducer '{buf.name}' is updated outside a T.Parallel loop over a distributed fragment, "
+                            "so every thread holds the whole value and T.finalize_reducer would combine it once per "
+                            "thread; update it inside such a loop or drop T.finalize_reducer", bad.span or span)

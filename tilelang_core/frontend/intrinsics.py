@@ -1,0 +1,92 @@
+"""Scalar intrinsics with non-expression arguments: IEEE arithmetic with a rounding mode, vector atomics,
+and the reducer epoch (`T.alloc_reducer` / `T.finalize_reducer`).
+
+A rounding mode other than the default "rn" is part of the Call name (`ieee_add_rz`); a reducer's
+combine op is the Call argument `Const(op)` index into REDUCER_OPS.
+"""
+from __future__ import annotations
+
+import ast
+
+from ..ir import nodes as N
+from .exprs import KernelError, expr_dtype
+
+ROUNDING = ("rn", "rz", "ru", "rd")
+IEEE_ARITY = {"ieee_add": 2, "ieee_sub": 2, "ieee_mul": 2, "ieee_fmaf": 3, "ieee_frcp": 1, "ieee_fsqrt": 1,
+              "ieee_frsqrt": 1, "ieee_fdiv": 2}
+REDUCER_OPS = ("sum", "max", "min")
+
+
+def h_ieee(p, b, node, short):
+    """T.ieee_add(x, y, rounding_mode="rn") and friends: a Call named by op and (non-default) rounding mode."""
+    arity = IEEE_ARITY[short]
+    mode_node = node.args[arity] if len(node.args) > arity else next(
+        (k.value for k in node.keywords if k.arg == "rounding_mode"), None)
+    mode = p.ev.eval(mode_node) if mode_node is not None else "rn"
+    if mode not in ROUNDING or short == "ieee_frsqrt" and mode != "rn":
+        allowed = "'rn'" if short == "ieee_frsqrt" else "'rn', 'rz', 'ru' or 'rd'"
+        raise KernelError("bad-arguments", f"the rounding mode of T.{short} must be {allowed} (got "
+                          f"`{ast.unparse(mode_node)}`)", mode_node)
+    if len(node.args) < arity:
+        raise KernelError("bad-arguments", f"T.{short} takes {arity} operand{'s' if arity > 1 else ''}", node)
+    args = tuple(p.ev.scalar(a) for a in node.args[:arity])
+    name = short if mode == "rn" else f"{short}_{mode}"
+    return N.Call(name, args, expr_dtype(args[0]), p.span(node))
+
+
+def h_atomic_addx(p, b, node, short):
+    """T.atomic_addx2/x4(dst_element, value_element): add 2 or 4 adjacent elements in one atomic."""
+    if len(node.args) != 2 or any(k.arg == "return_prev" for k in node.keywords):
+        raise KernelError("bad-arguments", f"T.{short} takes (dst, value) element addresses such as "
+                          f"`T.{short}(C[i, j * 4], C_shared[r, j * 4])`; return_prev is not supported", node)
+    loads = []
+    for a in node.args:
+        v = p.ev.eval(a)
+        if not isinstance(v, N.Load):
+            raise KernelError("bad-arguments", f"each argument of T.{short} must be one element of a buffer "
+                              f"(`buf[i, j]`), the first of the {short[-1]} adjacent ones (got `{ast.unparse(a)}`)", a)
+        loads.append(v)
+    return N.Call(short, tuple(loads), "int32", p.span(node))
+
+
+def h_alloc_reducer(p, b, node, short):
+    """T.alloc_reducer(shape, dtype, op="sum", replication=None): a fragment whose per-thread copies combine."""
+    from .tileops import h_alloc_other
+
+    op_node = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "op"), None)
+    op = p.ev.eval(op_node) if op_node is not None else "sum"
+    if op not in REDUCER_OPS:
+        raise KernelError("bad-arguments", f"T.alloc_reducer op must be one of {', '.join(map(repr, REDUCER_OPS))} "
+                          f"(got `{ast.unparse(op_node)}`)", op_node)
+    buf = h_alloc_other(p, b, node, short)
+    _reducer_ops(p)[buf] = op
+    return buf
+
+
+def h_finalize_reducer(p, b, node, short):
+    """T.finalize_reducer(reducer): combine the per-thread copies; Call("finalize_reducer", (Load, Const(op)))."""
+    if not node.args:
+        raise KernelError("bad-arguments", "T.finalize_reducer needs the reducer buffer", node)
+    buf = p.ev.eval(node.args[0])
+    if not isinstance(buf, N.Buffer):
+        raise KernelError("bad-arguments", f"T.finalize_reducer takes the buffer of T.alloc_reducer (got "
+                          f"`{ast.unparse(node.args[0])}`)", node.args[0])
+    if len(node.args) > 1 or node.keywords:
+        raise KernelError("bad-arguments", "T.finalize_reducer(reducer) combines in place; dst= and batch= are not "
+                          "supported", node)
+    op = _reducer_ops(p).get(buf, "sum")
+    head = N.Load(buf, tuple(N.Const(0) for _ in buf.shape), p.span(node.args[0]))
+    return N.Call("finalize_reducer", (head, N.Const(REDUCER_OPS.index(op))), "int32", p.span(node))
+
+
+def _reducer_ops(p) -> dict:
+    """The parser's table of reducer buffers to their combine op (one per kernel parse, macros included)."""
+    if not hasattr(p, "reducer_ops"):
+        p.reducer_ops = {}
+    return p.reducer_ops
+
+
+INTRINSIC_HANDLERS = {
+    **{name: h_ieee for name in IEEE_ARITY}, "atomic_addx2": h_atomic_addx, "atomic_addx4": h_atomic_addx,
+    "alloc_reducer": h_alloc_reducer, "finalize_reducer": h_finalize_reducer,
+}
