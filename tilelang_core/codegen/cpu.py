@@ -15,6 +15,7 @@ from ..source import Span
 from ._tvm import load
 from .cpu_expr import ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, index_expr
 from .cpu_ops import OpLowering
+from .cpu_simt import BARRIER_CALLS, PRIVATE_SCOPES, THREAD_CALLS, ThreadEmulation, is_thread_level
 
 _SCRATCH_SCOPE = "global"  # per-block scratch: stack or workspace, chosen by TVM by size
 # calls that only steer GPU code generation or synchronise threads: nothing to do on the CPU
@@ -23,7 +24,7 @@ HINTS = frozenset({
     "no_set_max_nreg", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", "disable_warp_group_reg_alloc",
     "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding", "annotate_restrict_buffers",
     "use_swizzle", "pdl_trigger", "pdl_sync", "loop_break_hint",
-})
+}) | BARRIER_CALLS
 
 
 class CpuLowering:
@@ -39,8 +40,10 @@ class CpuLowering:
         self.analyzer = Analyzer()
         self.vars: dict = {}
         self.buffers: dict = {}
-        self.expr = ExprLowerer(self.vars, self.buffers, load_hook=self._load_hook)
+        self.expr = ExprLowerer(self.vars, self.buffers, load_hook=self._load_hook, call_hook=self._call_hook)
         self.ops = OpLowering(self)
+        self.simt: ThreadEmulation | None = None  # set inside a thread-level block
+        self.tid = None  # the thread id being lowered inside a thread-level block's phase
         self.serial_grid = any(isinstance(n, N.AtomicAdd) for n in walk(func.body))
         self._names: dict[str, int] = {}
 
@@ -106,7 +109,24 @@ class CpuLowering:
         return store if cond is None else self.tirx.IfThenElse(cond, store, None)
 
     def _load_hook(self, e: N.Load, buf, idx):
-        return self.guarded_load(buf, idx, e.buffer.scope == "global")
+        return self.guarded_load(buf, self.private(e.buffer, idx, e.span), e.buffer.scope == "global")
+
+    def _call_hook(self, e: N.Call, args):
+        if e.name not in THREAD_CALLS:
+            return None
+        if self.simt is None:
+            raise LoweringError(f"T.{e.name} is used outside a T.Kernel block", e.span)
+        return self.simt.thread_index(e.name, list(e.args), e.span)
+
+    def private(self, buf: N.Buffer, idx: list, span=None) -> list:
+        """Indices into the current thread's copy of a private buffer (others unchanged)."""
+        if self.simt is None or buf.scope not in PRIVATE_SCOPES:
+            return idx
+        if self.tid is None:
+            raise LoweringError(f"'{buf.name}' belongs to one thread but is used where the CPU backend runs the "
+                                "block once", span)
+        first = idx[0] + cast(self.tid * self.simt.private_rows(buf), dtype_of(idx[0]))
+        return [first] + list(idx[1:])
 
     # -- function ---------------------------------------------------------------------------------
     def run(self):
@@ -176,7 +196,12 @@ class CpuLowering:
         for iv, tv, ext in zip(s.block_vars, vars_, grid):
             self.vars[iv] = tv
             self.analyzer.bind(tv, self.ir.Range.from_min_extent(0, ext))
-        body = self._block(s.body)
+        if is_thread_level(s.body):
+            self.simt = ThreadEmulation(self, s)
+            stmts = self.simt.block(s.body)
+            body = self.tirx.SeqStmt(stmts) if len(stmts) != 1 else stmts[0]
+        else:
+            body = self._block(s.body)
         kind = self.tirx.ForKind.SERIAL if self.serial_grid else self.tirx.ForKind.PARALLEL
         if len(vars_) == 1:
             return self.tirx.For(vars_[0], const(0, "int32"), grid[0], kind, body)
@@ -194,20 +219,37 @@ class CpuLowering:
     def _s_Allocate(self, s):
         b = s.buffer
         shape = [self.index(d) for d in b.shape] or [const(1, "int32")]
+        private = self.simt is not None and b.scope in PRIVATE_SCOPES
+        if private:  # one copy per thread, stacked along the first axis
+            shape[0] = shape[0] * self.simt.total
         buf = self.tirx.decl_buffer(shape, self._dtype(b.dtype, b.name, s.span), b.name, scope=_SCRATCH_SCOPE)
         self.buffers[b] = buf
         out = [self.tirx.AllocBuffer(buf)]
-        if s.init is not None:
+        if s.init is None or b.scope == "shared.barrier":  # mbarrier arrive counts: nothing to keep on the CPU
+            return out
+        if not private:
             out.append(self.tirx.BufferStore(buf, cast(self.expr(s.init), b.dtype), [const(0, "int32")] * len(shape)))
+            return out
+        saved = self.tid
+        self.tid = self.fresh("t")
+        try:
+            rows = self.simt.private_rows(b)
+            init = self.tirx.BufferStore(buf, cast(self.expr(s.init), b.dtype),
+                                         [self.tid * rows] + [const(0, "int32")] * (len(shape) - 1))
+            out.append(self.tirx.For(self.tid, const(0, "int32"), self.simt.total, self.tirx.ForKind.SERIAL, init))
+        finally:
+            self.tid = saved
         return out
 
     def _s_For(self, s):
-        return self._loops(s, 0)
+        return self.loops(s, 0)
 
-    def _loops(self, s: N.For, k: int):
+    def loops(self, s: N.For, k: int, body_fn=None, bound=None):
+        """The loops of `s` from its k-th var in; `body_fn(body)` lowers the body, `bound(expr)` the bounds."""
         if k == len(s.vars):
-            return self._block(s.body)
-        start, extent = self.index(s.starts[k]), self.index(s.extents[k])
+            return (body_fn or self._block)(s.body)
+        bound = bound or self.expr
+        start, extent = index_expr(bound(s.starts[k])), index_expr(bound(s.extents[k]))
         step = as_int(s.step) if s.step is not None else 1
         var = self.fresh(s.vars[k].name)
         if step is None or step <= 0:
@@ -218,7 +260,7 @@ class CpuLowering:
         if not (isinstance(start, self.tirx.IntImm) and int(start) == 0):
             value = value + start
         self.vars[s.vars[k]] = value
-        body = self._loops(s, k + 1)
+        body = self.loops(s, k + 1, body_fn, bound)
         kind = self.tirx.ForKind.SERIAL
         if s.kind == "unroll" and as_int(s.extents[k]) is not None and as_int(s.extents[k]) <= 64:
             kind = self.tirx.ForKind.UNROLLED
@@ -226,7 +268,7 @@ class CpuLowering:
 
     def _s_Store(self, s):
         buf = self.buffer(s.buffer, s.span)
-        idx = [self.index(i) for i in s.indices] or [const(0, "int32")]
+        idx = self.private(s.buffer, [self.index(i) for i in s.indices] or [const(0, "int32")], s.span)
         value = cast(self.expr(s.value), str(buf.ty.dtype))
         return self.guarded_store(buf, idx, value, s.buffer.scope == "global")
 

@@ -51,7 +51,22 @@ def promote(a: str, b: str) -> str:
 def cast(expr, dtype: str):
     """`expr` converted to `dtype` (no-op when it already has it)."""
     tirx = load().tirx
+    if dtype in FP8_MAX and dtype_of(expr) != dtype and is_float(dtype_of(expr)):
+        return _to_fp8(expr, dtype)
     return expr if dtype_of(expr) == dtype else tirx.Cast(dtype, expr)
+
+
+FP8_MAX = {"float8_e4m3fn": 448.0, "float8_e4m3": 448.0, "float8_e5m2": 57344.0}
+
+
+def _to_fp8(x, dtype: str):
+    """float → fp8 like the GPU's `cvt.rn.satfinite`: round to nearest even, NaN stays NaN, ±inf and values past
+    the largest finite one become ±max (TVM's own LLVM conversion garbles NaN, inf and out-of-range values)."""
+    tirx = load().tirx
+    x = x if dtype_of(x) == "float32" else tirx.Cast("float32", x)
+    top = tirx.const(FP8_MAX[dtype], "float32")
+    clamped = tirx.Cast(dtype, tirx.Min(tirx.Max(x, -top), top))
+    return tirx.Select(tirx.isnan(x), tirx.reinterpret(dtype, tirx.const(0x7F, "uint8")), clamped)
 
 
 def const(value, dtype: str):
@@ -204,13 +219,21 @@ def index_expr(x):
     return x if dtype_of(x) in ("int32", "int64") else cast(x, "int32")
 
 
-class ExprLowerer:
-    """Translates tile-IR expressions with a variable map (ir Var → tirx expr) and a buffer map."""
+class Late:
+    """A variable's value built when it is read (a per-thread slot indexed by the thread being lowered)."""
 
-    def __init__(self, vars_: dict, buffers: dict, load_hook=None):
+    def __init__(self, build):
+        self.build = build
+
+
+class ExprLowerer:
+    """Translates tile-IR expressions with a variable map (ir Var → tirx expr or Late) and a buffer map."""
+
+    def __init__(self, vars_: dict, buffers: dict, load_hook=None, call_hook=None):
         self.vars = vars_
         self.buffers = buffers
         self.load_hook = load_hook  # (ir Load, tirx buffer, tirx indices) -> tirx expr
+        self.call_hook = call_hook  # (ir Call, tirx args) -> tirx expr, or None for the intrinsic table
 
     def __call__(self, e):
         """Lower one expression."""
@@ -235,7 +258,8 @@ class ExprLowerer:
                                     "arguments (e.g. a `# tilelsp: factory(name=value)` comment) or call the kernel "
                                     "through the JIT", e.span)
             raise LoweringError(f"'{e.name}' has no value here (the CPU backend found no binding)", e.span)
-        return self.vars[e]
+        value = self.vars[e]
+        return value.build() if isinstance(value, Late) else value
 
     def _weak_pair(self, lhs, rhs):
         """Lower two operands; a bare literal takes the other side's dtype when the kinds agree."""
@@ -283,6 +307,10 @@ class ExprLowerer:
 
     def _Call(self, e):
         args = [self(a) for a in e.args]
+        if self.call_hook is not None:
+            out = self.call_hook(e, args)
+            if out is not None:
+                return out
         return intrinsic(e.name, args, e.dtype, e.span)
 
     def _Cast(self, e):

@@ -174,6 +174,9 @@ class KernelEval(Evaluator):
         return super().visit_Subscript(node)
 
     def visit_Call(self, node):
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "astype" and len(node.args) == 1 \
+                and is_expr(self.eval(node.func.value)):  # `x.astype(dtype)` on a kernel value: T.cast
+            return self.p.cast_to(self.p.dtype_arg(node.args[0], self.eval(node.args[0])), node, node.func.value)
         func = self.eval(node.func)
         if isinstance(func, BuiltinRef):
             return self.p.call_builtin(func, node)

@@ -1,0 +1,109 @@
+"""CPU numerics of thread-level kernels (thread indices, private locals, barriers, roles) against torch:
+the CPU backend runs a block's threads as loops split at barriers (codegen/cpu_simt.py)."""
+from __future__ import annotations
+
+import pytest
+from test_cpu_backend import build_src
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.tvm
+
+HEADER = """
+import tilelang
+import tilelang.language as T
+"""
+
+SPLITK_GEMV = HEADER + """
+@T.prim_func
+def gemv(A: T.Tensor((256,), "float16"), B: T.Tensor((64, 256), "float16"), C: T.Tensor((64,), "float32")):
+    with T.Kernel(64 // 16, threads=(16, 8)) as bn:
+        tn = T.get_thread_binding(0)
+        tk = T.get_thread_binding(1)
+        A_local = T.alloc_local((4,), "float16")
+        B_local = T.alloc_local((4,), "float16")
+        C_shared = T.alloc_shared((16,), "float32")
+        C_accum = T.alloc_local((1,), "float32")
+        if tk == 0:
+            C_shared[tn] = 0
+        T.clear(C_accum)
+        T.sync_threads()
+        for bk in T.serial(256 // 32):
+            for k in T.vectorized(4):
+                A_local[k] = A[bk * 32 + tk * 4 + k]
+                B_local[k] = B[bn * 16 + tn, bk * 32 + tk * 4 + k]
+            for k in T.serial(4):
+                C_accum[0] += T.cast(A_local[k], "float32") * T.cast(B_local[k], "float32")
+        T.atomic_add(C_shared[tn], C_accum[0])
+        T.sync_threads()
+        if tk == 0:
+            C[bn * 16 + tn] = C_shared[tn]
+"""
+
+SCAN = HEADER + """
+@T.prim_func
+def scan(A: T.Tensor((256,), "float32"), S: T.Tensor((256,), "float32"), Tot: T.Tensor((2,), "float32")):
+    with T.Kernel(2, threads=128) as bx:
+        tx = T.get_thread_binding()
+        buf = T.alloc_shared((128,), "float32")
+        tree = T.alloc_shared((128,), "float32")
+        buf[tx] = A[bx * 128 + tx]
+        tree[tx] = A[bx * 128 + tx]
+        T.sync_threads()
+        for i in T.serial(7):
+            off = 1 << i
+            x = T.if_then_else(tx >= off, buf[tx - off], T.float32(0))
+            T.sync_threads()
+            buf[tx] += x
+            half = 64 >> i
+            if tx < half:
+                tree[tx] += tree[tx + half]
+            T.sync_threads()
+        S[bx * 128 + tx] = buf[tx]
+        if tx == 0:
+            Tot[bx] = tree[0]
+"""
+
+ROLES = HEADER + """
+@T.prim_func
+def roles(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32"), C: T.Tensor((2,), "float32")):
+    with T.Kernel(2, threads=128) as bx:
+        tx = T.get_thread_binding()
+        buf = T.alloc_shared((64,), "float32")
+        tile = T.alloc_fragment((64,), "float32")
+        total = T.alloc_fragment((1,), "float32")
+        if tx < 64:
+            buf[tx] = A[bx * 64 + tx]
+            T.sync_threads(1, 64)
+            B[bx * 64 + tx] = buf[63 - tx] * 2
+        else:
+            T.copy(A[bx * 64:(bx + 1) * 64], tile)
+            T.reduce_sum(tile, total, dim=0)
+            T.sync_threads(2, 64)
+            C[bx] = total[0]
+"""
+
+
+def test_splitk_gemv_private_locals_and_shared_atomics():
+    mod = build_src(SPLITK_GEMV)
+    a, b = torch.randn(256).half(), torch.randn(64, 256).half()
+    c = torch.zeros(64)
+    mod(a, b, c)
+    torch.testing.assert_close(c, b.float() @ a.float(), rtol=1e-4, atol=1e-3)
+
+
+def test_barrier_phases_scan_and_tree_reduction():
+    mod = build_src(SCAN)
+    a = torch.randn(256)
+    s, tot = torch.zeros(256), torch.zeros(2)
+    mod(a, s, tot)
+    torch.testing.assert_close(s, torch.cumsum(a.view(2, 128), 1).view(-1), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(tot, a.view(2, 128).sum(1), rtol=1e-4, atol=1e-4)
+
+
+def test_thread_roles_with_named_barriers_and_tile_ops():
+    mod = build_src(ROLES)
+    a = torch.randn(128)
+    b, c = torch.zeros(128), torch.zeros(2)
+    mod(a, b, c)
+    torch.testing.assert_close(b, a.view(2, 64).flip(1).reshape(-1) * 2)
+    torch.testing.assert_close(c, a.view(2, 64).sum(1), rtol=1e-5, atol=1e-5)

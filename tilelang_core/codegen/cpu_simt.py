@@ -1,0 +1,244 @@
+"""Thread-level kernels on the CPU backend: a block's threads run as explicit loops, split at barriers.
+
+A kernel is thread-level when its block reads a thread index (`T.get_thread_binding`, `T.thread_binding`,
+`T.get_lane_idx`, `T.get_warp_idx`, `T.get_warp_group_idx`, `T.ws`). Its block body is lowered as barrier
+phases (a CPU SIMT emulation in the style of MCUDA/POCL loop fission):
+
+- A statement is *per-thread* when it depends on the thread: it reads a thread index, a let bound from one,
+  or a thread's private storage (`T.alloc_local` / `T.alloc_var`). Consecutive per-thread statements form a
+  phase: `for t in range(threads): <statements with thread index t>`. Everything a thread does between two
+  barriers therefore runs before any thread passes the barrier, which is all CUDA promises.
+- Every other statement (tile ops, `T.Parallel` nests, uniform scalar code) is block-level: it runs once, in
+  program order between the phases, exactly as in block-level kernels.
+- Barriers (`T.sync_threads`, named barriers, mbarrier arrive/wait) end a phase and emit nothing. A loop or
+  `while` that contains a barrier stays a block-level loop around its phases; CUDA requires every thread to
+  reach the same barriers, so a trip count or condition read from thread storage is taken from thread 0.
+  An `if` on the thread index that contains barriers (warp-specialised roles, `if tx < RADIX:` with named
+  barriers) becomes an active mask: each thread's condition is stored, phases inside run only the threads
+  whose mask is set, and block-level statements inside run once when any thread is active. Roles therefore
+  run one after another in program order: a consumer that waits for a producer written after it in the
+  source is not supported.
+- Private storage gets one copy per thread: a local buffer of shape (s0, ...) becomes (threads*s0, ...)
+  and thread t uses rows [t*s0, (t+1)*s0); a let that depends on the thread becomes a per-thread slot.
+- Thread indices come from the flat thread id t: threadIdx.x = t % X, .y = t // X % Y, .z = t // (X*Y);
+  lane = t % 32, warp = t // 32, warp group = t // 128.
+"""
+from __future__ import annotations
+
+from ..ir import nodes as N
+from ..ir.arith import as_int
+from ..ir.visitor import walk
+from .cpu_expr import LoweringError, Late, as_bool, cast, const
+
+THREAD_CALLS = frozenset({"get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_idx_sync",
+                          "get_warp_group_idx", "ws"})
+BARRIER_CALLS = frozenset({"sync_threads", "tvm_storage_sync", "mbarrier_arrive", "mbarrier_wait_parity",
+                           "mbarrier_expect_tx", "mbarrier_arrive_expect_tx", "barrier_arrive", "barrier_wait"})
+PRIVATE_SCOPES = ("local", "local.var")
+
+
+def is_thread_level(body) -> bool:
+    """True when the block reads a thread index (so its threads must be emulated)."""
+    return any(isinstance(n, N.Call) and n.name in THREAD_CALLS for n in walk(body))
+
+
+def _is_barrier(s) -> bool:
+    return isinstance(s, N.Evaluate) and isinstance(s.value, N.Call) and s.value.name in BARRIER_CALLS
+
+
+def _has_barrier(s) -> bool:
+    return any(isinstance(n, N.Evaluate) and _is_barrier(n) for n in walk(s))
+
+
+def _flat(s) -> list:
+    return [x for st in s.stmts for x in _flat(st)] if isinstance(s, N.SeqStmt) else [s]
+
+
+class ThreadEmulation:
+    """Lowers one thread-level block body; `ctx` is the CpuLowering (its tid is the current thread id)."""
+
+    def __init__(self, ctx, launch: N.Launch):
+        self.ctx = ctx
+        self.tirx = ctx.tirx
+        self.extents = [ctx.index(t) for t in launch.threads] or [const(128, "int32")]
+        total = self.extents[0]
+        for e in self.extents[1:]:
+            total = total * e
+        self.total = total
+        self.thread_vars: set = set()  # lets whose value depends on the thread
+
+    # -- analysis -----------------------------------------------------------------------------------
+    def depends(self, node) -> bool:
+        """True when `node` reads a thread index, a thread-dependent let or a thread's private storage."""
+        for n in walk(node):
+            if isinstance(n, N.Call) and n.name in THREAD_CALLS:
+                return True
+            if isinstance(n, N.Var) and n in self.thread_vars:
+                return True
+            buf = getattr(n, "buffer", None)
+            if isinstance(buf, N.Buffer) and buf.scope in PRIVATE_SCOPES:
+                return True
+        return False
+
+    # -- thread indices -----------------------------------------------------------------------------
+    def thread_index(self, name: str, args: list, span):
+        """The value of a thread-index call for the current thread."""
+        t = self.ctx.tid
+        if t is None:
+            raise LoweringError(f"T.{name} is read where the CPU backend runs the block once (outside the "
+                                "threads' phases)", span)
+        tirx, ints = self.tirx, [as_int(a) for a in args]
+        if name == "get_thread_binding":
+            dim = ints[0] if ints else 0
+            if dim >= len(self.extents):
+                return const(0, "int32")
+            stride = const(1, "int32")
+            for e in self.extents[:dim]:
+                stride = stride * e
+            q = t if dim == 0 else tirx.floordiv(t, stride)
+            return q if dim == len(self.extents) - 1 else tirx.floormod(q, self.extents[dim])
+        warp = const(ints[0] if ints else 32, "int32")
+        if name == "get_lane_idx":
+            return tirx.floormod(t, warp)
+        if name in ("get_warp_idx", "get_warp_idx_sync"):
+            return tirx.floordiv(t, warp)
+        group = tirx.floordiv(t, const(128, "int32"))
+        if name == "get_warp_group_idx":
+            per = ints[1] if len(ints) > 1 else 4
+            return tirx.floordiv(t, warp * const(per, "int32"))
+        out = None
+        for g in ints:
+            eq = tirx.EQ(group, const(g, "int32"))
+            out = eq if out is None else tirx.Or(out, eq)
+        return out if out is not None else const(False, "bool")
+
+    # -- phases -------------------------------------------------------------------------------------
+    def block(self, body, mask=None) -> list:
+        """A statement list as barrier phases (per-thread runs) and block-level statements."""
+        out, run = [], []
+        for s in _flat(body):
+            if _is_barrier(s) or isinstance(s, N.Allocate) or _has_barrier(s) or not self._per_thread(s):
+                out += self._phase(run, mask)
+                run = []
+                if not _is_barrier(s):
+                    out += self._control(s, mask) if _has_barrier(s) else self._barrier_free(s, mask)
+            else:
+                run.append(s)
+        return out + self._phase(run, mask)
+
+    def _per_thread(self, s) -> bool:
+        if isinstance(s, N.LetStmt) and self.depends(s.value):
+            self.thread_vars.add(s.var)
+        return self.depends(s)
+
+    def _phase(self, run: list, mask) -> list:
+        """`for t in range(threads)` around a run of per-thread statements (masked when inside a role)."""
+        if not run:
+            return []
+        tirx, ctx = self.tirx, self.ctx
+        allocs, slots = [], {}
+        for s in run:  # thread-dependent lets live in per-thread slots, read by later phases too
+            if isinstance(s, N.LetStmt):
+                slot = tirx.decl_buffer((self.total,), self._let_dtype(s), ctx.fresh(s.var.name).name, scope="global")
+                allocs.append(tirx.AllocBuffer(slot))
+                slots[s] = slot
+        t = ctx.fresh("t")
+        ctx.analyzer.bind(t, ctx.ir.Range.from_min_extent(0, self.total))
+        saved, ctx.tid = ctx.tid, t
+        try:
+            body = []
+            for s in run:
+                if s in slots:
+                    body.append(tirx.BufferStore(slots[s], ctx.expr(s.value), [t]))
+                    ctx.vars[s.var] = Late(lambda slot=slots[s]: tirx.BufferLoad(slot, [ctx.tid]))
+                else:
+                    body += ctx.stmts(s)
+            stmt = body[0] if len(body) == 1 else tirx.SeqStmt(body)
+            if mask is not None:
+                stmt = tirx.IfThenElse(tirx.NE(tirx.BufferLoad(mask[0], [t]), const(0, "int8")), stmt, None)
+        finally:
+            ctx.tid = saved
+        return allocs + [tirx.For(t, const(0, "int32"), self.total, tirx.ForKind.SERIAL, stmt)]
+
+    def _let_dtype(self, s: N.LetStmt) -> str:
+        saved, self.ctx.tid = self.ctx.tid, const(0, "int32")
+        try:
+            return str(self.ctx.expr(s.value).ty)
+        finally:
+            self.ctx.tid = saved
+
+    def _barrier_free(self, s, mask) -> list:
+        """A block-level statement: once per block (once when any thread of the active mask is set)."""
+        stmts = self.ctx.stmts(s)
+        if mask is None or isinstance(s, N.Allocate) or not stmts:
+            return stmts
+        body = stmts[0] if len(stmts) == 1 else self.tirx.SeqStmt(stmts)
+        return [self.tirx.IfThenElse(self.tirx.NE(self.tirx.BufferLoad(mask[1], [0]), const(0, "int8")), body, None)]
+
+    def _control(self, s, mask) -> list:
+        """A loop or branch with barriers inside: block-level control around phases."""
+        if isinstance(s, N.SeqStmt):
+            return self.block(s, mask)
+        if isinstance(s, N.For):
+            return [self.ctx.loops(s, 0, lambda body: self._seq(self.block(body, mask)), self._uniform)]
+        if isinstance(s, N.While):
+            return [self.tirx.While(as_bool(self._uniform(s.cond)), self._seq(self.block(s.body, mask)))]
+        if isinstance(s, N.If):
+            if not self.depends(s.cond):
+                other = self._seq(self.block(s.else_body, mask)) if s.else_body is not None else None
+                return [self.tirx.IfThenElse(as_bool(self.ctx.expr(s.cond)), self._seq(self.block(s.then_body, mask)),
+                                             other)]
+            return self._role(s, mask)
+        raise LoweringError(f"a barrier inside {type(s).__name__} is not supported by the CPU backend", s.span)
+
+    def _uniform(self, e):
+        """An expression every thread agrees on at a barrier: thread 0's value when it reads thread state."""
+        if not self.depends(e):
+            return self.ctx.expr(e)
+        saved, self.ctx.tid = self.ctx.tid, const(0, "int32")
+        try:
+            return self.ctx.expr(e)
+        finally:
+            self.ctx.tid = saved
+
+    def _role(self, s: N.If, mask) -> list:
+        """`if` on the thread with barriers inside: per-thread masks for the then- and else-branches."""
+        out = []
+        then_mask, out_then = self._mask(s.cond, mask, negate=False, span=s.span)
+        out += out_then + self.block(s.then_body, then_mask)
+        if s.else_body is not None:
+            else_mask, out_else = self._mask(s.cond, mask, negate=True, span=s.span)
+            out += out_else + self.block(s.else_body, else_mask)
+        return out
+
+    def _mask(self, cond, parent, negate: bool, span):
+        """Buffers (per-thread active flags, any-active flag) for a branch, and the statements that fill them."""
+        tirx, ctx = self.tirx, self.ctx
+        flags = tirx.decl_buffer((self.total,), "int8", ctx.fresh("active").name, scope="global")
+        anyf = tirx.decl_buffer((1,), "int8", ctx.fresh("any_active").name, scope="global")
+        t = ctx.fresh("t")
+        saved, ctx.tid = ctx.tid, t
+        try:
+            c = as_bool(ctx.expr(cond))
+        finally:
+            ctx.tid = saved
+        if negate:
+            c = tirx.Not(c)
+        if parent is not None:
+            c = tirx.And(tirx.NE(tirx.BufferLoad(parent[0], [t]), const(0, "int8")), c)
+        value = cast(c, "int8")
+        fill = tirx.SeqStmt([tirx.BufferStore(flags, value, [t]),
+                             tirx.BufferStore(anyf, tirx.Max(tirx.BufferLoad(anyf, [0]), value), [0])])
+        stmts = [tirx.AllocBuffer(flags), tirx.AllocBuffer(anyf), tirx.BufferStore(anyf, const(0, "int8"), [0]),
+                 tirx.For(t, const(0, "int32"), self.total, tirx.ForKind.SERIAL, fill)]
+        return (flags, anyf), stmts
+
+    def _seq(self, stmts: list):
+        if not stmts:
+            return self.tirx.Evaluate(const(0, "int32"))
+        return stmts[0] if len(stmts) == 1 else self.tirx.SeqStmt(stmts)
+
+    # -- private storage ----------------------------------------------------------------------------
+    def private_rows(self, buf: N.Buffer):
+        """The first-axis extent of one thread's copy of a private buffer."""
+        return self.ctx.index(buf.shape[0]) if buf.shape else const(1, "int32")
