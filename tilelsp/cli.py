@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tilelsp import config as cfg
 from tilelsp.formats import FORMATS, FileResult
+from tilelsp.loading import problem, read_source, reason
 
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
 EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -290,7 +291,7 @@ def check_file(job: Job) -> FileResult:
     """Read and check one file; never raises (a crash becomes an `internal-error` diagnostic)."""
     text = read_source(job.path)
     if isinstance(text, OSError | UnicodeDecodeError | SyntaxError):
-        return FileResult(job.display, "", [_problem("file-unreadable", f"cannot read {job.display}: {_reason(text)}")])
+        return FileResult(job.display, "", [problem("file-unreadable", f"cannot read {job.display}: {reason(text)}")])
     if not job.explicit and "tilelang" not in text:
         return FileResult(job.display)  # not a TileLang file: nothing to check (and no text to send back)
     try:
@@ -306,40 +307,8 @@ def check_file(job: Job) -> FileResult:
         import traceback
 
         msg = f"the checker crashed on this file ({type(exc).__name__}: {exc}); rerun with --debug for the traceback"
-        return FileResult(job.display, text, [_problem("internal-error", msg)], traceback.format_exc())
+        return FileResult(job.display, text, [problem("internal-error", msg)], traceback.format_exc())
     return FileResult(job.display, text, list(result.diagnostics))
-
-
-def read_source(path: str):
-    """The text of a Python file (PEP 263 encodings, universal newlines), or the exception that stopped it."""
-    import io
-    import tokenize
-
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        return data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
-    except LookupError as exc:  # an unknown encoding in the coding cookie
-        return SyntaxError(str(exc))
-    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
-        return exc
-
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, OSError):
-        return exc.strerror or str(exc)
-    return str(exc)
-
-
-def _problem(code: str, message: str):
-    from tilelang_core.diagnostics import Diagnostic, Severity
-    from tilelang_core.source import Span
-
-    return Diagnostic(code, Severity.ERROR, message, Span(1, 0, 1, 1))
 
 
 if __name__ == "__main__":

@@ -2,15 +2,8 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-
-def _render(diags, path: str) -> str:
-    lines = []
-    for d in diags:
-        sp = d.span
-        lines.append(f"{path}:{sp.line}:{sp.col + 1}: {d.severity.value}[{d.code}]: {d.message}")
-    return "\n".join(lines)
+from .formats import FileResult, render_text
 
 
 def pick_kernel(kernels, name: str | None):
@@ -26,7 +19,8 @@ def pick_kernel(kernels, name: str | None):
 
 
 def run_ir(args) -> int:
-    """Print the requested stage of a kernel; diagnostics and exit 1 when the file or lowering has errors."""
+    """Print the requested stage of a kernel. The file is read and checked as `check` does (loading.py): exit 1
+    when it or its lowering has errors, 2 for usage errors and unreadable files, 0 with a note without kernels."""
     from tilelang_core.diagnostics import CompileError
     from tilelang_core.passes.pipeline import lower, normalize_target, stage_names
 
@@ -43,27 +37,20 @@ def run_ir(args) -> int:
     if stage not in names:
         print(f"tilelsp ir: unknown stage {stage!r} for {target}; stages: {', '.join(names)}", file=sys.stderr)
         return 2
-    path = Path(args.file)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        print(f"tilelsp ir: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    from tilelang_core import check_source
+    from .loading import EXIT_USAGE, load_checked
 
-    result = check_source(text, str(path))
-    if result.errors:
-        print(_render(result.errors, str(path)), file=sys.stderr)
-        return 1
-    kernel = pick_kernel(result.kernels, args.kernel)
+    loaded = load_checked(args.file, "ir", targets=(target,) if target != "cpu" else None)
+    if isinstance(loaded, int):
+        return loaded
+    kernel = pick_kernel(loaded.result.kernels, args.kernel)
     if kernel is None:
-        have = ", ".join(sorted({k.name for k in result.kernels})) or "none"
-        print(f"tilelsp ir: no kernel {args.kernel!r} in {path} (kernels: {have})", file=sys.stderr)
-        return 1
+        have = ", ".join(sorted({k.name for k in loaded.result.kernels}))
+        print(f"tilelsp ir: no kernel named {args.kernel!r} in {loaded.display} (kernels: {have})", file=sys.stderr)
+        return EXIT_USAGE
     try:
         res = lower(kernel, target, until=stage)
     except CompileError as exc:
-        print(_render(exc.diagnostics, str(path)), file=sys.stderr)
+        sys.stderr.write(render_text([FileResult(loaded.display, loaded.text, list(exc.diagnostics))]))
         return 1
     print(res.stages[stage])
     return 0

@@ -2,11 +2,12 @@
 with the file's reference (`ref_program` or `# tilelsp: reference=NAME`) or with the CPU backend.
 
 Exit status: 0 every instance passed, 1 a mismatch or a failure (build error, crash, timeout), 2 usage.
+The file is first read and checked as `check` does (loading.py): check errors exit 1, unreadable files 2,
+a file without kernels 0 with a note.
 """
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -43,14 +44,16 @@ def run_verify(args) -> int:
     """Entry point used by `tilelsp verify` (args: file, kernel, device, json, timeout, bench)."""
     from tilelang_core.verify.runner import verify_file
 
+    from .loading import load_checked
+
     path = args.file
-    if not os.path.isfile(path):
-        print(f"tilelsp verify: no such file: {path}", file=sys.stderr)
-        return EXIT_USAGE
     timeout = getattr(args, "timeout", 60.0) or 60.0
     if timeout <= 0:
         print("tilelsp verify: --timeout must be positive", file=sys.stderr)
         return EXIT_USAGE
+    loaded = load_checked(path, "verify")  # unreadable, error-laden or kernel-less files stop here, as in check
+    if isinstance(loaded, int):
+        return loaded
     try:
         records = verify_file(path, kernel=getattr(args, "kernel", None), device=getattr(args, "device", "auto"),
                               timeout=timeout, bench=getattr(args, "bench", False))

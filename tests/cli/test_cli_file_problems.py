@@ -1,0 +1,50 @@
+"""Every subcommand treats a missing, unreadable, binary, empty, syntax-error or kernel-less file the way `check`
+does: the same diagnostic, the same exit status (0 / 1 / 2), and never a traceback."""
+from __future__ import annotations
+
+import pytest
+
+from tilelsp import cli
+
+FILES = {  # name -> (bytes, exit status, what the output names)
+    "binary.py": (b"\x00\x01\xff\xfe binary", 2, "file-unreadable"),
+    "cookie.py": (b"# -*- coding: nope -*-\nx = 1\n", 2, "file-unreadable"),
+    "syntax.py": (b"import tilelang\ndef f(:\n    pass\n", 1, "syntax-error"),
+    "empty.py": (b"", 0, ""),
+    "plain.py": (b"import tilelang\nx = 1\n", 0, ""),
+}
+COMMANDS = (["check"], ["ir", "--stage", "parsed"], ["verify", "--device", "cpu"])
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_file_problems_are_reported_alike(tmp_path, capsys, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    data, status, code = FILES[name]
+    (tmp_path / name).write_bytes(data)
+    for command in COMMANDS:
+        rc = cli.main([command[0], name, *command[1:]])
+        out = capsys.readouterr()
+        text = out.out + out.err
+        assert rc == status, f"{command[0]} {name}: exit {rc}, expected {status}: {text}"
+        assert "Traceback" not in text and "internal error" not in text
+        if code:
+            assert f"{name}:" in text and f"[{code}]" in text, f"{command[0]} {name}: {text}"
+        if command[0] != "check" and not code:
+            assert "has no TileLang kernels" in out.err
+
+
+@pytest.mark.parametrize("command", [c[0] for c in COMMANDS])
+def test_missing_file_and_folder_are_usage_errors(tmp_path, capsys, command):
+    assert cli.main([command, str(tmp_path / "missing.py")]) == 2
+    assert "no such file or directory" in capsys.readouterr().err
+    if command != "check":  # check walks folders; the others need one file
+        assert cli.main([command, str(tmp_path)]) == 2
+        assert "is a folder" in capsys.readouterr().err
+
+
+def test_ir_and_verify_agree_on_an_unknown_kernel(tmp_path, capsys):
+    from pathlib import Path
+
+    gemm = Path(__file__).resolve().parents[2] / "examples" / "gemm.py"
+    assert cli.main(["ir", str(gemm), "--kernel", "nope", "--stage", "parsed"]) == 2
+    assert "no kernel named 'nope'" in capsys.readouterr().err

@@ -1,0 +1,103 @@
+"""How every subcommand other than `check` (`ir`, `verify`) reads and checks its FILE: exactly as `check` does.
+
+A missing file or a folder is a usage error (exit 2); an unreadable, binary or badly encoded file is a
+`file-unreadable` diagnostic (exit 2); a checker crash is `internal-error` (exit 2); check errors are printed
+the way `check` prints them (exit 1); a file without kernels is a note and exit 0, as `check` finds nothing
+wrong with it. Diagnostics go to stderr, so stdout keeps only the command's own output.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import config as cfg
+from .formats import FileResult, render_text
+
+EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass
+class Loaded:
+    """A file that was read and checked without errors: its display path, text and check result."""
+
+    display: str
+    text: str
+    result: object  # tilelang_core.check.CheckResult
+
+
+def load_checked(path: str, command: str, targets=None) -> Loaded | int:
+    """The checked file, or the exit status after its problem was printed to stderr."""
+    file = Path(path)
+    if not file.exists():
+        print(f"tilelsp {command}: {path}: no such file or directory", file=sys.stderr)
+        return EXIT_USAGE
+    if file.is_dir():
+        print(f"tilelsp {command}: {path} is a folder; give one Python file", file=sys.stderr)
+        return EXIT_USAGE
+    display = cfg.relative_display(file)
+    text = read_source(path)
+    if isinstance(text, OSError | UnicodeDecodeError | SyntaxError):
+        return _report(FileResult(display, "", [problem("file-unreadable", f"cannot read {display}: {reason(text)}")]))
+    try:
+        conf = cfg.load(file)
+    except cfg.ConfigError as exc:
+        print(f"tilelsp {command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        import warnings
+
+        from tilelang_core.check import check_source
+
+        with warnings.catch_warnings():  # ast.parse warns about the user's code (e.g. "\d" escapes): not ours
+            warnings.simplefilter("ignore")
+            result = check_source(text, display, targets=tuple(targets or conf.targets or ("sm_90a",)),
+                                  select=conf.select, ignore=conf.ignore)
+    except Exception as exc:  # noqa: BLE001 -- a checker bug: reported like `check` reports it
+        msg = f"the checker crashed on this file ({type(exc).__name__}: {exc}); please report it with the file"
+        return _report(FileResult(display, text, [problem("internal-error", msg)]))
+    if any(d.is_error for d in result.diagnostics):
+        return _report(FileResult(display, text, list(result.diagnostics)))
+    if not result.kernels:
+        print(f"tilelsp {command}: {display} has no TileLang kernels (nothing to do)", file=sys.stderr)
+        return EXIT_CLEAN
+    return Loaded(display, text, result)
+
+
+def _report(result: FileResult) -> int:
+    sys.stderr.write(render_text([result]))
+    return EXIT_USAGE if result.failed else EXIT_ERRORS
+
+
+def read_source(path: str):
+    """The text of a Python file (PEP 263 encodings, universal newlines), or the exception that stopped it."""
+    import io
+    import tokenize
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    except LookupError as exc:  # an unknown encoding in the coding cookie
+        return SyntaxError(str(exc))
+    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+        return exc
+
+
+def reason(exc: Exception) -> str:
+    """Why a file could not be read, in a few words."""
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)
+
+
+def problem(code: str, message: str):
+    """An error diagnostic about the whole file (line 1)."""
+    from tilelang_core.diagnostics import Diagnostic, Severity
+    from tilelang_core.source import Span
+
+    return Diagnostic(code, Severity.ERROR, message, Span(1, 0, 1, 1))
