@@ -51,22 +51,57 @@ def promote(a: str, b: str) -> str:
 def cast(expr, dtype: str):
     """`expr` converted to `dtype` (no-op when it already has it)."""
     tirx = load().tirx
-    if dtype in FP8_MAX and dtype_of(expr) != dtype and is_float(dtype_of(expr)):
+    src = dtype_of(expr)
+    if src == dtype:
+        return expr
+    if dtype in FP8 and is_float(src):
         return _to_fp8(expr, dtype)
-    return expr if dtype_of(expr) == dtype else tirx.Cast(dtype, expr)
+    if src in FP8 and is_float(dtype):
+        return cast(_from_fp8(expr, src), dtype)
+    return tirx.Cast(dtype, expr)
 
 
-FP8_MAX = {"float8_e4m3fn": 448.0, "float8_e4m3": 448.0, "float8_e5m2": 57344.0}
+# (exponent bias, mantissa bits, largest finite value); TVM's own LLVM conversions garble subnormals, rounding,
+# NaN, inf and out-of-range values, so both directions are built here from the bits
+FP8 = {"float8_e4m3fn": (7, 3, 448.0), "float8_e4m3": (7, 3, 448.0), "float8_e5m2": (15, 2, 57344.0)}
 
 
 def _to_fp8(x, dtype: str):
     """float → fp8 like the GPU's `cvt.rn.satfinite`: round to nearest even, NaN stays NaN, ±inf and values past
-    the largest finite one become ±max (TVM's own LLVM conversion garbles NaN, inf and out-of-range values)."""
+    the largest finite one become ±max."""
     tirx = load().tirx
+    bias, mant, top = FP8[dtype]
     x = x if dtype_of(x) == "float32" else tirx.Cast("float32", x)
-    top = tirx.const(FP8_MAX[dtype], "float32")
-    clamped = tirx.Cast(dtype, tirx.Min(tirx.Max(x, -top), top))
-    return tirx.Select(tirx.isnan(x), tirx.reinterpret(dtype, tirx.const(0x7F, "uint8")), clamped)
+    u32 = lambda v: tirx.const(v, "uint32")  # noqa: E731
+    mag = tirx.Min(tirx.abs(x), tirx.const(top, "float32"))
+    sign = tirx.shift_right(tirx.reinterpret("uint32", x), u32(31))
+    sub = tirx.Cast("uint32", tirx.nearbyint(mag * tirx.const(2.0 ** (bias + mant - 1), "float32")))
+    bits, shift = tirx.reinterpret("uint32", mag), 23 - mant
+    rounded = bits + u32((1 << (shift - 1)) - 1) + tirx.bitwise_and(tirx.shift_right(bits, u32(shift)), u32(1))
+    normal = tirx.shift_right(rounded, u32(shift)) - u32((127 - bias) << mant)
+    code = tirx.Select(mag < tirx.const(2.0 ** (1 - bias), "float32"), sub, normal)
+    code = tirx.Select(tirx.isnan(x), u32(0x7F), tirx.bitwise_or(code, tirx.shift_left(sign, u32(7))))
+    return tirx.reinterpret(dtype, tirx.Cast("uint8", code))
+
+
+def _from_fp8(x, src: str):
+    """fp8 → float32, exact for every code (subnormals, NaN, and inf for e5m2)."""
+    tirx = load().tirx
+    bias, mant, _ = FP8[src]
+    u32 = lambda v: tirx.const(v, "uint32")  # noqa: E731
+    b = tirx.Cast("uint32", tirx.reinterpret("uint8", x))
+    sign, e = tirx.shift_right(b, u32(7)), tirx.bitwise_and(tirx.shift_right(b, u32(mant)), u32((1 << (7 - mant)) - 1))
+    m = tirx.bitwise_and(b, u32((1 << mant) - 1))
+    normal = tirx.reinterpret("float32", tirx.bitwise_or(
+        tirx.shift_left(e + u32(127 - bias), u32(23)), tirx.shift_left(m, u32(23 - mant))))
+    mag = tirx.Select(e == u32(0), tirx.Cast("float32", m) * tirx.const(2.0 ** (1 - bias - mant), "float32"), normal)
+    emax = (1 << (7 - mant)) - 1
+    if mant == 2:  # e5m2 keeps IEEE inf/NaN in the top exponent
+        special = tirx.Select(m == u32(0), tirx.const(float("inf"), "float32"), tirx.const(float("nan"), "float32"))
+        mag = tirx.Select(e == u32(emax), special, mag)
+    else:  # e4m3fn: only S.1111.111 is NaN
+        mag = tirx.Select(tirx.And(e == u32(emax), m == u32(7)), tirx.const(float("nan"), "float32"), mag)
+    return tirx.Select(sign == u32(1), -mag, mag)
 
 
 def const(value, dtype: str):

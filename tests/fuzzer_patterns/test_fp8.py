@@ -1,0 +1,20 @@
+"""fp8 end to end: casts in and out, decoding, reductions and quantisation (CPU numerics, nvcc sm_90a)."""
+from __future__ import annotations
+
+import pytest
+from fuzz_fp8 import CASES
+from fuzz_checks import check_cpu, check_nvcc, params
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.tvm
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_cpu_matches_torch(case):
+    check_cpu(case)
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("case", params(CASES, cuda=True))
+def test_lowers_and_compiles_for_sm90a(case):
+    check_nvcc(case)
