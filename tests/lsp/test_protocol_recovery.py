@@ -85,6 +85,8 @@ async def spinning_client(lsp_client: LanguageClient):
 
 async def test_a_never_ending_check_stops_nothing_else(spinning_client):
     client = spinning_client
+    open_doc(client, "file:///tmp/warm.py", "import tilelang\n")  # the server is up and its check children warm
+    await diagnostics(client, "file:///tmp/warm.py")
     spin = "file:///tmp/spin.py"
     open_doc(client, spin, "import tilelang\n# SLOW_CHECK\n")
     uri = "file:///tmp/other.py"
@@ -109,3 +111,35 @@ async def test_cancel_request_is_answered_with_request_cancelled(spinning_client
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="hover-to-cancel"))
     with pytest.raises(JsonRpcRequestCancelled):
         await asyncio.wait_for(asyncio.wrap_future(future), 5)
+
+
+async def test_a_newer_version_stops_the_older_check(spinning_client):
+    client = spinning_client
+    uri = "file:///tmp/spin-then-fixed.py"
+    open_doc(client, uri, "# SLOW_CHECK\n")
+    await asyncio.sleep(0.8)  # let the spinning check run past the age where it would be left to finish
+    before = (await client.protocol.send_request_async("tilelsp/status", {})).checksStopped
+    began = time.monotonic()
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=GEMM)]))
+    got = await diagnostics(client, uri, 2)
+    assert time.monotonic() - began < 2.5  # well before the 3 s deadline of the spinning check
+    assert "internal-error" not in {d.code for d in got.diagnostics}
+    assert (await client.protocol.send_request_async("tilelsp/status", {})).checksStopped > before
+
+
+async def test_every_feature_is_capped_on_a_ten_megabyte_document(spinning_client):
+    client = spinning_client
+    uri = "file:///tmp/ten-megabytes.py"
+    open_doc(client, uri, "import tilelang.language as T\nx = T.float16  # padding\n" * 200_000)
+    ident, at = types.TextDocumentIdentifier(uri), types.Position(line=1, character=7)
+    began = time.monotonic()
+    tokens = await client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(ident))
+    completion = await client.text_document_completion_async(types.CompletionParams(ident, at))
+    hover = await client.text_document_hover_async(types.HoverParams(ident, at))
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(ident))
+    assert not tokens.data and completion is None and hover is None and not lenses
+    with pytest.raises(Exception, match="over the"):
+        await client.protocol.send_request_async("tilelsp/showIR", {"uri": uri, "kernel": "k", "stage": "cuda"})
+    assert time.monotonic() - began < 3

@@ -13,6 +13,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from tilelang_core import __version__
 
+from ..check_child import MAX_CHECK_CHARS
 from . import ir_view, verify
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def on_status(ls: TileLanguageServer, params):
             "trustWorkspace": ls.settings.trustWorkspace, "tvmLoaded": "tvm" in sys.modules,
             "torchLoaded": "torch" in sys.modules,
             "workerPid": w.proc.pid if w is not None and w.proc is not None else None,
-            "workerRestarts": w.restarts if w is not None else 0}
+            "workerRestarts": w.restarts if w is not None else 0, "checksStopped": ls.state.checker.stopped}
 
 
 def on_document_text(ls: TileLanguageServer, params):
@@ -79,6 +80,9 @@ async def show_ir(ls: TileLanguageServer, uri, kernel, stage, target=None, insta
     doc = ls.doc(uri) if isinstance(uri, str) else None
     if doc is None:
         raise JsonRpcInvalidParams(f"unknown document {uri!r}: open it first")
+    if len(doc.text) > MAX_CHECK_CHARS:
+        raise JsonRpcInvalidParams(f"showIR: {doc.path} has {len(doc.text):,} characters, over the "
+                                   f"{MAX_CHECK_CHARS:,} tilelsp checks and lowers; split the kernels into smaller files")
     request = dict(text=doc.text, path=doc.path, targets=list(ls.settings.targets), kernel=kernel, stage=stage,
                    target=target or ls.settings.targets[0], instance=instance)
     loop = asyncio.get_running_loop()
