@@ -70,6 +70,29 @@ def check_value(e, node, what: str, minimum: int = 1):
     return e
 
 
+def _beyond_int64(e) -> bool:
+    return isinstance(e, N.Const) and isinstance(e.value, int) and not -(2**63) <= e.value < 2**63
+
+
+def _mentions_symbolic(e) -> bool:
+    from ..ir.visitor import walk
+
+    return any(isinstance(n, N.Var) and n.kind == "symbolic" for n in walk(e))
+
+
+def _check_shift(e: N.BinOp, node) -> None:
+    """A shift by a constant amount outside [0, bits of the shifted type) (undefined on the GPU)."""
+    amount, bits = as_const(e.rhs), _bits(expr_dtype(e.lhs))
+    if isinstance(amount, int) and bits and not 0 <= amount < bits:
+        raise KernelError("invalid-value", f"`{_text(node)}` shifts a {bits}-bit value by {amount}; the amount must "
+                          f"be in 0..{bits - 1}", node)
+
+
+def _bits(dtype: str) -> int:
+    digits = "".join(ch for ch in dtype if ch.isdigit())
+    return int(digits) if dtype.startswith(("int", "uint")) and digits else 0
+
+
 def _big(v: int) -> str:
     return f"{v:,}" if v.bit_length() <= 64 else f"about 2**{v.bit_length() - 1}"
 
@@ -157,6 +180,18 @@ class KernelEval(Evaluator):
             raise KernelError("invalid-value", f"`{_text(node)}` cannot be computed ({v.error})", node)
         if isinstance(v, N.BinOp) and v.op in ("/", "//", "%") and as_const(v.rhs) == 0:
             raise KernelError("invalid-value", f"`{_text(node)}` divides by zero", node)
+        if isinstance(v, N.BinOp) and v.op in ("<<", ">>", "&", "|", "^") and any(
+                expr_dtype(x).startswith(("float", "bfloat")) for x in (v.lhs, v.rhs)):
+            raise KernelError("bad-arguments", f"`{_text(node)}`: `{v.op}` needs integer operands; cast with "
+                              "T.cast(..., \"int32\") or use T.reinterpret for the bits", node)
+        if isinstance(v, N.BinOp) and any(_beyond_int64(x) for x in (v.lhs, v.rhs)):
+            raise KernelError("invalid-value", f"`{_text(node)}` uses an integer beyond 64 bits", node)
+        if isinstance(v, N.BinOp) and v.op in ("<<", ">>"):
+            _check_shift(v, node)
+        if isinstance(v, N.BinOp) and v.op == "**" and not expr_dtype(v.lhs).startswith(("float", "bfloat")) \
+                and not _mentions_symbolic(v):  # a factory argument the checker does not know is a Python int
+            raise KernelError("unsupported-syntax", f"`{_text(node)}`: `**` on an integer value computed at run "
+                              "time is not supported in a kernel; multiply explicitly, or use T.pow on floats", node)
         return v
 
     def visit_Subscript(self, node):
@@ -168,7 +203,7 @@ class KernelEval(Evaluator):
             if any(isinstance(i, ast.Slice) for i in idx):
                 raise KernelError("bad-arguments", f"a slice of `{base.name}` is only valid as a tile-op operand "
                                   "(T.copy, T.gemm, ...); index single elements here", node)
-            indices = tuple(self.scalar(i) for i in idx)
+            indices = tuple(self.index(i) for i in idx)
             check_rank(base, len(indices), node, self.p)
             return N.Load(base, indices, self.p.span(node))
         return super().visit_Subscript(node)
@@ -215,6 +250,14 @@ class KernelEval(Evaluator):
     def scalar(self, node) -> N.Expr:
         """Evaluate a node that must be a scalar expression (index, extent, value)."""
         return self.scalar_value(self.eval(node), node)
+
+    def index(self, node) -> N.Expr:
+        """An index or slice bound: an integer scalar expression (a float one is reported)."""
+        e = self.scalar(node)
+        if expr_dtype(e).startswith(("float", "bfloat")):
+            raise KernelError("bad-arguments", f"the index `{_text(node)}` is a float; indices must be integers "
+                              "(use `//`, or T.cast(..., \"int32\"))", node)
+        return e
 
     def scalar_value(self, value, node) -> N.Expr:
         """An already evaluated value of `node` as a scalar expression (each node is evaluated once)."""
@@ -288,12 +331,12 @@ def value_region(v, span, node=None) -> N.Region:
 
 def _axis(parser, idx, dim) -> N.Axis:
     if not isinstance(idx, ast.Slice):
-        return N.Axis(parser.ev.scalar(idx), N.Const(1), False)
+        return N.Axis(parser.ev.index(idx), N.Const(1), False)
     if idx.step is not None:
         raise KernelError("bad-arguments", "strided slices are not supported in tile-op operands; "
                           "copy the whole range and index inside a T.Parallel loop", idx)
-    start = parser.ev.scalar(idx.lower) if idx.lower is not None else N.Const(0)
-    stop = parser.ev.scalar(idx.upper) if idx.upper is not None else dim
+    start = parser.ev.index(idx.lower) if idx.lower is not None else N.Const(0)
+    stop = parser.ev.index(idx.upper) if idx.upper is not None else dim
     return N.Axis(start, difference(stop, start), True)
 
 
