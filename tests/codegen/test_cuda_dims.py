@@ -105,6 +105,38 @@ def padded_scale(target):
         return Y
     return kernel
 
+
+def mixed_gemms(target):
+    @tilelang.jit(out_idx=[-1], target=target)
+    def factory():
+        @T.prim_func
+        def main(Q: T.Tensor((64, 64), T.float16), K: T.Tensor((32, 64), T.float16),
+                 V: T.Tensor((32, 512), T.float16), O: T.Tensor((64, 512), T.float32)):
+            with T.Kernel(1, threads=128) as bx:
+                Qs = T.alloc_shared((64, 64), T.float16)
+                Ks = T.alloc_shared((32, 64), T.float16)
+                Vs = T.alloc_shared((32, 512), T.float16)
+                P = T.alloc_shared((64, 32), T.float16)
+                S = T.alloc_fragment((64, 32), T.float32)        # fits wgmma
+                acc = T.alloc_fragment((64, 512), T.float32)     # too wide for one wgmma
+                m = T.alloc_fragment((64,), T.float32)           # rows of both
+                T.copy(Q, Qs)
+                T.copy(K, Ks)
+                T.copy(V, Vs)
+                T.clear(S)
+                T.clear(acc)
+                T.gemm(Qs, Ks, S, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.reduce_max(S, m, dim=1)
+                for i, j in T.Parallel(64, 32):
+                    S[i, j] = S[i, j] - m[i]
+                T.copy(S, P)
+                T.gemm(P, Vs, acc, policy=T.GemmWarpPolicy.FullRow)
+                for i, j in T.Parallel(64, 512):
+                    acc[i, j] = acc[i, j] + m[i]
+                T.copy(acc, O)
+        return main
+    return factory
+
 '''
 
 
@@ -200,3 +232,17 @@ def test_a_buffer_view_is_reported_at_its_line():
     with pytest.raises(LoweringError) as info:
         tvmscript(func, "sm_90a")
     assert info.value.span.line == 9 and "'s3' is a view" in str(info.value)
+
+
+@pytest.mark.nvcc
+def test_wgmma_and_mma_gemms_sharing_rows_fall_back_to_mma_for_sm90a(mod):
+    kernel = mod["mixed_gemms"]("sm_90a")()
+    assert "mma.sync" in kernel.get_kernel_source() or "mma_sync" in kernel.get_kernel_source()
+
+
+def test_gemms_sharing_rows_run_on_the_cpu_backend(mod):
+    q, k, v = (torch.randn(*s).half() for s in ((64, 64), (32, 64), (32, 512)))
+    s = q.float() @ k.float().T
+    m = s.max(1, keepdim=True).values
+    ref = (s - m).half().float() @ v.float() + m
+    torch.testing.assert_close(mod["mixed_gemms"]("cpu")()(q, k, v), ref, rtol=1e-2, atol=1e-2)

@@ -65,8 +65,15 @@ def plan(func: N.PrimFunc, arch: str = "sm_80"):
     threads = threads_of(launch)
     wgmma = wgmma_gemms(func, arch, threads)
     try:
-        layouts = infer_layouts(func, threads, frozenset(wgmma))
-        smem = shared_layouts(func, arch, threads)
+        try:
+            layouts, smem = infer_layouts(func, threads, frozenset(wgmma)), shared_layouts(func, arch, threads, wgmma)
+        except (LayoutError, ValueError):
+            if not wgmma:
+                raise
+            # wgmma and mma.sync gemms lay out accumulator rows and shared tiles differently: a row vector
+            # or a tile both use (flash attention with an output tile too wide for wgmma) needs one kind
+            wgmma = {}
+            layouts, smem = infer_layouts(func, threads, frozenset()), shared_layouts(func, arch, threads, wgmma)
     except (LayoutError, ValueError) as exc:
         raise LoweringError(str(exc), getattr(exc, "span", None) or launch.span, "layout-inference-failed") from None
     return launch, threads, layouts, plan_pipelines(func), smem, wgmma

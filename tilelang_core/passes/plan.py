@@ -154,14 +154,15 @@ def _kmajor_ok(cols: int) -> bool:
     return cols in (16, 32) or cols % 64 == 0
 
 
-def shared_layouts(func: N.PrimFunc, arch: str = "sm_80", threads: int = 128) -> dict:
+def shared_layouts(func: N.PrimFunc, arch: str = "sm_80", threads: int = 128, wgmma: dict | None = None) -> dict:
     """{shared Buffer: "atoms" | "rows"} for tiles that feed tensor-core gemms.
 
     "rows": 16-byte chunks XOR-swizzled within each row (ldmatrix bank-conflict free; for rows of 32 or 64
     bytes also wgmma's 32B/64B swizzle); "atoms": the tile stored as [cols/64][rows][64] with the 128-byte
-    swizzle, the canonical layout wgmma descriptors address.
+    swizzle, the canonical layout wgmma descriptors address. `wgmma`: the gemms lowered to wgmma (default:
+    every one that qualifies, see `wgmma_gemms`).
     """
-    wg = wgmma_gemms(func, arch, threads)
+    wg = wgmma_gemms(func, arch, threads) if wgmma is None else wgmma
     out: dict = {}
     for g in (n for n in walk(func.body) if isinstance(n, N.Gemm)):
         if g.c.buffer.dtype != "float32" or g.b.buffer.dtype != g.a.buffer.dtype:
