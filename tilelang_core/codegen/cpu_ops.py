@@ -137,24 +137,29 @@ class OpLowering:
         aa, ba, ca = self._matrix(a, "A", op.span), self._matrix(b, "B", op.span), self._matrix(c, "C", op.span)
         m, k = (a.extents[aa[1]], a.extents[aa[0]]) if op.transpose_a else (a.extents[aa[0]], a.extents[aa[1]])
         n = b.extents[ba[0]] if op.transpose_b else b.extents[ba[1]]
-        acc = c.dtype
+        acc, tirx, prologue = c.dtype, self.tirx, []
+        if op.transpose_b:  # B^T into a k x n scratch: the inner loop then runs along contiguous n (vectorised)
+            b_t = tirx.decl_buffer([self.ctx.as_expr(k), self.ctx.as_expr(n)], b.dtype, "B_t", scope="global")
+            prologue = [tirx.AllocBuffer(b_t), self.nest(
+                [k, n], lambda v: tirx.BufferStore(b_t, self.read(b, b.at(ba, [v[1], v[0]])), list(v)), "t")]
+
+        def b_at(kk, j):
+            return tirx.BufferLoad(b_t, [kk, j]) if op.transpose_b else self.read(b, b.at(ba, [kk, j]))
 
         def body(v):
-            i, j, kk = v if op.transpose_b else (v[0], v[2], v[1])
+            i, kk, j = v
             ai = a.at(aa, [kk, i] if op.transpose_a else [i, kk])
-            bi = b.at(ba, [j, kk] if op.transpose_b else [kk, j])
             ci = c.at(ca, [i, j])
-            prod = self.tirx.Mul(cast(self.read(a, ai), acc), cast(self.read(b, bi), acc))
-            return self.write(c, ci, self.tirx.Add(self.read(c, ci), prod))
+            prod = tirx.Mul(cast(self.read(a, ai), acc), cast(b_at(kk, j), acc))
+            return self.write(c, ci, tirx.Add(self.read(c, ci), prod))
 
-        order = [m, n, k] if op.transpose_b else [m, k, n]
-        loops = self.nest(order, body, "g")
+        loops = prologue + [self.nest([m, k, n], body, "g")]
         if op.clear_accum is not False:
             zero = const(0, acc)
             clear = self.nest([m, n], lambda v: self.write(c, c.at(ca, v), zero), "z")
             if isinstance(op.clear_accum, N.Expr):  # a run-time condition
                 clear = self.tirx.IfThenElse(as_bool(self.ctx.expr(op.clear_accum)), clear, None)
-            return [clear, loops]
+            return [clear] + loops
         return loops
 
     def _identity(self, kind: str, dtype: str):
