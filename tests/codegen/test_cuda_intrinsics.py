@@ -93,3 +93,27 @@ def test_ieee_rounding_mode_is_checked_by_the_frontend():
     res = check_source(src, "<test>")
     assert [(d.code, d.span.line) for d in res.errors] == [("bad-arguments", 8)]
     assert "'rn', 'rz', 'ru' or 'rd'" in res.errors[0].message
+
+
+@pytest.mark.nvcc
+def test_print_compiles_with_escaped_messages():
+    from thread_kernels import PRINTS
+
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    src = generate(_kernel(PRINTS), "sm_90a").source
+    assert 'tl::print_msg("hello \\"there\\"")' in src and 'tl::print_var("block"' in src
+    assert 'tl::print_elem("frag", "F"' in src and "threadIdx.x) == 32" in src  # warp_id=1 prints
+    assert compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"
+
+
+@pytest.mark.nvcc
+def test_scalar_atomics_under_a_thread_if_compile():
+    from thread_kernels import HISTOGRAM
+
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(_kernel(HISTOGRAM), "sm_90a")
+    assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"

@@ -111,3 +111,45 @@ def ref_scans(A, B, C):
     B.copy_(A.cumsum(1) + A.flip(0).cumsum(0).flip(0))
     C.copy_(A[1])
     C[:32] = A[1, :32].cumsum(0)
+
+# T.print of a message, a scalar, a shared tile, a distributed fragment and a local buffer
+PRINTS = """
+import tilelang.language as T
+
+@T.prim_func
+def prints(A: T.Tensor((16, 16), T.float16)):
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared((16, 16), T.float16)
+        F = T.alloc_fragment((16, 16), T.float32)
+        L = T.alloc_local((2,), T.int32)
+        T.copy(A, S)
+        T.copy(S, F)
+        L[0] = 1
+        L[1] = 2
+        T.print(msg="hello \\"there\\"")
+        T.print(bx, "block")
+        T.print(S)
+        T.print(F, msg="frag", warp_id=1)
+        T.print(L)
+"""
+
+# a per-thread histogram: scalar atomics under an `if` on the thread index
+HISTOGRAM = """
+import tilelang.language as T
+
+@T.prim_func
+def histogram(A: T.Tensor((1024,), T.int32), H: T.Tensor((16,), T.int32)):
+    with T.Kernel(1, threads=128) as bx:
+        tx = T.get_thread_binding()
+        S = T.alloc_shared((16,), T.int32)
+        T.fill(S, 0)
+        for j in T.serial(8):
+            idx = tx * 8 + j
+            if idx < 1000:
+                T.atomic_add(S[A[idx] % 16], 1)
+        T.copy(S, H)
+"""
+
+
+def ref_histogram(A, H):
+    H.copy_(((A[:1000] % 16).bincount(minlength=16)).to(H.dtype))

@@ -1,19 +1,22 @@
-"""CUDA lowering of scalar intrinsics with their own device code: IEEE arithmetic with a rounding mode
-(`__fadd_rz`, ...), vector atomics (`T.atomic_addx2/x4`) and the reducer epoch (`T.finalize_reducer`,
-a warp-shuffle + shared-memory all-reduce of the per-thread copies).
+"""CUDA lowering of intrinsics with their own device code: IEEE arithmetic with a rounding mode (`__fadd_rz`,
+...), vector atomics (`T.atomic_addx2/x4`), the reducer epoch (`T.finalize_reducer`, a warp-shuffle +
+shared-memory all-reduce of the per-thread copies) and `T.print` (printf with block and thread indices).
 """
 from __future__ import annotations
 
+import json
+
 from ..ir import nodes as N
+from ..ir.arith import shape_ints
 from ..ir.visitor import walk
-from ..passes.layouts import Generic, Mma, MmaRow, Replicated
+from ..passes.layouts import Generic, Mma, MmaRow, Replicated, ravel, unravel
 from .cuda_lower import LoweringError
 
 _IEEE = {"ieee_add": ("fadd", "dadd"), "ieee_sub": ("fsub", "dsub"), "ieee_mul": ("fmul", "dmul"),
          "ieee_fmaf": ("fmaf", "fma"), "ieee_frcp": ("frcp", "drcp"), "ieee_fsqrt": ("fsqrt", "dsqrt"),
          "ieee_frsqrt": ("frsqrt", None), "ieee_fdiv": ("fdiv", "ddiv")}
 _REDUCER_OPS = ("sum", "max", "min")
-STATEMENTS = ("atomic_addx2", "atomic_addx4", "finalize_reducer")
+STATEMENTS = ("atomic_addx2", "atomic_addx4", "finalize_reducer", "print", "print_buffer")
 
 DEVICE_LIBRARY = r"""
 namespace tl {
@@ -36,6 +39,18 @@ __device__ __forceinline__ void atomic_addx4(float* d, const float* s) {
 #else
   for (int i = 0; i < 4; ++i) atomicAdd(d + i, s[i]);
 #endif
+}
+template <typename T> __device__ __forceinline__ double printable(T v) { return static_cast<double>(v); }
+__device__ __forceinline__ double printable(half v) { return static_cast<double>(__half2float(v)); }
+__device__ __forceinline__ double printable(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
+#define TL_PRINT_WHERE "msg='%s' BlockIdx=(%d, %d, %d), ThreadIdx=(%d, %d, %d): "
+#define TL_PRINT_IDS blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z
+__device__ __forceinline__ void print_msg(const char* msg) { printf(TL_PRINT_WHERE "\n", msg, TL_PRINT_IDS); }
+template <typename T> __device__ __forceinline__ void print_var(const char* msg, T v) {
+  printf(TL_PRINT_WHERE "value=%g\n", msg, TL_PRINT_IDS, printable(v));
+}
+template <typename T> __device__ __forceinline__ void print_elem(const char* msg, const char* name, int i, T v) {
+  printf(TL_PRINT_WHERE "buffer=%s, index=%d, value=%g\n", msg, TL_PRINT_IDS, name, i, printable(v));
 }
 template <typename T> __device__ __forceinline__ T combine(T a, T b, int op) {
   return op == 0 ? a + b : op == 1 ? (b > a ? b : a) : (b < a ? b : a);
@@ -78,6 +93,10 @@ class IntrinsicOps:
         self._library()
         if call.name == "finalize_reducer":
             self.finalize_reducer(call)
+        elif call.name == "print":
+            self.print_value(call)
+        elif call.name == "print_buffer":
+            self.print_buffer(call)
         else:
             self.atomic_addx(call)
         return True
@@ -104,6 +123,63 @@ class IntrinsicOps:
                 em.line(line)
         else:
             em.line(line)
+
+    def print_value(self, call: N.Call) -> None:
+        """T.print(value, msg) or T.print(msg=...): every thread prints."""
+        *value, msg = call.args
+        if not value:
+            return self.em.line(f'T.cuda.func_call("tl::print_msg", {_c_string(msg.value)}, source_code="")')
+        self.em.line(f'T.cuda.func_call("tl::print_var", {_c_string(msg.value)}, {self.em.emit(value[0])}, '
+                     'source_code="")')
+
+    def print_buffer(self, call: N.Call) -> None:
+        """T.print(buffer, msg): one thread prints every element (fragments gathered through shared memory)."""
+        em = self.em
+        head, msg, lane = call.args
+        buf = head.buffer
+        shape = shape_ints(buf.shape)
+        if shape is None:
+            raise LoweringError(f"T.print of '{buf.name}' needs its shape known at compile time", call.span)
+        elems = 1
+        for d in shape:
+            elems *= d
+        lay = em.layouts.get(buf)
+        source, flat = buf, True  # print buf[unravel(i)] (False: a flat scratch copy, print scratch[i])
+        if buf.scope == "local.fragment" and not isinstance(lay, Replicated):
+            source, flat = self._gather(buf, lay, elems), False
+        i = em.fresh("i")
+        printed = f"{source}[{i}]" if not flat else (
+            f"{em.name(buf)}[{i}]" if buf.scope == "local.fragment" else em.load_text(buf, unravel(i, shape)))
+        guard = buf.scope not in ("local", "local.var")  # per-thread buffers print on every thread
+        if guard:
+            em.line(f"if tx == {int(lane.value)}:")
+            em.depth += 1
+        em.line(f"for {i} in T.serial({elems}):")
+        with em.block():
+            em.line(f'T.cuda.func_call("tl::print_elem", {_c_string(msg.value)}, "{buf.name}", {i}, {printed}, '
+                    'source_code="")')
+        if guard:
+            em.depth -= 1
+        if not flat:
+            em.sync()
+
+    def _gather(self, buf, lay, elems: int) -> str:
+        """Copy a distributed fragment into a flat shared scratch (row-major); returns the scratch name."""
+        em = self.em
+        scratch = em.fresh(f"{buf.name}_print")
+        em.scratch[scratch] = (buf.dtype, elems)
+        r = em.fresh("r")
+        em.line(f"for {r} in T.serial({lay.regs}):")
+        with em.block():
+            store = f"{scratch}[{ravel(lay.coords('tx', r), list(shape_ints(buf.shape)))}] = {em.name(buf)}[{r}]"
+            if isinstance(lay, Generic) and not lay.exact:
+                em.line(f"if {lay.flat('tx', r)} < {lay.size}:")
+                with em.block():
+                    em.line(store)
+            else:
+                em.line(store)
+        em.sync()
+        return scratch
 
     def finalize_reducer(self, call: N.Call) -> None:
         """Combine the per-thread partial copies of a reducer fragment in place."""
@@ -146,6 +222,11 @@ class IntrinsicOps:
                 em.line(f'{name}[{r}] = T.call_pure_extern("{buf.dtype}", "tl::combine", {name}[{r}], '
                         f'{scratch}[{w} * {regs} + {r}], {op})')
         em.sync()
+
+
+def _c_string(text: str) -> str:
+    """A TVMScript string whose characters form a C string literal body (TVM prints strings unescaped)."""
+    return json.dumps(json.dumps(text)[1:-1])
 
 
 def _check_partial_updates(em, buf, span) -> None:

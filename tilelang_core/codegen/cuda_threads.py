@@ -247,10 +247,20 @@ def _roles_synchronise(body) -> bool:
 
 
 def _first_block_op(stmt):
-    """The first tile op or T.Parallel loop in `stmt` (they need every thread of the block), else None."""
+    """The first tile op or T.Parallel loop in `stmt` that needs every thread of the block, else None.
+
+    Scalar atomics and tile ops on thread-private buffers (T.alloc_local / alloc_var) run per thread."""
+    from .cuda_copy import op_regions
+
     for n in walk(stmt):
-        if isinstance(n, N.TILE_OPS) or isinstance(n, N.For) and n.kind == "parallel":
+        if isinstance(n, N.For) and n.kind == "parallel":
             return n
+        if isinstance(n, N.AtomicAdd) and not isinstance(n.value, N.Region):
+            continue
+        if isinstance(n, N.TILE_OPS):
+            reads, writes = op_regions(n)
+            if any(r.buffer.scope not in ("local", "local.var") for r in reads + writes):
+                return n
     return None
 
 

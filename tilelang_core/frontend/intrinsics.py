@@ -1,8 +1,8 @@
 """Scalar intrinsics with non-expression arguments: IEEE arithmetic with a rounding mode, vector atomics,
-and the reducer epoch (`T.alloc_reducer` / `T.finalize_reducer`).
+the reducer epoch (`T.alloc_reducer` / `T.finalize_reducer`) and device printing (`T.print`).
 
 A rounding mode other than the default "rn" is part of the Call name (`ieee_add_rz`); a reducer's
-combine op is the Call argument `Const(op)` index into REDUCER_OPS.
+combine op is the Call argument `Const(op)` index into REDUCER_OPS; a print message is a `Const(msg, "str")`.
 """
 from __future__ import annotations
 
@@ -86,7 +86,36 @@ def _reducer_ops(p) -> dict:
     return p.reducer_ops
 
 
+def h_print(p, b, node, short):
+    """T.print(obj=None, msg="", warp_group_id=0, warp_id=0): Call("print", (value, Const(msg, "str"))) for a
+    scalar (every thread prints), Call("print_buffer", (head Load, msg, Const(printing thread))) for a buffer."""
+    names = ("obj", "msg", "warp_group_id", "warp_id")
+    args = dict(zip(names, node.args))
+    args.update({k.arg: k.value for k in node.keywords if k.arg in names})
+    obj = p.ev.eval(args["obj"]) if "obj" in args else None
+    msg = p.ev.eval(args["msg"]) if "msg" in args else ""
+    if not isinstance(msg, str):
+        raise KernelError("bad-arguments", "the msg of T.print must be a string", args["msg"])
+    lane = 0
+    for k, size in (("warp_group_id", 128), ("warp_id", 32)):
+        if k in args:
+            v = p.ev.eval(args[k])
+            if not isinstance(v, int):
+                raise KernelError("bad-arguments", f"{k} of T.print must be a compile-time integer", args[k])
+            lane += v * size
+    span = p.span(node)
+    if isinstance(obj, N.Buffer) and obj.scope != "local.var":
+        head = N.Load(obj, tuple(N.Const(0) for _ in obj.shape), span)
+        return N.Call("print_buffer", (head, N.Const(msg or f"buffer<{obj.name}, {obj.dtype}>", "str"),
+                                       N.Const(lane)), "int32", span)
+    if obj is None:
+        if not msg:
+            raise KernelError("bad-arguments", "T.print needs a value to print or a msg", node)
+        return N.Call("print", (N.Const(msg, "str"),), "int32", span)
+    return N.Call("print", (p.ev.scalar(args["obj"]), N.Const(msg, "str")), "int32", span)
+
+
 INTRINSIC_HANDLERS = {
     **{name: h_ieee for name in IEEE_ARITY}, "atomic_addx2": h_atomic_addx, "atomic_addx4": h_atomic_addx,
-    "alloc_reducer": h_alloc_reducer, "finalize_reducer": h_finalize_reducer,
+    "alloc_reducer": h_alloc_reducer, "finalize_reducer": h_finalize_reducer, "print": h_print,
 }
