@@ -137,6 +137,30 @@ def mixed_gemms(target):
         return main
     return factory
 
+
+def row_driven(target):
+    @tilelang.jit(out_idx=[-1], target=target)
+    def factory():
+        @T.prim_func
+        def main(A: T.Tensor((64, 32), T.float16), B: T.Tensor((32, 64), T.float16),
+                 X: T.Tensor((64, 50), T.float32), O: T.Tensor((64, 50), T.float32)):
+            with T.Kernel(1, threads=128) as bx:
+                As = T.alloc_shared((64, 32), T.float16)
+                Bs = T.alloc_shared((32, 64), T.float16)
+                Xs = T.alloc_shared((64, 50), T.float32)
+                acc = T.alloc_fragment((64, 64), T.float32)
+                m = T.alloc_fragment((64,), T.float32)
+                T.copy(A, As)
+                T.copy(B, Bs)
+                T.copy(X, Xs)
+                T.gemm(As, Bs, acc, clear_accum=True)
+                T.reduce_max(acc, m, dim=1)
+                for h, k in T.Parallel(64, 50):   # m's rows drive h; each (h, k) updates Xs once
+                    Xs[h, k] = (Xs[h, k] - m[h]) * 2.0
+                T.copy(Xs, O)
+        return main
+    return factory
+
 '''
 
 
@@ -246,3 +270,15 @@ def test_gemms_sharing_rows_run_on_the_cpu_backend(mod):
     m = s.max(1, keepdim=True).values
     ref = (s - m).half().float() @ v.float() + m
     torch.testing.assert_close(mod["mixed_gemms"]("cpu")()(q, k, v), ref, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.nvcc
+def test_row_vector_driven_parallel_loop_compiles_for_sm90a(mod):
+    kernel = mod["row_driven"]("sm_90a")()
+    assert "__global__" in kernel.get_kernel_source()
+
+
+def test_row_vector_driven_parallel_loop_runs_on_the_cpu_backend(mod):
+    a, b, x = torch.randn(64, 32).half(), torch.randn(32, 64).half(), torch.randn(64, 50)
+    m = (a.float() @ b.float()).max(1, keepdim=True).values
+    torch.testing.assert_close(mod["row_driven"]("cpu")()(a, b, x), (x - m) * 2, rtol=1e-3, atol=1e-3)

@@ -311,6 +311,9 @@ class KernelEmitter(PipelineEmitter):
         try:
             if driver is not None:
                 return self._parallel_layout(s, driver)
+            rows = self._row_layout(s, accesses)
+            if rows is not None:
+                return self._parallel_rows(s, rows)
             if accesses:
                 return self._parallel_replicated(s)
             return self._parallel_distributed(s)
@@ -358,13 +361,41 @@ class KernelEmitter(PipelineEmitter):
         finally:
             self.owner = old
 
+    def _row_layout(self, s: N.For, accesses: list):
+        """The MmaRow layout of a Parallel loop whose fragment accesses are all row vectors indexed by its
+        first variable (`S[h, k] = S[h, k] - m[h]` with m a reduction of a gemm tile), else None."""
+        lays = {self.layouts.get(b) for b, _ in accesses}
+        lay = next(iter(lays)) if len(lays) == 1 else None
+        if len(s.vars) < 2 or not isinstance(lay, MmaRow) or as_int(s.starts[0]) != 0 or as_int(
+                s.extents[0]) != lay.m:
+            return None
+        return lay if all(len(idx) == 1 and idx[0] is s.vars[0] for _, idx in accesses) else None
+
+    def _parallel_rows(self, s: N.For, lay) -> None:
+        """The rows a thread holds drive the first variable; the other iterations of a row are split over the
+        threads holding that row (4 lanes of a quad per warp column), so every iteration runs once."""
+        nrep, rep = 4 * lay.wn, f"(tx % 4 + 4 * (tx // 32 % {lay.wn}))"
+        r = self.fresh("r")
+        self.line(f"for {r} in T.unroll({lay.regs}):")
+        with self.block():
+            self.var_text[s.vars[0]] = lay.coords("tx", r)[0]
+            old, old_owner = self.par, self.owner
+            self.par, self.owner = (lay, r, s.vars[:1]), None
+            self._split_iterations(N.For(s.vars[1:], s.starts[1:], s.extents[1:], "parallel", s.body, span=s.span),
+                                   rep, nrep)
+            self.par, self.owner = old, old_owner
+
     def _parallel_distributed(self, s: N.For) -> None:
         """Iterations spread over the block's threads (no fragments inside)."""
+        self._split_iterations(s, "tx", self.threads)
+
+    def _split_iterations(self, s: N.For, worker: str, workers: int) -> None:
+        """Iteration `it * workers + worker` of the flattened loop nest runs on `worker`."""
         exts = [self.idx(e) for e in s.extents]
         total = " * ".join(f"({e})" for e in exts)
         it = self.fresh("it")
-        e = f"({it} * {self.threads} + tx)"
-        self.line(f"for {it} in T.serial(T.floordiv({total} + {self.threads - 1}, {self.threads})):")
+        e = f"({it} * {workers} + {worker})"
+        self.line(f"for {it} in T.serial(T.floordiv({total} + {workers - 1}, {workers})):")
         with self.block():
             self.line(f"if {e} < {total}:")
             with self.block():
