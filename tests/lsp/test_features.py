@@ -151,13 +151,14 @@ def _recheck(text, path):
 
 def test_gemm_accumulator_fix_clears_the_error():
     text, path, acts = _fix_example("gemm_accumulator_shape.py")
-    assert acts[0].title == "Allocate C_local as (block_M, block_N)" and acts[0].preferred
+    assert acts[0].title == "Allocate C_local as (block_M, block_N) (and its uses)" and acts[0].preferred
     assert _recheck(actions.apply_edits(text, acts[0].edits), path) == []
 
 
 def test_gemm_k_mismatch_offers_both_sides():
     text, path, acts = _fix_example("gemm_k_mismatch.py")
-    assert [a.title for a in acts] == ["Use K = block_K for B_shared", "Use K = 64 for A_shared"]
+    assert [a.title for a in acts] == ["Use K = block_K for B_shared (and its uses)",
+                                       "Use K = 64 for A_shared (and its uses)"]
     for a in acts:
         assert _recheck(actions.apply_edits(text, a.edits), path) == []
 

@@ -184,20 +184,100 @@ def _gemm_operands(result, diag: Diagnostic):
 
 
 def fix_gemm_shapes(result, diag: Diagnostic) -> list[Action]:
-    """Accumulator: allocate C as (M of A, N of B). K mismatch: one action per side (make it the other's K)."""
+    """Accumulator: allocate C as (M of A, N of B). K mismatch: one action per side (make it the other's K).
+    Each changes the tile's dependent uses too (copy offsets, loop extents) or is not offered."""
     found = _gemm_operands(result, diag)
     if found is None:
         return []
     (a, b, c), (na, nb, nc), (ta, tb) = found
     m, n = a[1 if ta else 0], b[0 if tb else 1]
     if diag.code == "gemm-accumulator-shape":
-        edits = tuple(TextEdit(old[1], new[0]) for old, new in zip(c, (m, n)) if old[0] != new[0])
-        return [Action(f"Allocate {nc} as ({m[0]}, {n[0]})", QUICKFIX, edits, diag, preferred=True)] if edits else []
+        changes = [(old, new[0]) for old, new in zip(c, (m, n)) if old[0] != new[0]]
+        action = _consistent(result, diag, f"Allocate {nc} as ({m[0]}, {n[0]})", changes, preferred=True)
+        return [action] if action else []
     ka, kb = a[0 if ta else 1], b[1 if tb else 0]
     if ka[0] == kb[0]:
         return []
-    return [Action(f"Use K = {ka[0]} for {nb}", QUICKFIX, (TextEdit(kb[1], ka[0]),), diag),
-            Action(f"Use K = {kb[0]} for {na}", QUICKFIX, (TextEdit(ka[1], kb[0]),), diag)]
+    found = [_consistent(result, diag, f"Use K = {ka[0]} for {nb}", [(kb, ka[0])]),
+             _consistent(result, diag, f"Use K = {kb[0]} for {na}", [(ka, kb[0])])]
+    return [a for a in found if a is not None]
+
+
+def _consistent(result, diag: Diagnostic, title: str, changes, preferred: bool = False) -> Action | None:
+    """An action that changes each tile dim (text, span) to a new text together with every other use of the old
+    text in the kernel as a step or extent (`k * 64`, `T.ceildiv(K, 64)`); None when the old text is used any
+    other way (it may mean something else there) or when the checks still reject the result."""
+    region = _kernel_region(result, diag)
+    if region is None or not changes:
+        return None
+    edits, indices = [], _index_names(result.source, region)
+    for (old, span), new in changes:
+        uses = _token_uses(result.source.text, old, region)
+        if any(u != span and not _is_step_or_extent(result.source.line_text(u.line), u, indices) for u in uses):
+            return None
+        edits += [TextEdit(u, new) for u in uses if u != span] + [TextEdit(span, new)]
+    if len({e.span for e in edits}) != len(edits):
+        return None
+    action = Action(title + (" (and its uses)" if len(edits) > len(changes) else ""), QUICKFIX, tuple(edits), diag,
+                    preferred=preferred)
+    return action if _accepted(result, diag, action) else None
+
+
+def _token_uses(text: str, token: str, region: Span) -> list[Span]:
+    """Spans of a name or number token (or a sequence of tokens) inside a region, comments and strings excluded."""
+    import tokenize
+
+    want = [t.string for t in _tokens(token)]
+    toks = [t for t in _tokens(text) if region.line <= t.start[0] <= region.end_line]
+    out = []
+    for i in range(len(toks) - len(want) + 1):
+        run = toks[i:i + len(want)]
+        if [t.string for t in run] == want and run[0].type in (tokenize.NAME, tokenize.NUMBER, tokenize.OP):
+            out.append(Span(run[0].start[0], run[0].start[1], run[-1].end[0], run[-1].end[1]))
+    return out
+
+
+def _tokens(text: str) -> list:
+    import io
+    import tokenize
+
+    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+    try:
+        return [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type not in skip]
+    except (tokenize.TokenError, SyntaxError):
+        return []
+
+
+def _index_names(source, region: Span) -> set[str]:
+    """Loop variables and block indices bound in a kernel region (`for k in ...`, `as (bx, by)`)."""
+    import re
+
+    names: set[str] = set()
+    for n in range(region.line, region.end_line + 1):
+        for m in re.finditer(r"\bfor\s+([\w\s,()]+?)\s+in\b|\bas\s+\(?([\w\s,]+)\)?\s*:", source.line_text(n)):
+            names.update(re.findall(r"\w+", m.group(1) or m.group(2)))
+    return names
+
+
+def _is_step_or_extent(line: str, span: Span, indices: set[str]) -> bool:
+    """True for `k * old` / `old * k` with k a loop variable or block index, or `T.ceildiv(..., old)`: the uses
+    that follow a tile dim."""
+    import re
+
+    before, after = line[:span.col].rstrip(), line[span.end_col:].lstrip() if span.line == span.end_line else ""
+    left, right = re.search(r"(\w+)\s*\*$", before), re.match(r"\*\s*(\w+)", after)
+    return (left is not None and left.group(1) in indices and not before.endswith("**")) \
+        or (right is not None and right.group(1) in indices and not after.startswith("**")) \
+        or (re.search(r"ceildiv\([^()]*,$", before) is not None and after.startswith(")"))
+
+
+def _accepted(result, diag: Diagnostic, action: Action) -> bool:
+    """The fixed text no longer has the diagnostic's error and has no error the original did not have."""
+    from tilelang_core.check import check_source
+
+    fixed = check_source(apply_edits(result.source.text, action.edits), result.source.path, result.targets)
+    before = {d.code for d in result.diagnostics if d.is_error} - {diag.code}
+    return {d.code for d in fixed.diagnostics if d.is_error} <= before
 
 
 _FIXERS = {"shared-memory-exceeded": fix_num_stages, "threads-exceeded": fix_threads,
