@@ -11,6 +11,7 @@ import ast
 from ..ir import nodes as N
 from ..ir.arith import as_int
 from .exprs import KernelError
+from .values import Unknown
 
 _AXES = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}
 _BARRIER_OPS = {  # name -> (canonical name, parameter names after the barrier)
@@ -84,6 +85,12 @@ def h_alloc_barrier(p, b, node, short):
     if "arrive_count" not in args:
         raise KernelError("bad-arguments", "T.alloc_barrier needs arrive_count (an int or a list of ints)", node)
     v = p.ev.eval(args["arrive_count"])
+    span = p.span(node)
+    if isinstance(v, Unknown):  # `[32] * num_stages` with num_stages unknown statically: a symbolic count
+        name = p.target_name or short
+        buf = N.Buffer(name, (N.Var(f"{name}_count", "int32", "symbolic", span),), "uint64", "shared.barrier", span)
+        p.emit(N.Allocate(buf, None, span))
+        return buf
     counts = v if isinstance(v, (list, tuple)) else [v]
     exprs = []
     for c in counts:

@@ -33,7 +33,7 @@ def tmem_gemm(A, B, block_M, block_N, block_K, num_stages):
         B_s = T.alloc_shared((num_stages, block_K, block_N), T.bfloat16)
         C_tmem = T.alloc_tmem([block_M, block_N], T.float32)  # error: [needs-sm100]
         C_l = T.alloc_fragment((block_M, block_N), T.float32)
-        stages = [1] * num_stages
+        consumed = T.alloc_barrier([1] * num_stages)
         for k in T.serial(T.ceildiv(K, block_K)):
             T.copy(A[bx * block_M, k * block_K], A_s[k % num_stages, :, :])
             T.copy(B[k * block_K, by * block_N], B_s[k % num_stages, :, :])
