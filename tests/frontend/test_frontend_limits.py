@@ -85,3 +85,15 @@ def test_internal_failure_is_an_error(monkeypatch):
     internal = [d for d in result.diagnostics if d.code == "internal-error"]
     assert internal and internal[0].is_error and "please report" in internal[0].message
     assert "T.gemm" in result.source.line_text(internal[0].span.line)
+
+
+@pytest.mark.parametrize("old, new, code", [
+    ("accum_dtype=T.float32", "accum_dtype=T.handle", "invalid-dtype"),            # a pointer as element type
+    ("C[by * block_M, bx * block_N]", "C[by * block_M, float('inf')]", "bad-arguments"),  # a float index
+    ("C[by * block_M, bx * block_N]", "C[by * block_M, bx << block_N]", "invalid-value"),  # shift past 31
+    ("C[by * block_M, bx * block_N]", "C[by * block_M, bx ** block_N]", "unsupported-syntax"),  # integer ** at run time
+    ("matmul(256, 256, 256, 128, 128, 32)", "matmul(256, 256, 2**31 - 1)", "invalid-value"),  # 32-bit indexing
+])
+def test_lowering_crashes_found_by_fuzzing_are_diagnostics(old, new, code):
+    result, _ = _check(GEMM.replace(old, new))
+    assert code in [d.code for d in result.errors], [d.message for d in result.diagnostics]
