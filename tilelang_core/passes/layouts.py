@@ -240,6 +240,10 @@ def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset()
         assign(c, Mma(m, n, wm, wn, wg), g.span)
         a = g.a.buffer
         if a.scope == "local.fragment":
+            if g.transpose_a:
+                raise LayoutError(f"T.gemm with A in registers ('{a.name}', a fragment) and transpose_A=True is not "
+                                  "supported by the CUDA lowering; stage A in shared memory (T.alloc_shared) or "
+                                  "store it untransposed", g.span)
             if wn != 1:
                 raise LayoutError("a gemm with A in registers needs policy=T.GemmWarpPolicy.FullRow "
                                   "(all warps split M)", g.span)
