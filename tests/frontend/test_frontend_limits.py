@@ -97,3 +97,9 @@ def test_internal_failure_is_an_error(monkeypatch):
 def test_lowering_crashes_found_by_fuzzing_are_diagnostics(old, new, code):
     result, _ = _check(GEMM.replace(old, new))
     assert code in [d.code for d in result.errors], [d.message for d in result.diagnostics]
+
+
+def test_nesting_too_deep_for_pythons_parser_is_a_diagnostic():
+    result, seconds = _check(GEMM.replace("block_M=128", "block_M=" + "-" * 100000 + "128"))
+    assert seconds < 2.0
+    assert [d.code for d in result.errors] == ["unsupported-syntax"]

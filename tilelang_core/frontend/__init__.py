@@ -104,6 +104,9 @@ def _parse(text: str, path: str, mapper: SourceMapper, sink: DiagnosticSink):
         sink.emit("syntax-error", f"invalid Python syntax: {exc.msg}", span)
     except ValueError as exc:  # e.g. null bytes
         sink.emit("syntax-error", f"the file cannot be parsed: {exc}", Span(1, 0, 1, 1))
+    except (MemoryError, RecursionError):  # Python's own parser gives up on very deep nesting
+        sink.emit("unsupported-syntax", "the file is nested too deeply for Python's parser; split the deepest "
+                  "expression", Span(1 + mapper.line_offset, 0, 1 + mapper.line_offset, 0))
     return None
 
 
