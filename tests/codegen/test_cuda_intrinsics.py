@@ -117,3 +117,33 @@ def test_scalar_atomics_under_a_thread_if_compile():
 
     ck = generate(_kernel(HISTOGRAM), "sm_90a")
     assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
+
+
+@pytest.mark.nvcc
+def test_transpose_is_a_parallel_loop_and_compiles():
+    from thread_kernels import TRANSPOSE
+
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.ir.visitor import walk
+    from tilelang_core.ir import nodes as N
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    kernel = _kernel(TRANSPOSE)
+    loops = [n for n in walk(kernel.body) if isinstance(n, N.For) and n.kind == "parallel"]
+    assert [len(loop.vars) for loop in loops] == [2, 3]
+    assert compile_cubin(generate(kernel, "sm_90a").source, "sm_90a")[:4] == b"\x7fELF"
+
+
+def test_transpose_shapes_are_checked_by_the_frontend():
+    src = textwrap.dedent("""
+        import tilelang.language as T
+
+        @T.prim_func
+        def k(A: T.Tensor((32, 64), T.float32)):
+            with T.Kernel(1, threads=128) as bx:
+                S = T.alloc_shared((32, 64), T.float32)
+                D = T.alloc_shared((32, 64), T.float32)
+                T.transpose(S, D)
+    """)
+    res = check_source(src, "<test>")
+    assert [(d.code, d.span.line) for d in res.errors] == [("bad-arguments", 9)]

@@ -153,3 +153,26 @@ def histogram(A: T.Tensor((1024,), T.int32), H: T.Tensor((16,), T.int32)):
 
 def ref_histogram(A, H):
     H.copy_(((A[:1000] % 16).bincount(minlength=16)).to(H.dtype))
+
+# T.transpose of a shared tile and of a slice of a 3-D tile
+TRANSPOSE = """
+import tilelang.language as T
+
+@T.prim_func
+def transpose(A: T.Tensor((2, 32, 64), T.float32), B: T.Tensor((64, 32), T.float32),
+              C: T.Tensor((2, 64, 32), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared((2, 32, 64), T.float32)
+        D = T.alloc_shared((64, 32), T.float32)
+        E = T.alloc_shared((2, 64, 32), T.float32)
+        T.copy(A, S)
+        T.transpose(S[1, :, :], D)
+        T.transpose(S, E)
+        T.copy(D, B)
+        T.copy(E, C)
+"""
+
+
+def ref_transpose(A, B, C):
+    B.copy_(A[1].T)
+    C.copy_(A.transpose(1, 2))

@@ -1,5 +1,6 @@
 """Scalar intrinsics with non-expression arguments: IEEE arithmetic with a rounding mode, vector atomics,
-the reducer epoch (`T.alloc_reducer` / `T.finalize_reducer`) and device printing (`T.print`).
+the reducer epoch (`T.alloc_reducer` / `T.finalize_reducer`), device printing (`T.print`) and `T.transpose`
+(desugared to a T.Parallel loop).
 
 A rounding mode other than the default "rn" is part of the Call name (`ieee_add_rz`); a reducer's
 combine op is the Call argument `Const(op)` index into REDUCER_OPS; a print message is a `Const(msg, "str")`.
@@ -115,7 +116,38 @@ def h_print(p, b, node, short):
     return N.Call("print", (p.ev.scalar(args["obj"]), N.Const(msg, "str")), "int32", span)
 
 
+def h_transpose(p, b, node, short):
+    """T.transpose(src, dst): dst[..., j, i] = src[..., i, j], written out as the equivalent T.Parallel loop."""
+    from ..ir.arith import as_int
+    from .exprs import region_of
+
+    if len(node.args) < 2:
+        raise KernelError("bad-arguments", "T.transpose takes (src, dst)", node)
+    src, dst = (region_of(p, a) for a in node.args[:2])
+    s_tile, d_tile = ([a for a in r.axes if a.sliced] for r in (src, dst))
+    s_ext, d_ext = ([as_int(a.extent) for a in t] for t in (s_tile, d_tile))
+    if len(s_tile) < 2 or None in s_ext or s_ext[:-2] + s_ext[-2:][::-1] != d_ext:
+        raise KernelError("bad-arguments", f"T.transpose needs a src tile of shape (..., M, N) and a dst tile of "
+                          f"shape (..., N, M) known at compile time (got {s_ext} and {d_ext})", node)
+    span = p.span(node)
+    loop_vars = tuple(N.Var(f"t{k}", "int32", "loop", span) for k in range(len(s_tile)))
+    swapped = loop_vars[:-2] + loop_vars[-2:][::-1]
+    p.emit(N.For(loop_vars, tuple(N.Const(0) for _ in loop_vars), tuple(N.Const(e) for e in s_ext), "parallel",
+                 N.Store(dst.buffer, _at(dst, swapped), N.Load(src.buffer, _at(src, loop_vars), span), span),
+                 span=span))
+
+
+def _at(region: N.Region, loop_vars) -> tuple:
+    """Element indices of a region with its sliced axes driven by `loop_vars` in order."""
+    from ..ir.arith import as_int
+
+    it = iter(loop_vars)
+    return tuple((next(it) if as_int(a.start) == 0 else N.BinOp("+", a.start, next(it))) if a.sliced else a.start
+                 for a in region.axes)
+
+
 INTRINSIC_HANDLERS = {
     **{name: h_ieee for name in IEEE_ARITY}, "atomic_addx2": h_atomic_addx, "atomic_addx4": h_atomic_addx,
     "alloc_reducer": h_alloc_reducer, "finalize_reducer": h_finalize_reducer, "print": h_print,
+    "transpose": h_transpose,
 }
