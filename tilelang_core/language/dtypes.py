@@ -61,7 +61,7 @@ _ROWS = [
     DTypeInfo("float6_e3m2fn", 6, "float", None),
     DTypeInfo("float4_e2m1fn", 4, "float", None),
     DTypeInfo("float4_e2m1_unpacked", 8, "float", None),  # one fp4 value per byte (shared memory / TMA only)
-    DTypeInfo("handle", 64, "handle", None, ("ptr",)),
+    DTypeInfo("handle", 64, "handle", None, ("ptr",), ("ptr",)),  # T.ptr: a pointer-valued element
 ]
 
 DTYPES: dict[str, DTypeInfo] = {row.name: row for row in _ROWS}
