@@ -1,0 +1,78 @@
+"""JIT entry points TileLang examples call under the alias: `out_idx` as an int, `factory.compile(...)`,
+`get_kernel_source` on jit factories and on eager kernels (with tensors or with dims)."""
+from __future__ import annotations
+
+import runpy
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.tvm
+
+KERNELS = '''
+import tilelang
+import tilelang.language as T
+
+
+def add_one(N, block=16):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i] + 1.0
+    return main
+
+
+factory = tilelang.jit(out_idx=-1, target="cpu")(add_one)
+
+
+@tilelang.jit(target="cpu")
+def eager_neg(X, block: int = 8):
+    N = T.const("N")
+    X: T.Tensor((N,), "float32")
+    Y = T.empty((N,), "float32")
+    with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+        for i in T.Parallel(block):
+            Y[bx * block + i] = -X[bx * block + i]
+    return Y
+'''
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    from tilelang_core.alias import install_alias, uninstall_alias
+
+    path = tmp_path_factory.mktemp("alias_jit") / "alias_jit_kernels.py"
+    path.write_text(textwrap.dedent(KERNELS))
+    had = "tilelang" in sys.modules
+    install_alias(force=True)
+    yield runpy.run_path(str(path), run_name="alias_jit_kernels")
+    if not had:
+        uninstall_alias()
+
+
+def test_compile_with_an_int_out_idx(mod):
+    import tilelang
+
+    kernel = tilelang.compile(mod["add_one"](32), out_idx=-1, target="cpu")
+    a = torch.randn(32)
+    torch.testing.assert_close(kernel(a), a + 1)
+    assert kernel.out_idx == (1,)
+
+
+def test_factory_compile_and_source(mod):
+    factory = mod["factory"]
+    assert factory.compile(32) is factory(32)
+    assert "define" in factory.get_kernel_source(32)
+    a = torch.randn(32)
+    torch.testing.assert_close(factory(32)(a), a + 1)
+
+
+def test_eager_kernel_source_from_tensors_or_dims(mod):
+    eager = mod["eager_neg"]
+    x = torch.randn(16)
+    assert "define" in eager.get_kernel_source(x)
+    assert eager.get_kernel_source(N=16, block=4)
+    torch.testing.assert_close(eager(x), -x)
