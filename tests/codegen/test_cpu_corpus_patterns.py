@@ -26,9 +26,20 @@ def dot(A: T.Tensor((64,), "float16"), B: T.Tensor((64,), "float16"), C: T.Tenso
         C[0] = acc[0]
 """
 
-JIT_OUT_IDX_INT = '''
+JIT_KERNELS = '''
 import tilelang
 import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[1], target="cpu")
+def half_rows(n):
+    @T.prim_func
+    def k(X: T.Tensor((n, 64), "float32"), Y: T.Tensor((n, 64), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i, j in T.Parallel(n, 64):
+                if i < n // 2:
+                    Y[i, j] = X[i, j]
+    return k
 
 
 @tilelang.jit(out_idx=-1, target="cpu")
@@ -50,17 +61,30 @@ def test_astype_on_kernel_values_is_a_cast():
     torch.testing.assert_close(c, (a.float() * b.float()).sum().view(1), rtol=1e-5, atol=1e-5)
 
 
-def test_jit_out_idx_given_as_a_bare_int(tmp_path):
+@pytest.fixture(scope="module")
+def jit_mod(tmp_path_factory):
     from tilelang_core.alias import install_alias, uninstall_alias
 
-    path = tmp_path / "scale.py"
-    path.write_text(textwrap.dedent(JIT_OUT_IDX_INT))
+    path = tmp_path_factory.mktemp("jit") / "jit_kernels.py"
+    path.write_text(textwrap.dedent(JIT_KERNELS))
     had = "tilelang" in sys.modules
     install_alias(force=True)
-    try:
-        kernel = runpy.run_path(str(path), run_name="scale")["scale"](100)
-        x = torch.randn(100)
-        torch.testing.assert_close(kernel(x), x * 3)
-    finally:
-        if not had:
-            uninstall_alias()
+    yield runpy.run_path(str(path), run_name="jit_kernels")
+    if not had:
+        uninstall_alias()
+
+
+def test_jit_out_idx_given_as_a_bare_int(jit_mod):
+    x = torch.randn(100)
+    torch.testing.assert_close(jit_mod["scale"](100)(x), x * 3)
+
+
+def test_cpu_outputs_start_zeroed_where_the_kernel_leaves_them(jit_mod):
+    kernel = jit_mod["half_rows"](256)
+    x = torch.randn(256, 64)
+    for _ in range(3):  # freed host memory full of NaN must not show through the unwritten rows
+        junk = torch.full((256, 64), float("nan"))
+        del junk
+        y = kernel(x)
+        torch.testing.assert_close(y[:128], x[:128])
+        assert torch.count_nonzero(y[128:]) == 0

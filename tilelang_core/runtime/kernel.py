@@ -161,9 +161,19 @@ def prepare_args(func: N.PrimFunc, out_idx: tuple[int, ...], args: tuple, device
     for k in out_idx:
         if full[k] is None:
             p = func.params[k]
-            full[k] = torch.empty(binder.output_shape(p), dtype=torch_dtype(p.dtype),
-                                  device=like.device if like is not None else (device or "cpu"))
+            full[k] = new_output(binder.output_shape(p), torch_dtype(p.dtype),
+                                 like.device if like is not None else (device or "cpu"))
     return full, binder
+
+
+def new_output(shape, dtype, device):
+    """An output tensor: zero-filled on the CPU, where torch.empty reuses freed host memory that may hold NaN
+    (kernels that leave padding rows unwritten, as fresh GPU memory is zeros in practice, then read NaN)."""
+    import torch
+
+    if str(device) == "cpu":
+        return torch.zeros(shape, dtype=dtype)
+    return torch.empty(shape, dtype=dtype, device=device)
 
 
 def contiguous_args(full: list):
@@ -240,5 +250,5 @@ class CallPlan:
             shape = [d if isinstance(d, int) else values.get(d) for d in dims]
             if any(d is None for d in shape) or tdt is None:
                 return None
-            full[k] = torch.empty(shape, dtype=tdt, device=like.device if like is not None else (device or "cpu"))
+            full[k] = new_output(shape, tdt, like.device if like is not None else (device or "cpu"))
         return full
