@@ -255,7 +255,36 @@ def test_a_buffer_view_is_reported_at_its_line():
     func = check_source(textwrap.dedent(RESHAPED), "<test>").kernels[0]
     with pytest.raises(LoweringError) as info:
         tvmscript(func, "sm_90a")
-    assert info.value.span.line == 9 and "'s3' is a view" in str(info.value)
+    assert info.value.span.line == 9 and "'s3' is a view" in str(info.value) and "fragment" in str(info.value)
+
+
+VIEWS = '''
+import tilelang_core.language as T
+
+@T.prim_func
+def k(A: T.Tensor((8, 64), T.float32), B: T.Tensor((8, 64), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        A_flat = T.Tensor((512,), T.float32, A.data)
+        s = T.alloc_shared((8, 64), T.float32)
+        s_flat = T.reshape(s, (512,))
+        s_half = T.view(s, (8, 128), T.float16)
+        for i in T.Parallel(512):
+            s_flat[i] = A_flat[i] * 2
+        for i, j in T.Parallel(8, 64):
+            B[i, j] = s[i, j] + T.cast(s_half[i, 2 * j + 1], T.float32)
+'''
+
+
+@pytest.mark.nvcc
+def test_views_of_tensors_and_shared_tiles_alias_their_storage_for_sm90a():
+    from tilelang_core import check_source
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(check_source(textwrap.dedent(VIEWS), "<test>").kernels[0], "sm_90a")
+    assert "data=A.data" in ck.tvmscript and ck.tvmscript.count("data=smem.data") == 3
+    assert "elem_offset=0" in ck.tvmscript and ck.smem_bytes == 8 * 64 * 4
+    assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
 
 
 @pytest.mark.nvcc

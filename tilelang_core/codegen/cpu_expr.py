@@ -6,6 +6,7 @@ mismatches promote (float over int, wider over narrower; fp16 with bf16 gives fp
 from __future__ import annotations
 
 from ..ir import nodes as N
+from ..ir.arith import round_float
 from ..language.dtypes import dtype_bits
 from ._tvm import load
 
@@ -54,6 +55,8 @@ def cast(expr, dtype: str):
     src = dtype_of(expr)
     if src == dtype:
         return expr
+    if dtype in ("float16", "bfloat16") and isinstance(expr, (tirx.FloatImm, tirx.IntImm)) and src != "bool":
+        return const(expr.value, dtype)  # folded here, rounded like the run-time cast (TVM rejects >65504)
     if dtype in FP8 and is_float(src):
         return _to_fp8(expr, dtype)
     if src in FP8 and is_float(dtype):
@@ -108,7 +111,7 @@ def const(value, dtype: str):
     """A tirx constant of `dtype` (bools and ints coerced for float dtypes)."""
     tirx = load().tirx
     if is_float(dtype):
-        return tirx.const(float(value), dtype)
+        return tirx.const(round_float(float(value), dtype), dtype)
     if dtype == "bool":
         return tirx.const(bool(value), "bool")
     return tirx.const(int(value), dtype)
@@ -162,6 +165,17 @@ def as_bool(e):
     return e if dtype_of(e) == "bool" else tirx.NE(e, const(0, dtype_of(e)))
 
 
+def _binary_math(fn):
+    """A two-argument float function; float16/bfloat16 operands are computed in float32 and rounded back."""
+    def build(args):
+        a, b = match(_float_arg(args[0]), args[1])
+        t = dtype_of(a)
+        if t in ("float16", "bfloat16"):
+            return cast(fn(cast(a, "float32"), cast(b, "float32")), t)
+        return fn(a, b)
+    return build
+
+
 def _float_arg(x):
     return x if is_float(dtype_of(x)) else cast(x, "float32")
 
@@ -209,8 +223,9 @@ def _intrinsics() -> dict:
         "abs": lambda a: tirx.abs(a[0]),
         "fabs": lambda a: tirx.abs(a[0]),
         "max": _minmax(tirx.Max), "min": _minmax(tirx.Min),
-        "pow": lambda a: tirx.power(*match(_float_arg(a[0]), a[1])),
-        "fmod": lambda a: tirx.fmod(*match(_float_arg(a[0]), a[1])),
+        "pow": _binary_math(tirx.power), "fmod": _binary_math(tirx.fmod), "atan2": _binary_math(tirx.atan2),
+        "hypot": _binary_math(tirx.hypot), "copysign": _binary_math(tirx.copysign),
+        "nextafter": _binary_math(tirx.nextafter),
         "ceildiv": _ceildiv,
         "isnan": lambda a: tirx.isnan(a[0]), "isinf": lambda a: tirx.isinf(a[0]),
         "clamp": _clamp,

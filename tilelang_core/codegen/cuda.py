@@ -15,8 +15,9 @@ from ..ir.visitor import walk
 from ..passes.layouts import LayoutError, describe, infer_layouts
 from ..passes.loop_exits import lower_loop_exits
 from ..passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
-from .cuda_lower import KernelEmitter, LoweringError
+from .cuda_lower import KernelEmitter, LoweringError, used_buffers, view_root
 from .cuda_templates import insert_prelude
+from .cuda_threads import group_threads
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_90": 232448, "sm_90a": 232448}
@@ -61,19 +62,20 @@ def plan(func: N.PrimFunc, arch: str = "sm_80"):
     if launch is None:
         raise LoweringError("the kernel has no `with T.Kernel(...)` block", func.span)
     _one_launch(func)
-    _no_views(func)
+    _check_views(func)
     threads = threads_of(launch)
-    wgmma = wgmma_gemms(func, arch, threads)
+    group = group_threads(func, threads)  # warp-specialised T.ws roles: tile ops run on one warp group
+    wgmma = wgmma_gemms(func, arch, group)
     try:
         try:
-            layouts, smem = infer_layouts(func, threads, frozenset(wgmma)), shared_layouts(func, arch, threads, wgmma)
+            layouts, smem = infer_layouts(func, group, frozenset(wgmma)), shared_layouts(func, arch, group, wgmma)
         except (LayoutError, ValueError):
             if not wgmma:
                 raise
             # wgmma and mma.sync gemms lay out accumulator rows and shared tiles differently: a row vector
             # or a tile both use (flash attention with an output tile too wide for wgmma) needs one kind
             wgmma = {}
-            layouts, smem = infer_layouts(func, threads, frozenset()), shared_layouts(func, arch, threads, wgmma)
+            layouts, smem = infer_layouts(func, group, frozenset()), shared_layouts(func, arch, group, wgmma)
     except (LayoutError, ValueError) as exc:
         raise LoweringError(str(exc), getattr(exc, "span", None) or launch.span, "layout-inference-failed") from None
     return launch, threads, layouts, plan_pipelines(func), smem, wgmma
@@ -90,22 +92,21 @@ def _one_launch(func: N.PrimFunc) -> None:
                             "(a T.alloc_global workspace becomes a tensor parameter of both)", launches[1].span)
 
 
-def _no_views(func: N.PrimFunc) -> None:
-    """Raise at a buffer view (`T.reshape`, `T.view`, `T.Tensor(shape, dtype, A.data)`): it has neither a
-    parameter nor an allocation, and the CUDA lowering does not map views onto their storage yet."""
-    from .cuda_copy import op_regions
-
+def _check_views(func: N.PrimFunc) -> None:
+    """Views (T.reshape, T.view, T.Tensor(shape, dtype, A.data)) of tensors and shared tiles alias their
+    storage; raise at a view of anything else, and at a buffer that is neither declared nor a view."""
     known = {p for p in func.params if isinstance(p, N.Buffer)}
     known |= {n.buffer for n in walk(func.body) if isinstance(n, N.Allocate)}
-    for node in walk(func.body):
-        used = [node.buffer] if isinstance(node, (N.Load, N.Store)) else []
-        if isinstance(node, N.TILE_OPS):
-            used = [r.buffer for side in op_regions(node) for r in side]
-        for buf in used:
-            if buf not in known:
-                raise LoweringError(f"'{buf.name}' is a view of another buffer (T.reshape, T.view or "
-                                    "T.Tensor(shape, dtype, A.data)); the CUDA lowering does not support buffer "
-                                    "views yet: index the original buffer", buf.span or getattr(node, "span", None))
+    for buf in used_buffers(func.body):
+        root = view_root(buf)
+        if buf in known:
+            continue
+        if root not in known:
+            raise LoweringError(f"'{buf.name}' is neither a parameter, an allocation nor a view of one", buf.span)
+        if root.scope not in ("global", "shared.dyn", "shared"):
+            raise LoweringError(f"'{buf.name}' is a view (T.reshape / T.view) of the {root.scope} buffer "
+                                f"'{root.name}'; the CUDA lowering supports views of tensors and shared tiles "
+                                f"only yet: index '{root.name}' itself", buf.span)
 
 
 def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter, list]:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..ir import nodes as N
-from ..ir.arith import as_const
+from ..ir.arith import as_const, round_float
 from ..language.dtypes import dtype_bits
 
 _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
@@ -15,6 +15,7 @@ _BINARY = {"floordiv": "floordiv", "floormod": "floormod", "truncdiv": "truncdiv
            "shift_left": "shift_left", "shift_right": "shift_right", "bitwise_and": "bitwise_and",
            "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor", "fmod": "fmod", "atan2": "atan2",
            "hypot": "hypot", "copysign": "copysign", "nextafter": "nextafter"}
+_FLOAT_BINARY = {"fmod", "atan2", "hypot", "copysign", "nextafter"}
 _PREDICATES = {"isnan", "isinf", "isfinite"}
 
 
@@ -86,7 +87,7 @@ def const_text(value, dtype: str) -> str:
     if dtype == "bool":
         return f"T.bool({bool(value)})"
     if dtype.startswith(("float", "bfloat")):
-        v = float(value)
+        v = round_float(float(value), dtype)
         if v != v:
             return f'T.Cast("{dtype}", T.float32("nan"))' if dtype != "float32" else 'T.float32("nan")'
         if v in (float("inf"), float("-inf")):
@@ -130,6 +131,9 @@ class ExprEmitter:
         if isinstance(e, N.Load):
             return self.load(e.buffer, [self.index(i) for i in e.indices], e)
         if isinstance(e, N.Cast):
+            c = as_const(e.value)
+            if isinstance(c, (int, float)) and not isinstance(c, bool) and e.dtype in ("float16", "bfloat16"):
+                return const_text(c, e.dtype)  # folded here, rounded like the run-time cast
             return f'T.Cast("{e.dtype}", {self._emit(e.value)})'
         if isinstance(e, N.BinOp):
             return self._binop(e)
@@ -166,8 +170,8 @@ class ExprEmitter:
             return f"({a} / {b})" if is_float else f"T.floordiv({a}, {b})"
         if e.op == "//":
             return f"T.floor({a} / {b})" if is_float else f"T.floordiv({a}, {b})"
-        if e.op == "%":
-            return f"T.floormod({a}, {b})"
+        if e.op == "%":  # Python's %: the sign of the divisor, on floats too
+            return f"({a} - T.floor({a} / {b}) * {b})" if is_float else f"T.floormod({a}, {b})"
         if e.op == "**":
             return f"T.pow({a}, {b})"
         if e.op == "<<":
@@ -193,8 +197,11 @@ class ExprEmitter:
             return f"T.{name}({self.emit(args[0], t)}, {self.emit(args[1], t)})"
         if name == "abs":
             return f"T.abs({self.emit(args[0], t)})"
-        if name == "pow":
-            return f"T.pow({self.emit(args[0], t)}, {self.emit(args[1], t)})"
+        if name == "pow" or name in _FLOAT_BINARY and len(args) == 2:
+            fn = "pow" if name == "pow" else _BINARY[name]
+            w = "float32" if t in ("float16", "bfloat16") else t  # CUDA has no half pow/atan2/copysign/...
+            text = f"T.{fn}({self.emit(args[0], w)}, {self.emit(args[1], w)})"
+            return text if w == t else f'T.Cast("{t}", {text})'
         if name == "clamp":
             x, lo, hi = (self.emit(a, t) for a in args)
             if t.startswith(("float", "bfloat")):  # fmaxf/fminf drop NaN; clamp keeps it (as torch.clamp)

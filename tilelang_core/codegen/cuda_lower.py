@@ -327,7 +327,8 @@ class KernelEmitter(PipelineEmitter):
         extents = [as_int(e) for e in s.extents]
         shape = list(lay.shape) if isinstance(lay, (Generic, Replicated)) else (
             [lay.m, lay.n] if isinstance(lay, Mma) else [lay.m])
-        if extents != shape:
+        short = len(extents) == len(shape) and all(e is not None and e <= d for e, d in zip(extents, shape))
+        if extents != shape and not short:
             raise LoweringError(f"T.Parallel extents {extents} do not match the fragment shape {shape}", s.span,
                                 "layout-inference-failed")
         r = self.fresh("r")
@@ -341,8 +342,10 @@ class KernelEmitter(PipelineEmitter):
             self.par = (lay, r, s.vars)
             if isinstance(lay, MmaRow):  # each row lives in the 4 lanes of a quad: one of them owns it
                 self.owner = "tx % 4 == 0"
-            if isinstance(lay, Generic) and not lay.exact:
-                self.line(f"if {lay.flat('tx', r)} < {lay.size}:")
+            conds = [f"{lay.flat('tx', r)} < {lay.size}"] if isinstance(lay, Generic) and not lay.exact else []
+            conds += [f"{c} < {e}" for c, e, d in zip(coords, extents, shape) if e < d]  # a loop shorter than the tile
+            if conds:
+                self.line(f"if {' and '.join(conds)}:")
                 with self.block():
                     self.body(s.body)
             else:
@@ -429,6 +432,40 @@ class KernelEmitter(PipelineEmitter):
                 self.allocs.append(f'{self.name(b)} = T.alloc_buffer(({dims}), "{b.dtype}", scope="local")')
             elif _is_shared(b):
                 self.name(b)
+        for v in self.views():
+            root = view_root(v)
+            if root.scope == "global":
+                dims = ", ".join(self.idx(d) for d in v.shape) + ("," if len(v.shape) == 1 else "")
+                self.allocs.append(f'{self.name(v)} = T.decl_buffer(({dims}), "{v.dtype}", '
+                                   f'data={self.name(root)}.data)')
+
+    def views(self) -> list:
+        """The buffer views the kernel uses (T.reshape, T.view, T.Tensor(shape, dtype, A.data)), in order."""
+        return list(dict.fromkeys(b for b in used_buffers(self.func.body) if b.base is not None))
+
+    def shared_views(self, offsets: dict, sizes: dict) -> list[str]:
+        """decl_buffer lines of views of shared tiles: the tile's bytes read as another shape or dtype."""
+        lines = []
+        for v in self.views():
+            root = view_root(v)
+            if not _is_shared(root):
+                continue
+            shape = shape_ints(v.shape)
+            problem = ("needs a static shape" if shape is None else
+                       "views a multi-buffered tile" if root in self.stages or v in self.stages else
+                       "views a swizzled gemm tile" if self.swizzled.get(root) or self.swizzled.get(v) else None)
+            size = nbytes(v.dtype)
+            for d in shape or ():
+                size *= d
+            if problem is None and size > sizes[root]:
+                problem = f"is larger ({size} bytes) than the tile it views ({sizes[root]} bytes)"
+            if problem is not None:
+                raise LoweringError(f"shared view '{v.name}' of '{root.name}' {problem}; the CUDA lowering does "
+                                    "not support that yet", v.span)
+            dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
+            lines.append(f'{self.name(v)} = T.decl_buffer(({dims}), "{v.dtype}", data=smem.data, '
+                         f'elem_offset={offsets[root] // nbytes(v.dtype)}, scope="shared.dyn")')
+        return lines
 
     def shared_buffers(self) -> list:
         return [n.buffer for n in walk(self.func.body) if isinstance(n, N.Allocate) and _is_shared(n.buffer)]
@@ -444,9 +481,10 @@ class KernelEmitter(PipelineEmitter):
             stages = self.stages.get(b, 1)
             if self.swizzled.get(b) == "atoms":
                 shape = shape[:-2] + (shape[-1] // 64, shape[-2], 64)
-            entries.append((self.name(b), b.dtype, ((stages,) if b in self.stages else ()) + shape, stages, b.name))
+            entries.append((self.name(b), b.dtype, ((stages,) if b in self.stages else ()) + shape, stages, b))
         for name, (dtype, elems) in self.scratch.items():
             entries.append((name, dtype, (elems,), 1, name))
+        offsets, sizes = {}, {}
         for name, dtype, shape, stages, label in entries:
             size = nbytes(dtype)
             for d in shape:
@@ -456,10 +494,31 @@ class KernelEmitter(PipelineEmitter):
             dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
             lines.append(f'{name} = T.decl_buffer(({dims}), "{dtype}", data=smem.data, '
                          f'elem_offset={offset // nbytes(dtype)}, scope="shared.dyn")')
-            breakdown.append((label, size // stages, stages))
+            breakdown.append((getattr(label, "name", label), size // stages, stages))
+            offsets[label], sizes[label] = offset, size
             offset += size
-        return lines, offset, breakdown
+        return lines + self.shared_views(offsets, sizes), offset, breakdown
 
 
 def _is_shared(buf) -> bool:
     return buf.scope in ("shared.dyn", "shared")
+
+
+def view_root(buf):
+    """The declared buffer (parameter or allocation) whose storage a view shares; `buf` itself if not a view."""
+    while buf.base is not None:
+        buf = buf.base
+    return buf
+
+
+def used_buffers(stmt):
+    """Every buffer a statement reads or writes (loads, stores, tile-op regions), with repeats."""
+    from .cuda_copy import op_regions
+
+    for node in walk(stmt):
+        if isinstance(node, (N.Load, N.Store)):
+            yield node.buffer
+        elif isinstance(node, N.TILE_OPS):
+            for side in op_regions(node):
+                for r in side:
+                    yield r.buffer

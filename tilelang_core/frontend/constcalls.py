@@ -33,6 +33,8 @@ def get_attr(base, attr: str, node=None):
     if isinstance(base, N.Buffer):
         if attr == "shape":
             return tuple(base.shape)
+        if attr == "data":  # only ever passed on: T.Tensor(shape, dtype, A.data) views A
+            return base
         if attr == "dtype":
             return DType(base.dtype)
     if isinstance(base, TensorSpec) and attr in ("shape", "dtype"):

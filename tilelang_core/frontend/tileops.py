@@ -355,8 +355,10 @@ def h_tensor(p, b, node, short):
     args, kwargs = p.ev.call_args(node)
     spec = call_builtin_const(BuiltinRef("T." + short), args, kwargs, "T.Tensor")
     if (len(args) >= 3 or "data" in kwargs) and isinstance(spec, TensorSpec):
-        buf = N.Buffer(p.target_name or "view", shape_of(p, spec.shape, node), spec.dtype, "global", p.span(node))
-        return buf
+        data = args[2] if len(args) >= 3 else kwargs.get("data")
+        base = data if isinstance(data, N.Buffer) else None  # `A.data` evaluates to A
+        return N.Buffer(p.target_name or "view", shape_of(p, spec.shape, node), spec.dtype,
+                        base.scope if base is not None else "global", p.span(node), base)
     return spec
 
 
@@ -378,7 +380,7 @@ def h_reshape(p, b, node, short):
     dtype = args[2] if len(args) > 2 else kwargs.get("dtype")
     new_shape = shape_of(p, shape, node) if shape is not None else src.shape
     new_dtype = p.dtype_arg(None, dtype) if dtype is not None else src.dtype
-    return N.Buffer(p.target_name or src.name, new_shape, new_dtype, src.scope, p.span(node))
+    return N.Buffer(p.target_name or src.name, new_shape, new_dtype, src.scope, p.span(node), src)
 
 
 def h_empty(p, b, node, short):

@@ -44,6 +44,24 @@ def too_big(op: str, a: int, b: int) -> bool:
 
 _CMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
         "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+def round_float(value: float, dtype: str) -> float:
+    """`value` rounded to nearest-even in float16/bfloat16 (beyond the largest finite value: ±inf, as a run-time
+    cast does); other dtypes unchanged. TVM rejects a half-precision literal past the finite range instead."""
+    import math
+    import struct
+
+    if dtype not in ("float16", "bfloat16") or math.isnan(value) or math.isinf(value):
+        return value
+    try:
+        if dtype == "float16":
+            return struct.unpack("<e", struct.pack("<e", value))[0]
+        bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
 def _fmax(*values):
     """max that ignores NaN operands whichever side they are on (as CUDA fmaxf; Python's max is order-dependent)."""
     real = [v for v in values if v == v]

@@ -131,7 +131,8 @@ SCOPES = ("global", "shared.dyn", "shared", "local.fragment", "local", "local.va
 class Buffer:
     """A tensor parameter (scope "global") or an allocation (shared.dyn, local.fragment, local, local.var).
 
-    `span` is where it is declared (the parameter annotation or the T.alloc_* call).
+    `span` is where it is declared (the parameter annotation or the T.alloc_* call). `base` is the buffer whose
+    storage a view shares (T.reshape, T.view, T.Tensor(shape, dtype, A.data)): its first element, row-major.
     """
 
     name: str
@@ -139,6 +140,7 @@ class Buffer:
     dtype: str
     scope: str = "global"
     span: Span | None = None
+    base: "Buffer | None" = None
 
     def __repr__(self) -> str:
         return f"Buffer({self.name}:{self.scope})"
