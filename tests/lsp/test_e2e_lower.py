@@ -3,7 +3,7 @@ ones, showIR returns CUDA text and a line map, and the kernel hover then shows t
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT, diagnostics, open_doc
+from conftest import ROOT, change_doc, diagnostics, open_doc
 from lsprotocol import types
 
 GEMM = ROOT / "examples/gemm.py"
@@ -23,7 +23,14 @@ async def test_save_lowers_and_show_ir(client):
     got = await diagnostics(client, uri, 1, lambda ds: any(d.source == "tilelsp-lower" for d in ds), timeout=240)
     sources = {(d.source, d.code) for d in got.diagnostics}
     assert ("tilelsp", "threads-exceeded") in sources  # the fast one is still there
-    assert any(src == "tilelsp-lower" for src, _ in sources)
+    assert ("tilelsp-lower", "threads-exceeded") in sources  # lowering refuses what the checks reject
+    with pytest.raises(Exception, match="threads-exceeded"):  # no code for a kernel the checks reject
+        await client.protocol.send_request_async("tilelsp/showIR", {"uri": uri, "kernel": "gemm", "stage": "cuda"})
+    broken = broken.replace("threads=2048", "threads=128")
+    change_doc(client, uri, broken, 2)
+    await diagnostics(client, uri, 2)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    await diagnostics(client, uri, 2, lambda ds: any(d.source == "tilelsp-lower" for d in ds), timeout=240)
     res = await client.protocol.send_request_async(
         "tilelsp/showIR", {"uri": uri, "kernel": "gemm", "stage": "cuda"})
     assert res.languageId == "cuda" and "__global__" in res.text and res.lineMap
