@@ -33,6 +33,8 @@ def fuzz_check(count: int, seed: int) -> dict:
         seconds, problem = check_one(text)
         slowest = max(slowest, (seconds, name))
         if problem:
+            if problem[:160] not in problems:
+                print(f"  new problem (mutant {n} of {name}): {problem[:160]}", flush=True)
             problems[problem[:160]] += 1
             examples.setdefault(problem[:160], {"seed_file": name, "mutant": text[:20000]})
         if n % 10000 == 0:
