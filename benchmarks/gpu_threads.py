@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "codegen")]
-KERNELS = ("REVERSE", "HANDOFF", "REDUCERS", "SCANS", "HISTOGRAM", "TRANSPOSE")
+KERNELS = ("REVERSE", "HANDOFF", "REDUCERS", "SCANS", "HISTOGRAM", "TRANSPOSE", "WS_GEMM")
 
 
 def build(out: Path) -> None:

@@ -1,5 +1,6 @@
 """CUDA lowering of thread-level programming: thread indices over multi-dimensional blocks, __syncthreads and
-named barriers, mbarriers from T.alloc_barrier, register hints, and T.ws roles (serialised or guarded)."""
+named barriers, mbarriers from T.alloc_barrier, register hints, and T.ws roles (serialised, or warp-specialised
+when they synchronise through mbarriers)."""
 from __future__ import annotations
 
 import textwrap
@@ -92,6 +93,22 @@ def k(A: T.Tensor((128, 128), T.float16), C: T.Tensor((128, 128), T.float32)):
             T.copy(C_local, C)
 """
 
+TILE_OP_OUTSIDE_ROLES = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((128, 128), T.float16), C: T.Tensor((128, 128), T.float16)):
+    with T.Kernel(1, threads=256) as bx:
+        S = T.alloc_shared((128, 128), T.float16)
+        ready = T.alloc_barrier(arrive_count=128)
+        T.copy(A, S)
+        with T.ws(0):
+            T.barrier_arrive(ready)
+        with T.ws(1):
+            T.barrier_wait(ready, 0)
+            T.copy(S, C)
+"""
+
 TILE_OP_UNDER_THREAD_IF = """
 import tilelang.language as T
 
@@ -149,8 +166,23 @@ def test_scalar_roles_with_barriers_are_guarded():
     assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
 
 
+@pytest.mark.nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_roles_with_barriers_are_warp_specialised(arch):
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(_kernel(TILE_OP_IN_ROLE), arch)
+    script = ck.tvmscript
+    role1 = script[script.index("if T.floordiv(tx, 128) == 1:"):]
+    assert "(tx - 128)" in role1  # the gemm's accumulator is laid out over the role's 128 threads
+    assert "tl::named_bar_sync\", 2, 128" in role1 and "tvm_storage_sync" not in role1
+    assert "tl::mbar_wait" in role1 and "tl::mbar_arrive" in script
+    assert compile_cubin(ck.source, arch)[:4] == b"\x7fELF"
+
+
 @pytest.mark.parametrize("src, line, words", [
-    (TILE_OP_IN_ROLE, 11, "T.copy in a T.ws role"),
+    (TILE_OP_OUTSIDE_ROLES, 9, "T.copy outside a T.ws role"),
     (TILE_OP_UNDER_THREAD_IF, 10, "T.copy inside an `if` on the thread index"),
 ], ids=["role-with-barriers", "thread-if"])
 def test_tile_ops_in_thread_subsets_are_reported_at_their_line(src, line, words):

@@ -176,3 +176,36 @@ def transpose(A: T.Tensor((2, 32, 64), T.float32), B: T.Tensor((64, 32), T.float
 def ref_transpose(A, B, C):
     B.copy_(A[1].T)
     C.copy_(A.transpose(1, 2))
+
+# warp specialisation: warp group 0 loads A/B tiles (T.tma_copy), warp group 1 runs the gemm; two mbarriers
+# hand each K step over (the example_warp_specialize_gemm_copy_0_gemm_1 pattern)
+WS_GEMM = """
+import tilelang.language as T
+
+@T.prim_func
+def ws_gemm(A: T.Tensor((256, 512), T.float16), B: T.Tensor((512, 256), T.float16), C: T.Tensor((256, 256), T.float32)):
+    with T.Kernel(2, 2, threads=256) as (bx, by):
+        A_shared = T.alloc_shared((128, 64), T.float16)
+        B_shared = T.alloc_shared((64, 128), T.float16)
+        C_local = T.alloc_fragment((128, 128), T.float32)
+        data_is_ready = T.alloc_barrier(arrive_count=128)
+        compute_is_done = T.alloc_barrier(arrive_count=128)
+        with T.ws(1):
+            T.clear(C_local)
+        for ko in T.Pipelined(8, num_stages=2):
+            with T.ws(0):
+                T.barrier_wait(compute_is_done, (ko + 1) % 2)
+                T.tma_copy(A[by * 128, ko * 64], A_shared, barrier=data_is_ready)
+                T.tma_copy(B[ko * 64, bx * 128], B_shared, barrier=data_is_ready)
+                T.barrier_arrive(data_is_ready)
+            with T.ws(1):
+                T.barrier_wait(data_is_ready, ko % 2)
+                T.gemm(A_shared, B_shared, C_local)
+                T.barrier_arrive(compute_is_done)
+        with T.ws(1):
+            T.copy(C_local, C[by * 128, bx * 128])
+"""
+
+
+def ref_ws_gemm(A, B, C):
+    C.copy_(A.float() @ B.float())

@@ -113,7 +113,7 @@ __device__ __forceinline__ void load_b1(unsigned* b, const T* B, int n0, int k0,
 template <int M, int N, int K, int WM, int WN, bool TA, bool TB, bool SWA, bool SWB, typename T>
 __device__ __forceinline__ void gemm_ss(const T* A, const T* B, float* C) {
   constexpr int MI = M / WM / 16, NI = N / WN / 8;
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int warp = threadIdx.x / 32 % (WM * WN), lane = threadIdx.x % 32;  // % : a warp-specialised role's warps
   int wm0 = (warp / WN) * (M / WM), wn0 = (warp % WN) * (N / WN);
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += 16) {
@@ -162,7 +162,7 @@ __device__ __forceinline__ void gemm_rs(const T* A, const T* B, float* C) {
 template <int M, int N, int K, int WM, int WN, bool TA, bool TB, typename TA_, typename TB_, typename TC_>
 __device__ __forceinline__ void gemm_fma(const TA_* A, const TB_* B, TC_* C) {
   constexpr int MI = M / WM / 16, NI = N / WN / 8;
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int warp = threadIdx.x / 32 % (WM * WN), lane = threadIdx.x % 32;  // % : a warp-specialised role's warps
   int wm0 = (warp / WN) * (M / WM), wn0 = (warp % WN) * (N / WN);
   for (int k = 0; k < K; ++k) {
 #pragma unroll

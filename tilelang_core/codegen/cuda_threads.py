@@ -6,6 +6,8 @@ recomputed from `tx`. mbarriers live in the dynamic shared-memory pool; thread 0
 """
 from __future__ import annotations
 
+import re
+
 from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..ir.visitor import walk
@@ -18,6 +20,9 @@ _NO_OPS = ("no_set_max_nreg", "disable_warp_group_reg_alloc", "annotate_producer
 STATEMENTS = ("sync_threads", "sync_warp", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
               *_NO_OPS)
 WARP_GROUP = 128
+_TX = re.compile(r"\btx\b")
+_ABS_MARK = "tx_absolute_index"  # a thread index the user asked for: kept absolute inside a role
+_ABS = re.compile(_ABS_MARK)
 
 DEVICE_LIBRARY = r"""
 namespace tl {
@@ -32,7 +37,10 @@ __device__ __forceinline__ void mbar_fence_init() {
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 #endif
 }
-__device__ __forceinline__ void mbar_arrive(void* bar) {
+__device__ __forceinline__ void mbar_arrive(void* bar, int proxy_fence = 0) {
+#if __CUDA_ARCH__ >= 900
+  if (proxy_fence) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
   asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(mbar_addr(bar)) : "memory");
 }
 __device__ __forceinline__ void mbar_wait(void* bar, int parity) {
@@ -56,7 +64,10 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(void* bar, int bytes) {
   __trap();
 #endif
 }
-__device__ __forceinline__ void named_bar_sync(int id, int count) {
+__device__ __forceinline__ void named_bar_sync(int id, int count, int proxy_fence = 0) {
+#if __CUDA_ARCH__ >= 900
+  if (proxy_fence) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 __device__ __forceinline__ void sync_warp() { __syncwarp(); }
@@ -80,6 +91,10 @@ class ThreadOps:
         self.dims = [d or 1 for d in dims] + [1] * (3 - len(dims))
         self.thread_vars = _thread_dependent_vars(em.func.body)
         self.serial_roles = not _roles_synchronise(em.func.body)
+        self.role = None  # the warp group whose T.ws role is being emitted
+        if not self.serial_roles:
+            em.pipelines = {}  # the roles' barriers order the stages; loops run as written
+            em.in_parallel += 1  # roles run concurrently: no block-wide __syncthreads() between them
 
     def _library(self) -> None:
         if DEVICE_LIBRARY not in self.em.extra_cuda:
@@ -91,7 +106,12 @@ class ThreadOps:
         return self.index(e) if e.name in THREAD_INDEX else None
 
     def index(self, e: N.Call) -> str:
-        """TVMScript text of a thread-index call (flat `tx` split over the launch's thread dims)."""
+        """TVMScript text of a thread-index call (the block's absolute index, also inside a T.ws role)."""
+        text = self._index(e)
+        return _TX.sub(_ABS_MARK, text) if self.role is not None else text
+
+    def _index(self, e: N.Call) -> str:
+        """Flat `tx` split over the launch's thread dims."""
         args = [as_int(a) for a in e.args]
         if e.name == "get_thread_binding":
             dim = args[0] if args else 0
@@ -149,7 +169,8 @@ class ThreadOps:
             if len(call.args) > 1:
                 raise LoweringError("T.mbarrier_arrive with cta_id (a cluster barrier) is not supported by the CUDA "
                                     "lowering yet; arrive on this block's barrier", call.span)
-            em.line(f'T.cuda.func_call("tl::mbar_arrive", {ptr}, source_code="")')
+            # wgmma reads shared memory through the async proxy: writes before the arrive must be fenced for it
+            em.line(f'T.cuda.func_call("tl::mbar_arrive", {ptr}, {1 if em.wgmma else 0}, source_code="")')
         elif call.name == "mbarrier_wait_parity":
             em.line(f'T.cuda.func_call("tl::mbar_wait", {ptr}, {em.idx(call.args[1])}, source_code="")')
         else:
@@ -192,31 +213,62 @@ class ThreadOps:
         return False
 
     def _role(self, s: N.If) -> None:
+        """A T.ws role. Without barriers between roles every role runs on all threads in program order (the same
+        result); otherwise on its warp group only, its tile ops laid out for 128 threads (`tx` made relative)
+        and its block barriers turned into a named barrier of the group."""
         em = self.em
-        groups = [as_int(a) for a in s.cond.args]
-        if self.serial_roles:  # no barrier hands data between roles: running every role on all threads in
-            em.body(s.then_body)  # program order computes the same result
+        if self.serial_roles:
+            em.body(s.then_body)
             return
-        op = _first_block_op(s.then_body)
-        if op is not None:
-            raise LoweringError(f"{_describe(op)} in a T.ws role whose roles synchronise through mbarriers needs "
-                                "warp-specialised lowering (per-warp-group layouts), which the CUDA backend does "
-                                "not do yet", getattr(op, "span", None) or s.span)
-        if None in groups:
-            raise LoweringError("T.ws takes compile-time warp-group indices", s.span)
-        cond = f"T.floordiv(tx, {WARP_GROUP}) == {groups[0]}"
-        for g in groups[1:]:
-            cond = f"T.Or({cond}, T.floordiv(tx, {WARP_GROUP}) == {g})"
-        em.line(f"if {cond}:")
-        em.in_parallel += 1  # one warp group runs the role: no automatic __syncthreads() inside
+        group = as_int(s.cond.args[0])
+        em.line(f"if T.floordiv(tx, {WARP_GROUP}) == {group}:")
+        saved = em.lines, em.threads, em.depth, em.in_parallel
+        em.lines, em.threads, em.depth, em.in_parallel, self.role = [], WARP_GROUP, em.depth + 1, 0, group
+        em.sync = lambda: self._role_sync(group)  # shadows KernelEmitter.sync inside the role
         try:
-            with em.block():
-                em.body(s.then_body)
+            em.body(s.then_body)
         finally:
-            em.in_parallel -= 1
+            del em.sync
+            body, self.role = em.lines, None
+            em.lines, em.threads, em.depth, em.in_parallel = saved
+            em.dirty_r = em.dirty_w = True  # the next role's first shared access waits for its group
+        em.lines += [_ABS.sub("tx", _TX.sub(f"(tx - {group * WARP_GROUP})", ln)) if group else _ABS.sub("tx", ln)
+                     for ln in body]
+
+    def _role_sync(self, group: int) -> None:
+        """Barrier of one warp group (bar.sync 1 + group, 128), after an async-proxy fence when wgmma reads smem."""
+        em = self.em
+        em.line(f'T.cuda.func_call("tl::named_bar_sync", {1 + group}, {WARP_GROUP}, {1 if em.wgmma else 0}, '
+                'source_code="")')
+        em.dirty_r = em.dirty_w = False
 
     def _thread_dependent(self, cond) -> bool:
         return any(_is_thread_index(n, self.thread_vars) for n in walk(cond))
+
+
+def group_threads(func: N.PrimFunc, threads: int) -> int:
+    """Threads that run each tile op: a warp group when T.ws roles synchronise through mbarriers (every tile op
+    must then sit in a one-group role), else the whole block."""
+    if not _roles_synchronise(func.body):
+        return threads
+    if threads % WARP_GROUP or threads < 2 * WARP_GROUP:
+        raise LoweringError(f"T.ws roles need threads= a multiple of {WARP_GROUP} with two or more warp groups "
+                            f"(got {threads})", func.launch.span)
+    inside: set = set()
+    for n in walk(func.body):
+        if isinstance(n, N.If) and isinstance(n.cond, N.Call) and n.cond.name == "ws":
+            groups = [as_int(a) for a in n.cond.args]
+            if len(groups) != 1 or groups[0] is None or not 0 <= groups[0] < threads // WARP_GROUP:
+                raise LoweringError(f"a T.ws role that synchronises through mbarriers must name one warp group "
+                                    f"below {threads // WARP_GROUP}; T.ws(a, b) roles are not supported", n.span)
+            inside.update(id(m) for m in walk(n.then_body))
+    for n in walk(func.body):
+        op = _first_block_op(n) if isinstance(n, (N.For, *N.TILE_OPS)) else None
+        if op is not None and id(op) not in inside:
+            raise LoweringError(f"{_describe(op)} outside a T.ws role in a kernel whose roles synchronise through "
+                                "mbarriers: tile ops run on one warp group there; put it in a `with T.ws(g):` role",
+                                getattr(op, "span", None))
+    return WARP_GROUP
 
 
 def _thread_dependent_vars(body) -> set:

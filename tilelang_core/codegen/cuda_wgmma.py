@@ -87,7 +87,7 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
     name = f"tl_gemm_wgmma_{ident}"
     mi = m // (64 * n_wg)
     body = [f"__device__ __forceinline__ void {name}(const {t}* A, const {t}* B, float* C) {{",
-            "  const int wg = threadIdx.x / 128;",
+            f"  const int wg = threadIdx.x / 128 % {n_wg};",
             '  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");',
             "#pragma unroll", f"  for (int mi = 0; mi < {mi}; ++mi) {{",
             f"    const int row0 = (mi * {n_wg} + wg) * 64;",

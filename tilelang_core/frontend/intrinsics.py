@@ -137,6 +137,16 @@ def h_transpose(p, b, node, short):
                  span=span))
 
 
+def h_tma_copy(p, b, node, short):
+    """T.tma_copy(src, dst, barrier=...): a T.copy (the CUDA backend copies with the calling threads, which then
+    arrive on the barrier themselves; no transaction bytes are posted)."""
+    from .exprs import region_of
+
+    if len(node.args) < 2:
+        raise KernelError("bad-arguments", "T.tma_copy takes (src, dst, barrier=...)", node)
+    p.emit(N.Copy(region_of(p, node.args[0]), region_of(p, node.args[1]), p.span(node)))
+
+
 def _at(region: N.Region, loop_vars) -> tuple:
     """Element indices of a region with its sliced axes driven by `loop_vars` in order."""
     from ..ir.arith import as_int
@@ -149,5 +159,5 @@ def _at(region: N.Region, loop_vars) -> tuple:
 INTRINSIC_HANDLERS = {
     **{name: h_ieee for name in IEEE_ARITY}, "atomic_addx2": h_atomic_addx, "atomic_addx4": h_atomic_addx,
     "alloc_reducer": h_alloc_reducer, "finalize_reducer": h_finalize_reducer, "print": h_print,
-    "transpose": h_transpose,
+    "transpose": h_transpose, "tma_copy": h_tma_copy,
 }
