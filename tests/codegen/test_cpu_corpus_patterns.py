@@ -88,3 +88,9 @@ def test_cpu_outputs_start_zeroed_where_the_kernel_leaves_them(jit_mod):
         y = kernel(x)
         torch.testing.assert_close(y[:128], x[:128])
         assert torch.count_nonzero(y[128:]) == 0
+
+
+def test_profiler_func_is_the_kernel(jit_mod):
+    kernel = jit_mod["scale"](64)
+    x = torch.randn(64)
+    torch.testing.assert_close(kernel.get_profiler().func(x), x * 3)

@@ -29,6 +29,7 @@ class Profiler:
 
     def __init__(self, kernel, seed: int = 0, tensor_supply_type=None):
         self.kernel = kernel
+        self.func = kernel  # TileLang's name for the profiled kernel (`profiler.func(*inputs)`)
         self.seed = seed
         self.supply = str(getattr(tensor_supply_type, "name", tensor_supply_type) or "Auto").split(".")[-1]
 
