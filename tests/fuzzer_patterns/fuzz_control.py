@@ -115,6 +115,23 @@ def k(A: T.Tensor((16,), "float32"), C: T.Tensor((16,), "float32")):
             C[i] = A[i] * 2.0
 """
 
+PERSISTENT = """
+@T.prim_func
+def k(A: T.Tensor((40, 40), "float32"), B: T.Tensor((40, 40), "float32")):
+    with T.Kernel(4, threads=128) as bid:
+        for bx, by in T.Persistent([5, 5], 4, bid):
+            for i, j in T.Parallel(8, 8):
+                B[bx * 8 + i, by * 8 + j] = A[bx * 8 + i, by * 8 + j] + 1.0
+"""
+
+WHOLE_BUFFER_ATOMIC = """
+@T.prim_func
+def k(A: T.Tensor((128,), "int32"), Out: T.Tensor((1,), "int32")):
+    with T.Kernel(1, threads=128) as _:
+        tid = T.get_thread_binding()
+        T.atomic_add(Out, A[tid])
+"""
+
 
 def _make(*specs):
     """Tensors from (values | shape, dtype); shapes get seeded random values."""
@@ -170,6 +187,10 @@ CASES = [
          _make(([0, 1, -1, 0, 5, 0, 0, 2], "int32"), ([0] * 8, "int32")), lambda a: (a[0] != 0).to(a[0].dtype)),
     Case("broadcast a 48-wide vector over a 2-D T.Parallel", "tile-ai/tilelang#2394", BROADCAST_48,
          _make(((48,), "float32"), ([[0.0] * 48] * 16, "float32")), lambda a: (a[0] * 2).expand(16, 48)),
+    Case("T.Persistent over a 5x5 tile grid on 4 blocks covers every tile", "tile-ai/tilelang#2433", PERSISTENT,
+         _make(((40, 40), "float32"), ([[0.0] * 40] * 40, "float32")), lambda a: a[0] + 1),
+    Case("whole-buffer atomic_add(Out, A[tid]) from every thread", "tile-ai/tilelang#2959", WHOLE_BUFFER_ATOMIC,
+         _make(([k % 7 - 3 for k in range(128)], "int32"), ([0], "int32")), lambda a: a[0].sum().reshape(1)),
     Case("T.vectorized(start, stop) with start > 0", "tile-ai/tilelang#2669", VECTORIZED_START,
          _make(((16,), "float32"), ([0.0] * 16, "float32")), _vectorized_ref),
 ]
