@@ -27,8 +27,8 @@ def import_bindings(node) -> dict:
         for alias in node.names:
             if alias.name == "*":
                 continue
-            out[alias.asname or alias.name] = mod.attr(alias.name) if mod.name.startswith(("tilelang", "math")) \
-                else Unknown(alias.name)
+            known = mod.name.startswith(("tilelang", "math", "tvm"))
+            out[alias.asname or alias.name] = mod.attr(alias.name) if known else Unknown(alias.name)
     return out
 
 

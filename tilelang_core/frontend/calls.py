@@ -17,6 +17,10 @@ class CallsMixin:
 
     def call_builtin(self, ref: BuiltinRef, node: ast.Call):
         """Evaluate a call of a TileLang builtin; tile ops emit statements and return None."""
+        if ref.name.startswith("tvm.tirx."):
+            from .tirx import tirx_call
+
+            ref, node = tirx_call(ref, node)
         short = ref.short
         handler = HANDLERS.get(short) if ref.name.startswith(("T.", "tilelang.language")) else None
         if handler is None and (short in ("Layout", "Fragment") or "layout" in ref.name.lower()):

@@ -58,6 +58,10 @@ class ModuleRef:
             return BuiltinRef("tilelang." + attr)
         if self.name.startswith("tilelang."):
             return BuiltinRef(self.name + "." + attr)
+        if self.name == "tvm" and attr == "tirx":
+            return ModuleRef("tvm.tirx")
+        if self.name == "tvm.tirx":  # scalar constructors, rewritten to T builtins (frontend/tirx.py)
+            return BuiltinRef("tvm.tirx." + attr)
         if self.name == "math":
             import math
 
