@@ -16,6 +16,17 @@ def colsum(A: T.Tensor((256, 128), "float32"), S: T.Tensor((128,), "float32")):
             T.atomic_add(S[j], part[j])
 """
 
+COLSUM_TILE = """
+@T.prim_func
+def colsum_tile(A: T.Tensor((256, 128), "float32"), S: T.Tensor((2, 128), "float32")):
+    with T.Kernel(4, threads=128) as bx:
+        tile = T.alloc_fragment((64, 128), "float32")
+        part = T.alloc_fragment((128,), "float32")
+        T.copy(A[bx * 64, 0], tile)
+        T.reduce_sum(tile, part, dim=0)
+        T.atomic_add(S[bx % 2, 0:128], part)
+"""
+
 ROWSUM_MMA = """
 @T.prim_func
 def rowsum(A: T.Tensor((128, 32), "float16"), B: T.Tensor((32, 64), "float16"), S: T.Tensor((64,), "float32")):
@@ -90,6 +101,9 @@ CASES = [
     Case("atomic_add in T.Parallel over mma row sums (quad-replicated)", "H200 colsum miscompile (ours)",
          ROWSUM_MMA, _randn((128, 32), (32, 64), (64,), dtype="float16"),
          lambda a: (a[0].float() @ a[1].float()).sum(1).view(2, 64).sum(0), atol=1e-2, rtol=1e-3, tags=("gpu",)),
+    Case("tile atomic_add of a reduced (replicated) fragment", "H200 colsum miscompile (ours)", COLSUM_TILE,
+         _randn((256, 128), (2, 128)), lambda a: a[0].view(2, 2, 64, 128).sum(2).sum(0), atol=1e-3, rtol=1e-4,
+         tags=("gpu",)),
     Case("tile atomic_add of a gemm fragment (split-K)", "tile-ai/tilelang#2959", SPLITK,
          _randn((64, 128), (128, 64), (64, 64), dtype="float16"), lambda a: a[0].float() @ a[1].float(),
          atol=1e-2, rtol=1e-3, tags=("gpu",)),

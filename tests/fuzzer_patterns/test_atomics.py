@@ -20,7 +20,7 @@ def test_lowers_and_compiles_for_sm90a(case):
     check_nvcc(case)
 
 
-@pytest.mark.parametrize("case", params(CASES[:2]))
+@pytest.mark.parametrize("case", params(CASES[:3]))
 def test_replicated_atomic_runs_on_one_thread_per_iteration(case):
     """The atomic sits under a thread guard (before the fix every thread ran it: threads x the sum)."""
     from fuzz_harness import kernel_ir

@@ -135,15 +135,18 @@ class TileOps(CopyOps, ReduceOps):
             return
         src = op.value
         lay = em.layouts.get(src.buffer)
-        if src.buffer.scope != "local.fragment" or lay is None or isinstance(lay, (Replicated, MmaRow)):
-            raise LoweringError("tile T.atomic_add needs a (non-replicated) fragment source on the CUDA backend",
-                                op.span)
+        if src.buffer.scope != "local.fragment" or lay is None:
+            raise LoweringError("tile T.atomic_add needs a fragment source on the CUDA backend", op.span)
         dside = Side(dst, src)
         r = em.fresh("r")
-        em.line(f"for {r} in T.unroll({lay.regs}):")
+        em.line(f"for {r} in T.unroll({lay.regs}):" if lay.regs <= 256 else f"for {r} in T.serial({lay.regs}):")
         with em.block():
             idx = self.index(dside, lay.coords("tx", r))
             conds = self.guard(dside, idx)
+            if isinstance(lay, Replicated):  # every thread holds every element: element r is added by one thread
+                conds = [f"T.floormod({r}, {em.threads}) == tx", *conds]
+            elif isinstance(lay, MmaRow):  # a row lives in the 4 lanes of a quad
+                conds = ["tx % 4 == 0", *conds]
             val = f"{em.name(src.buffer)}[{r}]"
             if src.buffer.dtype != dst.buffer.dtype:
                 val = f'T.Cast("{dst.buffer.dtype}", {val})'
