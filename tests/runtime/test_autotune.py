@@ -106,6 +106,7 @@ def test_decorator_tunes_once_and_compiles_explicit_arguments_directly(mod):
     tuned = mod["tuned"]
     kernel = tuned(40, 8)
     assert tuned(40, 8) is kernel  # tuned once per argument set
+    assert kernel.config in mod["CONFIGS"] and kernel.latency > 0
     a = torch.randn(40, 8)
     torch.testing.assert_close(kernel(a), a * 3)
     explicit = tuned(40, 8, 24, threads=32)  # a tuned argument given positionally: no search, no clash

@@ -116,6 +116,7 @@ class AutoTuner:
         if result.kernel is None:
             raise _all_failed(result.failures)
         result.func, result.libcode = result.kernel.prim_func, result.kernel.get_kernel_source()
+        result.kernel.latency, result.kernel.config = result.latency, result.config
         return result
 
     def _inputs(self, kernel: JITKernel, inputs):

@@ -87,6 +87,10 @@ class _CudaBackend:
 class JITKernel:
     """A compiled kernel: call it with torch tensors (outputs for out_idx are allocated and returned)."""
 
+    latency: float | None = None  # on the kernel an autotuner picked: its time (ms) and config
+    config: dict | None = None
+    ref_latency: float | None = None
+
     def __init__(self, func: N.PrimFunc, out_idx=None, target="auto"):
         if not isinstance(func, N.PrimFunc):
             func = to_ir(func, out_idx)
