@@ -122,6 +122,17 @@ def test_eager_kernel_tunes_on_its_call_and_on_autotune_inputs(mod):
     with set_autotune_inputs(x):
         kernel = mod["eager_scale"].compile()
     torch.testing.assert_close(kernel(x), x * 2)
+    by_dims = mod["eager_scale"].compile(M=32, N=4)  # no inputs given: random ones of the declared shapes
+    torch.testing.assert_close(by_dims(x), x * 2)
+    assert by_dims.config in ({"block": 8}, {"block": 16})
+
+
+def test_autotuner_over_a_jit_factory(mod):
+    from tilelang_core.runtime.autotune import AutoTuner
+
+    factory = mod["tuned"].target
+    result = AutoTuner.from_kernel(lambda **cfg: factory(24, 8, **cfg), configs=mod["CONFIGS"][:2]).run(1, 1)
+    assert result.kernel.config == result.config and result.kernel(torch.ones(24, 8)).sum().item() == 24 * 8 * 3
 
 
 def test_autotune_needs_configs():

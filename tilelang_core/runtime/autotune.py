@@ -93,7 +93,8 @@ class AutoTuner:
         return self
 
     def _compile_factory(self, config: dict):
-        return compile(self.fn(**config), **self.compile_args), None
+        built = self.fn(**config)
+        return (built if isinstance(built, JITKernel) else compile(built, **self.compile_args)), None
 
     def run(self, warmup: int = 25, rep: int = 100, timeout=None, early_stop: bool = False,
             early_stop_factor: float = 2.0, **_ignored) -> AutotuneResult:
@@ -237,7 +238,8 @@ class AutoTuneKernel:
             params = target.signature.parameters
             scalars = {k: v for k, v in kwargs.items() if k in params}
             return lambda cfg: target.specialize(*inputs, **{**scalars, **cfg})
-        return lambda cfg: (target.compile(*args, **{**kwargs, **cfg}), None)
+        named = dict(zip(target.signature.parameters, args))
+        return lambda cfg: (target.compile(**{**named, **kwargs, **cfg}), None)
 
 
 def _freeze(value):
