@@ -115,8 +115,8 @@ def _cause(err: dict | None, kernels: list, mode: str) -> str:
     if err is None:
         return "unknown"
     if "diagnostics" in err:
-        codes = sorted({d["code"] for d in err["diagnostics"]})
-        return "diagnostic: " + ",".join(codes)
+        first = err["diagnostics"][0] if err["diagnostics"] else {"code": "?", "message": err["message"]}
+        return f"diagnostic: {first['code']}: {first['message'][:110]}"
     kind = "internal" if _innermost_ours(err["frames"]) else "user code"
     if err["type"] in ("ImportError", "ModuleNotFoundError", "AttributeError") and "tilelang" in err["message"]:
         kind = "alias"

@@ -97,7 +97,7 @@ def test_cuda_mode_lowers_first_kernel_and_classifies(corpus):
     assert rows["example_add.py"]["outcome"] == "lowered"
     assert rows["example_add.py"]["kernels"][0]["cubin_bytes"] > 0
     bad = rows["example_bad.py"]
-    assert bad["outcome"] == "failed" and bad["cause"] == "diagnostic: threads-exceeded"
+    assert bad["outcome"] == "failed" and bad["cause"].startswith("diagnostic: threads-exceeded: ")
     assert bad["error"]["diagnostics"][0]["line"] == 10  # the T.Kernel line of the user's file
     assert rows["example_dep.py"]["outcome"] == "excluded"
     summary = corpus_run.summarize(list(rows.values()), "cuda", {"ok/example_add.py", "ok/other.py"})
