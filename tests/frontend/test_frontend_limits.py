@@ -103,3 +103,13 @@ def test_nesting_too_deep_for_pythons_parser_is_a_diagnostic():
     result, seconds = _check(GEMM.replace("block_M=128", "block_M=" + "-" * 100000 + "128"))
     assert seconds < 2.0
     assert [d.code for d in result.errors] == ["unsupported-syntax"]
+
+
+def test_deeply_nested_call_arguments_stay_linear():
+    nested = "block_M"
+    for i in range(200):
+        nested = ("T.max({}, 1)", "[{}]", "-{}", "int({})", "({} if 1 else 2)")[i % 5].format(nested)
+    text = GEMM.replace("@tilelang.jit(out_idx=[-1])", f"@({nested})(out_idx=[-1])")
+    _check(text)  # warm
+    _, seconds = _check(text)
+    assert seconds < 1.0

@@ -112,7 +112,8 @@ def call_builtin_const(ref: BuiltinRef, args, kwargs, text: str):
         return 1 if args[0] <= 1 else 1 << (args[0] - 1).bit_length()
     if short in ("dynamic", "symbolic") and args and isinstance(args[0], str):
         dtype = normalize_dtype(args[1] if len(args) > 1 else kwargs.get("dtype", "int32")) or "int32"
-        return N.Var(args[0], dtype, "param")
+        dims = tuple(N.Var(n, dtype, "param") for n in args[0].replace(",", " ").split() if n)  # "S, B" -> 2
+        return dims[0] if len(dims) == 1 else dims
     if short in ("Tensor", "Buffer", "StridedTensor", "FragmentBuffer", "SharedBuffer", "LocalBuffer"):
         shape = args[0] if args else kwargs.get("shape", ())
         dtype = args[1] if len(args) > 1 else kwargs.get("dtype", "float32")
@@ -160,7 +161,17 @@ def _dtype_bits(name: str) -> int | Unknown:
     return int(digits) if digits else Unknown(name)
 
 
+_TEXT_NODES = 64  # larger expressions are abbreviated: unparsing every level of a deep one is quadratic
+
+
 def _text(node) -> str:
+    """The source text of an expression node for messages and labels; large ones abbreviated."""
+    import itertools
+
+    if node is None:
+        return "?"
+    if sum(1 for _ in itertools.islice(ast.walk(node), _TEXT_NODES + 1)) > _TEXT_NODES:
+        return f"{_text(node.func)}(...)" if isinstance(node, ast.Call) else "(...)"
     try:
         return ast.unparse(node)
     except Exception:  # noqa: BLE001

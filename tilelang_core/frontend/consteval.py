@@ -10,8 +10,8 @@ import operator
 
 from ..ir import nodes as N
 from ..ir.arith import checked_op
-from .constcalls import (_SAFE_BUILTINS, MAX_ITEMS, ArgsNamespace, _concrete, _try, call_builtin_const, call_value,  # noqa: F401
-                         get_attr, make_tensor_spec)
+from .constcalls import (_SAFE_BUILTINS, MAX_ITEMS, ArgsNamespace, _concrete, _text, _try, call_builtin_const,  # noqa: F401
+                         call_value, get_attr, make_tensor_spec)
 from .values import BuiltinRef, ConstDims, EnumValue, Unknown, is_expr, is_scalar, to_expr
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -314,13 +314,6 @@ class Evaluator(ast.NodeVisitor):
                 self.argparse[dest] = default if "default" in kwargs else None
             return None
         return ArgsNamespace(dict(self.argparse))
-
-
-def _text(node) -> str:
-    try:
-        return ast.unparse(node)
-    except Exception:  # noqa: BLE001
-        return "?"
 
 
 def bind_target(target, value, env: Env) -> None:

@@ -10,7 +10,7 @@ import difflib
 from ..ir import nodes as N
 from ..ir.arith import as_const
 from ..language.types import DType, MacroDef
-from .consteval import Evaluator, call_value
+from .consteval import Evaluator, _text, call_value
 from .values import POISON, BuiltinRef, Unknown, UserFunc, is_expr, is_scalar, to_expr
 
 _FORBIDDEN = {
@@ -435,8 +435,3 @@ def _describe(v) -> str:
     return type(v).__name__
 
 
-def _text(node) -> str:
-    try:
-        return ast.unparse(node) if node is not None else "?"
-    except Exception:  # noqa: BLE001
-        return "?"
