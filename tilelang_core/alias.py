@@ -171,7 +171,6 @@ _LAZY = {
     "PassConfigKey": ("tilelang_core.compat.transform", "PassConfigKey"),
     "TensorSupplyType": ("tilelang_core.compat.utils", "TensorSupplyType"),
     "env": ("tilelang_core.compat.env", "env"),
-    "tvm": ("tilelang_core.compat.tvm", "tvm()"),
     "DataType": ("tilelang_core.compat.tvm", "DataType"),
     "register_cuda_postproc": ("tilelang_core.compat.engine", "register_cuda_postproc"),
     "register_hip_postproc": ("tilelang_core.compat.engine", "register_hip_postproc"),
@@ -195,6 +194,11 @@ class _TopModule(types.ModuleType):
         self.cdiv, self.next_power_of_2 = cdiv, next_power_of_2
 
     def __getattr__(self, name: str):
+        if name == "tvm":  # the installed apache-tvm, imported now (compat/tvm.py)
+            from .compat.tvm import tvm
+
+            self.tvm = tvm()
+            return self.tvm
         if name not in _LAZY:
             if name in ("disable_cache", "enable_cache", "is_cache_enabled"):
                 return getattr(self.env, name)
@@ -203,8 +207,7 @@ class _TopModule(types.ModuleType):
             raise AttributeError(f"module 'tilelang' (tilelang_core alias) has no attribute {name!r}")
         module_name, attr = _LAZY[name]
         module = importlib.import_module(module_name)
-        value = module if attr is None else getattr(module, attr.rstrip("()"))
-        value = value() if attr and attr.endswith("()") else value
+        value = module if attr is None else getattr(module, attr)
         setattr(self, name, value)
         return value
 

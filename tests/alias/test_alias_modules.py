@@ -166,3 +166,11 @@ def test_sparse_layout_metadata_factors(tilelang):
     assert get_e_factor(T.float16, T.int16) == 16 and get_e_factor(T.int8, T.int32) == 32
     assert get_e_replicate_factor(T.int8) == 1 and get_e_replicate_factor(T.bfloat16) == 2
     assert GROUP_CONFIG[T.float32] == (1, 2)
+
+
+def test_env_settings_through_the_module_too(tilelang, monkeypatch):
+    monkeypatch.setenv("TILELANG_CACHE_DIR", "/tmp/tl-cache")
+    assert tilelang.env.TILELANG_CACHE_DIR == "/tmp/tl-cache"
+    import tilelang.env as env_module
+
+    assert env_module.TILELANG_CACHE_DIR == "/tmp/tl-cache" and env_module.TILELANG_TMP_DIR.startswith("/tmp/tl-cache")

@@ -45,3 +45,10 @@ class Environment:
 
 
 env = Environment()
+
+
+def __getattr__(name: str):
+    """`import tilelang.env` binds this module where TileLang code expects the settings object."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(env, name)
