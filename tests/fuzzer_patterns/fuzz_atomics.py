@@ -51,6 +51,17 @@ def hist(A: T.Tensor((1024,), "{dt}"), S: T.Tensor((4,), "{dt}")):
             T.atomic_add(S[i % 4], A[bx * 256 + i])
 """
 
+MINMAX = """
+@T.prim_func
+def minmax(A: T.Tensor((256,), "{dt}"), S: T.Tensor((4,), "{dt}")):
+    with T.Kernel(4, threads=64) as bx:
+        for i in T.Parallel(64):
+            T.atomic_max(S[0], A[bx * 64 + i])
+            T.atomic_min(S[1], A[bx * 64 + i])
+        T.atomic_max(S[2], 42.0)
+        T.atomic_min(S[3], 7.0)
+"""
+
 SPLITK = """
 @T.prim_func
 def splitk(A: T.Tensor((64, 128), "float16"), B: T.Tensor((128, 64), "float16"), C: T.Tensor((64, 64), "float32")):
@@ -88,6 +99,30 @@ def _hist_inputs(dt):
     return make
 
 
+def _minmax_inputs(dt):
+    def make(device):
+        import torch
+
+        g = torch.Generator().manual_seed(6)
+        dtype = getattr(torch, dt)
+        if dtype.is_floating_point:
+            a = (torch.randn(256, generator=g) * 30).to(dtype)
+        else:
+            lo, hi = (0, 200) if dt.startswith("u") else (-100, 100)
+            a = torch.randint(lo, hi, (256,), generator=g).to(dtype)
+        return [a.to(device), torch.tensor([0, 0, 0, 0]).to(dtype).to(device)]
+    return make
+
+
+def _minmax_ref(args):
+    import torch
+
+    a, z = args[0], torch.zeros((), dtype=args[0].dtype)
+    fixed = torch.tensor([42, 7]).to(a.dtype)
+    return torch.stack([torch.maximum(a.max(), z), torch.minimum(a.min(), z),
+                        torch.maximum(fixed[0], z), torch.minimum(fixed[1], z)])
+
+
 def _hist_ref(args):
     import torch
 
@@ -111,4 +146,8 @@ CASES = [
     Case(f"atomic_add on {dt}", "tile-ai/tilelang#2572", HIST.replace("{dt}", dt), _hist_inputs(dt), _hist_ref,
          tags=("gpu",))
     for dt in ("int16", "uint16", "int8", "uint8", "int32", "int64", "uint32", "float32")
+] + [
+    Case(f"atomic_max/atomic_min on {dt} (a float literal operand converted first)", "tile-ai/tilelang#2758, #2573",
+         MINMAX.replace("{dt}", dt), _minmax_inputs(dt), _minmax_ref, tags=("gpu",))
+    for dt in ("float16", "bfloat16", "float32", "int32", "int64", "int16", "uint8")
 ]

@@ -25,6 +25,7 @@ HINTS = frozenset({
     "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding", "annotate_restrict_buffers",
     "use_swizzle", "pdl_trigger", "pdl_sync", "loop_break_hint",
 }) | BARRIER_CALLS
+ATOMIC_CALLS = frozenset({"atomic_max", "atomic_min"})  # Evaluate(Call(name, (dst element, value)))
 
 
 class CpuLowering:
@@ -44,7 +45,8 @@ class CpuLowering:
         self.ops = OpLowering(self)
         self.simt: ThreadEmulation | None = None  # set inside a thread-level block
         self.tid = None  # the thread id being lowered inside a thread-level block's phase
-        self.serial_grid = any(isinstance(n, N.AtomicAdd) for n in walk(func.body))
+        self.serial_grid = any(isinstance(n, N.AtomicAdd) or isinstance(n, N.Call) and n.name in ATOMIC_CALLS
+                               for n in walk(func.body))
         self._names: dict[str, int] = {}
 
     # -- helpers used by cpu_ops ------------------------------------------------------------------
@@ -296,6 +298,10 @@ class CpuLowering:
     def _s_Evaluate(self, s):
         if isinstance(s.value, N.Call) and s.value.name in HINTS:
             return []
+        if isinstance(s.value, N.Call) and s.value.name in ATOMIC_CALLS:  # dst = max/min(dst, value)
+            old, value = s.value.args
+            new = N.Call(s.value.name[len("atomic_"):], (old, N.Cast(old.buffer.dtype, value)), old.buffer.dtype)
+            return self._s_Store(N.Store(old.buffer, old.indices, new, span=s.span))
         return self.tirx.Evaluate(self.expr(s.value))
 
     def _s_AnnotateLayout(self, s):

@@ -193,7 +193,7 @@ def _minmax(fn):
             a, b = match(out, x)
             out = fn(a, b)
             if is_float(dtype_of(a)):
-                out = tirx.Select(tirx.isnan(a), b, tirx.Select(tirx.isnan(b), a, out))
+                out = tirx.Select(_isnan(a), b, tirx.Select(_isnan(b), a, out))
         return out
     return build
 
@@ -202,7 +202,13 @@ def _clamp(args):
     """min(max(x, lo), hi), except that a NaN x stays NaN (as torch.clamp)."""
     tirx = load().tirx
     out = _minmax(tirx.Min)([_minmax(tirx.Max)([args[0], args[1]]), args[2]])
-    return tirx.Select(tirx.isnan(args[0]), cast(args[0], dtype_of(out)), out) if is_float(dtype_of(out)) else out
+    return tirx.Select(_isnan(args[0]), cast(args[0], dtype_of(out)), out) if is_float(dtype_of(out)) else out
+
+
+def _isnan(x):
+    """isnan for any float (TVM has none for bfloat16: test the float32 value)."""
+    tirx = load().tirx
+    return tirx.isnan(cast(x, "float32") if dtype_of(x) in ("bfloat16", "float16") else x)
 
 
 def _ceildiv(args):

@@ -232,7 +232,9 @@ class KernelEmitter(PipelineEmitter):
         elif isinstance(s, N.While):
             self.while_stmt(s)
         elif isinstance(s, N.Evaluate):
-            if not (self.thread_ops.statement(s) or self.intrinsic_ops.statement(s)):
+            if isinstance(s.value, N.Call) and s.value.name in ("atomic_max", "atomic_min"):
+                self.ops.atomic_minmax(s.value)
+            elif not (self.thread_ops.statement(s) or self.intrinsic_ops.statement(s)):
                 self.line(f"T.evaluate({self.emit(s.value)})")
         elif isinstance(s, N.TILE_OPS):
             self.ops.emit(s)

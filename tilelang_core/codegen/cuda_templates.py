@@ -200,24 +200,55 @@ __device__ __forceinline__ void atomic_add(long* p, long v) {  // int64: two's c
 __device__ __forceinline__ void atomic_add(unsigned long* p, unsigned long v) {
   atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
 }
-// 8/16-bit integers have no atomicAdd: compare-and-swap the aligned 32-bit word that holds the element
-template <typename I>
-__device__ __forceinline__ void atomic_add_narrow(I* p, I v) {
+// elements without a native atomic: compare-and-swap the aligned 32-bit word that holds them, x = f(x)
+template <typename E, typename F>
+__device__ __forceinline__ void atomic_update(E* p, F f) {
+  static_assert(sizeof(E) <= 4, "atomic_update: 8, 16 or 32-bit elements");
   size_t addr = reinterpret_cast<size_t>(p);
   unsigned int* word = reinterpret_cast<unsigned int*>(addr & ~size_t(3));
-  unsigned int shift = (addr & 3) * 8, mask = ((1u << (8 * sizeof(I))) - 1u) << shift;
+  unsigned int shift = (addr & 3) * 8;
+  unsigned int mask = sizeof(E) == 4 ? 0xffffffffu : ((1u << (8 * sizeof(E))) - 1u) << shift;
   unsigned int old = *word, seen;
   do {
     seen = old;
-    I sum = static_cast<I>(static_cast<I>((seen & mask) >> shift) + v);
-    unsigned int bits = (static_cast<unsigned int>(sum) << shift) & mask;
-    old = atomicCAS(word, seen, (seen & ~mask) | bits);
+    unsigned int raw = (seen & mask) >> shift;
+    E cur;
+    memcpy(&cur, &raw, sizeof(E));
+    E next = f(cur);
+    unsigned int bits = 0;
+    memcpy(&bits, &next, sizeof(E));
+    old = atomicCAS(word, seen, (seen & ~mask) | ((bits << shift) & mask));
   } while (old != seen);
+}
+template <typename I>
+__device__ __forceinline__ void atomic_add_narrow(I* p, I v) {
+  atomic_update(p, [v](I x) { return static_cast<I>(x + v); });
 }
 __device__ __forceinline__ void atomic_add(short* p, short v) { atomic_add_narrow(p, v); }
 __device__ __forceinline__ void atomic_add(unsigned short* p, unsigned short v) { atomic_add_narrow(p, v); }
 __device__ __forceinline__ void atomic_add(signed char* p, signed char v) { atomic_add_narrow(p, v); }
 __device__ __forceinline__ void atomic_add(unsigned char* p, unsigned char v) { atomic_add_narrow(p, v); }
+// atomic max/min: native on 32/64-bit integers; floats (NaN-quiet like fmaxf) and narrow types by CAS
+__device__ __forceinline__ void atomic_max(int* p, int v) { atomicMax(p, v); }
+__device__ __forceinline__ void atomic_min(int* p, int v) { atomicMin(p, v); }
+__device__ __forceinline__ void atomic_max(unsigned int* p, unsigned int v) { atomicMax(p, v); }
+__device__ __forceinline__ void atomic_min(unsigned int* p, unsigned int v) { atomicMin(p, v); }
+__device__ __forceinline__ void atomic_max(long* p, long v) { atomicMax(reinterpret_cast<long long*>(p), (long long)v); }
+__device__ __forceinline__ void atomic_min(long* p, long v) { atomicMin(reinterpret_cast<long long*>(p), (long long)v); }
+__device__ __forceinline__ void atomic_max(float* p, float v) { atomic_update(p, [v](float x) { return fmaxf(x, v); }); }
+__device__ __forceinline__ void atomic_min(float* p, float v) { atomic_update(p, [v](float x) { return fminf(x, v); }); }
+__device__ __forceinline__ void atomic_max(half* p, half v) { atomic_update(p, [v](half x) { return __hmax(x, v); }); }
+__device__ __forceinline__ void atomic_min(half* p, half v) { atomic_update(p, [v](half x) { return __hmin(x, v); }); }
+__device__ __forceinline__ void atomic_max(__nv_bfloat16* p, __nv_bfloat16 v) {
+  atomic_update(p, [v](__nv_bfloat16 x) { return __hmax(x, v); });
+}
+__device__ __forceinline__ void atomic_min(__nv_bfloat16* p, __nv_bfloat16 v) {
+  atomic_update(p, [v](__nv_bfloat16 x) { return __hmin(x, v); });
+}
+template <typename I>
+__device__ __forceinline__ void atomic_max(I* p, I v) { atomic_update(p, [v](I x) { return x < v ? v : x; }); }
+template <typename I>
+__device__ __forceinline__ void atomic_min(I* p, I v) { atomic_update(p, [v](I x) { return v < x ? v : x; }); }
 }  // namespace tl
 // ---- end of tilelang_core device library ------------------------------------------------
 """

@@ -153,6 +153,15 @@ class TileOps(CopyOps, ReduceOps):
             self._guarded(conds, f'T.cuda.func_call("tl::atomic_add", {em.name(dst.buffer)}.ptr_to([{", ".join(idx)}]), '
                                  f'{val}, source_code="")')
 
+    def atomic_minmax(self, call: N.Call) -> None:
+        """T.atomic_max / atomic_min on one element (once per iteration inside a replicated T.Parallel)."""
+        em = self.em
+        old, value = call.args
+        idx = [em.idx(i) for i in old.indices] or ["0"]
+        ptr = f"{em.name(old.buffer)}.ptr_to([{', '.join(em.access(old.buffer, idx))}])"
+        line = f'T.cuda.func_call("tl::{call.name}", {ptr}, {em.emit(value, old.buffer.dtype)}, source_code="")'
+        self._guarded([em.owner] if em.owner else [], line)
+
 
 def _b(flag: bool) -> str:
     return "true" if flag else "false"

@@ -206,6 +206,19 @@ def h_atomic_add(p, b, node, short):
     p.emit(N.AtomicAdd(dst, value, p.span(node)))
 
 
+def h_atomic_minmax(p, b, node, short):
+    """T.atomic_max / T.atomic_min(dst_element, value): an atomic call on one element (value converted to its dtype)."""
+    dst = region_of(p, b["dst"])
+    if dst.kind != "point" or const_bool(p, b, "return_prev", "return_prev"):
+        raise KernelError("bad-arguments", f"T.{short} takes one element (`buf[i, j]`) and a value here; the tile "
+                          "form and return_prev are not supported yet", node)
+    old = N.Load(dst.buffer, tuple(a.start for a in dst.axes), dst.span)
+    p.emit(N.Evaluate(N.Call(short, (old, p.ev.scalar(b["value"])), dst.buffer.dtype, p.span(node)), p.span(node)))
+
+
+ATOMIC_MINMAX = ("atomic_max", "atomic_min")
+
+
 def _region_or_value(p, vnode):
     if isinstance(vnode, ast.Subscript):
         base = p.ev.eval(vnode.value)
@@ -414,6 +427,7 @@ HANDLERS = {
     "alloc_shared": h_alloc, "alloc_fragment": h_alloc, "alloc_local": h_alloc, "alloc_var": h_alloc_var,
     "copy": h_copy, "gemm": h_gemm, "gemm_v1": h_gemm, "gemm_v2": h_gemm, "clear": h_fill, "fill": h_fill,
     "cumsum": h_cumsum, "atomic_add": h_atomic_add, "annotate_layout": h_annotate_layout,
+    "atomic_max": h_atomic_minmax, "atomic_min": h_atomic_minmax,
     "use_swizzle": h_use_swizzle, "if_then_else": h_if_then_else, "cast": h_cast,
     "infinity": h_typed_const, "max_value": h_typed_const, "min_value": h_typed_const,
     **{name: h_alloc_other for name in _OTHER_ALLOCS},
