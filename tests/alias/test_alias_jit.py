@@ -76,3 +76,8 @@ def test_eager_kernel_source_from_tensors_or_dims(mod):
     assert "define" in eager.get_kernel_source(x)
     assert eager.get_kernel_source(N=16, block=4)
     torch.testing.assert_close(eager(x), -x)
+
+
+def test_printing_a_prim_func_does_not_dump_its_globals(mod):
+    text = repr(mod["add_one"](32))
+    assert "main" in text and "__builtins__" not in text and len(text) < 400

@@ -16,11 +16,11 @@ class CapturedFunc:
     """A function's dedented source plus where it came from and the names visible to it."""
 
     pyfunc: object
-    source: str
+    source: str = field(repr=False)
     filename: str
     first_line: int  # 1-based line of the first source line (decorators included) in `filename`
     indent: int  # columns removed by dedenting
-    env: dict = field(default_factory=dict)
+    env: dict = field(default_factory=dict, repr=False)  # printing a kernel must not dump its globals
 
     @property
     def name(self) -> str:
