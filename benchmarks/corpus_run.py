@@ -120,6 +120,8 @@ def _cause(err: dict | None, kernels: list, mode: str) -> str:
     kind = "internal" if _innermost_ours(err["frames"]) else "user code"
     if err["type"] in ("ImportError", "ModuleNotFoundError", "AttributeError") and "tilelang" in err["message"]:
         kind = "alias"
+    if err["type"] == "UnsupportedFeatureError":  # a real-TileLang API tilelang_core declines, at the user's call
+        kind = "unsupported"
     if mode == "cpu" and kernels and err["type"] == "AssertionError":
         kind = "result mismatch"
     return f"{kind}: {err['type']}: {err['message'].splitlines()[0][:140] if err['message'] else ''}"
