@@ -120,3 +120,10 @@ def test_child_writes_json_for_a_syntax_error(tmp_path):
                     str(out), str(bad)], check=True, timeout=120, capture_output=True)
     row = json.loads(out.read_text())
     assert row["status"] == "exception" and row["error"]["type"] == "SyntaxError"
+
+
+def test_unsupported_feature_is_its_own_cause():
+    frames = [{"file": str(ROOT / "tilelang_core" / "compat" / "__init__.py"), "line": 30, "func": "__call__"}]
+    err = {"type": "UnsupportedFeatureError", "frames": frames,
+           "message": "tilelang.tools.plot_layout is not supported by tilelang_core: ..."}
+    assert corpus_run._cause(err, [], "cuda").startswith("unsupported: UnsupportedFeatureError: tilelang.tools")
