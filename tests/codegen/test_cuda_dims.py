@@ -161,6 +161,31 @@ def row_driven(target):
         return main
     return factory
 
+
+def shifted_rows(target):
+    @tilelang.jit(out_idx=[-1], target=target)
+    def factory():
+        S, B = T.dynamic("S, B")          # two dims from one T.dynamic
+
+        @T.prim_func
+        def main(A: T.Tensor((64, 32), T.float16), Bm: T.Tensor((32, 64), T.float16),
+                 X: T.Tensor((S, B), T.float32), O: T.Tensor((64, 64), T.float32)):
+            with T.Kernel(1, threads=128) as bx:
+                As = T.alloc_shared((64, 32), T.float16)
+                Bs = T.alloc_shared((32, 64), T.float16)
+                half = T.alloc_shared((32, 64), T.float32)
+                acc = T.alloc_fragment((64, 64), T.float32)
+                T.copy(A, As)
+                T.copy(Bm, Bs)
+                T.gemm(As, Bs, acc, clear_accum=True)
+                for h in range(2):                  # a run-time loop: row offset h * 32
+                    for i, j in T.Parallel(64, 64):
+                        if i < 32:
+                            half[i, j] = acc[i + h * 32, j] + X[0, 0] * 0
+                    T.copy(half, O[h * 32, 0])
+        return main
+    return factory
+
 '''
 
 
@@ -338,3 +363,46 @@ def test_a_transposed_register_operand_is_reported_at_the_gemm():
     with pytest.raises(LoweringError) as info:
         tvmscript(func, "sm_90a")
     assert info.value.span.line == 12 and "transpose_A=True" in str(info.value)
+
+
+@pytest.mark.nvcc
+def test_fragment_rows_at_an_offset_drive_the_loop_for_sm90a(mod):
+    kernel = mod["shifted_rows"]("sm_90a")()
+    assert [p.name for p in kernel.params][:4] == ["A", "Bm", "X", "O"]
+
+
+def test_fragment_rows_at_an_offset_run_on_the_cpu_backend(mod):
+    a, b = torch.randn(64, 32).half(), torch.randn(32, 64).half()
+    out = mod["shifted_rows"]("cpu")()(a, b, torch.zeros(3, 5))
+    torch.testing.assert_close(out, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
+
+
+SCRATCH_VIEW = '''
+import tilelang_core.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64, 64), T.float16), B: T.Tensor((64, 64), T.float16), C: T.Tensor((32, 64), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        As = T.alloc_shared((64, 64), T.float16)
+        Bs = T.alloc_shared((64, 64), T.float16)
+        acc = T.alloc_fragment((64, 64), T.float32)
+        scratch = T.view(As, shape=[32, 64], dtype=T.float32)   # the gemm tile's bytes, reused
+        T.copy(A, As)
+        T.copy(B, Bs)
+        T.gemm(As, Bs, acc, clear_accum=True)
+        for i, j in T.Parallel(64, 64):
+            if i < 32:
+                scratch[i, j] = acc[i, j]
+        T.copy(scratch, C)
+'''
+
+
+@pytest.mark.nvcc
+def test_another_dtype_view_of_a_swizzled_gemm_tile_is_scratch_for_sm90a():
+    from tilelang_core import check_source
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(check_source(textwrap.dedent(SCRATCH_VIEW), "<test>").kernels[0], "sm_90a")
+    assert 'scratch = T.decl_buffer((32, 64), "float32", data=smem.data' in ck.tvmscript
+    assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"

@@ -309,6 +309,8 @@ class KernelEmitter(PipelineEmitter):
         accesses = list(fragment_accesses(s.body))
         full = [b for b, idx in accesses if len(idx) == len(s.vars) and all(i is v for i, v in zip(idx, s.vars))]
         driver = next((self.layouts[b] for b in full if not isinstance(self.layouts.get(b), Replicated)), None)
+        if driver is None:
+            s, driver = self._rebased(s, accesses)
         self.in_parallel += 1
         try:
             if driver is not None:
@@ -365,6 +367,18 @@ class KernelEmitter(PipelineEmitter):
             self.serial(N.For(s.vars, s.starts, s.extents, "serial", s.body, span=s.span))
         finally:
             self.owner = old
+
+    def _rebased(self, s: N.For, accesses: list):
+        """(loop, driver layout) for a loop indexing a fragment at constant offsets of its variables
+        (`acc[i + 16, j]`), re-based on the fragment (passes.loop_shift); (s, None) otherwise."""
+        from ..passes.loop_shift import index_shifts, rebase_on_fragment
+
+        for b, idx in accesses:
+            lay, shifts, shape = self.layouts.get(b), index_shifts(idx, s.vars), shape_ints(b.shape)
+            if shifts is not None and not isinstance(lay, Replicated) and shape and len(shape) == len(s.vars):
+                same = {c for c, _ in accesses if self.layouts.get(c) == lay}
+                return rebase_on_fragment(s, same, shifts, list(shape)), lay
+        return s, None
 
     def _row_layout(self, s: N.For, accesses: list):
         """The MmaRow layout of a Parallel loop whose fragment accesses are all row vectors indexed by its
@@ -455,7 +469,10 @@ class KernelEmitter(PipelineEmitter):
             shape = shape_ints(v.shape)
             problem = ("needs a static shape" if shape is None else
                        "views a multi-buffered tile" if root in self.stages or v in self.stages else
-                       "views a swizzled gemm tile" if self.swizzled.get(root) or self.swizzled.get(v) else None)
+                       # another dtype reuses the bytes as scratch; the same dtype would read swizzled elements
+                       "views a swizzled gemm tile with its own dtype" if (self.swizzled.get(root) or
+                                                                          self.swizzled.get(v)) and
+                       v.dtype == root.dtype else None)
             size = nbytes(v.dtype)
             for d in shape or ():
                 size *= d
