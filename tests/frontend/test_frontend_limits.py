@@ -110,6 +110,4 @@ def test_deeply_nested_call_arguments_stay_linear():
     for i in range(200):
         nested = ("T.max({}, 1)", "[{}]", "-{}", "int({})", "({} if 1 else 2)")[i % 5].format(nested)
     text = GEMM.replace("@tilelang.jit(out_idx=[-1])", f"@({nested})(out_idx=[-1])")
-    _check(text)  # warm
-    _, seconds = _check(text)
-    assert seconds < 1.0
+    assert min(_check(text)[1] for _ in range(3)) < 1.0

@@ -161,16 +161,15 @@ def _dtype_bits(name: str) -> int | Unknown:
     return int(digits) if digits else Unknown(name)
 
 
-_TEXT_NODES = 64  # larger expressions are abbreviated: unparsing every level of a deep one is quadratic
+_TEXT_CHARS = 200  # longer expressions are abbreviated: unparsing every level of a deep one is quadratic
 
 
 def _text(node) -> str:
-    """The source text of an expression node for messages and labels; large ones abbreviated."""
-    import itertools
-
+    """The source text of an expression node for messages and labels; long ones abbreviated."""
     if node is None:
         return "?"
-    if sum(1 for _ in itertools.islice(ast.walk(node), _TEXT_NODES + 1)) > _TEXT_NODES:
+    end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+    if end_line is not None and (end_line > node.lineno or end_col - node.col_offset > _TEXT_CHARS):
         return f"{_text(node.func)}(...)" if isinstance(node, ast.Call) else "(...)"
     try:
         return ast.unparse(node)
