@@ -140,3 +140,12 @@ def test_autotune_needs_configs():
 
     with pytest.raises(TypeError, match="configs"):
         autotune()(lambda: None)
+
+
+def test_star_import_exports_the_public_names_only():
+    import tilelang_core.runtime.autotune as A
+
+    names: dict = {}
+    exec("from tilelang_core.runtime.autotune import *", names)
+    assert {"autotune", "AutoTuner", "set_autotune_inputs"} <= set(names) and "compile" not in names
+    assert set(A.__all__) <= set(names)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 from .jit import JITFactory, JITKernel, compile, jit
 
+__all__ = ["autotune", "AutoTuner", "AutotuneResult", "set_autotune_inputs", "get_autotune_inputs"]
+
 _local = threading.local()
 
 
