@@ -135,6 +135,19 @@ def test_autotuner_over_a_jit_factory(mod):
     assert result.kernel.config == result.config and result.kernel(torch.ones(24, 8)).sum().item() == 24 * 8 * 3
 
 
+def test_configs_from_a_function_of_the_call_arguments(mod):
+    from tilelang_core.runtime.autotune import autotune
+
+    seen = []
+
+    def configs(M, N):
+        seen.append((M, N))
+        return {"block_M": [M // 2], "threads": [32]}  # a dict of lists: its product
+
+    kernel = autotune(configs=configs, warmup=1, rep=1)(mod["tuned"].target)(16, 8)
+    assert seen == [(16, 8)] and kernel.config == {"block_M": 8, "threads": 32}
+
+
 def test_autotune_needs_configs():
     from tilelang_core.runtime.autotune import autotune
 

@@ -149,8 +149,9 @@ class AutoTuner:
         return profiler.do_bench(input_tensors=ins, warmup=warmup, rep=rep)
 
 
-def _config_list(configs) -> list[dict]:
-    items = configs() if callable(configs) else configs
+def _config_list(configs, args=(), kwargs=None) -> list[dict]:
+    """Configs as dicts; a callable is called with the kernel call's arguments, a dict of lists expanded."""
+    items = configs(*args, **(kwargs or {})) if callable(configs) else configs
     if isinstance(items, dict):  # {"block_M": [64, 128], ...}: the cartesian product
         import itertools
 
@@ -206,7 +207,7 @@ class AutoTuneKernel:
         return self._best(args, kwargs)[0]
 
     def _best(self, args, kwargs, eager_call: bool = False):
-        configs = _config_list(self.configs)
+        configs = _config_list(self.configs, args, kwargs)
         tuned = {k for c in configs for k in _kernel_args(c)}
         if self._given(tuned, args, kwargs):
             return self._builder(args, kwargs, eager_call)({})
