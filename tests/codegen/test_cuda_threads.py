@@ -37,6 +37,8 @@ def k(A: T.Tensor((64, 256), T.float32), B: T.Tensor((64, 256), T.float32)):
             T.mbarrier_wait_parity(bars[0], 0)
         T.sync_threads(1, 128)
         T.mbarrier_arrive(mbarrier=bars[1])
+        T.fence_proxy_async()
+        T.sync_warp()
 """
 
 ROLES = """
@@ -138,7 +140,8 @@ def test_thread_indices_barriers_and_hints_compile(arch):
     ck = generate(_kernel(THREADS), arch)
     script = ck.tvmscript
     assert "T.floormod(tx, 32)" in script and "T.floordiv(tx, 32)" in script  # threadIdx.x / .y of (32, 8)
-    for call in ("tl::mbar_init", "tl::mbar_arrive", "tl::mbar_wait", "tl::named_bar_sync", "tl::set_max_nreg<240"):
+    for call in ("tl::mbar_init", "tl::mbar_arrive", "tl::mbar_wait", "tl::named_bar_sync", "tl::set_max_nreg<240",
+                 "tl::fence_proxy_async()", "tl::sync_warp()"):
         assert call in ck.source
     assert ck.source.count("tl::mbar_init(") == 3  # one call per barrier
     body = ck.source[ck.source.index("if (((int)threadIdx.x) < 128)"):]

@@ -17,7 +17,7 @@ THREAD_INDEX = ("get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_
 _BARRIER_CALLS = ("mbarrier_arrive", "mbarrier_wait_parity", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx")
 _NO_OPS = ("no_set_max_nreg", "disable_warp_group_reg_alloc", "annotate_producer_reg_dealloc",
            "annotate_consumer_reg_alloc")
-STATEMENTS = ("sync_threads", "sync_warp", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
+STATEMENTS = ("sync_threads", "sync_warp", "fence_proxy_async", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
               *_NO_OPS)
 WARP_GROUP = 128
 _TX = re.compile(r"\btx\b")
@@ -71,6 +71,11 @@ __device__ __forceinline__ void named_bar_sync(int id, int count, int proxy_fenc
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 __device__ __forceinline__ void sync_warp() { __syncwarp(); }
+__device__ __forceinline__ void fence_proxy_async() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+}
 template <int N, bool INC>
 __device__ __forceinline__ void set_max_nreg() {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -145,6 +150,8 @@ class ThreadOps:
             em.line(f'T.cuda.func_call("tl::named_bar_sync", {bar_id}, {count}, source_code="")')
         elif name == "sync_warp":
             em.line('T.cuda.func_call("tl::sync_warp", source_code="")')
+        elif name == "fence_proxy_async":
+            em.line('T.cuda.func_call("tl::fence_proxy_async", source_code="")')
         elif name in ("set_max_nreg", "inc_max_nreg", "dec_max_nreg"):
             self._set_max_nreg(call)
         else:

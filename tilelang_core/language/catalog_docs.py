@@ -396,6 +396,21 @@ _ADVANCED = {
     "T.fence_proxy_async": "Order generic-proxy shared-memory writes before async-proxy (TMA/WGMMA) reads.",
     "T.wait_wgmma": "Wait until at most `id` WGMMA groups are still in flight.",
     "T.set_max_nreg": "Raise (`is_inc=1`) or lower the register budget of the current warpgroup (sm_90a).",
+    "T.inc_max_nreg": "Raise the register budget of the current warpgroup to `reg_count` (setmaxnreg.inc, sm_90a).",
+    "T.dec_max_nreg": "Lower the register budget of the current warpgroup to `reg_count` (setmaxnreg.dec, sm_90a).",
+    "T.no_set_max_nreg": "Leave the warpgroups' register budgets alone (a hint; emits nothing).",
+    "T.disable_warp_group_reg_alloc": "Same as `T.no_set_max_nreg()`: no register reallocation between warpgroups.",
+    "T.mbarrier_expect_tx": "Add `tx` expected transaction bytes to an mbarrier's current phase (sm_90+).",
+    "T.mbarrier_arrive_expect_tx": "Arrive on an mbarrier and add `tx` expected transaction bytes (sm_90+).",
+    "T.thread_binding": "As a value (`tx = T.thread_binding(0, threads, thread=\"threadIdx.x\")`): the thread index "
+                        "on that axis, like `T.get_thread_binding`.",
+    "T.ws": "`with T.ws(g):` runs the body on warp group `g` (threads 128g..128g+127) only. Roles that hand data over "
+            "through `T.alloc_barrier` mbarriers are warp-specialised: their tile ops run on the group's 128 threads.",
+    **{f"T.ieee_{op}": f"IEEE-754 {what} with an explicit rounding mode: \"rn\" (nearest even), \"rz\" (toward "
+                       f"zero), \"ru\" (up), \"rd\" (down); float32 (and float64)."
+       for op, what in (("add", "x + y"), ("sub", "x - y"), ("mul", "x * y"), ("fmaf", "fused x * y + z"),
+                        ("frcp", "1 / x"), ("fsqrt", "sqrt(x)"), ("fdiv", "x / y"))},
+    "T.ieee_frsqrt": "IEEE-754 1 / sqrt(x), rounded to nearest (float32).",
     "T.sync_warp": "Synchronise the threads of a warp (`__syncwarp(mask)`).",
     "T.sync_grid": "Synchronise all blocks of a cooperative launch.",
     "T.get_lane_idx": "The lane index of the current thread within its warp.",
