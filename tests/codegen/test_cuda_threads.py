@@ -196,3 +196,23 @@ def test_tile_ops_in_thread_subsets_are_reported_at_their_line(src, line, words)
         generate(_kernel(src), "sm_90a")
     assert words in str(info.value) and info.value.span.line == line
     assert info.value.code == "lowering-unsupported"
+
+
+def test_expect_tx_is_reported_since_no_copy_posts_bytes():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.codegen.cuda_lower import LoweringError
+
+    src = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((128,), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        S = T.alloc_shared((128,), T.float32)
+        bar = T.alloc_barrier(arrive_count=1)
+        T.mbarrier_arrive_expect_tx(bar, 512)
+        T.tma_copy(A, S, barrier=bar)
+"""
+    with pytest.raises(LoweringError) as info:
+        generate(_kernel(src), "sm_90a")
+    assert "T.mbarrier_arrive_expect_tx counts the bytes" in str(info.value) and info.value.span.line == 9

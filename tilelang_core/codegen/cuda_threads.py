@@ -1,5 +1,5 @@
 """CUDA lowering of thread-level programming: thread indices, block and named barriers, mbarriers
-(`T.alloc_barrier` + arrive/wait/expect_tx), register-budget hints and warp-specialised `T.ws` roles.
+(`T.alloc_barrier` + arrive/wait), register-budget hints and warp-specialised `T.ws` roles.
 
 Block threads are launched flat (`tx` = threadIdx.x over threads=(x, y, z)), so threadIdx.y/z are
 recomputed from `tx`. mbarriers live in the dynamic shared-memory pool; thread 0 initialises them.
@@ -49,20 +49,6 @@ __device__ __forceinline__ void mbar_wait(void* bar, int parity) {
     asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
                  : "=r"(done) : "r"(mbar_addr(bar)), "r"(parity & 1) : "memory");
   } while (!done);
-}
-__device__ __forceinline__ void mbar_expect_tx(void* bar, int bytes) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(mbar_addr(bar)), "r"(bytes) : "memory");
-#else
-  __trap();  // transaction counts need sm_90 (TMA)
-#endif
-}
-__device__ __forceinline__ void mbar_arrive_expect_tx(void* bar, int bytes) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(mbar_addr(bar)), "r"(bytes) : "memory");
-#else
-  __trap();
-#endif
 }
 __device__ __forceinline__ void named_bar_sync(int id, int count, int proxy_fence = 0) {
 #if __CUDA_ARCH__ >= 900
@@ -180,9 +166,10 @@ class ThreadOps:
             em.line(f'T.cuda.func_call("tl::mbar_arrive", {ptr}, {1 if em.wgmma else 0}, source_code="")')
         elif call.name == "mbarrier_wait_parity":
             em.line(f'T.cuda.func_call("tl::mbar_wait", {ptr}, {em.idx(call.args[1])}, source_code="")')
-        else:
-            fn = "tl::mbar_expect_tx" if call.name == "mbarrier_expect_tx" else "tl::mbar_arrive_expect_tx"
-            em.line(f'T.cuda.func_call("{fn}", {ptr}, {em.idx(call.args[1])}, source_code="")')
+        else:  # no copy posts transaction bytes (T.tma_copy copies with the calling threads): the phase would hang
+            raise LoweringError(f"T.{call.name} counts the bytes of TMA transfers, but the CUDA backend copies "
+                                "synchronously (T.tma_copy included) and posts none; let the copying threads "
+                                "arrive on the barrier (T.barrier_arrive) instead", call.span)
 
     def alloc_barrier(self, s: N.Allocate) -> None:
         """Place the mbarriers in shared memory; thread 0 initialises them before a block barrier."""
