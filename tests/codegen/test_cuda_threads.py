@@ -20,6 +20,7 @@ def k(A: T.Tensor((64, 256), T.float32), B: T.Tensor((64, 256), T.float32)):
         tn = T.get_thread_binding(0)
         tk = T.get_thread_binding(1)
         t = T.thread_binding(0, 32, thread="threadIdx.x")
+        t2 = T.thread_binding(8, "threadIdx.y")
         S = T.alloc_shared((256,), T.float32)
         bar = T.alloc_barrier(arrive_count=256)
         bars = T.alloc_barrier([128, 128])
@@ -28,7 +29,7 @@ def k(A: T.Tensor((64, 256), T.float32), B: T.Tensor((64, 256), T.float32)):
         T.disable_warp_group_reg_alloc()
         S[tk * 32 + tn] = A[bx, tk * 32 + t]
         T.sync_threads()
-        B[bx, tk * 32 + tn] = S[255 - (tk * 32 + tn)]
+        B[bx, t2 * 32 + tn] = S[255 - (tk * 32 + tn)]
         T.barrier_arrive(bar)
         T.barrier_wait(bar, 0)
         if tk < 4:

@@ -80,6 +80,7 @@ class ThreadOps:
         self.em = em
         dims = [as_int(t) for t in em.func.launch.threads] if em.func.launch is not None else [em.threads]
         self.dims = [d or 1 for d in dims] + [1] * (3 - len(dims))
+        self.block_threads = em.threads  # em.threads is one warp group's inside a role
         self.thread_vars = _thread_dependent_vars(em.func.body)
         self.serial_roles = not _roles_synchronise(em.func.body)
         self.role = None  # the warp group whose T.ws role is being emitted
@@ -110,7 +111,7 @@ class ThreadOps:
             for d in self.dims[:dim]:
                 below *= d
             q = "tx" if below == 1 else f"T.floordiv(tx, {below})"
-            return q if below * self.dims[dim] >= self.em.threads else f"T.floormod({q}, {self.dims[dim]})"
+            return q if below * self.dims[dim] >= self.block_threads else f"T.floormod({q}, {self.dims[dim]})"
         warp = args[0] if args else 32
         if e.name == "get_lane_idx":
             return f"T.floormod(tx, {warp})"

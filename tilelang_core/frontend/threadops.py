@@ -49,6 +49,8 @@ def h_get_thread_binding(p, b, node, short):
 def h_thread_binding(p, b, node, short):
     """T.thread_binding(start, stop, thread="threadIdx.x") used as a value: that thread index (plus start)."""
     args = _bound(node, ("start", "stop", "thread", "annotations"))
+    if "stop" in args and isinstance(p.ev.eval(args["stop"]), str):  # T.thread_binding(extent, "threadIdx.x")
+        args["thread"] = args.pop("stop")
     thread = p.ev.eval(args["thread"]) if "thread" in args else None
     if thread not in _AXES:
         raise KernelError("bad-arguments", "T.thread_binding needs thread=\"threadIdx.x\" (or .y/.z); block indices "
