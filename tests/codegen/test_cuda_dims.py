@@ -406,3 +406,25 @@ def test_another_dtype_view_of_a_swizzled_gemm_tile_is_scratch_for_sm90a():
     ck = generate(check_source(textwrap.dedent(SCRATCH_VIEW), "<test>").kernels[0], "sm_90a")
     assert 'scratch = T.decl_buffer((32, 64), "float32", data=smem.data' in ck.tvmscript
     assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
+
+
+BF16_CLAMP = '''
+import tilelang_core.language as T
+
+@T.prim_func
+def k(A: T.Tensor((128,), T.bfloat16), B: T.Tensor((128,), T.bfloat16)):
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(128):
+            B[i] = T.clamp(A[i], -448.0, 448.0)
+'''
+
+
+@pytest.mark.nvcc
+def test_a_bfloat16_clamp_keeps_nan_through_a_float32_test_for_sm90a():
+    from tilelang_core import check_source
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(check_source(textwrap.dedent(BF16_CLAMP), "<test>").kernels[0], "sm_90a")
+    assert 'T.isnan(T.Cast("float32"' in ck.tvmscript
+    assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"

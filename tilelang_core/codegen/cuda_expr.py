@@ -205,7 +205,8 @@ class ExprEmitter:
         if name == "clamp":
             x, lo, hi = (self.emit(a, t) for a in args)
             if t.startswith(("float", "bfloat")):  # fmaxf/fminf drop NaN; clamp keeps it (as torch.clamp)
-                return f"T.Select(T.isnan({x}), {x}, T.min(T.max({x}, {lo}), {hi}))"
+                nan = f'T.isnan(T.Cast("float32", {x}))' if t in ("float16", "bfloat16") else f"T.isnan({x})"
+                return f"T.Select({nan}, {x}, T.min(T.max({x}, {lo}), {hi}))"  # TVM has no 16-bit isnan
             return f"T.min(T.max({x}, {lo}), {hi})"
         if name == "sigmoid":
             x = self.emit(args[0], t)
