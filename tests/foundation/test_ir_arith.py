@@ -45,3 +45,13 @@ def test_children_of_region_are_axes_only():
     buf = N.Buffer("S", (c(8),), "float16", "shared.dyn")
     region = N.Region(buf, (N.Axis(c(0), c(8)),), "full", span=Span(1, 0, 1, 1))
     assert [type(x).__name__ for x in children(region)] == ["Axis"]
+
+
+def test_folding_never_raises_on_extreme_constants():
+    from tilelang_core.ir import nodes as N
+    from tilelang_core.ir.arith import as_const
+
+    inf, huge = N.Const(float("inf"), "float32"), N.Const(2**4096, "int64")
+    for e in (N.UnaryOp("~", N.Const(1.5, "float32")), N.Cast("int32", inf), N.Cast("float32", huge),
+              N.Call("ceildiv", (inf, huge)), N.BinOp("**", N.Const(10, "int32"), huge)):
+        assert as_const(e) is None

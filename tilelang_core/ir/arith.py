@@ -95,24 +95,28 @@ def as_const(expr: Expr):
         a = as_const(expr.operand)
         if a is None:
             return None
-        return {"-": lambda x: -x, "not": lambda x: not x, "~": lambda x: ~x}[expr.op](a)
+        try:
+            return {"-": lambda x: -x, "not": lambda x: not x, "~": lambda x: ~x}[expr.op](a)
+        except (TypeError, KeyError):  # ~ of a float
+            return None
     if isinstance(expr, Call) and expr.name in _CALL:
         values = [as_const(x) for x in expr.args]  # each argument once: nested calls stay linear
         if any(v is None for v in values):
             return None
         try:
             return _CALL[expr.name](*values)
-        except (ZeroDivisionError, TypeError, ValueError):
+        except (ZeroDivisionError, TypeError, ValueError, OverflowError):
             return None
     if isinstance(expr, Cast):
         v = as_const(expr.value)
         if v is None:
             return None
-        if expr.dtype.startswith(("int", "uint")):
-            return int(v)
-        if expr.dtype == "bool":
-            return bool(v)
-        return float(v)
+        try:
+            if expr.dtype.startswith(("int", "uint")):
+                return int(v)
+            return bool(v) if expr.dtype == "bool" else float(v)
+        except (OverflowError, ValueError):  # inf or nan to an integer, an integer too large for a float
+            return None
     return None
 
 
