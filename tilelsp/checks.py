@@ -74,14 +74,19 @@ class CheckPool:
             self.idle.append(task.result())
 
     async def _take(self):
-        while self.idle:
-            proc = self.idle.pop()
-            if proc.returncode is None:
+        """An idle child, else the next one that finishes starting (a failed start raises)."""
+        while True:
+            while self.idle:
+                proc = self.idle.pop()
+                if proc.returncode is None:
+                    self.warm()
+                    return proc
+            if not self._spawning:
                 self.warm()
-                return proc
-        proc = await self._spawn()
-        self.warm()
-        return proc
+            done, _ = await asyncio.wait(set(self._spawning), return_when=asyncio.FIRST_COMPLETED)
+            failed = [t.exception() for t in done if not t.cancelled() and t.exception() is not None]
+            if failed:
+                raise failed[0]
 
     async def check(self, text: str, path: str, targets) -> CheckResult:
         """The check result of one text, computed in a child within the deadline (else an internal-error)."""

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = (ROOT / "examples/gemm.py").read_text()
 SPINNING = ClientServerConfig(server_command=SERVER, server_env={
-    **os.environ, "TILELSP_CHECK_DEADLINE_S": "3",
+    **os.environ, "TILELSP_CHECK_DEADLINE_S": "6",
     "TILELSP_CHECK_CMD": f"{sys.executable} {Path(__file__).with_name('slow_checker.py')}"})
 
 
@@ -77,7 +77,7 @@ async def test_wrong_content_length_and_garbage_are_resynchronised():
 
 @pytest_lsp.fixture(config=SPINNING, scope="module")
 async def spinning_client(lsp_client: LanguageClient):
-    """A server whose check child spins forever on documents containing SLOW_CHECK (deadline 3 s)."""
+    """A server whose check child spins forever on documents containing SLOW_CHECK (deadline 6 s)."""
     await start(lsp_client)
     yield
     await lsp_client.shutdown_session()
@@ -95,10 +95,12 @@ async def test_a_never_ending_check_stops_nothing_else(spinning_client):
     began = time.monotonic()
     hover = await client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), types.Position(line=line, character=GEMM.splitlines()[line].index("gemm("))))
-    assert hover is not None and time.monotonic() - began < 1.0
-    got = await diagnostics(client, spin, predicate=lambda ds: ds, timeout=15)
+    # answered without waiting for the spinning check (well under 1 s on a quiet machine: see
+    # benchmarks/fuzz_lsp_edits.py; the bound here leaves room for a loaded test machine)
+    assert hover is not None and time.monotonic() - began < 2.0
+    got = await diagnostics(client, spin, predicate=lambda ds: ds, timeout=20)
     assert [d.code for d in got.diagnostics] == ["internal-error"]
-    assert "did not finish within 3 s" in got.diagnostics[0].message
+    assert "did not finish within 6 s" in got.diagnostics[0].message
 
 
 async def test_cancel_request_is_answered_with_request_cancelled(spinning_client):
@@ -124,7 +126,7 @@ async def test_a_newer_version_stops_the_older_check(spinning_client):
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
         content_changes=[types.TextDocumentContentChangeWholeDocument(text=GEMM)]))
     got = await diagnostics(client, uri, 2)
-    assert time.monotonic() - began < 2.5  # well before the 3 s deadline of the spinning check
+    assert time.monotonic() - began < 4  # well before the 6 s deadline of the spinning check
     assert "internal-error" not in {d.code for d in got.diagnostics}
     assert (await client.protocol.send_request_async("tilelsp/status", {})).checksStopped > before
 
