@@ -25,10 +25,17 @@ sys.path.insert(0, str(ROOT))
 from tests.fuzz.mutants import LIMIT_S, check_one, lower_one, mutants  # noqa: E402
 
 
-def fuzz_check(count: int, seed: int) -> dict:
-    """Check `count` mutants; counts, the slowest run and one example per distinct problem."""
+def fuzz_check(count: int, seed: int, progress=lambda partial: None) -> dict:
+    """Check `count` mutants; counts, the slowest run and one example per distinct problem. `progress` gets the
+    partial result every 10,000 mutants (so an interrupted long run still leaves its figures)."""
     rng, problems, examples = random.Random(seed), collections.Counter(), {}
-    start, slowest = time.perf_counter(), (0.0, "")
+    start, slowest, n = time.perf_counter(), (0.0, ""), 0
+
+    def summary():
+        return {"mutants": n, "seconds": round(time.perf_counter() - start, 1), "limit_s": LIMIT_S,
+                "slowest_s": round(slowest[0], 3), "slowest_seed": slowest[1], "problems": dict(problems),
+                "examples": examples}
+
     for n, (name, text) in enumerate(mutants(rng, count), 1):
         seconds, problem = check_one(text)
         slowest = max(slowest, (seconds, name))
@@ -39,9 +46,8 @@ def fuzz_check(count: int, seed: int) -> dict:
             examples.setdefault(problem[:160], {"seed_file": name, "mutant": text[:20000]})
         if n % 10000 == 0:
             print(f"  {n} mutants, {sum(problems.values())} problems, {time.perf_counter() - start:.0f} s", flush=True)
-    return {"mutants": count, "seconds": round(time.perf_counter() - start, 1), "limit_s": LIMIT_S,
-            "slowest_s": round(slowest[0], 3), "slowest_seed": slowest[1], "problems": dict(problems),
-            "examples": examples}
+            progress(summary())
+    return summary()
 
 
 def fuzz_lower(count: int, seed: int) -> dict:
@@ -71,7 +77,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "load_average": os.getloadavg(), "seed": args.seed}
-    report["check"] = fuzz_check(args.count, args.seed)
+    def save(partial):
+        report["check"] = partial
+        Path(args.out).write_text(json.dumps(report, indent=1))
+
+    report["check"] = fuzz_check(args.count, args.seed, save)
     c = report["check"]
     print(f"check: {c['mutants']} mutants in {c['seconds']} s, slowest {c['slowest_s']} s, "
           f"problems {sum(c['problems'].values())}")
