@@ -23,7 +23,8 @@ class Unsupported:
     def __init__(self, feature: str, hint: str = ""):
         self.feature = feature
         self.hint = hint
-        self.__name__ = feature.rsplit(".", 1)[-1]
+        # where TileLang defines it: the kernel frontend reads a call of it as that API (and rejects it)
+        self.__module__, _, self.__name__ = feature.rpartition(".")
 
     def __call__(self, *args, **kwargs):
         raise UnsupportedFeatureError(self.feature, self.hint)

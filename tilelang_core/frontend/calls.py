@@ -21,6 +21,10 @@ class CallsMixin:
             from .tirx import tirx_call
 
             ref, node = tirx_call(ref, node)
+        if ref.name.startswith(_UNSUPPORTED_APIS):
+            raise KernelError("unsupported-syntax", f"`{ref.name}` is not supported by tilelang_core (TileLang's "
+                              "own CUDA/ROCm code emitters and instrumentation); write the kernel with T.gemm, "
+                              "T.copy and the other T builtins", node)
         short = ref.short
         handler = HANDLERS.get(short) if ref.name.startswith(("T.", "tilelang.language")) else None
         if handler is None and (short in ("Layout", "Fragment") or "layout" in ref.name.lower()):
@@ -140,6 +144,10 @@ class _ConstNode(ast.Constant):
     def __init__(self, value, like):
         super().__init__(value=value)
         ast.copy_location(self, like)
+
+
+# real-TileLang APIs that emit their own TIR into a kernel (MMA macro emitters, iket tracing, ROCm intrinsics)
+_UNSUPPORTED_APIS = ("tilelang.cuda.intrinsics.macro", "tilelang.tools.cuda", "tilelang.rocm")
 
 
 def _tolerated(ref: BuiltinRef) -> bool:
