@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "codegen")]
-KERNELS = ("REVERSE", "HANDOFF", "REDUCERS", "SCANS", "HISTOGRAM", "TRANSPOSE", "WS_GEMM")
+KERNELS = ("REVERSE", "HANDOFF", "REDUCERS", "SCANS", "HISTOGRAM", "TRANSPOSE", "WS_GEMM", "GEMV_REDUCER", "SHUFFLES", "PRINTS")
 
 
 def build(out: Path) -> None:

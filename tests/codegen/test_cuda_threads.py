@@ -217,3 +217,16 @@ def k(A: T.Tensor((128,), T.float32)):
     with pytest.raises(LoweringError) as info:
         generate(_kernel(src), "sm_90a")
     assert "T.mbarrier_arrive_expect_tx counts the bytes" in str(info.value) and info.value.span.line == 9
+
+
+@pytest.mark.nvcc
+def test_block_index_warp_reductions_and_shuffles_compile():
+    from thread_kernels import SHUFFLES
+
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    src = generate(_kernel(SHUFFLES), "sm_90a").source
+    for text in ("tl::lanes_allreduce(", "__shfl_xor_sync((uint)4294967295", ", 2, 16)", "blockIdx.x) * 128"):
+        assert text in src, text
+    assert compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"

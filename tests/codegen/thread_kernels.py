@@ -209,3 +209,57 @@ def ws_gemm(A: T.Tensor((256, 512), T.float16), B: T.Tensor((512, 256), T.float1
 
 def ref_ws_gemm(A, B, C):
     C.copy_(A.float() @ B.float())
+
+# the gemv_alloc_reducer pattern of the real examples: a replicated reducer updated in a pipelined loop
+GEMV_REDUCER = """
+import tilelang.language as T
+
+@T.prim_func
+def gemv_reducer(a: T.Tensor((1024, 1024), T.float16), x: T.Tensor((1024,), T.float16),
+                 o: T.Tensor((1024,), T.float16)):
+    with T.Kernel(8, threads=256) as i0_m:
+        o_reducer = T.alloc_reducer(128, T.float32, replication="all")
+        T.clear(o_reducer)
+        for i0_n in T.Pipelined(8, num_stages=2):
+            a_smem = T.alloc_shared((128, 128), T.float16)
+            T.copy(a[i0_m * 128, i0_n * 128], a_smem)
+            a_frag = T.alloc_fragment((128, 128), T.float16)
+            T.copy(a_smem, a_frag)
+            x_frag = T.alloc_fragment(128, T.float16)
+            T.copy(x[i0_n * 128], x_frag)
+            for i1_m, i1_n in T.Parallel(128, 128):
+                o_reducer[i1_m] += a_frag[i1_m, i1_n] * x_frag[i1_n]
+        T.finalize_reducer(o_reducer)
+        T.copy(o_reducer, o[i0_m * 128])
+"""
+
+
+def ref_gemv_reducer(a, x, o):
+    o.copy_((a.float() @ x.float()).half())
+
+
+def ref_prints(A):
+    pass
+
+# block indices, warp reductions and shuffles
+SHUFFLES = """
+import tilelang.language as T
+
+@T.prim_func
+def shuffles(A: T.Tensor((4, 128), T.float32), B: T.Tensor((4, 128), T.float32)):
+    with T.Kernel(4, threads=128) as bx:
+        by = T.get_block_binding(0)
+        tx = T.get_thread_binding()
+        v = A[by, tx]
+        B[by, tx] = T.warp_reduce_sum(v) + T.warp_reduce_max(v) + T.shfl_xor(v, 1) + T.shfl_down(v, 2, width=16)
+"""
+
+
+def ref_shuffles(A, B):
+    import torch
+
+    lanes = torch.arange(128, device=A.device)
+    warps = A.view(4, 4, 32)
+    total = warps.sum(-1, keepdim=True).expand(-1, -1, 32) + warps.max(-1, keepdim=True).values.expand(-1, -1, 32)
+    down = torch.where(lanes % 16 < 14, lanes + 2, lanes)
+    B.copy_(total.reshape(4, 128) + A[:, lanes ^ 1] + A[:, down])

@@ -69,7 +69,8 @@ class IntrinsicOps:
     def __init__(self, em):
         self.em = em
 
-    def _library(self) -> None:
+    def library(self) -> None:
+        """Add this module's device functions to the kernel (once)."""
         if DEVICE_LIBRARY not in self.em.extra_cuda:
             self.em.extra_cuda.append(DEVICE_LIBRARY)
 
@@ -90,7 +91,7 @@ class IntrinsicOps:
         call = s.value
         if not isinstance(call, N.Call) or call.name not in STATEMENTS:
             return False
-        self._library()
+        self.library()
         if call.name == "finalize_reducer":
             self.finalize_reducer(call)
         elif call.name == "print":

@@ -94,8 +94,23 @@ class ThreadOps:
 
     # ------------------------------------------------------------------ expressions
     def expr(self, exprs, e: N.Call) -> str | None:
-        """Text of a thread-index call, None for other calls (an ExprEmitter intrinsic hook)."""
-        return self.index(e) if e.name in THREAD_INDEX else None
+        """Text of a thread/block index or warp shuffle call, None for other calls (an ExprEmitter hook)."""
+        if e.name in THREAD_INDEX:
+            return self.index(e)
+        if e.name == "get_block_binding":
+            dim, launch = as_int(e.args[0]), self.em.func.launch
+            return self.em.name(launch.block_vars[dim]) if dim < len(launch.block_vars) else "0"
+        if e.name.startswith("shfl_"):
+            value, delta, width, mask = e.args
+            dtype = e.dtype or "float32"
+            return (f'T.call_pure_extern("{dtype}", "__shfl_{e.name[5:]}_sync", T.uint32({int(mask.value)}), '
+                    f"{exprs.emit(value, dtype)}, {exprs.emit(delta, 'int32')}, {int(width.value)})")
+        if e.name.startswith("warp_reduce_"):
+            self.em.intrinsic_ops.library()
+            op = ("sum", "max", "min").index(e.name[12:])
+            dtype = e.dtype or "float32"
+            return f'T.call_pure_extern("{dtype}", "tl::lanes_allreduce", {exprs.emit(e.args[0], dtype)}, {op}, 32)'
+        return None
 
     def index(self, e: N.Call) -> str:
         """TVMScript text of a thread-index call (the block's absolute index, also inside a T.ws role)."""

@@ -71,6 +71,33 @@ def h_thread_index(p, b, node, short):
     return N.Call(short.removesuffix("_sync"), sizes, "int32", p.span(node))
 
 
+def h_get_block_binding(p, b, node, short):
+    """T.get_block_binding(dim=0): blockIdx.x/y/z as an int32 expression."""
+    dim_node = _bound(node, ("dim",)).get("dim")
+    dim = _int_arg(p, dim_node, "the `dim` of T.get_block_binding") if dim_node is not None else 0
+    if dim not in (0, 1, 2):
+        raise KernelError("bad-arguments", f"T.get_block_binding takes dim 0, 1 or 2 (got {dim})", dim_node)
+    return N.Call("get_block_binding", (N.Const(dim),), "int32", p.span(node))
+
+
+def h_shuffle(p, b, node, short):
+    """T.shfl_xor/up/down(value, delta, width=32, mask=0xFFFFFFFF) and T.warp_reduce_sum/max/min(value)."""
+    from .exprs import expr_dtype
+
+    names = ("value",) if short.startswith("warp_reduce") else ("value", "delta", "width", "mask")
+    args = _bound(node, names)
+    if "value" not in args or len(names) > 1 and "delta" not in args:
+        raise KernelError("bad-arguments", f"T.{short} needs {' and '.join(names[:2] if len(names) > 1 else names)}",
+                          node)
+    value = p.ev.scalar(args["value"])
+    extra = []
+    if len(names) > 1:
+        extra = [p.ev.scalar(args["delta"]), N.Const(_int_arg(p, args["width"], "width") if "width" in args else 32)]
+        mask = _int_arg(p, args["mask"], "mask") if "mask" in args else 0xFFFFFFFF
+        extra.append(N.Const(mask & 0xFFFFFFFF, "uint32"))
+    return N.Call(short, (value, *extra), expr_dtype(value), p.span(node))
+
+
 def h_sync_threads(p, b, node, short):
     """T.sync_threads(barrier_id=None, arrive_count=None): __syncthreads() or a named barrier."""
     args = _bound(node, ("barrier_id", "arrive_count"))
@@ -134,5 +161,8 @@ THREAD_HANDLERS = {
     "get_thread_binding": h_get_thread_binding, "thread_binding": h_thread_binding,
     "get_lane_idx": h_thread_index, "get_warp_idx": h_thread_index, "get_warp_idx_sync": h_thread_index,
     "get_warp_group_idx": h_thread_index, "sync_threads": h_sync_threads, "alloc_barrier": h_alloc_barrier,
+    "get_block_binding": h_get_block_binding,
+    **{f"shfl_{d}": h_shuffle for d in ("xor", "up", "down")},
+    **{f"warp_reduce_{op}": h_shuffle for op in ("sum", "max", "min")},
     **{name: h_barrier_op for name in _BARRIER_OPS},
 }
