@@ -82,6 +82,31 @@ def roles(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32"), C: T.T
             C[bx] = total[0]
 """
 
+MASK_ROWS = HEADER + """
+@T.prim_func
+def mask_rows(L: T.Tensor((4, 1000), "float32"), KS: T.Tensor((4,), "int32"), KE: T.Tensor((4,), "int32")):
+    with T.Kernel(4, threads=64) as bx:
+        tx = T.thread_binding(0, 64, thread="threadIdx.x")
+        ks = KS[bx]
+        ke = KE[bx]
+        for n in T.serial(T.ceildiv(1000, 256)):
+            for k in T.serial(256 // 64):
+                idx = n * 256 + k * 64 + tx
+                if idx < 1000 and (idx < ks or idx >= ke):
+                    L[bx, idx] = -T.infinity("float32")
+"""
+
+
+def test_thread_loop_inside_a_uniform_loop_nest():
+    mod = build_src(MASK_ROWS)
+    logits = torch.randn(4, 1000)
+    ks, ke = torch.tensor([0, 10, 500, 999], dtype=torch.int32), torch.tensor([1000, 20, 900, 1000], dtype=torch.int32)
+    want = logits.clone()
+    cols = torch.arange(1000)
+    want[(cols[None] < ks[:, None]) | (cols[None] >= ke[:, None])] = float("-inf")
+    mod(logits, ks, ke)
+    torch.testing.assert_close(logits, want)
+
 
 def test_splitk_gemv_private_locals_and_shared_atomics():
     mod = build_src(SPLITK_GEMV)

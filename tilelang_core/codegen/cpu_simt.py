@@ -136,6 +136,10 @@ class ThreadEmulation:
         if not run:
             return []
         tirx, ctx = self.tirx, self.ctx
+        if len(run) == 1 and isinstance(run[0], N.For) and not self._bounds_depend(run[0]):
+            # threads between two barriers may run in any order: the thread loop goes inside the phase's loop
+            # nest, so consecutive threads touch neighbouring elements (contiguous, vectorisable accesses)
+            return [ctx.loops(run[0], 0, lambda body: self._seq(self._phase(_flat(body), mask)))]
         allocs, slots = [], {}
         for s in run:  # thread-dependent lets live in per-thread slots, read by later phases too
             if isinstance(s, N.LetStmt):
@@ -159,6 +163,9 @@ class ThreadEmulation:
         finally:
             ctx.tid = saved
         return allocs + [tirx.For(t, const(0, "int32"), self.total, tirx.ForKind.SERIAL, stmt)]
+
+    def _bounds_depend(self, s: N.For) -> bool:
+        return any(self.depends(e) for e in s.starts + s.extents + ((s.step,) if s.step is not None else ()))
 
     def _let_dtype(self, s: N.LetStmt) -> str:
         saved, self.ctx.tid = self.ctx.tid, const(0, "int32")
