@@ -75,7 +75,7 @@ UNSUPPORTED = textwrap.dedent('''
         @T.prim_func
         def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
             with T.Kernel(1, threads=128) as bx:
-                S = T.alloc_shared((N,), "float32")
+                S = T.alloc_fragment((N,), "float32")  # a scan of a distributed fragment is not lowered
                 T.copy(A, S)
                 T.cumsum(S, dim=0)
                 T.copy(S, B)
