@@ -41,6 +41,7 @@ _MODULES = {
     "tilelang.autotuner": "tilelang_core.runtime.autotune",
     "tilelang.carver": "tilelang_core.compat.carver",
     "tilelang.carver.arch": "tilelang_core.compat.carver",
+    "tilelang.carver.arch.driver": "tilelang_core.compat.driver",
     "tilelang.carver.template": "tilelang_core.compat.carver_template",
     "tilelang.carver.roller": "tilelang_core.compat.carver_template",
     "tilelang.carver.roller.rasterization": "tilelang_core.compat.carver_template",

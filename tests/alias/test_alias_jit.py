@@ -14,6 +14,7 @@ pytestmark = pytest.mark.tvm
 KERNELS = '''
 import tilelang
 import tilelang.language as T
+from tilelang.carver.arch import driver
 
 
 def add_one(N, block=16):
@@ -26,6 +27,18 @@ def add_one(N, block=16):
 
 
 factory = tilelang.jit(out_idx=-1, target="cpu")(add_one)
+
+
+@tilelang.jit(target="cpu")
+def add_sm_count(X):
+    N = T.const("N")
+    X: T.Tensor((N,), "float32")
+    Y = T.empty((N,), "float32")
+    sm_num = driver.get_num_sms()
+    with T.Kernel(1, threads=32) as bx:
+        for i in T.Parallel(N):
+            Y[i] = X[i] + sm_num
+    return Y
 
 
 @tilelang.jit(target="cpu")
@@ -76,6 +89,13 @@ def test_eager_kernel_source_from_tensors_or_dims(mod):
     assert "define" in eager.get_kernel_source(x)
     assert eager.get_kernel_source(N=16, block=4)
     torch.testing.assert_close(eager(x), -x)
+
+
+def test_eager_kernel_body_calls_a_device_query(mod):
+    from tilelang_core.compat import driver
+
+    x = torch.zeros(8)
+    torch.testing.assert_close(mod["add_sm_count"](x), x + driver.get_num_sms())
 
 
 def test_printing_a_prim_func_does_not_dump_its_globals(mod):

@@ -1,92 +1,24 @@
 """`tilelang.carver` and `tilelang.carver.arch`: the device model TileLang examples build configs from.
 
-`driver.get_num_sms()` and `CUDA(target)` read torch's device properties when a CUDA device is visible, and
-otherwise describe an sm_90a (H100-class) device, the arch tilelang_core targets by default. AMD devices
-(`CDNA`) raise UnsupportedFeatureError.
+`driver.get_num_sms()` (compat/driver.py) and `CUDA(target)` read torch's device properties when a CUDA
+device is visible, and otherwise describe an sm_90a (H100-class) device, the arch tilelang_core targets by
+default. AMD devices (`CDNA`) raise UnsupportedFeatureError.
 """
 from __future__ import annotations
 
 import re
-import types
 
-from . import UnsupportedFeatureError
+from . import UnsupportedFeatureError, driver
 
 __all__ = ["CUDA", "CDNA", "TileDevice", "driver", "get_arch", "auto_infer_current_arch", "is_cuda_arch",
            "is_volta_arch", "is_ampere_arch", "is_ada_arch", "is_hopper_arch", "has_mma_support",
            "is_tensorcore_supported_precision"]
 
-# What an sm_90a H100 SXM reports; used when no CUDA device is visible.
-_SM90A = types.SimpleNamespace(
-    name="NVIDIA H100 (sm_90a model, no device visible)", major=9, minor=0, multi_processor_count=132,
-    warp_size=32, regs_per_multiprocessor=65536, shared_memory_per_block=48 * 1024,
-    shared_memory_per_block_optin=232448, L2_cache_size=50 * 1024**2, max_threads_per_block=1024)
+_SM90A = driver.SM90A
 
 
 def _properties(device_id: int = 0):
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            return torch.cuda.get_device_properties(device_id)
-    except (ImportError, RuntimeError, AssertionError):
-        pass
-    return _SM90A
-
-
-def _prop(name: str, device_id: int = 0):
-    props = _properties(device_id)
-    return getattr(props, name, getattr(_SM90A, name))
-
-
-class _Driver(types.SimpleNamespace):
-    """`tilelang.carver.arch.driver`: CUDA device queries."""
-
-    @staticmethod
-    def get_cuda_device_properties(device_id: int = 0):
-        """torch's device properties (or the sm_90a model without a device)."""
-        return _properties(device_id)
-
-    @staticmethod
-    def get_device_name(device_id: int = 0) -> str:
-        """The device's name."""
-        return str(_prop("name", device_id))
-
-    @staticmethod
-    def get_num_sms(device_id: int = 0) -> int:
-        """Number of streaming multiprocessors."""
-        return int(_prop("multi_processor_count", device_id))
-
-    @staticmethod
-    def get_shared_memory_per_block(device_id: int = 0, format: str = "bytes") -> int:  # noqa: A002
-        """Static shared memory per block (bytes, or "kb"/"mb")."""
-        return _scaled(int(_prop("shared_memory_per_block", device_id)), format)
-
-    @staticmethod
-    def get_max_dynamic_shared_size_bytes(device_id: int = 0, format: str = "bytes") -> int:  # noqa: A002
-        """Opt-in dynamic shared memory per block (bytes, or "kb"/"mb")."""
-        return _scaled(int(_prop("shared_memory_per_block_optin", device_id)), format)
-
-    @staticmethod
-    def get_registers_per_block(device_id: int = 0) -> int:
-        """32-bit registers available to one block."""
-        return int(_prop("regs_per_multiprocessor", device_id))
-
-    @staticmethod
-    def get_persisting_l2_cache_max_size(device_id: int = 0) -> int:
-        """L2 cache size in bytes."""
-        return int(_prop("L2_cache_size", device_id))
-
-    @staticmethod
-    def get_device_attribute(attr, device_id: int = 0):
-        """A torch device property by name (e.g. "multi_processor_count")."""
-        return _prop(str(attr), device_id)
-
-
-driver = _Driver()
-
-
-def _scaled(value: int, format: str) -> int:  # noqa: A002
-    return {"bytes": value, "kb": value // 1024, "mb": value // 1024**2}.get(format.lower(), value)
+    return driver.get_cuda_device_properties(device_id)
 
 
 class TileDevice:

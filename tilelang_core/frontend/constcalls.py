@@ -59,7 +59,8 @@ def call_value(func, args, kwargs, text: str = "?"):
                 out = N.Call(func.__name__, (out, e))
             return out
     if known and (func in _SAFE_BUILTINS.values() or getattr(func, "__module__", None) == "math"
-                  or (callable(func) and getattr(func, "__self__", None).__class__ is str)):
+                  or (callable(func) and getattr(func, "__self__", None).__class__ is str)
+                  or getattr(func, "__tilelang_core_pure__", False)):  # e.g. carver's driver.get_num_sms()
         costly = _costly(func, args, kwargs)
         if costly:
             return Unknown(text, costly)

@@ -44,9 +44,13 @@ class ModuleRef:
     """A reference to a module: "tilelang", "tilelang.language" (T), "tilelang.layout", "math", or other."""
 
     name: str
+    live: object = field(default=None, compare=False, repr=False)  # the module object, in live mode
 
     def attr(self, attr: str):
         """The value of `module.attr`."""
+        fn = getattr(self.live, attr, None) if self.live is not None else None
+        if getattr(fn, "__tilelang_core_pure__", False):  # a device query evaluated while parsing
+            return fn
         if self.name == "tilelang.language":
             dt = normalize_dtype(attr)
             if dt is not None:
@@ -190,7 +194,7 @@ def from_live(v, depth: int = 0):
         dt = normalize_dtype(str(v).replace("torch.", ""))
         return DType(dt) if dt else Unknown(str(v))
     if isinstance(v, types.ModuleType):
-        return ModuleRef(canonical_module(v.__name__))
+        return ModuleRef(canonical_module(v.__name__), v)
     if isinstance(v, SymbolicDim):  # one Var per dim, however often the captured value is read
         return _DIM_VARS.setdefault(v, N.Var(v.name, v.dtype, "param"))
     if isinstance(v, TensorType):
