@@ -49,3 +49,26 @@ def test_jit_factory_builds_anew_when_a_switch_flips(monkeypatch):
     monkeypatch.setenv("TILELSP_DISABLE_WGMMA", "1")
     factory(1)
     assert len(built) == 2
+
+
+def test_key_needs_neither_tvm_nor_nvcc(monkeypatch):
+    """A GPU machine without tvm or nvcc computes the same key as the machine that built the artifact."""
+    func = _func()
+    base = ir_key(func, "sm_90a")
+    artifact.compiler_version.cache_clear()
+    monkeypatch.setattr(artifact, "nvcc_version", lambda: (_ for _ in ()).throw(AssertionError("nvcc asked")))
+    monkeypatch.setattr(artifact.shutil, "which", lambda name: None)
+    try:
+        assert ir_key(func, "sm_90a") == base
+    finally:
+        artifact.compiler_version.cache_clear()
+
+
+def test_cached_cubin_from_another_nvcc(monkeypatch):
+    """Without nvcc any cached cubin serves; with nvcc only one built by the same nvcc version does."""
+    monkeypatch.setattr(artifact.shutil, "which", lambda name: None)
+    assert artifact._builder_matches({"nvcc_version": "some other nvcc"})
+    monkeypatch.setattr(artifact.shutil, "which", lambda name: "/usr/bin/nvcc")
+    monkeypatch.setattr(artifact, "nvcc_version", lambda: "13.0")
+    assert artifact._builder_matches({"nvcc_version": "13.0"})
+    assert not artifact._builder_matches({"nvcc_version": "12.4"})

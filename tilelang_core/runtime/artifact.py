@@ -131,19 +131,22 @@ def codegen_switches() -> tuple:
 
 @functools.lru_cache(maxsize=1)
 def compiler_version() -> str:
-    """A digest of this compiler's own sources, the apache-tvm version and nvcc's: a cache entry made by any
-    other build of the compiler never matches."""
-    from importlib import metadata
-
+    """A digest of this compiler's own sources and the apache-tvm it is pinned to: a cache entry made by any other
+    build of the compiler never matches. Computable without tvm or nvcc, so a GPU machine without them finds the
+    artifacts built elsewhere; the nvcc that built a cubin is checked at lookup (`_builder_matches`)."""
     from .. import __version__
+    from ..codegen._tvm import REQUIRED_VERSION
 
     root = Path(__file__).resolve().parents[1]
     sources = [(str(p.relative_to(root)), p.read_bytes()) for p in sorted(root.rglob("*.py"))]
-    try:
-        tvm = metadata.version("apache-tvm")
-    except metadata.PackageNotFoundError:
-        tvm = ""
-    return sha256(__version__, tvm, nvcc_version(), *[part for pair in sources for part in pair])
+    return sha256(__version__, REQUIRED_VERSION, *[part for pair in sources for part in pair])
+
+
+def _builder_matches(meta: dict) -> bool:
+    """A cached cubin serves when this machine cannot build one, or when its nvcc is the one that built it."""
+    if shutil.which("nvcc") is None:
+        return True
+    return meta.get("nvcc_version") == nvcc_version()
 
 
 def ir_key(func, arch: str) -> str:
@@ -163,7 +166,7 @@ def build_artifact(func, arch: str = "sm_90a", cache: ArtifactCache | None | boo
     key = ir_key(func, arch)
     if store is not None:
         hit = store.get(key)
-        if hit is not None:
+        if hit is not None and _builder_matches(hit[0]):
             meta, source, cubin = hit
             return _from_meta(meta, source, cubin)
     art = _build(func, arch)
