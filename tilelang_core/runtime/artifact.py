@@ -143,8 +143,11 @@ def compiler_version() -> str:
 
 
 def _builder_matches(meta: dict) -> bool:
-    """A cached cubin serves when this machine cannot build one, or when its nvcc is the one that built it."""
-    if shutil.which("nvcc") is None:
+    """A cached cubin serves when this machine cannot build one (no nvcc or no tvm), or when its nvcc is the one
+    that built it."""
+    from ..codegen._tvm import _installed_version
+
+    if shutil.which("nvcc") is None or _installed_version() is None:
         return True
     return meta.get("nvcc_version") == nvcc_version()
 
