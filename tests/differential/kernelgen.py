@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-FAMILIES = ("map", "gemm", "atomic")
+FAMILIES = ("map", "imap", "gemm", "atomic")
 IN_DTYPES = ("float32", "float16", "bfloat16")
 
 
@@ -36,6 +36,7 @@ class Program:
     loop: str = "Parallel"
     trans_b: bool = False
     guard: bool = False
+    atomic: str = "add"
     seed: int = 0
     notes: tuple = field(default=())
 
@@ -51,6 +52,19 @@ def _expr(rng: random.Random, depth: int) -> tuple:
     return (op, _expr(rng, depth - 1), _expr(rng, depth - 1))
 
 
+def _int_expr(rng: random.Random, depth: int) -> tuple:
+    """Integer expressions whose values stay far inside int32 (products only by small constants)."""
+    if depth == 0 or rng.random() < 0.3:
+        return rng.choice([("x",), ("x",), ("c", rng.choice((0, 1, -3, 5))), ("i",), ("j",)])
+    op = rng.choice(("+", "-", "*c", "//", "%", "&", "|", "^", "max", "min", "abs", ">>", "<<"))
+    if op in ("*c", "//", "%", ">>", "<<"):
+        c = {"*c": (2, -3), "//": (3, 7, -4), "%": (3, 7, -4), ">>": (1, 2), "<<": (1, 2)}[op]
+        return (op, _int_expr(rng, depth - 1), rng.choice(c))
+    if op == "abs":
+        return ("abs", _int_expr(rng, depth - 1))
+    return (op, _int_expr(rng, depth - 1), _int_expr(rng, depth - 1))
+
+
 def random_program(rng: random.Random) -> Program:
     """A random valid program (sizes not multiples of the tiles on purpose: copies with tails)."""
     family = rng.choice(FAMILIES)
@@ -62,6 +76,9 @@ def random_program(rng: random.Random) -> Program:
                        out_dtype=rng.choice(("float32", dtype)), expr=_expr(rng, 3),
                        reduce=rng.choice((None, "sum", "max", "min")), post=rng.random() < 0.5,
                        threads=rng.choice((32, 64, 128)), seed=seed)
+    if family == "imap":
+        return Program("imap", rng.randint(1, 70), rng.choice((8, 16, 32)), bm=rng.choice((4, 8, 16)), dtype="int32",
+                       out_dtype="int32", expr=_int_expr(rng, 3), threads=rng.choice((32, 128)), seed=seed)
     if family == "gemm":
         return Program("gemm", rng.randint(1, 80), rng.randint(1, 80), K=rng.randint(1, 80),
                        bm=rng.choice((16, 32)), bn=rng.choice((16, 32)), bk=rng.choice((8, 16, 32)),
@@ -71,35 +88,39 @@ def random_program(rng: random.Random) -> Program:
     bn = rng.choice((8, 16, 32))
     guard = rng.random() < 0.5
     N = rng.randint(1, 80) if guard else bn * rng.randint(1, 4)
-    return Program("atomic", rng.randint(1, 70), N, bm=rng.choice((4, 8, 16)), bn=bn, dtype=dtype, guard=guard,
-                   threads=rng.choice((32, 128)), seed=seed)
+    atomic = rng.choice(("add", "add", "max", "min"))
+    return Program("atomic", rng.randint(1, 70), N, bm=rng.choice((4, 8, 16)), bn=bn, dtype=dtype,
+                   guard=guard or atomic != "add", atomic=atomic, threads=rng.choice((32, 128)), seed=seed)
 
 
 # --- rendering --------------------------------------------------------------------------------------------
 
 
-def _render(e: tuple) -> str:
+def _render(e: tuple, integer: bool = False) -> str:
     kind = e[0]
     if kind == "x":
         return "F[i, j]"
     if kind == "c":
         return repr(e[1])
     if kind == "i":
-        return 'T.cast(by * bm + i, "float32")'
+        return 'T.cast(by * bm + i, "float32")' if not integer else "(by * bm + i)"
     if kind == "j":
-        return 'T.cast(j, "float32")'
+        return 'T.cast(j, "float32")' if not integer else "j"
+    if kind in ("*c", "//", "%", ">>", "<<"):
+        return f"({_render(e[1], integer)} {kind.rstrip('c')} {e[2]})"
     if kind == "abs":
-        return f"T.abs({_render(e[1])})"
+        return f"T.abs({_render(e[1], integer)})"
+    r = [_render(x, integer) for x in e[1:]]
     if kind == "select":
-        return f"T.if_then_else({_render(e[1])} > {_render(e[2])}, {_render(e[2])}, {_render(e[3])})"
+        return f"T.if_then_else({r[0]} > {r[1]}, {r[1]}, {r[2]})"
     if kind in ("max", "min"):
-        return f"T.{kind}({_render(e[1])}, {_render(e[2])})"
-    return f"({_render(e[1])} {kind} {_render(e[2])})"
+        return f"T.{kind}({r[0]}, {r[1]})"
+    return f"({r[0]} {kind} {r[1]})"
 
 
 def source(p: Program) -> str:
     """The TileLang file of a program (first kernel = the program)."""
-    return {"map": _map_source, "gemm": _gemm_source, "atomic": _atomic_source}[p.family](p)
+    return {"map": _map_source, "imap": _map_source, "gemm": _gemm_source, "atomic": _atomic_source}[p.family](p)
 
 
 def _map_source(p: Program) -> str:
@@ -118,12 +139,12 @@ def build(M, N, bm):
     def kern(X: T.Tensor((M, N), "{p.dtype}"), Y: T.Tensor((M, N), "{p.out_dtype}"), R: T.Tensor((M,), "float32")):
         with T.Kernel(T.ceildiv(M, bm), threads={p.threads}) as by:
             S = T.alloc_shared((bm, N), "{p.dtype}")
-            F = T.alloc_fragment((bm, N), "float32")
+            F = T.alloc_fragment((bm, N), "{'int32' if p.family == 'imap' else 'float32'}")
             Rf = T.alloc_fragment((bm,), "float32")
             T.copy(X[by * bm, 0], S)
             T.copy(S, F)
             for i, j in T.Parallel(bm, N):
-                F[i, j] = {_render(p.expr)}
+                F[i, j] = {_render(p.expr, p.family == "imap")}
 {reduce}            T.copy(F, Y[by * bm, 0])
 
     return kern
@@ -163,8 +184,10 @@ kernel = build({p.M}, {p.N}, {p.K}, {p.bm}, {p.bn}, {p.bk})
 
 
 def _atomic_source(p: Program) -> str:
-    add = 'T.atomic_add(Out[bx * bn + j], T.cast(S[i, j], "float32"))'
-    body = (f"                if bx * bn + j < N:\n                    {add}\n" if p.guard
+    add = f'T.atomic_{p.atomic}(Out[bx * bn + j], T.cast(S[i, j], "float32"))'
+    # max/min must not see the zero padding of rows past M; a sum does not mind it
+    cond = "bx * bn + j < N" if p.atomic == "add" else "by * bm + i < M and bx * bn + j < N"
+    body = (f"                if {cond}:\n                    {add}\n" if p.guard
             else f"                {add}\n")
     return f'''import tilelang.language as T
 
@@ -197,10 +220,14 @@ def inputs(p: Program):
     if p.family == "map":
         return [torch.randn(p.M, p.N, generator=g).to(dt), torch.full((p.M, p.N), 7.0).to(out),
                 torch.full((p.M,), 7.0)]
+    if p.family == "imap":
+        return [torch.randint(-50, 51, (p.M, p.N), generator=g, dtype=torch.int32),
+                torch.full((p.M, p.N), 7, dtype=torch.int32), torch.full((p.M,), 7.0)]
     if p.family == "gemm":
         b = torch.randn(p.N, p.K, generator=g) if p.trans_b else torch.randn(p.K, p.N, generator=g)
         return [torch.randn(p.M, p.K, generator=g).to(dt), b.to(dt), torch.full((p.M, p.N), 7.0).to(out)]
-    return [torch.randn(p.M, p.N, generator=g).to(dt), torch.zeros(p.N)]
+    start = {"add": 0.0, "max": float("-inf"), "min": float("inf")}[p.atomic]
+    return [torch.randn(p.M, p.N, generator=g).to(dt), torch.full((p.N,), start)]
 
 
 def _eval(e: tuple, x, rows, cols):
@@ -217,17 +244,27 @@ def _eval(e: tuple, x, rows, cols):
         return cols.expand_as(x)
     if kind == "abs":
         return _eval(e[1], x, rows, cols).abs()
+    if kind in ("*c", "//", "%", ">>", "<<"):
+        a, c = _eval(e[1], x, rows, cols), e[2]
+        return {"*c": lambda: a * c, "//": lambda: torch.div(a, c, rounding_mode="floor"),
+                "%": lambda: torch.remainder(a, c), ">>": lambda: a >> c, "<<": lambda: a << c}[kind]()
     if kind == "select":
         a, b, c = (_eval(s, x, rows, cols) for s in e[1:])
         return torch.where(a > b, b, c)
     a, b = _eval(e[1], x, rows, cols), _eval(e[2], x, rows, cols)
-    return {"+": a + b, "-": a - b, "*": a * b, "max": torch.maximum(a, b), "min": torch.minimum(a, b)}[kind]
+    ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "max": lambda: torch.maximum(a, b),
+           "min": lambda: torch.minimum(a, b), "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b}
+    return ops[kind]()
 
 
 def reference(p: Program, args) -> dict:
     """Expected values: {argument index: tensor} for the outputs of the program on `args`."""
     import torch
 
+    if p.family == "imap":
+        x = args[0].long()
+        f = _eval(p.expr, x, torch.arange(p.M)[:, None], torch.arange(p.N)[None, :])
+        return {1: f.to(torch.int32)}
     if p.family == "map":
         x = args[0].float()
         rows = torch.arange(p.M, dtype=torch.float32)[:, None]
@@ -244,10 +281,13 @@ def reference(p: Program, args) -> dict:
     if p.family == "gemm":
         a, b = args[0].float(), args[1].float()
         return {2: (a @ (b.T if p.trans_b else b)).to(getattr(torch, p.out_dtype))}
-    return {1: args[0].float().sum(0)}
+    x = args[0].float()
+    return {1: {"add": lambda: x.sum(0), "max": lambda: x.amax(0), "min": lambda: x.amin(0)}[p.atomic]()}
 
 
 def _tolerance(p: Program, ref) -> float:
+    if p.family == "imap":
+        return 0.0
     low = {"float16": 1e-3, "bfloat16": 8e-3}
     rel = max(low.get(p.out_dtype, 1e-5), 1e-5 if p.family == "map" else 1e-4)
     if p.family != "map":

@@ -21,7 +21,7 @@ def test_random_kernels_match_torch():
     pytest.importorskip("torch")
     pytest.importorskip("tvm")
     rng = random.Random(2026)
-    failures = [(p, r) for p in (random_program(rng) for _ in range(12)) if (r := run(p))]
+    failures = [(p, r) for p in (random_program(rng) for _ in range(4)) if (r := run(p))]
     assert not failures, [(source(p), r) for p, r in failures[:2]]
 
 
