@@ -27,6 +27,7 @@ class Case:
     cuda: bool = True               # lowers for sm_90a (False: CPU-only semantics, said why in `note`)
     note: str = ""
     xfail: str = ""                 # why we still get it wrong (left as an expected failure)
+    xfail_on: tuple = ("cpu", "cuda")  # the backends that still get it wrong
     tags: tuple = field(default_factory=tuple)
 
 

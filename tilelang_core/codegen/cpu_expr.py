@@ -59,13 +59,11 @@ def cast(expr, dtype: str):
         return const(expr.value, dtype)  # folded here, rounded like the run-time cast (TVM rejects >65504)
     if dtype in FP8 and is_float(src):
         return _to_fp8(expr, dtype)
-    if src in FP8 and is_float(dtype):
-        return cast(_from_fp8(expr, src), dtype)
     return tirx.Cast(dtype, expr)
 
 
-# (exponent bias, mantissa bits, largest finite value); TVM's own LLVM conversions garble subnormals, rounding,
-# NaN, inf and out-of-range values, so both directions are built here from the bits
+# (exponent bias, mantissa bits, largest finite value); TVM's own LLVM float -> fp8 conversion garbles subnormals,
+# rounding, NaN, inf and out-of-range values, so that direction is built here from the bits
 FP8 = {"float8_e4m3fn": (7, 3, 448.0), "float8_e4m3": (7, 3, 448.0), "float8_e5m2": (15, 2, 57344.0)}
 
 
