@@ -85,26 +85,6 @@ def _to_fp8(x, dtype: str):
     return tirx.reinterpret(dtype, tirx.Cast("uint8", code))
 
 
-def _from_fp8(x, src: str):
-    """fp8 → float32, exact for every code (subnormals, NaN, and inf for e5m2)."""
-    tirx = load().tirx
-    bias, mant, _ = FP8[src]
-    u32 = lambda v: tirx.const(v, "uint32")  # noqa: E731
-    b = tirx.Cast("uint32", tirx.reinterpret("uint8", x))
-    sign, e = tirx.shift_right(b, u32(7)), tirx.bitwise_and(tirx.shift_right(b, u32(mant)), u32((1 << (7 - mant)) - 1))
-    m = tirx.bitwise_and(b, u32((1 << mant) - 1))
-    normal = tirx.reinterpret("float32", tirx.bitwise_or(
-        tirx.shift_left(e + u32(127 - bias), u32(23)), tirx.shift_left(m, u32(23 - mant))))
-    mag = tirx.Select(e == u32(0), tirx.Cast("float32", m) * tirx.const(2.0 ** (1 - bias - mant), "float32"), normal)
-    emax = (1 << (7 - mant)) - 1
-    if mant == 2:  # e5m2 keeps IEEE inf/NaN in the top exponent
-        special = tirx.Select(m == u32(0), tirx.const(float("inf"), "float32"), tirx.const(float("nan"), "float32"))
-        mag = tirx.Select(e == u32(emax), special, mag)
-    else:  # e4m3fn: only S.1111.111 is NaN
-        mag = tirx.Select(tirx.And(e == u32(emax), m == u32(7)), tirx.const(float("nan"), "float32"), mag)
-    return tirx.Select(sign == u32(1), -mag, mag)
-
-
 def const(value, dtype: str):
     """A tirx constant of `dtype` (bools and ints coerced for float dtypes)."""
     tirx = load().tirx
