@@ -16,6 +16,7 @@ from ..passes.layouts import LayoutError, describe, infer_layouts
 from ..passes.loop_exits import lower_loop_exits
 from ..passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
 from .cuda_lower import KernelEmitter, LoweringError, used_buffers, view_root
+from .cuda_split import split_kernels
 from .cuda_templates import insert_prelude
 from .cuda_threads import group_threads
 
@@ -42,6 +43,8 @@ class CudaKernel:
     line_map: list = field(default_factory=list)
     layouts_text: str = ""
     pipeline_text: str = ""
+    launches: list = field(default_factory=list)    # dicts: kernel_symbol, grid, block, smem_bytes, params
+    workspaces: list = field(default_factory=list)  # dicts: name, dtype, shape (T.alloc_global, zero-filled)
 
 
 def threads_of(launch: N.Launch) -> int:
@@ -82,14 +85,12 @@ def plan(func: N.PrimFunc, arch: str = "sm_80"):
 
 
 def _one_launch(func: N.PrimFunc) -> None:
-    """Raise at the second `T.Kernel` of a prim_func: the CUDA artifact holds one kernel (the CPU backend
-    runs several one after another)."""
+    """Raise at the second `T.Kernel` of a prim_func: one kernel is planned and emitted at a time."""
     stmts = func.body.stmts if isinstance(func.body, N.SeqStmt) else (func.body,)
     launches = [s for s in stmts if isinstance(s, N.Launch)]
     if len(launches) > 1:
-        raise LoweringError(f"this prim_func opens {len(launches)} `with T.Kernel(...)` blocks; the CUDA lowering "
-                            "builds one kernel per prim_func yet: split it into one @T.prim_func per T.Kernel "
-                            "(a T.alloc_global workspace becomes a tensor parameter of both)", launches[1].span)
+        raise LoweringError(f"this prim_func opens {len(launches)} `with T.Kernel(...)` blocks; plan each part "
+                            "of `cuda_split.split_kernels` on its own", launches[1].span)
 
 
 def _check_views(func: N.PrimFunc) -> None:
@@ -221,30 +222,65 @@ def target_of(arch: str):
 
 
 def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
-    """Lower one kernel instance all the way to CUDA C (raises LoweringError with a span)."""
+    """Lower a kernel instance all the way to CUDA C: one `__global__` per `with T.Kernel(...)` block, in launch
+    order, in one source (raises LoweringError with a span)."""
     from . import _tvm
 
-    text, em, params = tvmscript(func, arch)
+    parts = split_kernels(func)
+    scripts = [tvmscript(part.func, arch) for part in parts]
     ns = _tvm.load()
     from tvm.script import tirx as T  # noqa: N812  (through the shim: _tvm.load() ran first)
 
     try:
-        prim = _prim_func(ns, text, T)
+        prims = [_prim_func(ns, text, T) for text, _, _ in scripts]
         config = {"tirx.UnrollLoop": {"explicit_unroll": False}}
+        mod = ns.tvm.IRModule({("main" if k == 0 else f"main{k}"): prim for k, prim in enumerate(prims)})
         with ns.tvm.transform.PassContext(config=config):
-            ex = ns.tvm.compile(ns.tvm.IRModule({"main": prim}), target=target_of(arch), tir_pipeline="tirx")
+            ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline="tirx")
     except Exception as exc:  # tvm raises many types; report at the kernel
         raise LoweringError(f"TVM rejected the lowered kernel: {_first_error_line(exc)}", func.span,
                             "codegen-error") from exc
-    raw = ex.mod.imports[0].inspect_source()
-    source, line_map = _finish_source(raw, em.extra_cuda)
-    symbol = _kernel_symbol(source) or f"{_symbol(func.name)}_kernel"
-    _order_params(params, source)
-    launch = func.launch
-    grid = tuple(as_int(g) if as_int(g) is not None else expr_str(g) for g in launch.grid)
-    return CudaKernel(func.name, symbol, text, prim.script(), source, grid, (em.threads, 1, 1), em.smem_total,
-                      em.breakdown, params, line_map, describe(em.layouts),
-                      "\n".join(p.describe() for p in em.pipelines.values()))
+    extra = list(dict.fromkeys(line for _, em, _ in scripts for line in em.extra_cuda))
+    source, line_map = _finish_source(ex.mod.imports[0].inspect_source(), extra)
+    launches = [_launch_of(part, em, params, source) for part, (_, em, params) in zip(parts, scripts)]
+    first, em = launches[0], scripts[0][1]
+    text = "\n".join(t for t, _, _ in scripts)
+    layouts = "\n".join(describe(e.layouts) for _, e, _ in scripts)
+    pipes = "\n".join(p.describe() for _, e, _ in scripts for p in e.pipelines.values())
+    return CudaKernel(func.name, first["kernel_symbol"], text, "\n".join(p.script() for p in prims), source,
+                      first["grid"], first["block"], first["smem_bytes"], em.breakdown,
+                      _user_params(first["params"]) if len(parts) > 1 else first["params"], line_map, layouts, pipes,
+                      launches if len(parts) > 1 else [], _workspaces(parts))
+
+
+def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
+    """One launch of a lowered kernel: its symbol, grid, block, dynamic shared memory and ordered parameters."""
+    symbol = f"{_symbol(part.func.name)}_kernel"
+    if _kernel_signature(source, symbol) is None:
+        symbol = _kernel_symbol(source) or symbol
+    spaces = {b.name for b in part.workspaces}
+    for p in params:
+        if p["name"] in spaces:
+            p["kind"] = "workspace"
+    _order_params(params, _kernel_signature(source, symbol) or "")
+    grid = tuple(as_int(g) if as_int(g) is not None else expr_str(g) for g in part.func.launch.grid)
+    return {"kernel_symbol": symbol, "grid": grid, "block": (em.threads, 1, 1), "smem_bytes": em.smem_total,
+            "params": params}
+
+
+def _user_params(params: list) -> list:
+    """The arguments a caller passes (workspaces are the launcher's), without kernel positions."""
+    return [{k: v for k, v in p.items() if k != "position"} for p in params if p["kind"] != "workspace"]
+
+
+def _workspaces(parts: list) -> list:
+    """The T.alloc_global buffers the launcher allocates (zero-filled), each once, in declaration order."""
+    seen: dict = {}
+    for part in parts:
+        for b in part.workspaces:
+            seen.setdefault(b.name, {"name": b.name, "dtype": b.dtype,
+                                     "shape": [as_int(d) if as_int(d) is not None else expr_str(d) for d in b.shape]})
+    return list(seen.values())
 
 
 def _first_error_line(exc: Exception) -> str:
@@ -271,10 +307,16 @@ def _kernel_symbol(source: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _order_params(params: list, source: str) -> None:
+def _kernel_signature(source: str, symbol: str) -> str | None:
+    """The parameter list of the `__global__` function `symbol` in the source (None when absent)."""
+    m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?' + re.escape(symbol) + r'\(([^)]*)\)',
+                  source)
+    return m.group(1) if m else None
+
+
+def _order_params(params: list, signature: str) -> None:
     """Set each param's position in the kernel signature (TVM orders them by first use), -1 when absent."""
-    m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?\w+\(([^)]*)\)', source)
-    names = [a.strip().split()[-1] for a in m.group(1).split(",") if a.strip()] if m else []
+    names = [a.strip().split()[-1] for a in signature.split(",") if a.strip()]
     for p in params:
         p["position"] = names.index(p["arg"]) if p["arg"] in names else -1
 

@@ -157,6 +157,7 @@ def _stage(result: LowerResult, name: str, text: str, until) -> bool:
 
 def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
     from ..codegen import cuda
+    from ..codegen.cuda_split import split_kernels
     from .ir_text import func_str
     from .layouts import describe
     from .legalize import legalize
@@ -171,14 +172,17 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
     notes = {id(p.loop): p.describe() for p in plans.values()}
     if _stage(result, "pipelined", func_str(func, notes), until):
         return
-    _, _, layouts, _, swz, wgmma = cuda.plan(func, arch)
-    text = describe(layouts) + "".join(
-        f"\n# {b.name}: shared tile, {'wgmma 128-byte-swizzled atoms' if kind == 'atoms' else 'swizzled rows'}"
-        for b, kind in swz.items())
-    if _stage(result, "layouts", text + "\n\n" + func_str(func, notes), until):
+    parts = split_kernels(func)
+    texts = []
+    for part in parts:
+        _, _, layouts, _, swz, wgmma = cuda.plan(part.func, arch)
+        texts.append(_kernel_header(part, parts) + describe(layouts) + "".join(
+            f"\n# {b.name}: shared tile, {'wgmma 128-byte-swizzled atoms' if kind == 'atoms' else 'swizzled rows'}"
+            for b, kind in swz.items()))
+    if _stage(result, "layouts", "\n".join(texts) + "\n\n" + func_str(func, notes), until):
         return
-    script, em, params = cuda.tvmscript(func, arch)
-    if _stage(result, "lowered", script, until):
+    scripts = [_kernel_header(part, parts) + cuda.tvmscript(part.func, arch)[0] for part in parts]
+    if _stage(result, "lowered", "\n".join(scripts), until):
         return
     ck = cuda.generate(func, arch)
     if _stage(result, "tir", ck.tir, until):
@@ -186,7 +190,20 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
     result.stages["cuda"] = ck.source
     result.source, result.line_map, result.smem_bytes = ck.source, ck.line_map, ck.smem_bytes
     result.launch = {"grid": ck.grid, "block": ck.block, "dynamic_smem": ck.smem_bytes}
+    if ck.launches:
+        result.launch["kernels"] = [{"symbol": s["kernel_symbol"], "grid": s["grid"], "block": s["block"],
+                                     "dynamic_smem": s["smem_bytes"]} for s in ck.launches]
+        result.launch["workspaces"] = ck.workspaces
     result.params, result.smem_breakdown = ck.params, ck.smem_breakdown
+
+
+def _kernel_header(part, parts: list) -> str:
+    """`# kernel k of n` before each kernel's text when a prim_func launches several ('' for one)."""
+    if len(parts) == 1:
+        return ""
+    spaces = ", ".join(b.name for b in part.workspaces)
+    return (f"# kernel {parts.index(part)} of {len(parts)}: {part.func.name}"
+            + (f" (workspaces: {spaces})" if spaces else "") + "\n")
 
 
 def _lower_cpu(func, result: LowerResult, until) -> None:

@@ -35,6 +35,9 @@ class Artifact:
     nvcc_version: str = ""
     instance: str = ""
     line_map: list = field(default_factory=list)
+    launches: list = field(default_factory=list)    # several T.Kernel blocks: {kernel_symbol, grid, block,
+    #                                                 smem_bytes, params}, in order ([] for one kernel: the fields)
+    workspaces: list = field(default_factory=list)  # T.alloc_global buffers the launcher allocates: {name, dtype, shape}
 
     def meta(self) -> dict:
         """Metadata without the source and cubin."""
@@ -62,10 +65,19 @@ class Artifact:
         meta.pop("cubin_sha256", None), meta.pop("cubin_size", None)
         return cls(source=p.with_suffix(".cu").read_text(), cubin=p.with_suffix(".cubin").read_bytes(), **meta)
 
-    def grid_for(self, dims: dict) -> tuple[int, int, int]:
-        """The launch grid with symbolic dims bound."""
-        out = [_eval_dim(g, dims) for g in self.grid]
+    def launch_plan(self) -> list:
+        """The kernel launches in order: `launches`, or the one kernel the top-level fields describe."""
+        return self.launches or [{"kernel_symbol": self.kernel_symbol, "grid": self.grid, "block": self.block,
+                                  "smem_bytes": self.smem_bytes, "params": self.params}]
+
+    def grid_for(self, dims: dict, grid: list | None = None) -> tuple[int, int, int]:
+        """The launch grid (the first kernel's unless `grid` is given) with symbolic dims bound."""
+        out = [_eval_dim(g, dims) for g in (self.grid if grid is None else grid)]
         return tuple(out + [1] * (3 - len(out)))[:3]
+
+    def workspace_shapes(self, dims: dict) -> list:
+        """(name, dtype, shape) of every workspace with symbolic dims bound."""
+        return [(w["name"], w["dtype"], tuple(_eval_dim(d, dims) for d in w["shape"])) for w in self.workspaces]
 
 
 class _TNamespace:
@@ -194,4 +206,6 @@ def _build(func, arch: str) -> Artifact:
     return Artifact(name=func.name, kernel_symbol=ck.kernel_symbol, arch=arch, source=ck.source, cubin=cubin,
                     grid=list(ck.grid), block=list(ck.block), smem_bytes=ck.smem_bytes, params=ck.params,
                     content_hash=sha256(ck.source, arch, version), nvcc_version=version,
-                    instance=func.instance, line_map=[list(x) for x in ck.line_map])
+                    instance=func.instance, line_map=[list(x) for x in ck.line_map],
+                    launches=[dict(step, grid=list(step["grid"]), block=list(step["block"])) for step in ck.launches],
+                    workspaces=ck.workspaces)

@@ -42,23 +42,37 @@ def bind_dims(artifact, args: list) -> dict:
     return dims
 
 
-def pack_args(artifact, args: list, dims: dict) -> tuple[list, ctypes.Array]:
-    """ctypes values for every kernel parameter and the void** array cuLaunchKernel takes."""
+def named_args(artifact, args: list) -> dict:
+    """Parameter name -> the caller's argument (arguments follow the artifact's params, dims left out)."""
+    return {p["name"]: a for p, a in zip([p for p in artifact.params if p["kind"] != "dim"], args)}
+
+
+def pack_args(artifact, args: list, dims: dict, step: dict | None = None,
+              workspaces: dict | None = None) -> tuple[list, ctypes.Array]:
+    """ctypes values for every parameter of one launch (`step` of `launch_plan()`, the first when None) and the
+    void** array cuLaunchKernel takes; `workspaces` maps each T.alloc_global name to its allocated tensor."""
+    params = (step or artifact.launch_plan()[0])["params"]
+    named = dict(named_args(artifact, args), **(workspaces or {}))
     values = []
-    it = iter(args)
-    for p in artifact.params:
+    for p in params:
         if p["kind"] == "dim":
             values.append(ctypes.c_int32(int(dims[p["name"]])))
-            continue
-        a = next(it)
-        if p["kind"] == "tensor":
-            values.append(ctypes.c_void_p(_data_ptr(a, p)))
+        elif p["kind"] in ("tensor", "workspace"):
+            values.append(ctypes.c_void_p(_data_ptr(named[p["name"]], p)))
         else:
-            values.append(_CTYPE.get(p["dtype"], ctypes.c_int32)(a))
-    order = sorted((p.get("position", k), k) for k, p in enumerate(artifact.params) if p.get("position", k) >= 0)
+            values.append(_CTYPE.get(p["dtype"], ctypes.c_int32)(named[p["name"]]))
+    order = sorted((p.get("position", k), k) for k, p in enumerate(params) if p.get("position", k) >= 0)
     ordered = [values[k] for _, k in order]
     array = (ctypes.c_void_p * max(len(ordered), 1))(*[ctypes.addressof(v) for v in ordered])
     return values, array
+
+
+def allocate_workspaces(artifact, dims: dict, device) -> dict:
+    """Zero-filled torch tensors for the artifact's T.alloc_global workspaces, on `device` and the current stream."""
+    import torch
+
+    return {name: torch.zeros(shape, dtype=getattr(torch, dtype), device=device)
+            for name, dtype, shape in artifact.workspace_shapes(dims)}
 
 
 def _data_ptr(t, p) -> int:
@@ -82,43 +96,51 @@ def _check(result):
     return result[1] if isinstance(result, tuple) and len(result) == 2 else result
 
 
-def _function(artifact):
-    """The loaded CUfunction for an artifact (one module per content hash and device)."""
+def _function(artifact, step: dict):
+    """The loaded CUfunction of one launch (one module per content hash and device)."""
     import torch
     from cuda.bindings import driver as cu
 
     dev = torch.cuda.current_device()
-    key = (artifact.content_hash, artifact.kernel_symbol, dev)
+    key = (artifact.content_hash, step["kernel_symbol"], dev)
     with _LOCK:
         if key in _MODULES:
             return _MODULES[key]
         torch.cuda.init()
         torch.empty(1, device="cuda")  # make the primary context current on this thread
-        module = _check(cu.cuModuleLoadData(artifact.cubin))
-        fn = _check(cu.cuModuleGetFunction(module, artifact.kernel_symbol.encode()))
-        if artifact.smem_bytes > 48 * 1024:
+        module = _MODULES.get((artifact.content_hash, dev))
+        if module is None:
+            module = _MODULES[(artifact.content_hash, dev)] = _check(cu.cuModuleLoadData(artifact.cubin))
+        fn = _check(cu.cuModuleGetFunction(module, step["kernel_symbol"].encode()))
+        if step["smem_bytes"] > 48 * 1024:
             attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-            _check(cu.cuFuncSetAttribute(fn, attr, artifact.smem_bytes))
+            _check(cu.cuFuncSetAttribute(fn, attr, step["smem_bytes"]))
         _MODULES[key] = (module, fn)
         return _MODULES[key]
 
 
 def launch(artifact, tensors, stream=None) -> None:
-    """Launch `artifact` on torch CUDA tensors (and scalars) in parameter order, on `stream`."""
+    """Launch `artifact` on torch CUDA tensors (and scalars) in parameter order, on `stream`: every kernel of
+    `launch_plan()` in order, after zero-filling its workspaces on that stream."""
     import torch
     from cuda.bindings import driver as cu
 
     args = list(tensors)
     dims = bind_dims(artifact, args)
-    values, array = pack_args(artifact, args, dims)
-    _, fn = _function(artifact)
-    gx, gy, gz = artifact.grid_for(dims)
-    bx, by, bz = (list(artifact.block) + [1, 1])[:3]
     if stream is None:
         stream = torch.cuda.current_stream()
-    handle = stream.cuda_stream if hasattr(stream, "cuda_stream") else int(stream)
-    if min(gx, gy, gz) <= 0:
-        return
-    _check(cu.cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, artifact.smem_bytes, cu.CUstream(handle),
-                             ctypes.addressof(array), 0))
-    del values
+    if not hasattr(stream, "cuda_stream"):
+        stream = torch.cuda.ExternalStream(int(stream))
+    device = next((a.device for a in args if hasattr(a, "is_cuda") and a.is_cuda), torch.device("cuda"))
+    with torch.cuda.stream(stream):  # workspaces belong to the launch stream: freed only after its kernels ran
+        spaces = allocate_workspaces(artifact, dims, device)
+    for step in artifact.launch_plan():
+        values, array = pack_args(artifact, args, dims, step, spaces)
+        _, fn = _function(artifact, step)
+        gx, gy, gz = artifact.grid_for(dims, step["grid"])
+        bx, by, bz = (list(step["block"]) + [1, 1])[:3]
+        if min(gx, gy, gz) <= 0:
+            continue
+        _check(cu.cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, step["smem_bytes"], cu.CUstream(stream.cuda_stream),
+                                 ctypes.addressof(array), 0))
+        del values
