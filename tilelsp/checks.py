@@ -46,13 +46,17 @@ class CheckPool:
         self._spawning: set[asyncio.Task] = set()
         self._draining: set[asyncio.Task] = set()  # cancelled young checks left to finish
         self._slots: asyncio.Semaphore | None = None
+        self._freed: asyncio.Event | None = None  # set when a child becomes idle
         self.stopped = 0  # children killed at a deadline or for a newer version
+        self.closed = False
 
     async def _spawn(self):
         from .worker import _limit_memory
 
-        proc = await asyncio.create_subprocess_exec(
-            *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True)
+        # shielded: a create_subprocess_exec cancelled midway can wait forever for its transport (and with it the
+        # server's exit); a child started for nothing sees its stdin close and exits
+        proc = await asyncio.shield(asyncio.ensure_future(asyncio.create_subprocess_exec(
+            *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True)))
         _limit_memory(proc, CHILD_MEM_MB)
         try:
             await proc.stdout.readexactly(HEADER.size)  # the child is warm
@@ -71,22 +75,40 @@ class CheckPool:
     def _spawned(self, task: asyncio.Task) -> None:
         self._spawning.discard(task)
         if not task.cancelled() and task.exception() is None:
-            self.idle.append(task.result())
+            if self.closed:
+                task.result().kill()
+            else:
+                self._idle(task.result())
 
     async def _take(self):
-        """An idle child, else the next one that finishes starting (a failed start raises)."""
+        """An idle child, else whichever comes first: a busy child given back or a new one started (a failed
+        start raises)."""
+        if self._freed is None:
+            self._freed = asyncio.Event()
         while True:
+            if self.closed:
+                raise OSError("the server is shutting down")
             while self.idle:
                 proc = self.idle.pop()
                 if proc.returncode is None:
-                    self.warm()
+                    # top the spares up later, not now: a quick check gives its child back meanwhile, and a
+                    # starting child would compete with this check for the CPU
+                    asyncio.get_running_loop().call_later(KILL_AFTER_S, self.warm)
                     return proc
             if not self._spawning:
                 self.warm()
-            done, _ = await asyncio.wait(set(self._spawning), return_when=asyncio.FIRST_COMPLETED)
-            failed = [t.exception() for t in done if not t.cancelled() and t.exception() is not None]
+            self._freed.clear()
+            freed = asyncio.ensure_future(self._freed.wait())
+            done, _ = await asyncio.wait({freed, *self._spawning}, return_when=asyncio.FIRST_COMPLETED)
+            freed.cancel()
+            failed = [t.exception() for t in done if t is not freed and not t.cancelled() and t.exception()]
             if failed:
                 raise failed[0]
+
+    def _idle(self, proc) -> None:
+        self.idle.append(proc)
+        if self._freed is not None:
+            self._freed.set()
 
     async def check(self, text: str, path: str, targets) -> CheckResult:
         """The check result of one text, computed in a child within the deadline (else an internal-error)."""
@@ -128,7 +150,7 @@ class CheckPool:
     def _release(self, proc) -> None:
         """Keep a child that finished a check as a spare (or stop it when enough are idle)."""
         if len(self.idle) < SPARES + 1:
-            self.idle.append(proc)
+            self._idle(proc)
         else:
             proc.kill()
 
@@ -156,8 +178,9 @@ class CheckPool:
             pass
 
     def close(self) -> None:
-        """Stop every child."""
-        for task in list(self._spawning) + list(self._draining):
+        """Stop every child (those still starting are stopped once started)."""
+        self.closed = True
+        for task in list(self._draining):
             task.cancel()
         for proc in self.idle:
             if proc.returncode is None:
