@@ -96,6 +96,37 @@ def mask_rows(L: T.Tensor((4, 1000), "float32"), KS: T.Tensor((4,), "int32"), KE
                     L[bx, idx] = -T.infinity("float32")
 """
 
+WS_GEMM = HEADER + """
+@T.prim_func
+def ws_gemm(A: T.Tensor((128, 96), "float16"), B: T.Tensor((96, 64), "float16"), C: T.Tensor((128, 64), "float32")):
+    with T.Kernel(2, 2, threads=256) as (bx, by):
+        A_shared = T.alloc_shared((64, 32), "float16")
+        B_shared = T.alloc_shared((32, 32), "float16")
+        C_local = T.alloc_fragment((64, 32), "float32")
+        data_is_ready = T.alloc_barrier(arrive_count=128)
+        compute_is_done = T.alloc_barrier(arrive_count=128)
+        with T.ws(1):
+            T.clear(C_local)
+        for ko in T.Pipelined(3, num_stages=0):
+            with T.ws(0):
+                T.barrier_wait(compute_is_done, (ko + 1) % 2)
+                T.copy(A[by * 64, ko * 32], A_shared)
+                T.copy(B[ko * 32, bx * 32], B_shared)
+                T.barrier_arrive(data_is_ready)
+            with T.ws(1):
+                T.gemm(A_shared, B_shared, C_local)
+        with T.ws(1):
+            T.copy(C_local, C[by * 64, bx * 32])
+"""
+
+
+def test_warp_specialised_roles_run_their_tile_ops_once():  # the gemm role has no barrier: still once
+    mod = build_src(WS_GEMM)
+    a, b = torch.randn(128, 96).half(), torch.randn(96, 64).half()
+    c = torch.zeros(128, 64)
+    mod(a, b, c)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
+
 
 def test_thread_loop_inside_a_uniform_loop_nest():
     mod = build_src(MASK_ROWS)

@@ -13,11 +13,11 @@ phases (a CPU SIMT emulation in the style of MCUDA/POCL loop fission):
 - Barriers (`T.sync_threads`, named barriers, mbarrier arrive/wait) end a phase and emit nothing. A loop or
   `while` that contains a barrier stays a block-level loop around its phases; CUDA requires every thread to
   reach the same barriers, so a trip count or condition read from thread storage is taken from thread 0.
-  An `if` on the thread index that contains barriers (warp-specialised roles, `if tx < RADIX:` with named
-  barriers) becomes an active mask: each thread's condition is stored, phases inside run only the threads
-  whose mask is set, and block-level statements inside run once when any thread is active. Roles therefore
-  run one after another in program order: a consumer that waits for a producer written after it in the
-  source is not supported.
+  An `if` on the thread index that contains barriers or tile ops (warp-specialised roles, `with T.ws(1):`,
+  `if tx < RADIX:` with named barriers) becomes an active mask: each thread's condition is stored, phases
+  inside run only the threads whose mask is set, and block-level statements inside (tile ops) run once when
+  any thread is active. Roles therefore run one after another in program order: a consumer that waits for
+  a producer written after it in the source is not supported.
 - Private storage gets one copy per thread: a local buffer of shape (s0, ...) becomes (threads*s0, ...)
   and thread t uses rows [t*s0, (t+1)*s0); a let that depends on the thread becomes a per-thread slot.
 - Thread indices come from the flat thread id t: threadIdx.x = t % X, .y = t // X % Y, .z = t // (X*Y);
@@ -117,14 +117,21 @@ class ThreadEmulation:
         """A statement list as barrier phases (per-thread runs) and block-level statements."""
         out, run = [], []
         for s in _flat(body):
-            if _is_barrier(s) or isinstance(s, N.Allocate) or _has_barrier(s) or not self._per_thread(s):
+            if _is_barrier(s) or isinstance(s, N.Allocate) or _has_barrier(s) or self._is_role(s) \
+                    or not self._per_thread(s):
                 out += self._phase(run, mask)
                 run = []
                 if not _is_barrier(s):
-                    out += self._control(s, mask) if _has_barrier(s) else self._barrier_free(s, mask)
+                    control = _has_barrier(s) or self._is_role(s)
+                    out += self._control(s, mask) if control else self._barrier_free(s, mask)
             else:
                 run.append(s)
         return out + self._phase(run, mask)
+
+    def _is_role(self, s) -> bool:
+        """An `if` on the thread around tile ops (`with T.ws(1): T.gemm(...)`): the threads that take it do
+        each tile op together, once."""
+        return isinstance(s, N.If) and self.depends(s.cond) and any(isinstance(n, N.TILE_OPS) for n in walk(s))
 
     def _per_thread(self, s) -> bool:
         if isinstance(s, N.LetStmt) and self.depends(s.value):
