@@ -147,3 +147,15 @@ def test_transpose_shapes_are_checked_by_the_frontend():
     """)
     res = check_source(src, "<test>")
     assert [(d.code, d.span.line) for d in res.errors] == [("bad-arguments", 9)]
+
+
+@pytest.mark.nvcc
+def test_atomic_add_returning_the_previous_value_compiles():
+    from thread_kernels import COMPACT
+
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    src = generate(_kernel(COMPACT), "sm_90a").source
+    assert "= atomicAdd((&(((int*)smem_ptr)[0])), 1);" in src
+    assert compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"

@@ -263,3 +263,22 @@ def ref_shuffles(A, B):
     total = warps.sum(-1, keepdim=True).expand(-1, -1, 32) + warps.max(-1, keepdim=True).values.expand(-1, -1, 32)
     down = torch.where(lanes % 16 < 14, lanes + 2, lanes)
     B.copy_(total.reshape(4, 128) + A[:, lanes ^ 1] + A[:, down])
+
+# compaction: each thread claims a slot with T.atomic_add(..., return_prev=True)
+COMPACT = """
+import tilelang.language as T
+
+@T.prim_func
+def compact(A: T.Tensor((256,), T.int32), Out: T.Tensor((256,), T.int32), Count: T.Tensor((1,), T.int32)):
+    with T.Kernel(1, threads=256) as bx:
+        tx = T.get_thread_binding()
+        n = T.alloc_shared((1,), T.int32)
+        pos = T.alloc_var(T.int32)
+        T.fill(n, 0)
+        if A[tx] % 2 == 0:
+            pos = T.atomic_add(n[0], 1, return_prev=True)
+            Out[pos] = A[tx]
+        T.sync_threads()
+        if tx == 0:
+            Count[0] = n[0]
+"""

@@ -75,7 +75,10 @@ class IntrinsicOps:
             self.em.extra_cuda.append(DEVICE_LIBRARY)
 
     def expr(self, exprs, e: N.Call) -> str | None:
-        """`T.ieee_*` as the CUDA rounding-mode intrinsic; None for other calls (an ExprEmitter hook)."""
+        """`T.ieee_*` as the CUDA rounding-mode intrinsic, `T.atomic_add(..., return_prev=True)` as atomicAdd
+        (its value is the previous one); None for other calls (an ExprEmitter hook)."""
+        if e.name == "atomic_add" and len(e.args) == 2 and isinstance(e.args[0], N.Load):
+            return self._atomic_add_prev(exprs, e)
         base, mode = (e.name[:-3], e.name[-1]) if e.name.endswith(("_rz", "_ru", "_rd")) else (e.name, "n")
         if base not in _IEEE:
             return None
@@ -85,6 +88,16 @@ class IntrinsicOps:
             raise LoweringError(f"T.{base} works on float32 (and float64 except frsqrt) values, not {dtype}", e.span)
         args = ", ".join(exprs.emit(a, dtype) for a in e.args)
         return f'T.call_pure_extern("{dtype}", "__{fn}_r{mode}", {args})'
+
+    def _atomic_add_prev(self, exprs, e: N.Call) -> str:
+        em, (old, value) = self.em, e.args
+        buf = old.buffer
+        if buf.scope not in ("global", "shared", "shared.dyn") or buf.dtype not in ("int32", "uint32", "float32"):
+            raise LoweringError(f"T.atomic_add(..., return_prev=True) needs an int32, uint32 or float32 element of "
+                                f"global or shared memory (got {buf.scope} {buf.dtype})", e.span)
+        idx = em.access(buf, [em.idx(i) for i in old.indices], old)
+        return (f'T.call_pure_extern("{buf.dtype}", "atomicAdd", {em.name(buf)}.ptr_to([{", ".join(idx)}]), '
+                f"{exprs.emit(value, buf.dtype)})")
 
     def statement(self, s: N.Evaluate) -> bool:
         """Emit an intrinsic statement (see STATEMENTS); False when `s` is not one."""
