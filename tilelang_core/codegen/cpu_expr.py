@@ -239,6 +239,8 @@ def intrinsic(name: str, args: list, dtype: str | None, span=None):
         if name == "infinity":
             return tirx.infinity(dt) if is_float(dt) else tirx.max_value(dt)
         return getattr(tirx, name)(dt)
+    if name == "reinterpret" and dtype and len(args) == 1:  # the same bits read as `dtype`
+        return tirx.reinterpret(dtype, args[0])
     if _TABLE is None:
         _TABLE = _intrinsics()
     fn = _TABLE.get(name)

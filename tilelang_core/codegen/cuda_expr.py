@@ -220,6 +220,8 @@ class ExprEmitter:
             return f"T.bitwise_not({self.emit(args[0], t)})"
         if name == "popcount" and len(args) == 1:
             return f"T.popcount({self._emit(args[0])})"
+        if name == "reinterpret" and len(args) == 1:  # the same bits read as `t` (widths must match)
+            return f'T.reinterpret("{t}", {self._emit(args[0])})'
         if name == "likely" and len(args) == 1:
             return f"T.likely({self.emit(args[0], 'bool')})"
         name = _FAST_MATH.get(name, name)

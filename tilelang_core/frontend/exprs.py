@@ -11,7 +11,7 @@ from ..ir import nodes as N
 from ..ir.arith import as_const
 from ..language.types import DType, MacroDef
 from .consteval import Evaluator, _text, call_value
-from .values import POISON, BuiltinRef, Unknown, UserFunc, is_expr, is_scalar, to_expr
+from .values import POISON, BuiltinRef, LiveFunc, Unknown, UserFunc, is_expr, is_scalar, to_expr
 
 _FORBIDDEN = {
     "Lambda": "a lambda is only allowed as the index function of T.Layout/T.Fragment; use a @T.macro or an expression",
@@ -215,7 +215,7 @@ class KernelEval(Evaluator):
         func = self.eval(node.func)
         if isinstance(func, BuiltinRef):
             return self.p.call_builtin(func, node)
-        if isinstance(func, (UserFunc, MacroDef)):
+        if isinstance(func, (UserFunc, MacroDef, LiveFunc)):
             return self.p.inline_call(func, node)
         if isinstance(func, DType):
             return self.p.cast_to(str(func), node)
@@ -413,6 +413,8 @@ def expr_dtype(e, default: str = "int32") -> str:
         return expr_dtype(e.true_value, default)
     if isinstance(e, N.BinOp):
         a, b = expr_dtype(e.lhs, default), expr_dtype(e.rhs, default)
+        if _bits(b) > _bits(a) > 0 and not isinstance(e.rhs, N.Const):  # two integers: the wider wins, as in TIR
+            return b
         if isinstance(e.lhs, N.Const) and not isinstance(e.rhs, N.Const):
             return b if not (a.startswith("float") and not b.startswith(("float", "bfloat"))) else a
         if a.startswith(("float", "bfloat")) or not b.startswith(("float", "bfloat")):

@@ -4,6 +4,7 @@ substituted for the parameters; a live `MacroDef` from the JIT is parsed from it
 from __future__ import annotations
 
 import ast
+import weakref
 
 from ..ir import nodes as N
 from ..language.types import MacroDef
@@ -11,7 +12,9 @@ from ..source import SourceFile
 from .consteval import Env
 from .exprs import KernelError
 from .scope import SourceMapper
-from .values import Unknown, UserFunc, from_live
+from .values import LiveFunc, Unknown, UserFunc, from_live
+
+_LIVE_HELPERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Python function -> its UserFunc
 
 
 def inline(p, func, node: ast.Call):
@@ -54,19 +57,33 @@ def _user_func(func) -> UserFunc | None:
         cached = getattr(cap, "_tilelsp_userfunc", None)
         if cached is not None:
             return cached
-        tree = ast.parse(cap.source)
-        fn = next((s for s in tree.body if isinstance(s, ast.FunctionDef)), None)
-        if fn is None:
-            return None
-        mapper = SourceMapper(SourceFile(cap.source, cap.filename), cap.first_line - 1, cap.indent)
-        env = Env({k: from_live(v) for k, v in cap.env.items()})
-        uf = UserFunc(fn, env, True, mapper)
+        uf = _captured_user_func(cap, True)
         try:
             cap._tilelsp_userfunc = uf
         except AttributeError:
             pass
         return uf
+    if isinstance(func, LiveFunc):
+        if func.pyfunc not in _LIVE_HELPERS:
+            from ..language.capture import capture
+
+            try:
+                _LIVE_HELPERS[func.pyfunc] = _captured_user_func(capture(func.pyfunc), False)
+            except (OSError, SyntaxError):
+                _LIVE_HELPERS[func.pyfunc] = None
+        return _LIVE_HELPERS[func.pyfunc]
     return None
+
+
+def _captured_user_func(cap, is_macro: bool) -> UserFunc | None:
+    """A UserFunc parsed from a captured function's source, its spans in the file that defines it."""
+    tree = ast.parse(cap.source)
+    fn = next((s for s in tree.body if isinstance(s, ast.FunctionDef)), None)
+    if fn is None:
+        return None
+    mapper = SourceMapper(SourceFile(cap.source, cap.filename), cap.first_line - 1, cap.indent)
+    env = Env({k: from_live(v) for k, v in cap.env.items()})
+    return UserFunc(fn, env, is_macro, mapper)
 
 
 def _bind_args(p, fn: ast.FunctionDef, call: ast.Call, uf_env) -> dict:

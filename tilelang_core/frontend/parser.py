@@ -184,6 +184,9 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         if is_decorated(node, ("macro", "inline"), self.env):
             self.env.values[node.name] = UserFunc(node, self.env, True, self.ctx.mapper)
             return []
+        if self.quiet:  # a closure built by a plain Python helper (e.g. a converter factory): inlined when called
+            self.env.values[node.name] = UserFunc(node, self.env, False, self.ctx.mapper)
+            return []
         raise KernelError("unsupported-syntax", f"nested function `{node.name}` in a kernel; decorate it with "
                           "@T.macro to inline it, or define it outside the kernel", node)
 

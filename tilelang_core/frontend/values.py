@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import enum
 import numbers
+import sys
 import types
 from dataclasses import dataclass, field
 
@@ -131,6 +132,13 @@ class TensorSpec:
     scope: str = "global"
 
 
+@dataclass(frozen=True, eq=False)
+class LiveFunc:
+    """A plain Python function of the running program; called in a kernel, it is inlined like a file's helper."""
+
+    pyfunc: object
+
+
 @dataclass(eq=False)
 class UserFunc:
     """A function defined in the file (a factory, a macro, a helper) with the environment it closes over."""
@@ -213,4 +221,12 @@ def from_live(v, depth: int = 0):
         return BuiltinRef("T." + short if mod.startswith("tilelang.language") else f"{mod}.{short}")
     if callable(v) and mod == "math":
         return v
+    if isinstance(v, types.FunctionType) and _user_code(v):
+        return LiveFunc(v)
     return Unknown(type(v).__name__)
+
+
+def _user_code(fn) -> bool:
+    """Whether `fn` was written outside the Python installation (the user's files, not a library)."""
+    filename = fn.__code__.co_filename
+    return not filename.startswith("<") and not filename.startswith((sys.prefix, sys.base_prefix))
