@@ -79,8 +79,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / ".gpu_artifacts"))
     args = ap.parse_args(argv)
     from tilelang_core.codegen.cuda import generate
-    from tilelang_core.runtime.artifact import Artifact, compile_cubin, nvcc_version
-    from tilelang_core.runtime.cache import sha256
+    from tilelang_core.runtime.artifact import compile_cubin, from_kernel
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -110,9 +109,7 @@ def main(argv=None) -> int:
             if err:
                 failures.append({"path": path, "instance": k.instance, "error": err})
                 continue
-            version = nvcc_version()
-            art = Artifact(k.name, ck.kernel_symbol, args.arch, ck.source, cubin, list(ck.grid), list(ck.block),
-                           ck.smem_bytes, ck.params, sha256(ck.source, args.arch, version), version, k.instance)
+            art = from_kernel(ck, k, args.arch, cubin)
             meta = art.save(out)
             manifest.append({"role": role, "path": path, "instance": k.instance, "meta": meta.name,
                              "ref": ref, "zero_outputs": zero, "dims": DIMS,

@@ -244,13 +244,14 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     source, line_map = _finish_source(ex.mod.imports[0].inspect_source(), extra)
     launches = [_launch_of(part, em, params, source) for part, (_, em, params) in zip(parts, scripts)]
     first, em = launches[0], scripts[0][1]
+    several = len(parts) > 1 or bool(parts[0].workspaces)  # the launcher allocates workspaces: a launch list
     text = "\n".join(t for t, _, _ in scripts)
     layouts = "\n".join(describe(e.layouts) for _, e, _ in scripts)
     pipes = "\n".join(p.describe() for _, e, _ in scripts for p in e.pipelines.values())
     return CudaKernel(func.name, first["kernel_symbol"], text, "\n".join(p.script() for p in prims), source,
                       first["grid"], first["block"], first["smem_bytes"], em.breakdown,
-                      _user_params(first["params"]) if len(parts) > 1 else first["params"], line_map, layouts, pipes,
-                      launches if len(parts) > 1 else [], _workspaces(parts))
+                      _user_params(first["params"]) if several else first["params"], line_map, layouts, pipes,
+                      launches if several else [], _workspaces(parts))
 
 
 def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:

@@ -201,7 +201,11 @@ def _build(func, arch: str) -> Artifact:
 
     with user_errors(func, arch):
         ck = generate(func, arch)
-    cubin = compile_cubin(ck.source, arch)
+    return from_kernel(ck, func, arch, compile_cubin(ck.source, arch))
+
+
+def from_kernel(ck, func, arch: str, cubin: bytes) -> Artifact:
+    """The Artifact of a lowered CudaKernel of `func` and its cubin."""
     version = nvcc_version()
     return Artifact(name=func.name, kernel_symbol=ck.kernel_symbol, arch=arch, source=ck.source, cubin=cubin,
                     grid=list(ck.grid), block=list(ck.block), smem_bytes=ck.smem_bytes, params=ck.params,
