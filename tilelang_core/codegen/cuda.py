@@ -147,9 +147,6 @@ def _prologue(func: N.PrimFunc, launch: N.Launch) -> list:
         if isinstance(s, (N.AnnotateLayout, N.UseSwizzle)) or isinstance(s, N.Evaluate) and isinstance(
                 s.value, N.Const):
             continue
-        if isinstance(s, N.Allocate) and s.buffer.scope == "global":
-            raise LoweringError(f"T.alloc_global '{s.buffer.name}' before `with T.Kernel(...)` is not supported "
-                                "by the CUDA lowering yet; pass the workspace as a tensor parameter", s.span)
         if not isinstance(s, N.LetStmt):
             raise LoweringError("only scalar assignments (`x = n // 2`) may come before `with T.Kernel(...)` on "
                                 "CUDA; move this statement inside the kernel", s.span)

@@ -1,7 +1,8 @@
 """Run a kernel Artifact on torch CUDA tensors through NVIDIA's driver API (cuda-python), or CuPy.
 
 Needs no tvm: the artifact carries the cubin, launch configuration and parameter list. Symbolic
-dims are bound from the tensors' shapes and passed as int32 kernel arguments.
+dims are bound from the tensors' shapes and passed as int32 kernel arguments. A prim_func with several T.Kernel
+blocks runs as its artifact's launches, in order on one stream, with its T.alloc_global workspaces allocated here.
 """
 from __future__ import annotations
 
