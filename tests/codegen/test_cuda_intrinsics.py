@@ -159,3 +159,13 @@ def test_atomic_add_returning_the_previous_value_compiles():
     src = generate(_kernel(COMPACT), "sm_90a").source
     assert "= atomicAdd((&(((int*)smem_ptr)[0])), 1);" in src
     assert compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"
+
+
+def test_shared_fill_has_no_block_barrier_inside_its_divergent_loop():
+    from thread_kernels import COMPACT
+
+    from tilelang_core.codegen.cuda import generate
+
+    script = generate(_kernel(COMPACT), "sm_90a").tvmscript
+    fill = script[script.index('"tl_line_10"'):script.index('"tl_line_11"')]
+    assert "if (it * 256 + tx) < (1):" in fill and "tvm_storage_sync" not in fill  # T.fill(n, 0): thread 0 only

@@ -56,10 +56,16 @@ class TileOps(CopyOps, ReduceOps):
         body = N.Store(buf, tuple(_side_index_exprs(side, vs)), op.value, span=op.span)
         kind = "serial" if buf.scope in ("local", "local.var") else "parallel"
         loop = N.For(tuple(vs), tuple(N.Const(0) for _ in vs), tuple(extents), kind, body, span=op.span)
-        if kind == "parallel":
-            em._parallel_distributed(loop)
-        else:
-            em.serial(loop)
+        if not vs:  # a point region (`T.fill(buf[0], v)`): one element, written by thread 0
+            loop = N.For((N.Var("f0"),), (N.Const(0),), (N.Const(1),), kind, body, span=op.span)
+        em.in_parallel += 1  # threads take different iterations: no __syncthreads() inside the loop
+        try:
+            if kind == "parallel":
+                em._parallel_distributed(loop)
+            else:
+                em.serial(loop)
+        finally:
+            em.in_parallel -= 1
 
     # ------------------------------------------------------------------ gemm
     def gemm(self, op: N.Gemm) -> None:
