@@ -135,13 +135,18 @@ def launch(artifact, tensors, stream=None) -> None:
     device = next((a.device for a in args if hasattr(a, "is_cuda") and a.is_cuda), torch.device("cuda"))
     with torch.cuda.stream(stream):  # workspaces belong to the launch stream: freed only after its kernels ran
         spaces = allocate_workspaces(artifact, dims, device)
-    for step in artifact.launch_plan():
-        values, array = pack_args(artifact, args, dims, step, spaces)
+    for step, (gx, gy, gz), (bx, by, bz), values, array in launch_steps(artifact, args, dims, spaces):
         _, fn = _function(artifact, step)
-        gx, gy, gz = artifact.grid_for(dims, step["grid"])
-        bx, by, bz = (list(step["block"]) + [1, 1])[:3]
-        if min(gx, gy, gz) <= 0:
-            continue
         _check(cu.cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, step["smem_bytes"], cu.CUstream(stream.cuda_stream),
                                  ctypes.addressof(array), 0))
         del values
+
+
+def launch_steps(artifact, args: list, dims: dict, workspaces: dict):
+    """(step, grid, block, ctypes values, void** array) of every non-empty launch, in launch order."""
+    for step in artifact.launch_plan():
+        grid = artifact.grid_for(dims, step["grid"])
+        if min(grid) <= 0:
+            continue
+        values, array = pack_args(artifact, args, dims, step, workspaces)
+        yield step, grid, tuple((list(step["block"]) + [1, 1])[:3]), values, array
