@@ -26,6 +26,23 @@ def dot(A: T.Tensor((64,), "float16"), B: T.Tensor((64,), "float16"), C: T.Tenso
         C[0] = acc[0]
 """
 
+VIEWS = """
+import tilelang
+import tilelang.language as T
+
+
+@T.prim_func
+def views(A: T.Tensor((16, 8), "float32"), B: T.Tensor((8, 16), "float32"), H: T.Tensor((16, 16), "float16")):
+    with T.Kernel(1, threads=32) as bx:
+        s = T.alloc_shared((16, 8), "float32")
+        T.copy(A, s)
+        v = T.reshape(s, [8, 16])
+        T.copy(v, B)
+        h = T.view(s, shape=[16, 16], dtype="float16")
+        for i, j in T.Parallel(16, 16):
+            H[i, j] = h[i, j]
+"""
+
 JIT_KERNELS = '''
 import tilelang
 import tilelang.language as T
@@ -94,3 +111,12 @@ def test_profiler_func_is_the_kernel(jit_mod):
     kernel = jit_mod["scale"](64)
     x = torch.randn(64)
     torch.testing.assert_close(kernel.get_profiler().func(x), x * 3)
+
+
+def test_views_share_their_base_storage():
+    mod = build_src(VIEWS)
+    a = torch.randn(16, 8)
+    b, h = torch.zeros(8, 16), torch.zeros(16, 16, dtype=torch.float16)
+    mod(a, b, h)
+    torch.testing.assert_close(b, a.reshape(8, 16))
+    assert torch.equal(h.view(torch.int16), a.view(torch.float16).reshape(16, 16).view(torch.int16))

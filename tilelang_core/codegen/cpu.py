@@ -42,6 +42,13 @@ class CpuLowering:
         self.vars: dict = {}
         self.buffers: dict = {}
         self.expr = ExprLowerer(self.vars, self.buffers, load_hook=self._load_hook, call_hook=self._call_hook)
+        self.expr.view_hook = self.view
+        self.views: dict = {}  # base buffer -> the views (T.view / T.reshape) over it, declared with the base
+        self._view_bases: dict = {}  # tirx view buffer -> tirx base buffer
+        for n in walk(func.body):
+            view = getattr(n, "buffer", None)
+            if isinstance(view, N.Buffer) and view.base is not None:
+                self.views.setdefault(view.base, {})[view] = None
         self.ops = OpLowering(self)
         self.simt: ThreadEmulation | None = None  # set inside a thread-level block
         self.tid = None  # the thread id being lowered inside a thread-level block's phase
@@ -58,9 +65,28 @@ class CpuLowering:
 
     def buffer(self, buf: N.Buffer, span=None):
         """The tirx buffer of an IR buffer in scope."""
+        if buf not in self.buffers and buf.base is not None:
+            return self.view(buf, span)
         if buf not in self.buffers:
             raise LoweringError(f"buffer '{buf.name}' is used outside its allocation", span or buf.span)
         return self.buffers[buf]
+
+    def view(self, buf: N.Buffer, span=None):
+        """A view (T.view / T.reshape / T.Tensor(..., A.data)): a tirx buffer over its base's storage."""
+        base = self.buffer(buf.base, span)
+        if buf.scope in PRIVATE_SCOPES and self.simt is not None:
+            raise LoweringError(f"'{buf.name}' views thread-private storage, which the CPU backend does not support",
+                                span or buf.span)
+        shape = [self.index(d) for d in buf.shape] or [const(1, "int32")]
+        out = self.tirx.decl_buffer(shape, self._dtype(buf.dtype, buf.name, buf.span), buf.name, scope=base.scope())
+        self.buffers[buf] = out
+        self._view_bases[out] = base
+        return out
+
+    def declare_views(self, base: N.Buffer) -> list:
+        """DeclBuffer statements for the views over `base` (right after it is allocated or bound)."""
+        return [self.tirx.DeclBuffer(view, data=self._view_bases[view].data)
+                for view in (self.view(v) for v in self.views.get(base, ()))]
 
     def index(self, e):
         """Lower an index expression (int32 unless it is int64)."""
@@ -138,6 +164,9 @@ class CpuLowering:
                 self._param(p)
         params = [self.vars[p] if isinstance(p, N.Var) else self._param(p) for p in self.func.params]
         body = self._block(self.func.body)
+        decls = [d for p in self.func.params if isinstance(p, N.Buffer) for d in self.declare_views(p)]
+        if decls:
+            body = self.tirx.SeqStmt(decls + [body])
         prim = self.tirx.PrimFunc(params, body)
         return prim.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", True)
 
@@ -226,7 +255,7 @@ class CpuLowering:
             shape[0] = shape[0] * self.simt.total
         buf = self.tirx.decl_buffer(shape, self._dtype(b.dtype, b.name, s.span), b.name, scope=_SCRATCH_SCOPE)
         self.buffers[b] = buf
-        out = [self.tirx.AllocBuffer(buf)]
+        out = [self.tirx.AllocBuffer(buf)] + self.declare_views(b)
         if s.init is None or b.scope == "shared.barrier":  # mbarrier arrive counts: nothing to keep on the CPU
             return out
         if not private:

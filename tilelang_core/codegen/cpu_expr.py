@@ -270,6 +270,7 @@ class ExprLowerer:
         self.buffers = buffers
         self.load_hook = load_hook  # (ir Load, tirx buffer, tirx indices) -> tirx expr
         self.call_hook = call_hook  # (ir Call, tirx args) -> tirx expr, or None for the intrinsic table
+        self.view_hook = None  # (ir Buffer with a base, span) -> the tirx buffer sharing the base's storage
 
     def __call__(self, e):
         """Lower one expression."""
@@ -361,6 +362,8 @@ class ExprLowerer:
     def _Load(self, e):
         tirx = load().tirx
         buf = self.buffers.get(e.buffer)
+        if buf is None and e.buffer.base is not None and self.view_hook is not None:
+            buf = self.view_hook(e.buffer, e.span)
         if buf is None:
             raise LoweringError(f"buffer '{e.buffer.name}' is used outside its allocation", e.span)
         idx = [index_expr(self(i)) for i in e.indices] or [const(0, "int32")]
