@@ -93,6 +93,8 @@ def test_internal_failure_is_an_error(monkeypatch):
     ("C[by * block_M, bx * block_N]", "C[by * block_M, bx << block_N]", "invalid-value"),  # shift past 31
     ("C[by * block_M, bx * block_N]", "C[by * block_M, bx ** block_N]", "unsupported-syntax"),  # integer ** at run time
     ("matmul(256, 256, 256, 128, 128, 32)", "matmul(256, 256, 2**31 - 1)", "invalid-value"),  # 32-bit indexing
+    ("T.clear(C_local)", "T.fill(C_local, 1e308)", "invalid-value"),                # beyond float32
+    ("A[by * block_M, ko * block_K]", "A[by and block_M, ko * block_K]", "unsupported-syntax"),  # `and` on ints
 ])
 def test_lowering_crashes_found_by_fuzzing_are_diagnostics(old, new, code):
     result, _ = _check(GEMM.replace(old, new))

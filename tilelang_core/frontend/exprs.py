@@ -70,6 +70,19 @@ def check_value(e, node, what: str, minimum: int = 1):
     return e
 
 
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _check_literal(e, node) -> None:
+    """A finite float constant that float32 cannot hold (TVM refuses the literal; on the GPU it would be inf)."""
+    import math
+
+    if isinstance(e, N.Const) and e.dtype == "float32" and isinstance(e.value, float) and math.isfinite(e.value) \
+            and abs(e.value) > FLOAT32_MAX:
+        raise KernelError("invalid-value", f"`{_text(node)}`: {e.value:g} does not fit float32 (largest "
+                          "3.4e38); use a smaller value, or T.infinity(T.float32) for infinity", node)
+
+
 def _beyond_int64(e) -> bool:
     return isinstance(e, N.Const) and isinstance(e.value, int) and not -(2**63) <= e.value < 2**63
 
@@ -186,6 +199,9 @@ class KernelEval(Evaluator):
                               "T.cast(..., \"int32\") or use T.reinterpret for the bits", node)
         if isinstance(v, N.BinOp) and any(_beyond_int64(x) for x in (v.lhs, v.rhs)):
             raise KernelError("invalid-value", f"`{_text(node)}` uses an integer beyond 64 bits", node)
+        if isinstance(v, N.BinOp):
+            _check_literal(v.lhs, node)
+            _check_literal(v.rhs, node)
         if isinstance(v, N.BinOp) and v.op in ("<<", ">>"):
             _check_shift(v, node)
         if isinstance(v, N.BinOp) and v.op == "**" and not expr_dtype(v.lhs).startswith(("float", "bfloat")) \
@@ -268,7 +284,16 @@ class KernelEval(Evaluator):
         if e is None:
             raise KernelError("bad-arguments", f"`{_text(node)}` is not a scalar value here "
                               f"(got {_describe(v)})", node)
+        _check_literal(e, node)
         return e
+
+    def visit_BoolOp(self, node):
+        v = super().visit_BoolOp(node)
+        if isinstance(v, N.BoolOp) and any(expr_dtype(x) != "bool" and as_const(x) is None for x in v.values):
+            raise KernelError("unsupported-syntax", f"`{_text(node)}`: `{v.op}` on a number computed at run time "
+                              "picks an operand in Python but is a logical operation in a kernel; compare it "
+                              "(`x != 0`) or use T.if_then_else", node)
+        return v
 
 
 def bind_error(exc, call: ast.Call) -> KernelError:
