@@ -91,6 +91,8 @@ def test_ir_stages_show_every_kernel(mod):
     text = lower(_func(mod, 4, 64, 4), "sm_90a", until="lowered").stages["lowered"]
     assert "# kernel 0 of 2: k_kernel0 (workspaces: partial)" in text and "# kernel 1 of 2: k_kernel1" in text
     assert text.count("@T.prim_func") == 2 and "(s < 2)" in text.split("# kernel 1 of 2")[1]
+    launch = lower(_func(mod, 4, 64, 4), "sm_90a").launch
+    assert [k["grid"] for k in launch["kernels"]] == [(4, 4), (4,)] and launch["workspaces"][0]["name"] == "partial"
 
 
 def _two_launch_artifact():

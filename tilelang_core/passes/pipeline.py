@@ -194,6 +194,7 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
         result.launch["kernels"] = [{"symbol": s["kernel_symbol"], "grid": s["grid"], "block": s["block"],
                                      "dynamic_smem": s["smem_bytes"]} for s in ck.launches]
         result.launch["workspaces"] = ck.workspaces
+        result.smem_bytes = max(s["smem_bytes"] for s in ck.launches)  # the kernel that needs the most
     result.params, result.smem_breakdown = ck.params, ck.smem_breakdown
 
 
