@@ -1,0 +1,72 @@
+"""User CUDA code in a kernel: T.import_source splices device functions into the generated file, T.call_extern
+calls them (with TileLang's `dtype=` keyword spelling too) on T.access_ptr addresses, T.dp4a; lowered for
+sm_90a and compiled with nvcc."""
+from __future__ import annotations
+
+import runpy
+import textwrap
+
+import pytest
+
+pytestmark = [pytest.mark.tvm, pytest.mark.nvcc]
+
+KERNELS = '''
+import tilelang_core as tilelang
+import tilelang_core.language as T
+
+TWICE = "__device__ void twice4(const float* a, float* b) { for (int i = 0; i < 4; ++i) b[i] = 2.0f * a[i]; }"
+
+
+@tilelang.jit(out_idx=[-1], target="sm_90a")
+def twice(n: int = 256):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(n // 128, threads=32) as bx:
+            a = T.alloc_local((4,), "float32")
+            b = T.alloc_local((4,), "float32")
+            tx = T.get_thread_binding()
+            T.import_source(TWICE)
+            for v in T.vectorized(4):
+                a[v] = A[bx * 128 + tx * 4 + v]
+            T.call_extern("twice4", T.access_ptr(a, "r"), T.access_ptr(b, "w"), dtype="float32")
+            for v in T.vectorized(4):
+                B[bx * 128 + tx * 4 + v] = b[v]
+    return main
+
+
+@tilelang.jit(out_idx=[-1], target="sm_90a")
+def dot4(n: int = 128):
+    @T.prim_func
+    def main(A: T.Tensor((n, 16), "int8"), B: T.Tensor((n, 16), "int8"), C: T.Tensor((n,), "int32")):
+        with T.Kernel(n // 32, threads=32) as bx:
+            a = T.alloc_local((16,), "int8")
+            b = T.alloc_local((16,), "int8")
+            acc = T.alloc_local((1,), "int32")
+            tx = T.get_thread_binding()
+            for v in T.vectorized(16):
+                a[v] = A[bx * 32 + tx, v]
+                b[v] = B[bx * 32 + tx, v]
+            acc[0] = 0
+            for k in T.serial(4):
+                T.dp4a(a[k * 4], b[k * 4], acc[0])
+            C[bx * 32 + tx] = acc[0]
+    return main
+'''
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    path = tmp_path_factory.mktemp("extern") / "extern_kernels.py"
+    path.write_text(textwrap.dedent(KERNELS))
+    return runpy.run_path(str(path), run_name="extern_kernels")
+
+
+def test_imported_source_is_in_the_file_and_called(mod):
+    src = mod["twice"]().get_kernel_source()
+    assert src.index("__device__ void twice4(") < src.index("__global__")
+    assert "twice4((&(a_ptr[0])), (&(b_ptr[0])));" in src  # a statement: no cast of its (void) value
+
+
+def test_dp4a_calls_the_cuda_intrinsic(mod):
+    src = mod["dot4"]().get_kernel_source()
+    assert "__dp4a(" in src and src.count("tl::dp4a(") == 1

@@ -1,0 +1,67 @@
+"""CUDA lowering of user CUDA code: `T.import_source` puts the code into the generated file (before the
+kernels), `T.call_extern` becomes a call of the named function, `T.access_ptr` the address of an element and
+`T.dp4a` a call of `__dp4a` on the four int8 values at two addresses."""
+from __future__ import annotations
+
+import json
+
+from ..ir import nodes as N
+from .cuda_lower import LoweringError
+
+
+DP4A = r"""
+namespace tl {
+__device__ __forceinline__ void dp4a(const signed char* a, const signed char* b, int* c) {
+  *c = __dp4a(*reinterpret_cast<const int*>(a), *reinterpret_cast<const int*>(b), *c);
+}
+}  // namespace tl
+"""
+
+
+class ExternOps:
+    """User device code and calls of it, emitted through a KernelEmitter `em`."""
+
+    def __init__(self, em):
+        self.em = em
+
+    def statement(self, s: N.Evaluate) -> bool:
+        """`T.import_source(code)` (the code joins the kernel's device functions), `T.dp4a` and a `T.call_extern` statement;
+        False for other statements."""
+        call = s.value
+        if isinstance(call, N.Call) and call.name == "call_extern":  # its value unused: called as a void function
+            self.em.line(f"T.evaluate({self._call_extern(self.em.exprs, call, 'void')})")
+            return True
+        if isinstance(call, N.Call) and call.name == "dp4a":
+            if DP4A not in self.em.extra_cuda:
+                self.em.extra_cuda.append(DP4A)
+            ptrs = ", ".join(self.expr(self.em.exprs, ptr) for ptr in call.args)
+            self.em.line(f'T.evaluate(T.call_extern("void", "tl::dp4a", {ptrs}))')
+            return True
+        if not isinstance(call, N.Call) or call.name != "import_source":
+            return False
+        code = call.args[0].value
+        if code not in self.em.extra_cuda:
+            self.em.extra_cuda.append(code)
+        return True
+
+    def expr(self, exprs, e: N.Call) -> str | None:
+        """`T.call_extern` and `T.access_ptr` as TVMScript; None for other calls (an ExprEmitter hook)."""
+        if e.name == "access_ptr":
+            load = e.args[0]
+            if load.buffer.scope == "local.fragment":
+                raise LoweringError(f"T.access_ptr of the fragment '{load.buffer.name}': a fragment is spread over "
+                                    "the threads' registers and has no address; use T.alloc_local or shared memory",
+                                    e.span)
+            em = self.em
+            idx = em.access(load.buffer, [em.idx(i) for i in load.indices], load)
+            return f"{em.name(load.buffer)}.ptr_to([{', '.join(idx)}])"
+        if e.name == "call_extern":
+            return self._call_extern(exprs, e, e.dtype or "handle")
+        return None
+
+    @staticmethod
+    def _call_extern(exprs, e: N.Call, dtype: str) -> str:
+        name, *args = e.args
+        texts = [json.dumps(name.value)] + [exprs.emit(a) for a in args]
+        return f'T.call_extern("{dtype}", {", ".join(texts)})'
+
