@@ -46,6 +46,18 @@ def test_hover_kernel_includes_lowered_code_truncated_with_link():
     assert "48 KiB shared memory allocated" in text and "launch: grid (8, 8, 1), block (128, 1, 1)" in text
 
 
+def test_hover_kernel_lists_every_launch_of_a_multi_kernel_prim_func():
+    kernels = [{"symbol": "main_kernel0_kernel", "grid": [8, 4], "block": [128, 1, 1], "dynamic_smem": 49152},
+               {"symbol": "main_kernel1_kernel", "grid": [8], "block": [64, 1, 1], "dynamic_smem": 0}]
+    lowered = [{"kernel": "main", "target": "sm_90a", "launch": {
+        "grid": [8, 4], "block": [128, 1, 1], "dynamic_smem": 49152, "kernels": kernels,
+        "workspaces": [{"name": "partial", "dtype": "float32", "shape": [8, 4]}]}}]
+    text = hover_at(GEMM.replace("def main(", "def <CURSOR>main("), lowered)
+    assert "launch 1 of 2: grid (8, 4), block (128, 1, 1)" in text
+    assert "launch 2 of 2: grid (8,), block (64, 1, 1)" in text
+    assert "`partial` float32[8, 4]" in text
+
+
 def test_hover_builtin_with_alias():
     text, line, col = cursor(GEMM.replace("import tilelang.language as T", "import tilelang.language as TL")
                              .replace("T.clear(C_local)", "TL.cl<CURSOR>ear(C_local)"))

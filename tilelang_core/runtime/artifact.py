@@ -35,9 +35,10 @@ class Artifact:
     nvcc_version: str = ""
     instance: str = ""
     line_map: list = field(default_factory=list)
-    launches: list = field(default_factory=list)    # several T.Kernel blocks: {kernel_symbol, grid, block,
-    #                                                 smem_bytes, params}, in order ([] for one kernel: the fields)
-    workspaces: list = field(default_factory=list)  # T.alloc_global buffers the launcher allocates: {name, dtype, shape}
+    # several T.Kernel blocks (or a workspace): {kernel_symbol, grid, block, smem_bytes, params} per launch, in
+    # order, and the T.alloc_global buffers the launcher allocates, {name, dtype, shape}; [] for one plain kernel
+    launches: list = field(default_factory=list)
+    workspaces: list = field(default_factory=list)
 
     def meta(self) -> dict:
         """Metadata without the source and cubin."""

@@ -171,9 +171,13 @@ def _lowered_sections(k, lowered, uri) -> list[str]:
     if entry.get("smem_bytes") is not None:
         out.append(f"after lowering ({entry.get('target')}): {fmt_bytes(entry['smem_bytes'])} shared memory allocated")
     launch = entry.get("launch") or {}
-    if launch.get("grid") is not None:
-        out.append(f"launch: grid {tuple(launch['grid'])}, block {tuple(launch.get('block') or ())}, "
-                   f"dynamic shared memory {fmt_bytes(launch.get('dynamic_smem'))}")
+    for n, one in enumerate(launch.get("kernels") or [launch] if launch.get("grid") is not None else []):
+        label = f"launch {n + 1} of {len(launch['kernels'])}" if launch.get("kernels") else "launch"
+        out.append(f"{label}: grid {tuple(one['grid'])}, block {tuple(one.get('block') or ())}, "
+                   f"dynamic shared memory {fmt_bytes(one.get('dynamic_smem'))}")
+    if launch.get("workspaces"):
+        out.append("workspaces (T.alloc_global, allocated per call): " + ", ".join(
+            f"`{w['name']}` {w['dtype']}{list(w['shape'])}" for w in launch["workspaces"]))
     for key, lang, cmd in (("tir", "python", "tilelsp.showIR"), ("cuda", "cuda", "tilelsp.showCuda")):
         text = entry.get(key)
         if not text:
