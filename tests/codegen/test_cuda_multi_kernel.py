@@ -95,6 +95,27 @@ def test_ir_stages_show_every_kernel(mod):
     assert [k["grid"] for k in launch["kernels"]] == [(4, 4), (4,)] and launch["workspaces"][0]["name"] == "partial"
 
 
+def test_a_store_between_kernels_is_reported_at_its_line():
+    from tilelang_core import check_source
+    from tilelang_core.codegen.cuda_lower import LoweringError
+    from tilelang_core.codegen.cuda_split import split_kernels
+
+    src = textwrap.dedent('''
+        import tilelang_core.language as T
+
+        @T.prim_func
+        def k(A: T.Tensor((64,), T.float32)):
+            with T.Kernel(2, threads=32) as bx:
+                A[bx] = 1.0
+            A[0] = 2.0
+            with T.Kernel(2, threads=32) as bx:
+                A[bx] = 3.0
+        ''')
+    with pytest.raises(LoweringError) as info:
+        split_kernels(check_source(src, "<test>").kernels[0])
+    assert info.value.span.line == 8 and "between `with T.Kernel(...)` blocks" in str(info.value)
+
+
 def _two_launch_artifact():
     from tilelang_core.runtime.artifact import Artifact
 

@@ -48,11 +48,7 @@ def split_kernels(func: N.PrimFunc) -> list[KernelPart]:
             parts.append(KernelPart(part, mine))
         elif isinstance(s, N.LetStmt):
             lets.append(s)
-        elif isinstance(s, N.Allocate) and s.buffer.scope == "global":
-            if s.init is not None:
-                raise LoweringError(f"T.alloc_global '{s.buffer.name}' with an initial value is not supported by "
-                                    "the CUDA lowering yet; fill it in the first kernel", s.span)
-        elif not (isinstance(s, (N.AnnotateLayout, N.UseSwizzle))
+        elif not (isinstance(s, (N.AnnotateLayout, N.UseSwizzle)) or isinstance(s, N.Allocate) and s.buffer in spaces
                   or isinstance(s, N.Evaluate) and isinstance(s.value, N.Const)):
             raise LoweringError("only scalar assignments (`x = n // 2`) and T.alloc_global may come before or "
                                 "between `with T.Kernel(...)` blocks on CUDA; move this statement inside a kernel",
