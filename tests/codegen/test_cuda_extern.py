@@ -70,3 +70,29 @@ def test_imported_source_is_in_the_file_and_called(mod):
 def test_dp4a_calls_the_cuda_intrinsic(mod):
     src = mod["dot4"]().get_kernel_source()
     assert "__dp4a(" in src and src.count("tl::dp4a(") == 1
+
+
+WARP = '''
+import tilelang_core as tilelang
+import tilelang_core.language as T
+
+
+@tilelang.jit(out_idx=[-1], target="sm_90a")
+def neighbour(n: int = 64):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float16"), B: T.Tensor((n,), "float16")):
+        with T.Kernel(n // 32, threads=32) as bx:
+            tx = T.get_thread_binding()
+            v = T.alloc_local((1,), "float16")
+            v[0] = A[bx * 32 + tx]
+            B[bx * 32 + tx] = T.tvm_warp_shuffle(0xFFFFFFFF, v[0], (tx ^ 1) % 32, 32, 32) + v[0]
+    return main
+'''
+
+
+def test_warp_shuffle_is_shfl_sync_on_the_value_type(tmp_path):
+    path = tmp_path / "warp_kernels.py"
+    path.write_text(textwrap.dedent(WARP))
+    src = runpy.run_path(str(path), run_name="warp_kernels")["neighbour"]().get_kernel_source()
+    line = next(ln for ln in src.split("\n") if "__shfl_sync(" in ln)
+    assert "((half)__shfl_sync" not in line and "float)__shfl_sync" not in line  # shuffled as half, no casts

@@ -1,11 +1,12 @@
 """CUDA lowering of user CUDA code: `T.import_source` puts the code into the generated file (before the
 kernels), `T.call_extern` becomes a call of the named function, `T.access_ptr` the address of an element and
-`T.dp4a` a call of `__dp4a` on the four int8 values at two addresses."""
+`T.dp4a` a call of `__dp4a` on the four int8 values at two addresses; `T.tvm_warp_shuffle` is `__shfl_sync`."""
 from __future__ import annotations
 
 import json
 
 from ..ir import nodes as N
+from .cuda_expr import dtype_of
 from .cuda_lower import LoweringError
 
 
@@ -57,6 +58,11 @@ class ExternOps:
             return f"{em.name(load.buffer)}.ptr_to([{', '.join(idx)}])"
         if e.name == "call_extern":
             return self._call_extern(exprs, e, e.dtype or "handle")
+        if e.name == "tvm_warp_shuffle" and len(e.args) == 5:  # (mask, value, lane, width, warp_size)
+            mask, value, lane, width, _ = e.args
+            t = dtype_of(value)
+            return (f'T.call_pure_extern("{t}", "__shfl_sync", {exprs.emit(mask, "uint32")}, {exprs.emit(value)}, '
+                    f'{exprs.emit(lane, "int32")}, {exprs.emit(width, "int32")})')
         return None
 
     @staticmethod

@@ -1,6 +1,7 @@
 """User CUDA code in a kernel: `T.import_source(code)` (device functions spliced into the generated file),
 `T.call_extern(dtype, name, *args)` (a call of one of them), `T.access_ptr(base, access_type)` (the
-address of a buffer element, an argument of such calls) and `T.dp4a(A, B, C)` (an int8 dot product).
+address of a buffer element, an argument of such calls), `T.dp4a(A, B, C)` (an int8 dot product) and
+`T.tvm_warp_shuffle` (a value from another lane of the warp).
 
 `Call("import_source", (Const(code, "str"),))`, `Call("call_extern", (Const(name, "str"), *args), dtype)`,
 `Call("access_ptr", (Load(buffer, head indices),), "handle")`, `Call("dp4a", (three access_ptr calls))`.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from ..ir import nodes as N
-from .exprs import KernelError, region_of
+from .exprs import KernelError, expr_dtype, region_of
 from .values import normalize_dtype
 
 
@@ -77,5 +78,13 @@ def h_dp4a(p, b, node, short):
     return N.Call("dp4a", ptrs, "int32", p.span(node))
 
 
+def h_warp_shuffle(p, b, node, short):
+    """T.tvm_warp_shuffle(mask, value, lane, width, warp_size): `value` from lane `lane` of each `width` group."""
+    if len(node.args) != 5:
+        raise KernelError("bad-arguments", "T.tvm_warp_shuffle takes (mask, value, src_lane, width, warp_size)", node)
+    args = tuple(p.ev.scalar(a) for a in node.args)
+    return N.Call("tvm_warp_shuffle", args, expr_dtype(args[1]), p.span(node))
+
+
 EXTERN_HANDLERS = {"import_source": h_import_source, "call_extern": h_call_extern, "access_ptr": h_access_ptr,
-                   "dp4a": h_dp4a}
+                   "dp4a": h_dp4a, "tvm_warp_shuffle": h_warp_shuffle}
