@@ -113,3 +113,16 @@ def test_deeply_nested_call_arguments_stay_linear():
         nested = ("T.max({}, 1)", "[{}]", "-{}", "int({})", "({} if 1 else 2)")[i % 5].format(nested)
     text = GEMM.replace("@tilelang.jit(out_idx=[-1])", f"@({nested})(out_idx=[-1])")
     assert min(_check(text)[1] for _ in range(3)) < 1.0
+
+
+def test_no_false_errors_on_real_tilelang_idioms():
+    """Idioms from the real TileLang examples that the new value checks must accept."""
+    text = GEMM.replace("    main()\n", "    main()\n\nsizes = [int(x) for x in '64,128'.split(',') if x.strip()]\n")
+    text = text.replace("T.clear(C_local)", "T.clear(C_local)\n            spare = T.alloc_local(0, accum_dtype)")
+    result, _ = _check(text)
+    assert not result.errors, [d.message for d in result.errors]
+    from tilelang_core.frontend.consteval import Env, Evaluator
+    import ast
+
+    value = Evaluator(Env()).eval(ast.parse("[int(x) for x in '64,,128'.split(',') if x.strip()]", mode="eval").body)
+    assert value == [64, 128]  # a truthy (not only `True`) filter keeps the item

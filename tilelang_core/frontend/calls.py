@@ -125,10 +125,6 @@ class CallsMixin:
                 fix = (f"Change to `{ast.unparse(node.value)}.{close[0]}`", f"{ast.unparse(node.value)}.{close[0]}")
             raise KernelError("invalid-dtype", f"`{shown}` is not a TileLang dtype{hint}",
                               node if isinstance(node, ast.AST) else None, fix=fix)
-        if dt == "handle":
-            shown = ast.unparse(node) if isinstance(node, ast.AST) else "handle"
-            raise KernelError("invalid-dtype", f"`{shown}` is `handle`, an opaque pointer, not an element type; use a dtype "
-                              "such as T.float16 or T.float32", node if isinstance(node, ast.AST) else None)
         return dt
 
     def inline_call(self, func, node: ast.Call):

@@ -274,7 +274,10 @@ class Evaluator(ast.NodeVisitor):
             for item in seq:
                 self.env = saved.child()
                 bind_target(gen.target, item, self.env)
-                if all(self.eval(c) is True for c in gen.ifs):
+                conds = [self.eval(c) for c in gen.ifs]
+                if not all(is_scalar(c) or c is None or isinstance(c, (str, tuple, list)) for c in conds):
+                    return Unknown(_text(node))  # a filter the checker cannot decide
+                if all(conds):
                     out.append(self.eval(node.elt))
         finally:
             self.env = saved

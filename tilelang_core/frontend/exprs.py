@@ -289,7 +289,8 @@ class KernelEval(Evaluator):
 
     def visit_BoolOp(self, node):
         v = super().visit_BoolOp(node)
-        if isinstance(v, N.BoolOp) and any(expr_dtype(x) != "bool" and as_const(x) is None for x in v.values):
+        if isinstance(v, N.BoolOp) and any(expr_dtype(x) != "bool" and as_const(x) is None and not _mentions_symbolic(x)
+                                           for x in v.values):  # an unknown factory value may well be a bool
             raise KernelError("unsupported-syntax", f"`{_text(node)}`: `{v.op}` on a number computed at run time "
                               "picks an operand in Python but is a logical operation in a kernel; compare it "
                               "(`x != 0`) or use T.if_then_else", node)

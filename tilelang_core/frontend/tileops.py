@@ -80,7 +80,7 @@ def shape_of(p, value, node) -> tuple:
             shown = repr(d) if isinstance(d, float) else _src(node)
             raise KernelError("bad-arguments", f"shape entries must be integers, but one is {shown} in "
                               f"`{_src(node)}`; use `//` for integer division", node)
-        out.append(check_value(e, node, f"a shape entry of `{_src(node)}`"))
+        out.append(check_value(e, node, f"a shape entry of `{_src(node)}`", minimum=0))  # unused buffers may be empty
     return tuple(out)
 
 
@@ -92,12 +92,20 @@ def h_alloc(p, b, node, short):
     """T.alloc_shared / alloc_fragment / alloc_local: Allocate a named buffer."""
     default_scope = {"alloc_shared": "shared.dyn", "alloc_fragment": "local.fragment", "alloc_local": "local"}[short]
     shape = shape_of(p, arg(p, b, "shape"), b.get("shape"))
-    dtype = p.dtype_arg(b.get("dtype"), arg(p, b, "dtype"))
+    dtype = _element_dtype(p.dtype_arg(b.get("dtype"), arg(p, b, "dtype")), b.get("dtype"))
     scope = arg(p, b, "scope") or default_scope
     scope = scope if isinstance(scope, str) else default_scope
     buf = N.Buffer(p.target_name or short, shape, dtype, scope, p.span(node))
     p.emit(N.Allocate(buf, None, p.span(node)))
     return buf
+
+
+def _element_dtype(dtype: str, node) -> str:
+    """An on-chip buffer's element dtype: `handle` (T.ptr) only makes sense for global pointer tables."""
+    if dtype == "handle":
+        raise KernelError("invalid-dtype", f"`{_src(node)}` is `handle`, an opaque pointer: shared, fragment and "
+                          "local buffers need an element dtype such as T.float16 or T.float32", node)
+    return dtype
 
 
 _OTHER_ALLOCS = {"alloc_reducer": "local.fragment", "alloc_global": "global", "alloc_buffer": "global",
