@@ -15,9 +15,8 @@ from ..source import Span
 from ._tvm import load
 from .cpu_expr import ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, index_expr
 from .cpu_ops import OpLowering
-from .cpu_simt import BARRIER_CALLS, PRIVATE_SCOPES, THREAD_CALLS, ThreadEmulation, is_thread_level
-
-_SCRATCH_SCOPE = "global"  # per-block scratch: stack or workspace, chosen by TVM by size
+from .cpu_simt import BARRIER_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
+from .cpu_storage import SCRATCH_SCOPE, StorageLowering
 # calls that only steer GPU code generation or synchronise threads: nothing to do on the CPU
 HINTS = frozenset({
     "sync_threads", "sync_warp", "syncwarp", "sync_grid", "sync_global", "tvm_storage_sync", "fence_proxy_async",
@@ -28,7 +27,7 @@ HINTS = frozenset({
 ATOMIC_CALLS = frozenset({"atomic_max", "atomic_min"})  # Evaluate(Call(name, (dst element, value)))
 
 
-class CpuLowering:
+class CpuLowering(StorageLowering):
     """One kernel instance → one tirx.PrimFunc."""
 
     def __init__(self, func: N.PrimFunc):
@@ -62,31 +61,6 @@ class CpuLowering:
         n = self._names.get(name, 0)
         self._names[name] = n + 1
         return self.tirx.Var(name if n == 0 else f"{name}_{n}", dtype)
-
-    def buffer(self, buf: N.Buffer, span=None):
-        """The tirx buffer of an IR buffer in scope."""
-        if buf not in self.buffers and buf.base is not None:
-            return self.view(buf, span)
-        if buf not in self.buffers:
-            raise LoweringError(f"buffer '{buf.name}' is used outside its allocation", span or buf.span)
-        return self.buffers[buf]
-
-    def view(self, buf: N.Buffer, span=None):
-        """A view (T.view / T.reshape / T.Tensor(..., A.data)): a tirx buffer over its base's storage."""
-        base = self.buffer(buf.base, span)
-        if buf.scope in PRIVATE_SCOPES and self.simt is not None:
-            raise LoweringError(f"'{buf.name}' views thread-private storage, which the CPU backend does not support",
-                                span or buf.span)
-        shape = [self.index(d) for d in buf.shape] or [const(1, "int32")]
-        out = self.tirx.decl_buffer(shape, self._dtype(buf.dtype, buf.name, buf.span), buf.name, scope=base.scope())
-        self.buffers[buf] = out
-        self._view_bases[out] = base
-        return out
-
-    def declare_views(self, base: N.Buffer) -> list:
-        """DeclBuffer statements for the views over `base` (right after it is allocated or bound)."""
-        return [self.tirx.DeclBuffer(view, data=self._view_bases[view].data)
-                for view in (self.view(v) for v in self.views.get(base, ()))]
 
     def index(self, e):
         """Lower an index expression (int32 unless it is int64)."""
@@ -146,16 +120,6 @@ class CpuLowering:
             raise LoweringError(f"T.{e.name} is used outside a T.Kernel block", e.span)
         return self.simt.thread_index(e.name, list(e.args), e.span)
 
-    def private(self, buf: N.Buffer, idx: list, span=None) -> list:
-        """Indices into the current thread's copy of a private buffer (others unchanged)."""
-        if self.simt is None or buf.scope not in PRIVATE_SCOPES:
-            return idx
-        if self.tid is None:
-            raise LoweringError(f"'{buf.name}' belongs to one thread but is used where the CPU backend runs the "
-                                "block once", span)
-        first = idx[0] + cast(self.tid * self.simt.private_rows(buf), dtype_of(idx[0]))
-        return [first] + list(idx[1:])
-
     # -- function ---------------------------------------------------------------------------------
     def run(self):
         """Lower the whole function to a tirx.PrimFunc with `global_symbol` = the kernel's name."""
@@ -169,15 +133,6 @@ class CpuLowering:
             body = self.tirx.SeqStmt(decls + [body])
         prim = self.tirx.PrimFunc(params, body)
         return prim.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", True)
-
-    def _dtype(self, dtype: str, name: str, span) -> str:
-        """`dtype` when TVM knows it, else a LoweringError naming the buffer."""
-        try:
-            load().tvm.DataType(dtype)
-        except Exception:  # tvm raises its own error types
-            raise LoweringError(f"'{name}' has dtype {dtype!r}, which is not known for this kernel instance or "
-                                "not supported by the CPU backend", span) from None
-        return dtype
 
     def _symbol(self, v: N.Var):
         if v not in self.vars:
@@ -247,31 +202,6 @@ class CpuLowering:
         seq = binds + (list(body.seq) if isinstance(body, self.tirx.SeqStmt) else [body])
         return self.tirx.For(flat, const(0, "int32"), total, kind, self.tirx.SeqStmt(seq))
 
-    def _s_Allocate(self, s):
-        b = s.buffer
-        shape = [self.index(d) for d in b.shape] or [const(1, "int32")]
-        private = self.simt is not None and b.scope in PRIVATE_SCOPES
-        if private:  # one copy per thread, stacked along the first axis
-            shape[0] = shape[0] * self.simt.total
-        buf = self.tirx.decl_buffer(shape, self._dtype(b.dtype, b.name, s.span), b.name, scope=_SCRATCH_SCOPE)
-        self.buffers[b] = buf
-        out = [self.tirx.AllocBuffer(buf)] + self.declare_views(b)
-        if s.init is None or b.scope == "shared.barrier":  # mbarrier arrive counts: nothing to keep on the CPU
-            return out
-        if not private:
-            out.append(self.tirx.BufferStore(buf, cast(self.expr(s.init), b.dtype), [const(0, "int32")] * len(shape)))
-            return out
-        saved = self.tid
-        self.tid = self.fresh("t")
-        try:
-            rows = self.simt.private_rows(b)
-            init = self.tirx.BufferStore(buf, cast(self.expr(s.init), b.dtype),
-                                         [self.tid * rows] + [const(0, "int32")] * (len(shape) - 1))
-            out.append(self.tirx.For(self.tid, const(0, "int32"), self.simt.total, self.tirx.ForKind.SERIAL, init))
-        finally:
-            self.tid = saved
-        return out
-
     def _s_For(self, s):
         return self.loops(s, 0)
 
@@ -308,7 +238,7 @@ class CpuLowering:
         if any(isinstance(n, N.Load) and n.buffer.scope != "global" for n in walk(s.value)):
             # a let that reads a scratch buffer is kept in a one-element buffer: TVM's storage passes
             # reject a Bind whose value loads an allocation
-            buf = self.tirx.decl_buffer((1,), dtype_of(value), self.fresh(s.var.name).name, scope=_SCRATCH_SCOPE)
+            buf = self.tirx.decl_buffer((1,), dtype_of(value), self.fresh(s.var.name).name, scope=SCRATCH_SCOPE)
             self.vars[s.var] = self.tirx.BufferLoad(buf, [const(0, "int32")])
             return [self.tirx.AllocBuffer(buf), self.tirx.BufferStore(buf, value, [const(0, "int32")])]
         var = self.fresh(s.var.name, dtype_of(value))

@@ -1,0 +1,82 @@
+"""Storage of the CPU backend: scratch allocations, each thread's copy of private buffers, buffer views."""
+from __future__ import annotations
+
+from ..ir import nodes as N
+from ._tvm import load
+from .cpu_expr import LoweringError, cast, const, dtype_of
+from .cpu_simt import PRIVATE_SCOPES
+
+SCRATCH_SCOPE = "global"  # per-block scratch: stack or workspace, chosen by TVM by size
+
+
+class StorageLowering:
+    """Mixin of CpuLowering: where buffers live (uses its tirx, buffers, views, simt, tid, index, expr, fresh)."""
+
+    def buffer(self, buf: N.Buffer, span=None):
+        """The tirx buffer of an IR buffer in scope."""
+        if buf not in self.buffers and buf.base is not None:
+            return self.view(buf, span)
+        if buf not in self.buffers:
+            raise LoweringError(f"buffer '{buf.name}' is used outside its allocation", span or buf.span)
+        return self.buffers[buf]
+
+    def view(self, buf: N.Buffer, span=None):
+        """A view (T.view / T.reshape / T.Tensor(..., A.data)): a tirx buffer over its base's storage."""
+        base = self.buffer(buf.base, span)
+        if buf.scope in PRIVATE_SCOPES and self.simt is not None:
+            raise LoweringError(f"'{buf.name}' views thread-private storage, which the CPU backend does not support",
+                                span or buf.span)
+        shape = [self.index(d) for d in buf.shape] or [const(1, "int32")]
+        out = self.tirx.decl_buffer(shape, self._dtype(buf.dtype, buf.name, buf.span), buf.name, scope=base.scope())
+        self.buffers[buf] = out
+        self._view_bases[out] = base
+        return out
+
+    def declare_views(self, base: N.Buffer) -> list:
+        """DeclBuffer statements for the views over `base` (right after it is allocated or bound)."""
+        return [self.tirx.DeclBuffer(view, data=self._view_bases[view].data)
+                for view in (self.view(v) for v in self.views.get(base, ()))]
+
+    def private(self, buf: N.Buffer, idx: list, span=None) -> list:
+        """Indices into the current thread's copy of a private buffer (others unchanged)."""
+        if self.simt is None or buf.scope not in PRIVATE_SCOPES:
+            return idx
+        if self.tid is None:
+            raise LoweringError(f"'{buf.name}' belongs to one thread but is used where the CPU backend runs the "
+                                "block once", span)
+        first = idx[0] + cast(self.tid * self.simt.private_rows(buf), dtype_of(idx[0]))
+        return [first] + list(idx[1:])
+
+    def _dtype(self, dtype: str, name: str, span) -> str:
+        """`dtype` when TVM knows it, else a LoweringError naming the buffer."""
+        try:
+            load().tvm.DataType(dtype)
+        except Exception:  # tvm raises its own error types
+            raise LoweringError(f"'{name}' has dtype {dtype!r}, which is not known for this kernel instance or "
+                                "not supported by the CPU backend", span) from None
+        return dtype
+
+    def _s_Allocate(self, s):
+        b = s.buffer
+        shape = [self.index(d) for d in b.shape] or [const(1, "int32")]
+        private = self.simt is not None and b.scope in PRIVATE_SCOPES
+        if private:  # one copy per thread, stacked along the first axis
+            shape[0] = shape[0] * self.simt.total
+        buf = self.tirx.decl_buffer(shape, self._dtype(b.dtype, b.name, s.span), b.name, scope=SCRATCH_SCOPE)
+        self.buffers[b] = buf
+        out = [self.tirx.AllocBuffer(buf)] + self.declare_views(b)
+        if s.init is None or b.scope == "shared.barrier":  # mbarrier arrive counts: nothing to keep on the CPU
+            return out
+        if not private:
+            out.append(self.tirx.BufferStore(buf, cast(self.expr(s.init), b.dtype), [const(0, "int32")] * len(shape)))
+            return out
+        saved = self.tid
+        self.tid = self.fresh("t")
+        try:
+            rows = self.simt.private_rows(b)
+            init = self.tirx.BufferStore(buf, cast(self.expr(s.init), b.dtype),
+                                         [self.tid * rows] + [const(0, "int32")] * (len(shape) - 1))
+            out.append(self.tirx.For(self.tid, const(0, "int32"), self.simt.total, self.tirx.ForKind.SERIAL, init))
+        finally:
+            self.tid = saved
+        return out
