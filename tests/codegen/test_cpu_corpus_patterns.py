@@ -26,6 +26,19 @@ def dot(A: T.Tensor((64,), "float16"), B: T.Tensor((64,), "float16"), C: T.Tenso
         C[0] = acc[0]
 """
 
+REINTERPRET = """
+import tilelang
+import tilelang.language as T
+
+
+@T.prim_func
+def bits(X: T.Tensor((64,), "float32"), Y: T.Tensor((64,), "uint32")):
+    with T.Kernel(1, threads=32) as bx:
+        for i in T.Parallel(64):
+            if T.likely(i < 64):
+                Y[i] = T.reinterpret(X[i], T.uint32) >> 1
+"""
+
 VIEWS = """
 import tilelang
 import tilelang.language as T
@@ -120,3 +133,11 @@ def test_views_share_their_base_storage():
     mod(a, b, h)
     torch.testing.assert_close(b, a.reshape(8, 16))
     assert torch.equal(h.view(torch.int16), a.view(torch.float16).reshape(16, 16).view(torch.int16))
+
+
+def test_reinterpret_reads_the_same_bits():
+    mod = build_src(REINTERPRET)
+    x = torch.randn(64)
+    y = torch.zeros(64, dtype=torch.uint32)
+    mod(x, y)
+    assert torch.equal(y.view(torch.int32), (x.view(torch.int32).to(torch.int64) & 0xFFFFFFFF).__rshift__(1).to(torch.int32))
