@@ -43,7 +43,7 @@ def test_gemm_stage_texts_and_line_map(gemm):
 
 def test_flash_attention_registers_operand_and_quad_reductions():
     res = lower(_kernel("flash_attention.py"), "sm_80")
-    assert "tl::gemm_rs<64, 64, 64, 4, false, true>" in res.source
+    assert "tl::gemm_rs<64, 64, 64, 4, 1, false, true>" in res.source
     assert "tl::quad_max" in res.source and "tl::quad_sum" in res.source
     assert [p["name"] for p in res.params] == ["Q", "K", "V", "O"]
     assert [p["is_output"] for p in res.params] == [False, False, False, True]

@@ -348,8 +348,8 @@ class KernelEmitter(PipelineEmitter):
                 self.var_text[v] = c
             old, old_owner = self.par, self.owner
             self.par = (lay, r, s.vars)
-            if isinstance(lay, MmaRow):  # each row lives in the 4 lanes of a quad: one of them owns it
-                self.owner = "tx % 4 == 0"
+            if isinstance(lay, (Mma, MmaRow)) and lay.one_copy("tx"):  # rows copied over lanes / warps
+                self.owner = lay.one_copy("tx")
             conds = [f"{lay.flat('tx', r)} < {lay.size}"] if isinstance(lay, Generic) and not lay.exact else []
             conds += [f"{c} < {e}" for c, e, d in zip(coords, extents, shape) if e < d]  # a loop shorter than the tile
             if conds:

@@ -133,11 +133,13 @@ __device__ __forceinline__ void gemm_ss(const T* A, const T* B, float* C) {
       for (int j = 0; j < NI; ++j) mma16816(C + (i * NI + j) * 4, a[i], b[j], T());
   }
 }
-// Same with A in registers: a 16-bit fragment in the accumulator layout of an MxK tile (warps WMx1).
-template <int M, int N, int K, int WM, bool TB, bool SWB, typename T>
+// Same with A in registers: a 16-bit fragment in the accumulator layout of an MxK tile over warps WMx1, each
+// warp's rows replicated over the WN warps that split N (warp w holds the A rows of its M slice w / WN).
+template <int M, int N, int K, int WM, int WN, bool TB, bool SWB, typename T>
 __device__ __forceinline__ void gemm_rs(const T* A, const T* B, float* C) {
-  constexpr int MI = M / WM / 16, NI = N / 8, KA = K / 8;
-  int lane = threadIdx.x % 32;
+  constexpr int MI = M / WM / 16, NI = N / WN / 8, KA = K / 8;
+  int warp = threadIdx.x / 32 % (WM * WN), lane = threadIdx.x % 32;  // % : a warp-specialised role's warps
+  int wn0 = (warp % WN) * (N / WN);
   const unsigned* a32 = reinterpret_cast<const unsigned*>(A);
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += 16) {
@@ -145,10 +147,10 @@ __device__ __forceinline__ void gemm_rs(const T* A, const T* B, float* C) {
 #pragma unroll
     for (int j = 0; j + 1 < NI; j += 2) {
       unsigned t[4];
-      load_b2<N, K, TB, SWB>(t, B, j * 8, k0, lane);
+      load_b2<N, K, TB, SWB>(t, B, wn0 + j * 8, k0, lane);
       b[j][0] = t[0]; b[j][1] = t[1]; b[j + 1][0] = t[2]; b[j + 1][1] = t[3];
     }
-    if constexpr (NI % 2) load_b1<N, K, TB, SWB>(b[NI - 1], B, (NI - 1) * 8, k0, lane);
+    if constexpr (NI % 2) load_b1<N, K, TB, SWB>(b[NI - 1], B, wn0 + (NI - 1) * 8, k0, lane);
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
       int base = (i * KA + k0 / 8) * 2;  // in 32-bit words: 4 halves per atom = 2 words

@@ -99,7 +99,7 @@ class TileOps(CopyOps, ReduceOps):
             if not tc or op.transpose_a:
                 raise LoweringError("T.gemm with A in registers needs float16/bfloat16 A and B, a float32 "
                                     "accumulator and no transpose_A", op.span)
-            call = f"tl::gemm_rs<{m}, {n}, {k}, {lay.wm}, {tb}, {swb}>"
+            call = f"tl::gemm_rs<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {tb}, {swb}>"
             em.line(f'T.cuda.func_call("{call}", {em.name(a)}.ptr_to([0]), {bp}, {cp}, source_code="")')
             return
         if a.scope not in ("shared.dyn", "shared"):
@@ -151,8 +151,8 @@ class TileOps(CopyOps, ReduceOps):
             conds = self.guard(dside, idx)
             if isinstance(lay, Replicated):  # every thread holds every element: element r is added by one thread
                 conds = [f"T.floormod({r}, {em.threads}) == tx", *conds]
-            elif isinstance(lay, MmaRow):  # a row lives in the 4 lanes of a quad
-                conds = ["tx % 4 == 0", *conds]
+            elif isinstance(lay, (Mma, MmaRow)) and lay.one_copy("tx"):  # rows copied over lanes / warps
+                conds = [lay.one_copy("tx"), *conds]
             val = f"{em.name(src.buffer)}[{r}]"
             if src.buffer.dtype != dst.buffer.dtype:
                 val = f'T.Cast("{dst.buffer.dtype}", {val})'

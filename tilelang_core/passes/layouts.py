@@ -31,6 +31,7 @@ class Mma:
     wm: int
     wn: int
     interleave: bool = False  # wgmma: warp w owns rows 16w.. of every 16*wm-row band
+    rep: int = 1  # a gemm's A in registers: `rep` consecutive warps (those splitting N) hold the same rows
 
     @property
     def mi(self) -> int:
@@ -46,7 +47,7 @@ class Mma:
 
     def coords(self, tx: str, r: str) -> list[str]:
         """Element (i, j) held by thread `tx` in register `r` (TVMScript text)."""
-        warp, lane = f"({tx} // 32)", f"({tx} % 32)"
+        warp, lane = f"({tx} // 32 // {self.rep})" if self.rep > 1 else f"({tx} // 32)", f"({tx} % 32)"
         wi, wj = f"({warp} // {self.wn})", f"({warp} % {self.wn})"
         atom = f"({r} // 4)"
         if self.interleave:
@@ -56,9 +57,14 @@ class Mma:
         j = f"({wj} * {self.n // self.wn} + {atom} % {self.ni} * 8 + {lane} % 4 * 2 + {r} % 2)"
         return [i, j]
 
+    def one_copy(self, tx: str) -> str | None:
+        """Condition that picks one thread per element (None: every element has one owner already)."""
+        return f"{tx} // 32 % {self.rep} == 0" if self.rep > 1 else None
+
     def describe(self) -> str:
         kind = f"wgmma.m64n{self.n}" if self.interleave else "mma.m16n8"
-        return f"{kind} {self.m}x{self.n} warps {self.wm}x{self.wn} ({self.regs} regs/thread)"
+        copies = f", replicated over {self.rep} warps" if self.rep > 1 else ""
+        return f"{kind} {self.m}x{self.n} warps {self.wm}x{self.wn}{copies} ({self.regs} regs/thread)"
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,7 @@ class MmaRow:
 
     @classmethod
     def of(cls, parent: "Mma") -> "MmaRow":
-        return cls(parent.m, parent.wm, parent.wn, parent.interleave)
+        return cls(parent.m, parent.wm, parent.wn * parent.rep, parent.interleave)
 
     @property
     def mi(self) -> int:
@@ -86,7 +92,7 @@ class MmaRow:
 
     def fits(self, parent) -> bool:
         """True when `parent` (an Mma layout) has the same rows per thread."""
-        return isinstance(parent, Mma) and (parent.m, parent.wm, parent.wn, parent.interleave) == (
+        return isinstance(parent, Mma) and (parent.m, parent.wm, parent.wn * parent.rep, parent.interleave) == (
             self.m, self.wm, self.wn, self.interleave)
 
     def coords(self, tx: str, r: str) -> list[str]:
@@ -94,6 +100,10 @@ class MmaRow:
         if self.interleave:
             return [f"(({r} // 2 * {self.wm} + {wi}) * 16 + {r} % 2 * 8 + {lane} // 4)"]
         return [f"({wi} * {self.m // self.wm} + {r} // 2 * 16 + {r} % 2 * 8 + {lane} // 4)"]
+
+    def one_copy(self, tx: str) -> str:
+        """Condition that picks one thread per row (one lane of a quad, one warp of the warps splitting N)."""
+        return f"{tx} % 4 == 0" + (f" and {tx} // 32 % {self.wn} == 0" if self.wn > 1 else "")
 
     def reg_from_parent(self, parent: "Mma", r: str) -> str:
         """Register of this row layout that matches register `r` of the 2-D layout `parent`."""
@@ -244,11 +254,8 @@ def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset()
                 raise LayoutError(f"T.gemm with A in registers ('{a.name}', a fragment) and transpose_A=True is not "
                                   "supported by the CUDA lowering; stage A in shared memory (T.alloc_shared) or "
                                   "store it untransposed", g.span)
-            if wn != 1:
-                raise LayoutError("a gemm with A in registers needs policy=T.GemmWarpPolicy.FullRow "
-                                  "(all warps split M)", g.span)
             am, ak = _mat_shape(a)
-            assign(a, Mma(am, ak, wm, 1, wg), g.span)
+            assign(a, Mma(am, ak, wm, 1, wg, rep=wn), g.span)  # warp w holds the rows of M slice w // wn
     changed = True
     while changed:
         changed = False

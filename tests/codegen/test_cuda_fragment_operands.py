@@ -1,0 +1,78 @@
+"""Gemm operands in registers under any warp policy: the A fragment follows the warp grid of the gemm (each
+warp holds the A rows of its M slice, replicated over the warps that split N); lowered for sm_90a, compiled
+with nvcc, and run on the CPU backend against torch."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tilelang_core import check_source, lower
+
+pytestmark = [pytest.mark.tvm]
+
+CHAIN = """
+import tilelang.language as T
+
+def chain(M, N, K, D, policy):
+    @T.prim_func
+    def k(Q: T.Tensor((M, K), "float16"), Kt: T.Tensor((N, K), "float16"), V: T.Tensor((N, D), "float16"),
+          O: T.Tensor((M, D), "float32"), R: T.Tensor((M,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            Q_s = T.alloc_shared((M, K), "float16")
+            K_s = T.alloc_shared((N, K), "float16")
+            V_s = T.alloc_shared((N, D), "float16")
+            S_s = T.alloc_shared((M, N), "float16")
+            S = T.alloc_fragment((M, N), "float32")
+            P = T.alloc_fragment((M, N), "float16")
+            rows = T.alloc_fragment((M,), "float32")
+            acc = T.alloc_fragment((M, D), "float32")
+            T.copy(Q, Q_s)
+            T.copy(Kt, K_s)
+            T.copy(V, V_s)
+            T.gemm(Q_s, K_s, S, transpose_B=True, clear_accum=True, policy=policy)
+            T.copy(S, S_s)
+            T.copy(S_s, P)
+            for i, j in T.Parallel(M, N):
+                P[i, j] = P[i, j] * 0.5
+            T.reduce_sum(P, rows, dim=1)
+            T.gemm(P, V_s, acc, clear_accum=True, policy=policy)
+            T.copy(acc, O)
+            T.copy(rows, R)
+    return k
+
+full_col = chain(64, 64, 32, 64, T.GemmWarpPolicy.FullCol)
+square = chain(64, 64, 32, 64, T.GemmWarpPolicy.Square)
+"""
+
+
+def _kernels():
+    res = check_source(textwrap.dedent(CHAIN), "<test>")
+    assert not res.errors, [d.message for d in res.errors]
+    return res.kernels
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("idx,grid", [(0, (1, 4)), (1, (2, 2))])
+def test_register_a_follows_the_warp_grid_and_compiles_for_sm90a(monkeypatch, idx, grid):
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    monkeypatch.setenv("TILELSP_DISABLE_WGMMA", "1")
+    res = lower(_kernels()[idx], "sm_90a")
+    wm, wn = grid
+    assert f"tl::gemm_rs<64, 64, 64, {wm}, {wn}, false, " in res.source
+    assert f"P: mma.m16n8 64x64 warps {wm}x1, replicated over {wn} warps" in res.stages["layouts"]
+    assert compile_cubin(res.source, "sm_90a")[:4] == b"\x7fELF"
+
+
+def test_register_a_chain_matches_torch_on_the_cpu_backend():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+
+    mod = cpu.build(_kernels()[0])
+    q, kt, v = (torch.randn(64, 32).half(), torch.randn(64, 32).half(), torch.randn(64, 64).half())
+    o, r = torch.zeros(64, 64), torch.zeros(64)
+    mod(q, kt, v, o, r)
+    p = ((q.float() @ kt.float().T).half() * 0.5).half()
+    torch.testing.assert_close(o, p.float() @ v.float(), rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(r, p.float().sum(1), rtol=2e-2, atol=2e-2)
