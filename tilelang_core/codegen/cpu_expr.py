@@ -234,8 +234,6 @@ def intrinsic(name: str, args: list, dtype: str | None, span=None):
     """Lower a scalar intrinsic call `T.<name>(*args)`."""
     global _TABLE
     tirx = load().tirx
-    if name == "reinterpret" and dtype and len(args) == 1:  # the same bits read as `dtype`
-        return tirx.reinterpret(dtype, args[0])
     if name == "likely" and len(args) == 1:  # a branch hint
         return args[0]
     if name in ("infinity", "max_value", "min_value"):
