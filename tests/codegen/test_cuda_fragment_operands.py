@@ -76,3 +76,49 @@ def test_register_a_chain_matches_torch_on_the_cpu_backend():
     p = ((q.float() @ kt.float().T).half() * 0.5).half()
     torch.testing.assert_close(o, p.float() @ v.float(), rtol=2e-2, atol=2e-2)
     torch.testing.assert_close(r, p.float().sum(1), rtol=2e-2, atol=2e-2)
+
+
+TRANSPOSED = """
+import tilelang.language as T
+
+@T.prim_func
+def k(X: T.Tensor((64, 32), "float32"), V: T.Tensor((64, 64), "float16"), O: T.Tensor((32, 64), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        X_s = T.alloc_shared((64, 32), "float32")
+        V_s = T.alloc_shared((64, 64), "float16")
+        P = T.alloc_fragment((64, 32), "float16")
+        acc = T.alloc_fragment((32, 64), "float32")
+        T.copy(X, X_s)
+        T.copy(V, V_s)
+        T.copy(X_s, P)
+        for i, j in T.Parallel(64, 32):
+            P[i, j] = P[i, j] + i
+        T.gemm(P, V_s, acc, transpose_A=True, clear_accum=True)
+        T.copy(acc, O)
+"""
+
+
+def _transposed():
+    res = check_source(textwrap.dedent(TRANSPOSED), "<test>")
+    assert not res.errors, [d.message for d in res.errors]
+    return res.kernels[0]
+
+
+@pytest.mark.nvcc
+def test_transposed_register_a_is_the_transposed_mma_layout_and_compiles_for_sm90a():
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    res = lower(_transposed(), "sm_90a")
+    assert "tl::gemm_rs<32, 64, 64, " in res.source
+    assert "P: mma.m16n8 32x64 warps" in res.stages["layouts"] and "stored transposed" in res.stages["layouts"]
+    assert compile_cubin(res.source, "sm_90a")[:4] == b"\x7fELF"
+
+
+def test_transposed_register_a_matches_torch_on_the_cpu_backend():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+
+    x, v, o = torch.randn(64, 32), torch.randn(64, 64).half(), torch.zeros(32, 64)
+    cpu.build(_transposed())(x, v, o)
+    p = (x.half() + torch.arange(64).half()[:, None]).float()
+    torch.testing.assert_close(o, p.T @ v.float(), rtol=2e-2, atol=5e-2)

@@ -333,8 +333,7 @@ class KernelEmitter(PipelineEmitter):
             if as_int(st) != 0:
                 raise LoweringError("a T.Parallel loop over a fragment must start at 0", s.span)
         extents = [as_int(e) for e in s.extents]
-        shape = list(lay.shape) if isinstance(lay, (Generic, Replicated)) else (
-            [lay.m, lay.n] if isinstance(lay, Mma) else [lay.m])
+        shape = list(lay.shape) if isinstance(lay, (Generic, Replicated, Mma)) else [lay.m]
         short = len(extents) == len(shape) and all(e is not None and e <= d for e, d in zip(extents, shape))
         if extents != shape and not short:
             raise LoweringError(f"T.Parallel extents {extents} do not match the fragment shape {shape}", s.span,

@@ -96,9 +96,9 @@ class TileOps(CopyOps, ReduceOps):
         tc = a.dtype == b.dtype and a.dtype in ("float16", "bfloat16") and c.dtype == "float32"
         tb, swb = _b(op.transpose_b), _b(b in em.swizzled)
         if a.scope == "local.fragment":
-            if not tc or op.transpose_a:
-                raise LoweringError("T.gemm with A in registers needs float16/bfloat16 A and B, a float32 "
-                                    "accumulator and no transpose_A", op.span)
+            if not tc:  # a transposed A is the same registers (the layout stores element (m, k) at [k][m])
+                raise LoweringError("T.gemm with A in registers needs float16/bfloat16 A and B and a float32 "
+                                    "accumulator", op.span)
             call = f"tl::gemm_rs<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {tb}, {swb}>"
             em.line(f'T.cuda.func_call("{call}", {em.name(a)}.ptr_to([0]), {bp}, {cp}, source_code="")')
             return

@@ -32,6 +32,7 @@ class Mma:
     wn: int
     interleave: bool = False  # wgmma: warp w owns rows 16w.. of every 16*wm-row band
     rep: int = 1  # a gemm's A in registers: `rep` consecutive warps (those splitting N) hold the same rows
+    transpose: bool = False  # a transposed A in registers: the buffer is [n][m] (element (j, i) of the tile)
 
     @property
     def mi(self) -> int:
@@ -45,6 +46,10 @@ class Mma:
     def regs(self) -> int:
         return self.mi * self.ni * 4
 
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n, self.m) if self.transpose else (self.m, self.n)
+
     def coords(self, tx: str, r: str) -> list[str]:
         """Element (i, j) held by thread `tx` in register `r` (TVMScript text)."""
         warp, lane = f"({tx} // 32 // {self.rep})" if self.rep > 1 else f"({tx} // 32)", f"({tx} % 32)"
@@ -55,7 +60,7 @@ class Mma:
         else:
             i = f"({wi} * {self.m // self.wm} + {atom} // {self.ni} * 16 + {lane} // 4 + {r} % 4 // 2 * 8)"
         j = f"({wj} * {self.n // self.wn} + {atom} % {self.ni} * 8 + {lane} % 4 * 2 + {r} % 2)"
-        return [i, j]
+        return [j, i] if self.transpose else [i, j]
 
     def one_copy(self, tx: str) -> str | None:
         """Condition that picks one thread per element (None: every element has one owner already)."""
@@ -64,6 +69,7 @@ class Mma:
     def describe(self) -> str:
         kind = f"wgmma.m64n{self.n}" if self.interleave else "mma.m16n8"
         copies = f", replicated over {self.rep} warps" if self.rep > 1 else ""
+        copies += ", stored transposed" if self.transpose else ""
         return f"{kind} {self.m}x{self.n} warps {self.wm}x{self.wn}{copies} ({self.regs} regs/thread)"
 
 
@@ -92,7 +98,7 @@ class MmaRow:
 
     def fits(self, parent) -> bool:
         """True when `parent` (an Mma layout) has the same rows per thread."""
-        return isinstance(parent, Mma) and (parent.m, parent.wm, parent.wn * parent.rep, parent.interleave) == (
+        return isinstance(parent, Mma) and not parent.transpose and (parent.m, parent.wm, parent.wn * parent.rep, parent.interleave) == (
             self.m, self.wm, self.wn, self.interleave)
 
     def coords(self, tx: str, r: str) -> list[str]:
@@ -250,12 +256,14 @@ def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset()
         assign(c, Mma(m, n, wm, wn, wg), g.span)
         a = g.a.buffer
         if a.scope == "local.fragment":
-            if g.transpose_a:
+            if g.transpose_a and wg:
                 raise LayoutError(f"T.gemm with A in registers ('{a.name}', a fragment) and transpose_A=True is not "
-                                  "supported by the CUDA lowering; stage A in shared memory (T.alloc_shared) or "
+                                  "supported by the wgmma lowering; stage A in shared memory (T.alloc_shared) or "
                                   "store it untransposed", g.span)
             am, ak = _mat_shape(a)
-            assign(a, Mma(am, ak, wm, 1, wg, rep=wn), g.span)  # warp w holds the rows of M slice w // wn
+            if g.transpose_a:  # the buffer is [K][M]: the same registers as A, each element stored at (k, m)
+                am, ak = ak, am
+            assign(a, Mma(am, ak, wm, 1, wg, rep=wn, transpose=g.transpose_a), g.span)  # rows of M slice w // wn
     changed = True
     while changed:
         changed = False
@@ -289,7 +297,7 @@ def _propagate(node, layouts, assign) -> bool:
             for b in full:
                 changed |= assign(b, known[0], node.span)
             parent = known[0] if isinstance(known[0], Mma) else None
-            if parent is not None and parent.wn == 1:
+            if parent is not None and parent.wn == 1 and not parent.transpose:
                 for b, idx in fragment_accesses(node.body):
                     if len(idx) == 1 and isinstance(idx[0], N.Var) and idx[0] is node.vars[0] and len(node.vars) == 2:
                         changed |= assign(b, MmaRow.of(parent), node.span)
@@ -305,7 +313,7 @@ def _propagate(node, layouts, assign) -> bool:
                 changed |= assign(s, lay, node.span) | assign(d, lay, node.span)
     elif isinstance(node, N.Reduce):
         src = layouts.get(node.src.buffer)
-        if isinstance(src, Mma) and src.wn == 1 and node.dim == 1 and node.dst.buffer.scope == "local.fragment":
+        if isinstance(src, Mma) and src.wn == 1 and not src.transpose and node.dim == 1 and node.dst.buffer.scope == "local.fragment":
             if shape_ints(node.dst.buffer.shape) in ((src.m,), (src.m, 1)):
                 changed |= assign(node.dst.buffer, MmaRow.of(src), node.span)
     return changed
