@@ -1,11 +1,13 @@
 """CUDA lowering of user CUDA code: `T.import_source` puts the code into the generated file (before the
 kernels), `T.call_extern` becomes a call of the named function, `T.access_ptr` the address of an element and
-`T.dp4a` a call of `__dp4a` on the four int8 values at two addresses; `T.tvm_warp_shuffle` is `__shfl_sync`."""
+`T.dp4a` a call of `__dp4a` on the four int8 values at two addresses; `T.tvm_warp_shuffle` is `__shfl_sync`, TVM's
+thread all-reduce over threadIdx.x lanes `tl::lanes_allreduce`."""
 from __future__ import annotations
 
 import json
 
 from ..ir import nodes as N
+from ..ir.arith import as_int
 from .cuda_expr import dtype_of
 from .cuda_lower import LoweringError
 
@@ -58,12 +60,26 @@ class ExternOps:
             return f"{em.name(load.buffer)}.ptr_to([{', '.join(idx)}])"
         if e.name == "call_extern":
             return self._call_extern(exprs, e, e.dtype or "handle")
+        if e.name == "thread_allreduce":
+            return self._thread_allreduce(exprs, e)
         if e.name == "tvm_warp_shuffle" and len(e.args) == 5:  # (mask, value, lane, width, warp_size)
             mask, value, lane, width, _ = e.args
             t = dtype_of(value)
             return (f'T.call_pure_extern("{t}", "__shfl_sync", {exprs.emit(mask, "uint32")}, {exprs.emit(value)}, '
                     f'{exprs.emit(lane, "int32")}, {exprs.emit(width, "int32")})')
         return None
+
+    def _thread_allreduce(self, exprs, e: N.Call) -> str:
+        """A value combined over threadIdx.x: warp shuffles within each group of threadIdx.x lanes."""
+        value, op, axis = e.args
+        threads = self.em.func.launch.threads if self.em.func.launch is not None else ()
+        lanes = as_int(threads[0]) if threads else None
+        if as_int(axis) != 0 or lanes is None or lanes > 32 or lanes & (lanes - 1):
+            raise LoweringError("T.tvm_thread_allreduce is lowered for a reduction over threadIdx.x with a "
+                                "power-of-two extent up to 32 (one warp's lanes)", e.span)
+        self.em.intrinsic_ops.library()
+        t = dtype_of(value)
+        return f'T.call_pure_extern("{t}", "tl::lanes_allreduce", {exprs.emit(value)}, {as_int(op)}, {lanes})'
 
     @staticmethod
     def _call_extern(exprs, e: N.Call, dtype: str) -> str:

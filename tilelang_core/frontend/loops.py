@@ -157,6 +157,11 @@ def parse_with(p, node: ast.With) -> list:
         return [_launch(p, node, call, item.optional_vars, callee.name)]
     if isinstance(callee, BuiltinRef) and callee.short in ("ws", "WarpSpecialize"):
         return [_warp_role(p, node, call)]
+    if isinstance(callee, BuiltinRef) and callee.short == "attr" and len(call.args) > 1 and \
+            isinstance(call.args[1], ast.Constant) and call.args[1].value == "reduce_scope":
+        from .allreduce import parse_reduce_scope
+
+        return parse_reduce_scope(p, node, call)
     if isinstance(callee, BuiltinRef):
         if item.optional_vars is not None:
             from .consteval import bind_target
