@@ -122,3 +122,55 @@ def test_transposed_register_a_matches_torch_on_the_cpu_backend():
     cpu.build(_transposed())(x, v, o)
     p = (x.half() + torch.arange(64).half()[:, None]).float()
     torch.testing.assert_close(o, p.T @ v.float(), rtol=2e-2, atol=5e-2)
+
+
+VIEW = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64, 32), "float16"), B: T.Tensor((128, 32), "float16"), W: T.Tensor((4, 32), "float32"),
+      L: T.Tensor((64, 4), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        A_s = T.alloc_shared((64, 32), "float16")
+        B_s = T.alloc_shared((128, 32), "float16")
+        s = T.alloc_fragment((64, 128), "float32")
+        s_r = T.reshape(s, (64, 4, 32))
+        w = T.alloc_fragment((4, 32), "float32")
+        logits = T.alloc_fragment((64, 4), "float32")
+        T.copy(A, A_s)
+        T.copy(B, B_s)
+        T.copy(W, w)
+        T.gemm(A_s, B_s, s, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullCol)
+        for i, q, h in T.Parallel(64, 4, 32):
+            s_r[i, q, h] = T.max(s_r[i, q, h], 0) * w[q, h]
+        T.reduce_sum(s_r, logits, dim=-1, clear=True)
+        for i, q in T.Parallel(64, 4):
+            L[i, q] = logits[i, q]
+"""
+
+
+def _view():
+    res = check_source(textwrap.dedent(VIEW), "<test>")
+    assert not res.errors, [d.message for d in res.errors]
+    return res.kernels[0]
+
+
+@pytest.mark.nvcc
+def test_fragment_view_shares_the_registers_of_its_base_and_compiles_for_sm90a(monkeypatch):
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    monkeypatch.setenv("TILELSP_DISABLE_WGMMA", "1")
+    res = lower(_view(), "sm_90a")
+    assert "s_r: view 64x4x32 of mma.m16n8 64x128 warps 1x4" in res.stages["layouts"]
+    assert "s_r" not in res.source.split("extern \"C\"")[-1]  # the view is the base's register array
+    assert compile_cubin(res.source, "sm_90a")[:4] == b"\x7fELF"
+
+
+def test_fragment_view_matches_torch_on_the_cpu_backend():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+
+    a, b, w, out = torch.randn(64, 32).half(), torch.randn(128, 32).half(), torch.randn(4, 32), torch.zeros(64, 4)
+    cpu.build(_view())(a, b, w, out)
+    s = (a.float() @ b.float().T).clamp(min=0).reshape(64, 4, 32)
+    torch.testing.assert_close(out, (s * w).sum(-1), rtol=1e-3, atol=1e-3)

@@ -104,10 +104,10 @@ def _check_views(func: N.PrimFunc) -> None:
             continue
         if root not in known:
             raise LoweringError(f"'{buf.name}' is neither a parameter, an allocation nor a view of one", buf.span)
-        if root.scope not in ("global", "shared.dyn", "shared"):
+        if root.scope not in ("global", "shared.dyn", "shared", "local.fragment"):
             raise LoweringError(f"'{buf.name}' is a view (T.reshape / T.view) of the {root.scope} buffer "
-                                f"'{root.name}'; the CUDA lowering supports views of tensors and shared tiles "
-                                f"only yet: index '{root.name}' itself", buf.span)
+                                f"'{root.name}'; the CUDA lowering supports views of tensors, shared tiles and "
+                                f"fragments only yet: index '{root.name}' itself", buf.span)
 
 
 def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter, list]:

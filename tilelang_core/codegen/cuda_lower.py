@@ -11,7 +11,7 @@ from ..ir import nodes as N
 from ..ir.arith import as_int, shape_ints
 from ..ir.visitor import walk
 from ..language.dtypes import dtype_bits
-from ..passes.layouts import Generic, Mma, MmaRow, Replicated, ravel
+from ..passes.layouts import Generic, Mma, MmaRow, Replicated, View, ravel
 from .cuda_expr import ExprEmitter, ExprError
 from .cuda_pipeline import PipelineEmitter
 
@@ -333,7 +333,7 @@ class KernelEmitter(PipelineEmitter):
             if as_int(st) != 0:
                 raise LoweringError("a T.Parallel loop over a fragment must start at 0", s.span)
         extents = [as_int(e) for e in s.extents]
-        shape = list(lay.shape) if isinstance(lay, (Generic, Replicated, Mma)) else [lay.m]
+        shape = list(lay.shape) if isinstance(lay, (Generic, Replicated, Mma, View)) else [lay.m]
         short = len(extents) == len(shape) and all(e is not None and e <= d for e, d in zip(extents, shape))
         if extents != shape and not short:
             raise LoweringError(f"T.Parallel extents {extents} do not match the fragment shape {shape}", s.span,
@@ -347,7 +347,7 @@ class KernelEmitter(PipelineEmitter):
                 self.var_text[v] = c
             old, old_owner = self.par, self.owner
             self.par = (lay, r, s.vars)
-            if isinstance(lay, (Mma, MmaRow)) and lay.one_copy("tx"):  # rows copied over lanes / warps
+            if isinstance(lay, (Mma, MmaRow, View)) and lay.one_copy("tx"):  # rows copied over lanes / warps
                 self.owner = lay.one_copy("tx")
             conds = [f"{lay.flat('tx', r)} < {lay.size}"] if isinstance(lay, Generic) and not lay.exact else []
             conds += [f"{c} < {e}" for c, e, d in zip(coords, extents, shape) if e < d]  # a loop shorter than the tile
@@ -453,6 +453,8 @@ class KernelEmitter(PipelineEmitter):
                 self.name(b)
         for v in self.views():
             root = view_root(v)
+            if root.scope == "local.fragment":  # the same registers (layouts.View maps them to the view's shape)
+                self.names[v] = self.name(root)
             if root.scope == "global":
                 dims = ", ".join(self.idx(d) for d in v.shape) + ("," if len(v.shape) == 1 else "")
                 self.allocs.append(f'{self.name(v)} = T.decl_buffer(({dims}), "{v.dtype}", '

@@ -1,6 +1,8 @@
 """CUDA lowering of T.reduce_*: quad shuffles on mma accumulator rows, a shared-memory scratch otherwise."""
 from __future__ import annotations
 
+import math
+
 from ..ir import nodes as N
 from ..ir.arith import as_int, shape_ints
 from ..passes.layouts import Mma, MmaRow, ravel
@@ -74,9 +76,11 @@ class ReduceOps:
         kind, init = _REDUCE[op.op]
         sbuf = op.src.buffer
         shape = shape_ints(sbuf.shape)
-        if shape is None or len(shape) > 2:
-            raise LoweringError("T.reduce_* on the CUDA backend supports static 1-D and 2-D sources", op.span)
-        shape2 = shape if len(shape) == 2 else [1, shape[0]]
+        last = shape is not None and op.dim == len(shape) - 1 and sbuf.scope == "local.fragment"
+        if shape is None or len(shape) > 2 and not last:
+            raise LoweringError("T.reduce_* on the CUDA backend supports static 1-D and 2-D sources (and the last "
+                                "dim of a fragment)", op.span)
+        shape2 = shape if len(shape) == 2 else [1, shape[0]] if len(shape) == 1 else [math.prod(shape[:-1]), shape[-1]]
         dim = op.dim if len(shape) == 2 else 1
         keep, red = (shape2[0], shape2[1]) if dim == 1 else (shape2[1], shape2[0])
         size = shape2[0] * shape2[1]

@@ -171,6 +171,30 @@ class Replicated:
         return f"replicated {'x'.join(map(str, self.shape))} ({self.regs} regs/thread)"
 
 
+@dataclass(frozen=True)
+class View:
+    """A T.reshape / T.view of a fragment: the same registers as `base`, each element at its row-major
+    position in the view's shape (the thread that holds an element of the base holds it in the view)."""
+
+    base: object
+    base_shape: tuple[int, ...]
+    shape: tuple[int, ...]
+
+    @property
+    def regs(self) -> int:
+        return self.base.regs
+
+    def coords(self, tx: str, r: str) -> list[str]:
+        return unravel(ravel(self.base.coords(tx, r), self.base_shape), self.shape)
+
+    def one_copy(self, tx: str) -> str | None:
+        """Condition that picks one thread per element, as for the base layout."""
+        return self.base.one_copy(tx) if isinstance(self.base, (Mma, MmaRow)) else None
+
+    def describe(self) -> str:
+        return f"view {'x'.join(map(str, self.shape))} of {self.base.describe()}"
+
+
 def unravel(flat: str, shape) -> list[str]:
     """Row-major coordinates of a flat index (TVMScript text)."""
     out, stride = [], 1
@@ -264,11 +288,13 @@ def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset()
             if g.transpose_a:  # the buffer is [K][M]: the same registers as A, each element stored at (k, m)
                 am, ak = ak, am
             assign(a, Mma(am, ak, wm, 1, wg, rep=wn, transpose=g.transpose_a), g.span)  # rows of M slice w // wn
+    views = _fragment_views(nodes)
     changed = True
     while changed:
         changed = False
         for node in nodes:
             changed |= _propagate(node, layouts, assign)
+        changed |= _derive_views(views, layouts, assign)
     for node in nodes:
         if isinstance(node, N.Allocate) and node.buffer.scope == "local.fragment" and node.buffer not in layouts:
             shape = shape_ints(node.buffer.shape)
@@ -277,7 +303,47 @@ def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset()
                                   "time; fragments need static shapes", node.span)
             replicate = _partial_use(node.buffer, nodes) or len(shape) == 1 and shape[0] < threads
             layouts[node.buffer] = Replicated(shape) if replicate else Generic(shape, threads)
+    _derive_views(views, layouts, assign)
     return layouts
+
+
+def _fragment_views(nodes) -> list:
+    """Views (T.reshape / T.view) of fragments that `nodes` access, in order."""
+    out = []
+    for node in nodes:
+        bufs = [node.buffer] if isinstance(node, (N.Load, N.Store)) else [
+            getattr(node, f).buffer for f in ("src", "dst", "c") if isinstance(getattr(node, f, None), N.Region)]
+        for b in bufs:
+            if b.base is not None and b.scope == "local.fragment" and b not in out:
+                out.append(b)
+    return out
+
+
+def _derive_views(views, layouts, assign) -> bool:
+    """Give each fragment view the layout of its base seen through the reshape."""
+    changed = False
+    for v in views:
+        base = v.base
+        if base not in layouts:
+            continue
+        lay, vshape, bshape = layouts[base], shape_ints(v.shape), shape_ints(base.shape)
+        if vshape is None or bshape is None or v.dtype != base.dtype or _count(vshape) != _count(bshape):
+            raise LayoutError(f"fragment view '{v.name}' of '{base.name}' needs a static shape with as many "
+                              f"elements and the same dtype as '{base.name}'", v.span)
+        if isinstance(lay, Generic) and not lay.exact:
+            raise LayoutError(f"fragment view '{v.name}' views '{base.name}', whose {lay.size} elements do not "
+                              "spread evenly over the threads; use a tile size that is a multiple of the thread "
+                              "count", v.span)
+        derived = Replicated(tuple(vshape)) if isinstance(lay, Replicated) else View(lay, tuple(bshape), tuple(vshape))
+        changed |= assign(v, derived, v.span)
+    return changed
+
+
+def _count(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def _mat_shape(buf) -> tuple[int, int]:
@@ -337,5 +403,5 @@ def describe(layouts: dict) -> str:
     return "\n".join(lines) if lines else "# no fragments"
 
 
-__all__ = ["Mma", "MmaRow", "Generic", "Replicated", "LayoutError", "infer_layouts", "warp_partition",
+__all__ = ["Mma", "MmaRow", "Generic", "Replicated", "View", "LayoutError", "infer_layouts", "warp_partition",
            "unravel", "ravel", "describe", "as_int"]
