@@ -1,5 +1,6 @@
 """Plain Python helpers of a running file called in a kernel (a mask helper, a converter factory returning a
-closure, as the real examples write them) are inlined like macros, and T.reinterpret lowers: compiled for
+closure, as the real examples write them) are inlined like macros, a helper given only Python values runs at
+trace time, and T.reinterpret lowers: compiled for
 sm_90a with nvcc and run on the CPU backend against torch."""
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.tvm
 
 KERNELS = '''
+import os
+
 import tilelang_core as tilelang
 import tilelang_core.language as T
 
@@ -26,6 +29,27 @@ def nibble_converter(nbit: int):
         mask = (1 << nbit) - 1
         return ((val >> (pos.astype("uint16") * nbit)) & mask).astype(dtype)
     return convert
+
+
+def doubling() -> bool:
+    return os.environ.get("TILELSP_TEST_UNSET_VARIABLE") is None   # Python the kernel parser does not evaluate
+
+
+def gated(target):
+    @tilelang.jit(target=target)
+    def kernel(X):
+        M = T.const("M")
+        X: T.Tensor((M,), "float32")
+        twice = doubling()                # trace-time Python: runs, it is not a kernel statement
+        Y = T.empty((M,), "float32")
+        with T.Kernel(T.ceildiv(M, 32), threads=32) as bx:
+            for i in T.Parallel(32):
+                if twice:
+                    Y[bx * 32 + i] = X[bx * 32 + i] * 2.0
+                else:
+                    Y[bx * 32 + i] = X[bx * 32 + i]
+        return Y
+    return kernel
 
 
 def masked(target):
@@ -78,6 +102,14 @@ def mod(tmp_path_factory):
 def test_helper_kernels_compile_for_sm90a(mod, name):
     kernel = mod[name]("sm_90a")()
     assert kernel.arch == "sm_90a" and "__global__" in kernel.get_kernel_source()
+
+
+@pytest.mark.nvcc
+def test_a_helper_on_python_values_runs_at_trace_time(mod):
+    kernel = mod["gated"]("sm_90a").compile(M=64)
+    assert "__global__" in kernel.get_kernel_source()
+    x = torch.randn(64)
+    torch.testing.assert_close(mod["gated"]("cpu")(x), x * 2.0)
 
 
 def test_mask_helper_runs_on_the_cpu_backend(mod):

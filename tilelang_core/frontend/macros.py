@@ -21,6 +21,10 @@ def inline(p, func, node: ast.Call):
     """Parse the helper's body in a scope binding its parameters to the call's arguments."""
     from .parser import MAX_MACRO_DEPTH
 
+    if isinstance(func, LiveFunc):
+        value = _trace_time_call(p, func, node)
+        if value is not _NOT_CALLED:
+            return value
     uf = _user_func(func)
     if uf is None:
         raise KernelError("bad-arguments", f"cannot inline `{ast.unparse(node.func)}`", node)
@@ -47,6 +51,29 @@ def inline(p, func, node: ast.Call):
         return Unknown(uf.name)
     p.pending.extend(stmts)
     return result
+
+
+_NOT_CALLED = object()
+
+
+def _trace_time_call(p, func: LiveFunc, node: ast.Call):
+    """A running program's helper called on plain Python values (e.g. `is_hopper = check_hopper()`) runs as
+    Python, as TileLang runs it while tracing; a helper given kernel values, or whose result is not a plain
+    value, is inlined instead (_NOT_CALLED)."""
+    simple = (ast.Constant, ast.Name, ast.Attribute)
+    if not all(isinstance(a, simple) for a in node.args) or \
+            not all(k.arg and isinstance(k.value, simple) for k in node.keywords):
+        return _NOT_CALLED
+    args = [p.ev.eval(a) for a in node.args]
+    kwargs = {k.arg: p.ev.eval(k.value) for k in node.keywords}
+    if not all(isinstance(v, (bool, int, float, str)) or v is None for v in [*args, *kwargs.values()]):
+        return _NOT_CALLED
+    try:
+        result = func.pyfunc(*args, **kwargs)
+    except Exception:  # noqa: BLE001  (user code: whatever it raises, the inlined body is the fallback)
+        return _NOT_CALLED
+    value = from_live(result)
+    return _NOT_CALLED if isinstance(value, (Unknown, LiveFunc)) else value
 
 
 def _user_func(func) -> UserFunc | None:
