@@ -106,6 +106,19 @@ def _bits(dtype: str) -> int:
     return int(digits) if dtype.startswith(("int", "uint")) and digits else 0
 
 
+def check_elements(what: str, shape, node) -> None:
+    """A buffer whose constant element count overflows the 32-bit indexing of the generated code."""
+    count = 1
+    for d in shape:
+        v = as_const(d)
+        if not isinstance(v, int):
+            return
+        count *= v
+    if count > INT32_MAX:
+        raise KernelError("invalid-value", f"{what} has {count:,} elements, over the 2**31 - 1 that 32-bit "
+                          "indexing reaches; split it or use smaller sizes", node)
+
+
 def _big(v: int) -> str:
     return f"{v:,}" if v.bit_length() <= 64 else f"about 2**{v.bit_length() - 1}"
 

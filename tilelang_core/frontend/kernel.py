@@ -7,9 +7,8 @@ import ast
 from dataclasses import dataclass
 
 from ..ir import nodes as N
-from ..ir.arith import as_int
 from .consteval import Env
-from .exprs import INT32_MAX, KernelError, check_value
+from .exprs import KernelError, check_elements, check_value
 from .parser import KernelParser
 from .scope import Ctx, def_name_span, def_span
 from .values import POISON, ConstDims, TensorSpec, Unknown, normalize_dtype, to_expr
@@ -78,7 +77,7 @@ def declare(p: KernelParser, name: str, ann, ann_node, span):
             if e is None or isinstance(e, N.Const) and isinstance(e.value, float) and e.value.is_integer():
                 raise KernelError("bad-arguments", f"the shape of `{name}` must be integers or T.dynamic dims", ann_node)
             shape.append(check_value(e, ann_node, f"a shape entry of `{name}`", minimum=0))
-        _check_elements(name, shape, ann_node)
+        check_elements(f"tensor `{name}`", shape, ann_node)
         dtype = "unknown" if ann.dtype == "unknown" else p.dtype_arg(_dtype_node(ann_node), ann.dtype)
         return N.Buffer(name, tuple(shape), dtype, ann.scope if ann.scope != "global" else "global", span)
     if isinstance(ann, N.Var) and ann.kind == "symbolic":
@@ -90,19 +89,6 @@ def declare(p: KernelParser, name: str, ann, ann_node, span):
         return N.Var(name, "int32", "param", span)
     raise KernelError("invalid-kernel", f"the annotation of `{name}` is not a tensor type or a dtype; use "
                       f"`T.Tensor((M, N), T.float16)` or `T.int32`", ann_node)
-
-
-def _check_elements(name: str, shape, node) -> None:
-    """A tensor whose element count overflows the 32-bit indexing of the generated code."""
-    count = 1
-    for d in shape:
-        v = as_int(d)
-        if v is None:
-            return
-        count *= v
-    if count > INT32_MAX:
-        raise KernelError("invalid-value", f"tensor `{name}` has {count:,} elements, over the 2**31 - 1 that 32-bit "
-                          "indexing reaches; split it or use smaller sizes", node)
 
 
 def _dtype_node(ann_node):

@@ -7,7 +7,7 @@ import ast
 
 from ..ir import nodes as N
 from ..ir.arith import as_const, as_int, shape_ints
-from .exprs import KernelError, check_value, expr_dtype, region_of, value_region
+from .exprs import KernelError, check_elements, check_value, expr_dtype, region_of, value_region
 from .allreduce import ALLREDUCE_HANDLERS
 from .externs import EXTERN_HANDLERS
 from .im2col import IM2COL_HANDLERS
@@ -83,6 +83,7 @@ def shape_of(p, value, node) -> tuple:
             raise KernelError("bad-arguments", f"shape entries must be integers, but one is {shown} in "
                               f"`{_src(node)}`; use `//` for integer division", node)
         out.append(check_value(e, node, f"a shape entry of `{_src(node)}`", minimum=0))  # unused buffers may be empty
+    check_elements(f"`{_src(node)}`", out, node)
     return tuple(out)
 
 
