@@ -106,17 +106,21 @@ def _bits(dtype: str) -> int:
     return int(digits) if dtype.startswith(("int", "uint")) and digits else 0
 
 
-def check_elements(what: str, shape, node) -> None:
-    """A buffer whose constant element count overflows the 32-bit indexing of the generated code."""
+ON_CHIP_MAX = 2**24  # elements: far past any register file, shared memory or local memory per block
+
+
+def check_elements(what: str, shape, node, limit: int = INT32_MAX) -> None:
+    """A buffer whose constant element count overflows the 32-bit indexing of the generated code (or `limit`)."""
     count = 1
     for d in shape:
         v = as_const(d)
         if not isinstance(v, int):
             return
         count *= v
-    if count > INT32_MAX:
-        raise KernelError("invalid-value", f"{what} has {count:,} elements, over the 2**31 - 1 that 32-bit "
-                          "indexing reaches; split it or use smaller sizes", node)
+    if count > limit:
+        reach = "that 32-bit indexing reaches" if limit == INT32_MAX else "that any on-chip buffer can hold"
+        raise KernelError("invalid-value", f"{what} has {count:,} elements, over the {limit:,} {reach}; split it "
+                          "or use smaller sizes", node)
 
 
 def _big(v: int) -> str:

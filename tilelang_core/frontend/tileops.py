@@ -7,10 +7,11 @@ import ast
 
 from ..ir import nodes as N
 from ..ir.arith import as_const, as_int, shape_ints
-from .exprs import KernelError, check_elements, check_value, expr_dtype, region_of, value_region
+from .exprs import ON_CHIP_MAX, KernelError, check_elements, check_value, expr_dtype, region_of, value_region
 from .allreduce import ALLREDUCE_HANDLERS
 from .externs import EXTERN_HANDLERS
 from .im2col import IM2COL_HANDLERS
+from .rng import RNG_HANDLERS
 from .intrinsics import INTRINSIC_HANDLERS
 from .threadops import THREAD_HANDLERS
 from .values import BuiltinRef, EnumValue, TensorSpec, Unknown, normalize_dtype, to_expr
@@ -99,6 +100,7 @@ def h_alloc(p, b, node, short):
     scope = arg(p, b, "scope") or default_scope
     scope = scope if isinstance(scope, str) else default_scope
     buf = N.Buffer(p.target_name or short, shape, dtype, scope, p.span(node))
+    check_elements(f"`{_src(b.get('shape'))}`", shape, b.get("shape"), ON_CHIP_MAX)
     p.emit(N.Allocate(buf, None, p.span(node)))
     return buf
 
@@ -448,9 +450,9 @@ HANDLERS = {
     "Pipelined": h_loop_call, "Parallel": h_loop_call, "serial": h_loop_call, "unroll": h_loop_call,
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
     **{name: h_reduce for name in _REDUCE}, **{name: h_math for name in _MATH}, **THREAD_HANDLERS,
-    **INTRINSIC_HANDLERS, **EXTERN_HANDLERS, **IM2COL_HANDLERS, **ALLREDUCE_HANDLERS,
+    **INTRINSIC_HANDLERS, **EXTERN_HANDLERS, **IM2COL_HANDLERS, **ALLREDUCE_HANDLERS, **RNG_HANDLERS,
 }
-NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | set(ALLREDUCE_HANDLERS) | {name for name in _MATH} | {"const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "reshape", "view", "alloc_barrier", "alloc_cluster_barrier",
+NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | set(ALLREDUCE_HANDLERS) | set(RNG_HANDLERS) | {name for name in _MATH} | {"const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "reshape", "view", "alloc_barrier", "alloc_cluster_barrier",
                                       "alloc_descriptor", "alloc_smem"} | set(_OTHER_ALLOCS)
 
 
