@@ -73,6 +73,10 @@ class KernelEmitter(PipelineEmitter):
 
         self.extern_ops = ExternOps(self)  # T.import_source, T.call_extern, T.access_ptr
         self.exprs.intrinsics.append(self.extern_ops.expr)
+        from .cuda_rng import RngOps
+
+        self.rng_ops = RngOps(self)  # T.rng_init, T.rng_rand, T.rng_rand_float (Philox4x32-10)
+        self.exprs.intrinsics.append(self.rng_ops.expr)
 
     # ------------------------------------------------------------------ names and text
     def name(self, obj, hint: str | None = None) -> str:
@@ -238,7 +242,8 @@ class KernelEmitter(PipelineEmitter):
         elif isinstance(s, N.Evaluate):
             if isinstance(s.value, N.Call) and s.value.name in ("atomic_max", "atomic_min"):
                 self.ops.atomic_minmax(s.value)
-            elif not (self.thread_ops.statement(s) or self.intrinsic_ops.statement(s) or self.extern_ops.statement(s)):
+            elif not (self.thread_ops.statement(s) or self.intrinsic_ops.statement(s) or self.extern_ops.statement(s)
+                    or self.rng_ops.statement(s)):
                 self.line(f"T.evaluate({self.emit(s.value)})")
         elif isinstance(s, N.TILE_OPS):
             self.ops.emit(s)
