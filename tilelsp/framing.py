@@ -137,4 +137,7 @@ async def serve(stop_event, read_some, protocol, log, report_error) -> bool:
             protocol.handle_message(message)
         except Exception as exc:  # noqa: BLE001 - a bad message is reported; the loop goes on
             report_error(exc, None)
+        # let coroutines this message woke (e.g. one awaiting this response) run before the next message,
+        # as they would if every message were read separately
+        await asyncio.sleep(0)
     return True
