@@ -270,9 +270,9 @@ class CopyOps:
         target = em.load_text(dst.buf, di)
         zero_fill = bool(conds) and dst.buf.scope != "global" and src.buf.scope == "global"
 
-        def assign(value: str) -> None:
+        def assign(value: str, loop: str = "T.vectorized") -> None:
             if v > 1:
-                em.line(f"for {vec} in T.vectorized({v}):")
+                em.line(f"for {vec} in {loop}({v}):")
                 with em.block():
                     em.line(f"{target} = {value}")
             else:
@@ -285,7 +285,9 @@ class CopyOps:
         if zero_fill:
             em.line("else:")
             with em.block():
-                assign(f'T.Cast("{dst.buf.dtype}", 0)')
+                # TVM builds fp8 vector constants of at most 4 lanes: zero the lanes one by one
+                assign(f'T.Cast("{dst.buf.dtype}", 0)', "T.unroll" if dst.buf.dtype.startswith("float8") else
+                       "T.vectorized")
 
 
 def _and(conds: list[str]) -> str:
