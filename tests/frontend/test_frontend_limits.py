@@ -66,7 +66,8 @@ def test_bad_instance_values_are_errors_at_the_users_line(args, fragment):
 def test_default_beyond_int32_is_an_error():
     text = GEMM.replace("block_M=128", "block_M=4294967296**64-1").replace(CALL, "kernel = matmul(256, 256, 256)")
     result, _ = _check(text)
-    assert any(d.code == "invalid-value" and "over int32" in d.message for d in result.errors)
+    assert any(d.code == "invalid-value" and ("over int32" in d.message or "beyond 64 bits" in d.message)
+               for d in result.errors)
 
 
 def test_intrinsic_arity_is_checked():
@@ -126,3 +127,9 @@ def test_no_false_errors_on_real_tilelang_idioms():
 
     value = Evaluator(Env()).eval(ast.parse("[int(x) for x in '64,,128'.split(',') if x.strip()]", mode="eval").body)
     assert value == [64, 128]  # a truthy (not only `True`) filter keeps the item
+
+
+def test_loop_variable_does_not_outlive_its_loop():
+    text = GEMM.replace("T.copy(C_local, C[by * block_M, bx * block_N])", "T.copy(C_local, C[ko * block_M, bx * block_N])")
+    result, _ = _check(text)
+    assert [d.code for d in result.errors] == ["undefined-name"]

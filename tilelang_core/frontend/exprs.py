@@ -77,6 +77,8 @@ def _check_literal(e, node) -> None:
     """A finite float constant that float32 cannot hold (TVM refuses the literal; on the GPU it would be inf)."""
     import math
 
+    if _beyond_int64(e):
+        raise KernelError("invalid-value", f"`{_text(node)}` is an integer beyond 64 bits", node)
     if isinstance(e, N.Const) and e.dtype == "float32" and isinstance(e.value, float) and math.isfinite(e.value) \
             and abs(e.value) > FLOAT32_MAX:
         raise KernelError("invalid-value", f"`{_text(node)}`: {e.value:g} does not fit float32 (largest "

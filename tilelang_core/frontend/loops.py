@@ -99,9 +99,16 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
                           f"but the loop names {len(names)} variable{'s' if len(names) != 1 else ''}; "
                           "give one variable per extent", node.target)
     vars_ = tuple(N.Var(n.id, "int32", "loop", p.span(n)) for n in names)
+    before = {v.name: p.env.values[v.name] for v in vars_ if v.name in p.env.values}
     for v in vars_:
         p.env.values[v.name] = v
     body = p.loop_body(node.body, kind)
+    for v in vars_:  # a loop variable does not exist after its loop (Python's leaked value has no TIR meaning)
+        if p.env.values.get(v.name) is v:
+            if v.name in before:
+                p.env.values[v.name] = before[v.name]
+            else:
+                del p.env.values[v.name]
     return N.For(vars_, tuple(starts), tuple(extents), kind, p.seq(body, node), step, num_stages, order, stage,
                  (), p.span(node))
 
