@@ -200,3 +200,46 @@ def test_fp8_tile_copy_with_a_bounds_check_zero_fills_lane_by_lane_and_compiles_
     assert not res.errors, [d.message for d in res.errors]
     out = lower(res.kernels[0], "sm_90a")  # TVM has no 16-lane fp8 constant: the zero fill is per lane
     assert compile_cubin(out.source, "sm_90a")[:4] == b"\x7fELF"
+
+
+INT8_RS = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64, 32), "int8"), B: T.Tensor((64, 32), "int8"), C: T.Tensor((64, 64), "int32")):
+    with T.Kernel(1, threads=128) as bx:
+        B_s = T.alloc_shared((64, 32), "int8")
+        a = T.alloc_fragment((64, 32), "int8")
+        c = T.alloc_fragment((64, 64), "int32")
+        T.copy(A, a)
+        T.copy(B, B_s)
+        for i, j in T.Parallel(64, 32):
+            a[i, j] = a[i, j] - 1
+        T.gemm(a, B_s, c, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.Square)
+        T.copy(c, C)
+"""
+
+
+def _int8_rs():
+    res = check_source(textwrap.dedent(INT8_RS), "<test>")
+    assert not res.errors, [d.message for d in res.errors]
+    return res.kernels[0]
+
+
+@pytest.mark.nvcc
+def test_int8_register_a_uses_the_shuffling_fma_gemm_and_compiles_for_sm90a():
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    res = lower(_int8_rs(), "sm_90a")
+    assert "tl::gemm_rs_fma<64, 64, 32, 2, 2, true>" in res.source
+    assert compile_cubin(res.source, "sm_90a")[:4] == b"\x7fELF"
+
+
+def test_int8_register_a_matches_torch_on_the_cpu_backend():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+
+    a, b = torch.randint(-100, 100, (64, 32), dtype=torch.int8), torch.randint(-100, 100, (64, 32), dtype=torch.int8)
+    c = torch.zeros(64, 64, dtype=torch.int32)
+    cpu.build(_int8_rs())(a, b, c)
+    torch.testing.assert_close(c, (a.int() - 1) @ b.int().T)

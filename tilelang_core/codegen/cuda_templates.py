@@ -160,6 +160,31 @@ __device__ __forceinline__ void gemm_rs(const T* A, const T* B, float* C) {
     }
   }
 }
+// FMA with A in registers (the gemm_rs layout, any dtypes; B unswizzled): the 4 lanes of a quad hold whole A
+// rows between them, so each k-step shuffles A[row][k] from the lane that holds it; math in C's type.
+template <int M, int N, int K, int WM, int WN, bool TB, typename TA_, typename TB_, typename TC_>
+__device__ __forceinline__ void gemm_rs_fma(const TA_* A, const TB_* B, TC_* C) {
+  constexpr int MI = M / WM / 16, NI = N / WN / 8, KA = K / 8;
+  int warp = threadIdx.x / 32 % (WM * WN), lane = threadIdx.x % 32;
+  int wn0 = (warp % WN) * (N / WN);
+  for (int k = 0; k < K; ++k) {
+    int holder = (lane & ~3) | ((k % 8) >> 1);
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        TC_ mine = static_cast<TC_>(A[(i * KA + k / 8) * 4 + h * 2 + (k & 1)]);
+        TC_ a = __shfl_sync(0xffffffffu, mine, holder);
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            int col = wn0 + j * 8 + (lane % 4) * 2 + e;
+            C[(i * NI + j) * 4 + h * 2 + e] += a * static_cast<TC_>(TB ? B[col * K + k] : B[k * N + col]);
+          }
+      }
+  }
+}
 // FMA fallback with the same accumulator layout (any dtypes; no swizzle).
 template <int M, int N, int K, int WM, int WN, bool TA, bool TB, typename TA_, typename TB_, typename TC_>
 __device__ __forceinline__ void gemm_fma(const TA_* A, const TB_* B, TC_* C) {

@@ -96,10 +96,14 @@ class TileOps(CopyOps, ReduceOps):
         tc = a.dtype == b.dtype and a.dtype in ("float16", "bfloat16") and c.dtype == "float32"
         tb, swb = _b(op.transpose_b), _b(b in em.swizzled)
         if a.scope == "local.fragment":
-            if not tc:  # a transposed A is the same registers (the layout stores element (m, k) at [k][m])
-                raise LoweringError("T.gemm with A in registers needs float16/bfloat16 A and B and a float32 "
-                                    "accumulator", op.span)
-            call = f"tl::gemm_rs<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {tb}, {swb}>"
+            # a transposed A is the same registers (its layout stores element (m, k) at [k][m])
+            if tc:
+                call = f"tl::gemm_rs<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {tb}, {swb}>"
+            elif b in em.swizzled or k % 8:
+                raise LoweringError(f"T.gemm with A in registers of {a.dtype} needs B unswizzled and K a multiple "
+                                    "of 8 on the CUDA backend", op.span)
+            else:
+                call = f"tl::gemm_rs_fma<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {tb}>"
             em.line(f'T.cuda.func_call("{call}", {em.name(a)}.ptr_to([0]), {bp}, {cp}, source_code="")')
             return
         if a.scope not in ("shared.dyn", "shared"):
