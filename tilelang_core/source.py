@@ -7,6 +7,7 @@ for humans; the language server converts code points to the negotiated LSP encod
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -38,6 +39,9 @@ class Span:
         return (self.end_line - self.line, self.end_col - self.col)
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 class SourceFile:
     """Text of one file (saved or unsaved) with line tables and ast-offset conversion."""
 
@@ -47,16 +51,16 @@ class SourceFile:
 
     @cached_property
     def lines(self) -> list[str]:
-        """The file's lines without line terminators."""
-        return self.text.splitlines() or [""]
+        """The file's lines without terminators; only \\n, \\r\\n and \\r end a line (as for Python's tokenizer
+        and LSP: form feed and U+2028 do not)."""
+        lines = _LINE_BREAK.split(self.text)
+        if len(lines) > 1 and lines[-1] == "":
+            lines.pop()
+        return lines
 
     @cached_property
     def _line_starts(self) -> list[int]:
-        starts = [0]
-        for i, ch in enumerate(self.text):
-            if ch == "\n":
-                starts.append(i + 1)
-        return starts
+        return [0] + [m.end() for m in _LINE_BREAK.finditer(self.text)]
 
     def line_text(self, line: int) -> str:
         """The text of a 1-based line ('' when out of range)."""

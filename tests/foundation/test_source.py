@@ -31,3 +31,15 @@ def test_span_contains_and_union():
     assert a.contains(1, 2) and a.contains(1, 4) and not a.contains(1, 5)
     assert span_union(a, b) == Span(1, 2, 3, 1)
     assert span_union(a, b).covers(a) and not a.covers(b)
+
+
+def test_only_newline_carriage_return_and_crlf_end_lines():
+    """Form feed and U+2028 are not line breaks (Python's tokenizer and LSP agree); \r and \r\n are."""
+    import ast
+
+    text = "x = 1  # a\u2028b\x0cc\r\ny = 2\rz = 3\n"
+    src = SourceFile(text)
+    assert src.lines == ["x = 1  # a\u2028b\x0cc", "y = 2", "z = 3"]
+    z = ast.parse(text).body[-1]
+    assert z.lineno == 3 and src.line_text(z.lineno) == "z = 3"
+    assert src.position(src.offset(3, 0)) == (3, 0) and text[src.offset(3, 0)] == "z"
