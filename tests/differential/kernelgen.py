@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-FAMILIES = ("map", "imap", "gemm", "atomic")
+FAMILIES = ("map", "imap", "gemm", "atomic", "colsum")
 IN_DTYPES = ("float32", "float16", "bfloat16")
 
 
@@ -85,6 +85,12 @@ def random_program(rng: random.Random) -> Program:
                        dtype=rng.choice(("float16", "bfloat16", "float32")), out_dtype=rng.choice(("float32", dtype)),
                        num_stages=rng.randint(0, 3), trans_b=rng.random() < 0.5, loop=rng.choice(("Pipelined", "serial")),
                        seed=seed)
+    if family == "colsum":  # atomics in a T.Parallel over a reduced (replicated) fragment; max/min: no row tail
+        bn, bm, atomic = rng.choice((8, 16, 32)), rng.choice((4, 8, 16)), rng.choice(("add", "add", "max", "min"))
+        M = rng.randint(1, 70) if atomic == "add" else bm * rng.randint(1, 4)
+        N = rng.randint(1, 80) if rng.random() < 0.5 else bn * rng.randint(1, 4)
+        return Program("colsum", M, N, bm=bm, bn=bn, dtype=dtype, guard=N % bn != 0 or rng.random() < 0.3,
+                       atomic=atomic, threads=rng.choice((32, 128)), seed=seed)
     bn = rng.choice((8, 16, 32))
     guard = rng.random() < 0.5
     N = rng.randint(1, 80) if guard else bn * rng.randint(1, 4)
@@ -120,7 +126,8 @@ def _render(e: tuple, integer: bool = False) -> str:
 
 def source(p: Program) -> str:
     """The TileLang file of a program (first kernel = the program)."""
-    return {"map": _map_source, "imap": _map_source, "gemm": _gemm_source, "atomic": _atomic_source}[p.family](p)
+    return {"map": _map_source, "imap": _map_source, "gemm": _gemm_source, "atomic": _atomic_source,
+            "colsum": _colsum_source}[p.family](p)
 
 
 def _map_source(p: Program) -> str:
@@ -199,6 +206,29 @@ def build(M, N, bm, bn):
             S = T.alloc_shared((bm, bn), "{p.dtype}")
             T.copy(X[by * bm, bx * bn], S)
             for i, j in T.Parallel(bm, bn):
+{body}
+    return kern
+
+
+kernel = build({p.M}, {p.N}, {p.bm}, {p.bn})
+'''
+
+
+def _colsum_source(p: Program) -> str:
+    add = f"T.atomic_{p.atomic}(Out[bx * bn + j], part[j])"
+    body = f"                if bx * bn + j < N:\n                    {add}\n" if p.guard else f"                {add}\n"
+    return f'''import tilelang.language as T
+
+
+def build(M, N, bm, bn):
+    @T.prim_func
+    def kern(X: T.Tensor((M, N), "{p.dtype}"), Out: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads={p.threads}) as (bx, by):
+            F = T.alloc_fragment((bm, bn), "float32")
+            part = T.alloc_fragment((bn,), "float32")
+            T.copy(X[by * bm, bx * bn], F)
+            T.reduce_{ {"add": "sum"}.get(p.atomic, p.atomic) }(F, part, dim=0)
+            for j in T.Parallel(bn):
 {body}
     return kern
 

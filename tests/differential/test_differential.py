@@ -30,7 +30,8 @@ def test_random_kernels_match_torch():
     Program("gemm", 45, 33, K=50, bm=32, bn=16, bk=16, dtype="float16", num_stages=3, trans_b=True,
             loop="Pipelined", seed=2),
     Program("atomic", 50, 37, bm=8, bn=16, guard=True, seed=3),
-], ids=["row-reduce-tail", "pipelined-gemm-tails", "guarded-atomic-tail"])
+    Program("colsum", 45, 37, bm=8, bn=16, dtype="float16", guard=True, seed=4),
+], ids=["row-reduce-tail", "pipelined-gemm-tails", "guarded-atomic-tail", "colsum-atomic-of-reduced-fragment"])
 def test_fixed_programs_match_torch(program):
     pytest.importorskip("torch")
     assert run(program) is None, source(program)
