@@ -120,7 +120,7 @@ def _describe(exc: BaseException) -> dict:
 def run(path: Path, mode: str, cuda_out: Path | None) -> dict:
     """Run `path` as __main__ from its folder; the result dict says how far it got."""
     result: dict = {"file": str(path), "mode": mode, "kernels": [], "status": "finished", "error": None}
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, os.environ.get("TILELSP_CORE_ROOT", str(ROOT)))  # gpu_corpus builds from a snapshot
     import tilelang_core
 
     tilelang_core.install_alias(force=True)

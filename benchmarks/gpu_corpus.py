@@ -1,9 +1,10 @@
 """Real TileLang example files, run with their own result checks on a GPU machine from artifacts built here.
 
 Here (tvm, nvcc, no GPU):  python benchmarks/gpu_corpus.py prepare /path/to/examples FILE... [--dir .gpu_corpus]
-    copies each file's folder under DIR/examples and runs the file once in corpus_child's gpu-build mode, which
-    builds every kernel the file builds as an sm_90a artifact into DIR/cache (and runs it on the CPU backend so
-    the file goes on to its later kernels).
+    snapshots tilelang_core into DIR/pkg (artifact keys digest the compiler's sources, so the GPU side must run the
+    very code that built them), copies each file's folder under DIR/examples and runs the file once in
+    corpus_child's gpu-build mode, which builds every kernel the file builds as an sm_90a artifact into DIR/cache
+    (and runs it on the CPU backend so the file goes on to its later kernels).
 There (GPU, torch, cuda-bindings, no tvm):  python3 benchmarks/gpu_corpus.py run [--dir .gpu_corpus]
     runs every prepared file as `__main__` through `python -m tilelang_core.run` with TILELSP_CACHE_DIR=DIR/cache:
     each kernel build is a cache hit launched by our tvm-free launcher; a file passes when its main() exits 0
@@ -26,6 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def prepare(examples: Path, files: list[str], out: Path, timeout: float) -> int:
     """Copy the files' folders and build their artifacts into out/cache; prints one line per file."""
     (out / "examples").mkdir(parents=True, exist_ok=True)
+    if (out / "pkg").exists():
+        shutil.rmtree(out / "pkg")
+    shutil.copytree(ROOT / "tilelang_core", out / "pkg" / "tilelang_core",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     listed = []
     for rel in files:
         src = examples / rel
@@ -34,7 +39,8 @@ def prepare(examples: Path, files: list[str], out: Path, timeout: float) -> int:
             shutil.copy2(src, dst)
         elif not dst.parent.exists():
             shutil.copytree(src.parent, dst.parent, ignore=shutil.ignore_patterns("__pycache__"))
-        env = dict(os.environ, TILELSP_CACHE_DIR=str(out / "cache"), TILELANG_CORE_ALIAS="force")
+        env = dict(os.environ, TILELSP_CACHE_DIR=str(out / "cache"), TILELANG_CORE_ALIAS="force",
+                   TILELSP_CORE_ROOT=str((out / "pkg").resolve()))
         t0 = time.perf_counter()
         res = out / "last_build.json"
         try:
@@ -56,7 +62,7 @@ def run(out: Path, timeout: float, report: Path | None) -> int:
     """Run every prepared file on the GPU; prints a PASS/FAIL table last."""
     files = json.loads((out / "files.json").read_text())
     env = dict(os.environ, TILELSP_CACHE_DIR=str((out / "cache").resolve()), TILELANG_CORE_ALIAS="force",
-               PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+               PYTHONPATH=str((out / "pkg").resolve()), PYTHONUNBUFFERED="1")
     rows = []
     for rel in files:
         path = (out / "examples" / rel).resolve()
