@@ -91,6 +91,14 @@ def test_eager_kernel_source_from_tensors_or_dims(mod):
     torch.testing.assert_close(eager(x), -x)
 
 
+def test_eager_get_tir_gives_the_instance_without_building(mod):
+    from tilelang_core.ir import nodes as N
+
+    func = mod["eager_neg"].get_tir(N=16, block=4)
+    shape = [p.shape for p in func.params if isinstance(p, N.Buffer)][0]
+    assert isinstance(func, N.PrimFunc) and [d.value for d in shape] == [16]
+
+
 def test_eager_kernel_body_calls_a_device_query(mod):
     from tilelang_core.compat import driver
 

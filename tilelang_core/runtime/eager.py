@@ -77,10 +77,18 @@ class EagerKernel:
 
     def compile(self, **values):
         """A JITKernel for given dim values and scalar arguments (no tensors needed)."""
+        return self._build(*self._split(values))
+
+    def get_tir(self, **values) -> N.PrimFunc:
+        """The tile-IR PrimFunc for given dim values and scalar arguments, without building it."""
+        return self._parse(*self._split(values))
+
+    def _split(self, values: dict) -> tuple[dict, dict]:
+        """(scalar arguments with the signature's defaults, dim values) of a compile/get_tir call."""
         params = self.signature.parameters
         scalars = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
         scalars.update({k: v for k, v in values.items() if k in params})
-        return self._build(scalars, {k: v for k, v in values.items() if k not in params})
+        return scalars, {k: v for k, v in values.items() if k not in params}
 
     def _kernel(self, tensors: dict, scalars: dict):
         from .artifact import codegen_switches
