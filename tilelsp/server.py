@@ -105,8 +105,8 @@ class TileLanguageServer(LanguageServer):
 
         ok = True
         try:
-            ok = asyncio.run(framing.serve(self._stop_event, read_some, self.protocol, log_line,
-                                           self._report_server_error))
+            ok = _run_bounded(framing.serve(self._stop_event, read_some, self.protocol, log_line,
+                                            self._report_server_error))
         except BrokenPipeError:
             log.error("tilelsp: the connection to the client is lost; shutting down")
         except (KeyboardInterrupt, SystemExit):
@@ -299,3 +299,22 @@ def _register(ls: TileLanguageServer) -> None:
         ls.feature(method, options)(fn) if options is not None else ls.feature(method)(fn)
     for name, fn in zip(_COMMANDS, (cmd_verify, cmd_benchmark, cmd_show_ir)):
         ls.command(name)(fn)
+
+
+def _run_bounded(coro, cancel_wait_s: float = 2.0):
+    """asyncio.run, except that tasks still pending at the end get `cancel_wait_s` to finish after their cancel:
+    a task that cannot finish (a subprocess cancelled while it was being created waits forever for its
+    transport) must not keep the server from exiting."""
+    loop = asyncio.new_event_loop()
+    try:
+        asyncio.set_event_loop(loop)
+        return loop.run_until_complete(coro)
+    finally:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.wait(pending, timeout=cancel_wait_s))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        asyncio.set_event_loop(None)
+        loop.close()
