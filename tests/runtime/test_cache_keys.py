@@ -75,3 +75,13 @@ def test_cached_cubin_from_another_nvcc(monkeypatch):
     monkeypatch.setattr(artifact, "nvcc_version", lambda: "13.0")
     assert artifact._builder_matches({"nvcc_version": "13.0"})
     assert not artifact._builder_matches({"nvcc_version": "12.4"})
+
+
+def test_key_tells_dtypes_and_shapes_apart():
+    """Buffers print as name:scope only; the key must still see their dtype and shape (an fp16 and a bf16 GEMM of
+    the same sizes once shared one artifact)."""
+    func = _func()
+    assert "float16" in GEMM
+    other_dtype = _func(GEMM.replace('"float16"', '"bfloat16"').replace("T.float16", "T.bfloat16"))
+    assert [p.dtype for p in other_dtype.params] != [p.dtype for p in func.params]
+    assert ir_key(other_dtype, "sm_90a") != ir_key(func, "sm_90a")

@@ -4,6 +4,7 @@ An artifact is plain data (JSON-able metadata and bytes); `runtime.launch` runs 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -165,11 +166,23 @@ def _builder_matches(meta: dict) -> bool:
     return meta.get("nvcc_version") == nvcc_version()
 
 
+def ir_structure(obj):
+    """Every field of a tile-IR value, nested: the short reprs name buffers and vars only, so two kernels that
+    differ in a buffer's dtype or shape (an fp16 and a bf16 GEMM) would share a key."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return (type(obj).__name__, *(ir_structure(getattr(obj, f.name)) for f in dataclasses.fields(obj)))
+    if isinstance(obj, (list, tuple)):
+        return tuple(ir_structure(x) for x in obj)
+    if isinstance(obj, dict):
+        return tuple(sorted((repr(k), ir_structure(v)) for k, v in obj.items()))
+    return repr(obj)
+
+
 def ir_key(func, arch: str) -> str:
     """Cache key of a kernel instance before lowering: its tile IR (arguments bound, spans included), the
     arch, the compiler version and the code-changing switches."""
     return sha256("tilelsp-artifact", FORMAT, compiler_version(), codegen_switches(), arch, func.name,
-                  repr(func.params), repr(func.body), func.out_idx)
+                  repr(ir_structure(func.params)), repr(ir_structure(func.body)), func.out_idx)
 
 
 def build_artifact(func, arch: str = "sm_90a", cache: ArtifactCache | None | bool = None) -> Artifact:
