@@ -19,6 +19,9 @@ _FLOAT_BINARY = {"fmod", "atan2", "hypot", "copysign", "nextafter"}
 _PREDICATES = {"isnan", "isinf", "isfinite"}
 
 
+_NARROW_INTS = ("int8", "uint8", "int16", "uint16")
+
+
 class ExprError(Exception):
     """An expression the CUDA lowering cannot express; carries the span."""
 
@@ -174,10 +177,11 @@ class ExprEmitter:
             return f"({a} - T.floor({a} / {b}) * {b})" if is_float else f"T.floormod({a}, {b})"
         if e.op == "**":
             return f"T.pow({a}, {b})"
-        if e.op == "<<":
-            return f"T.shift_left({a}, {b})"
-        if e.op == ">>":
-            return f"T.shift_right({a}, {b})"
+        if e.op in ("<<", ">>"):
+            fn = "shift_left" if e.op == "<<" else "shift_right"
+            if t in _NARROW_INTS:  # C promotes to int: shift in 32 bits, then truncate to the operand's width
+                return f'T.Cast("{t}", T.{fn}(T.Cast("int32", {a}), T.Cast("int32", {b})))'
+            return f"T.{fn}({a}, {b})"
         if e.op in ("&", "|", "^"):
             return f"({a} {e.op} {b})"
         raise ExprError(f"operator '{e.op}' is not supported by the CUDA lowering", e.span)
@@ -196,7 +200,8 @@ class ExprEmitter:
         if name in ("max", "min"):
             return f"T.{name}({self.emit(args[0], t)}, {self.emit(args[1], t)})"
         if name == "abs":
-            return f"T.abs({self.emit(args[0], t)})"
+            x = self.emit(args[0], t)
+            return x if t.startswith("uint") else f"T.abs({x})"  # |x| of an unsigned is x
         if name == "pow" or name in _FLOAT_BINARY and len(args) == 2:
             fn = "pow" if name == "pow" else _BINARY[name]
             w = "float32" if t in ("float16", "bfloat16") else t  # CUDA has no half pow/atan2/copysign/...

@@ -121,7 +121,7 @@ class ReduceOps:
                 em.line(f"for {j} in T.serial({red}):")
                 with em.block():
                     x = read(row, j)
-                    x = f"T.abs({x})" if op.op.startswith("abs") else x
+                    x = f"T.abs({x})" if op.op.startswith("abs") and not op.src.buffer.dtype.startswith("uint") else x
                     em.line(f"{acc}[0] = {self._combine(kind, f'{acc}[0]', x)}")
                 em.line(f"{out}[{row}] = {acc}[0]")
         em.sync()
