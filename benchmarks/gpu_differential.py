@@ -25,12 +25,13 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ATOMIC = ("atomic", "colsum")          # outputs accumulate into their start value
-REVERT_AT = "/tmp/h11_revert_worktree"
+REVERT_AT = str(Path(tempfile.gettempdir()) / "tilelsp-revert-atomic-fix")  # a temporary worktree of HEAD
 # the lowering of e37497a (as on main now) that makes an atomic in a replicated T.Parallel run on one thread
 REVERT = [('old, self.owner = self.owner, f"T.floormod({flat}, {self.threads}) == tx"', "old = self.owner"),
           ('                self.owner = lay.one_copy("tx")\n', "                pass\n")]
@@ -191,6 +192,7 @@ def run(folder: Path, out: Path) -> int:
     """Launch every saved kernel on this GPU, compare with the CPU outputs; table, failures, JSON report."""
     import torch
 
+    sys.path.insert(0, str(ROOT))  # the GPU machine has this tree, not an installed tilelang_core
     from tilelang_core.runtime.artifact import Artifact
     from tilelang_core.runtime.launch import launch
 
