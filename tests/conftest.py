@@ -31,3 +31,26 @@ def pytest_collection_modifyitems(config, items):
         for marker, absent in missing.items():
             if absent and marker in item.keywords:
                 item.add_marker(pytest.mark.skip(reason=f"needs {marker}"))
+
+
+@pytest.fixture(scope="module")
+def run_aliased(tmp_path_factory):
+    """A loader `(name, source) -> globals` that runs TileLang source as a module under the `tilelang` alias; the
+    alias is removed after the test module unless `tilelang` was already imported."""
+    import runpy
+    import sys
+    import textwrap
+
+    from tilelang_core.alias import install_alias, uninstall_alias
+
+    had = "tilelang" in sys.modules
+
+    def load(name: str, source: str) -> dict:
+        path = tmp_path_factory.mktemp(name) / f"{name}.py"
+        path.write_text(textwrap.dedent(source))
+        install_alias(force=True)
+        return runpy.run_path(str(path), run_name=name)
+
+    yield load
+    if not had:
+        uninstall_alias()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import runpy
-import sys
-import textwrap
 
 import pytest
 
@@ -54,16 +52,8 @@ def eager_neg(X, block: int = 8):
 
 
 @pytest.fixture(scope="module")
-def mod(tmp_path_factory):
-    from tilelang_core.alias import install_alias, uninstall_alias
-
-    path = tmp_path_factory.mktemp("alias_jit") / "alias_jit_kernels.py"
-    path.write_text(textwrap.dedent(KERNELS))
-    had = "tilelang" in sys.modules
-    install_alias(force=True)
-    yield runpy.run_path(str(path), run_name="alias_jit_kernels")
-    if not had:
-        uninstall_alias()
+def mod(run_aliased):
+    return run_aliased("alias_jit_kernels", KERNELS)
 
 
 def test_compile_with_an_int_out_idx(mod):

@@ -2,10 +2,6 @@
 dequantisation helpers write them) are rewritten to T builtins: results match torch on the CPU backend."""
 from __future__ import annotations
 
-import runpy
-import sys
-import textwrap
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -51,16 +47,8 @@ def to_half(N):
 
 
 @pytest.fixture(scope="module")
-def mod(tmp_path_factory):
-    from tilelang_core.alias import install_alias, uninstall_alias
-
-    path = tmp_path_factory.mktemp("tirx") / "tirx_kernels.py"
-    path.write_text(textwrap.dedent(KERNELS))
-    had = "tilelang" in sys.modules
-    install_alias(force=True)
-    yield runpy.run_path(str(path), run_name="tirx_kernels")
-    if not had:
-        uninstall_alias()
+def mod(run_aliased):
+    return run_aliased("tirx_kernels", KERNELS)
 
 
 def test_tirx_const_cast_max_min_match_torch(mod):

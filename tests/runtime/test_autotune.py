@@ -2,10 +2,6 @@
 `.compile`, eager kernels with `set_autotune_inputs`) and `AutoTuner.from_kernel(...)...run()`."""
 from __future__ import annotations
 
-import runpy
-import sys
-import textwrap
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -55,16 +51,8 @@ def eager_scale(X, block: int = 8):
 
 
 @pytest.fixture(scope="module")
-def mod(tmp_path_factory):
-    from tilelang_core.alias import install_alias, uninstall_alias
-
-    path = tmp_path_factory.mktemp("autotune") / "tuned_kernels.py"
-    path.write_text(textwrap.dedent(KERNELS))
-    had = "tilelang" in sys.modules
-    install_alias(force=True)
-    yield runpy.run_path(str(path), run_name="tuned_kernels")
-    if not had:
-        uninstall_alias()
+def mod(run_aliased):
+    return run_aliased("tuned_kernels", KERNELS)
 
 
 def test_autotuner_searches_and_skips_failing_configs(mod):
