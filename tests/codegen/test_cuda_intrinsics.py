@@ -5,9 +5,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from thread_kernels import REDUCERS, SCANS, kernel_of
 
 from tilelang_core import check_source
-from thread_kernels import REDUCERS, SCANS
 
 pytestmark = [pytest.mark.tvm]
 
@@ -38,19 +38,13 @@ def k(A: T.Tensor((128,), T.float32)):
 """
 
 
-def _kernel(src: str):
-    res = check_source(textwrap.dedent(src), "<test>")
-    assert not res.errors, [d.message for d in res.errors]
-    return res.kernels[0]
-
-
 @pytest.mark.nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_reducers_ieee_and_vector_atomics_compile(arch):
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin
 
-    ck = generate(_kernel(REDUCERS), arch)
+    ck = generate(kernel_of(REDUCERS), arch)
     for text in ("__fadd_rz(", "__fmaf_rn(", "__fdiv_ru(", "tl::atomic_addx4(", "tl::atomic_addx2(",
                  "tl::lanes_allreduce(", "tl::combine("):
         assert text in ck.source, text
@@ -62,7 +56,7 @@ def test_cumsum_on_shared_tiles_and_replicated_fragments_compiles():
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin
 
-    ck = generate(_kernel(SCANS), "sm_90a")
+    ck = generate(kernel_of(SCANS), "sm_90a")
     assert "(3 - k" in ck.tvmscript  # the reversed scan walks the column from the end
     assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
 
@@ -76,7 +70,7 @@ def test_unsupported_forms_are_reported_at_their_line(src, line, words):
     from tilelang_core.codegen.cuda_lower import LoweringError
 
     with pytest.raises(LoweringError) as info:
-        generate(_kernel(src), "sm_90a")
+        generate(kernel_of(src), "sm_90a")
     assert words in str(info.value) and info.value.span.line == line
 
 
@@ -102,7 +96,7 @@ def test_print_compiles_with_escaped_messages():
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin
 
-    src = generate(_kernel(PRINTS), "sm_90a").source
+    src = generate(kernel_of(PRINTS), "sm_90a").source
     assert 'tl::print_msg("hello \\"there\\"")' in src and 'tl::print_var("block"' in src
     assert 'tl::print_elem("frag", "F"' in src and "threadIdx.x) == 32" in src  # warp_id=1 prints
     assert compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"
@@ -115,7 +109,7 @@ def test_scalar_atomics_under_a_thread_if_compile():
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin
 
-    ck = generate(_kernel(HISTOGRAM), "sm_90a")
+    ck = generate(kernel_of(HISTOGRAM), "sm_90a")
     assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
 
 
@@ -128,7 +122,7 @@ def test_transpose_is_a_parallel_loop_and_compiles():
     from tilelang_core.ir import nodes as N
     from tilelang_core.runtime.artifact import compile_cubin
 
-    kernel = _kernel(TRANSPOSE)
+    kernel = kernel_of(TRANSPOSE)
     loops = [n for n in walk(kernel.body) if isinstance(n, N.For) and n.kind == "parallel"]
     assert [len(loop.vars) for loop in loops] == [2, 3]
     assert compile_cubin(generate(kernel, "sm_90a").source, "sm_90a")[:4] == b"\x7fELF"
@@ -156,7 +150,7 @@ def test_atomic_add_returning_the_previous_value_compiles():
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin
 
-    src = generate(_kernel(COMPACT), "sm_90a").source
+    src = generate(kernel_of(COMPACT), "sm_90a").source
     assert "= atomicAdd((&(((int*)smem_ptr)[0])), 1);" in src
     assert compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"
 
@@ -166,6 +160,6 @@ def test_shared_fill_has_no_block_barrier_inside_its_divergent_loop():
 
     from tilelang_core.codegen.cuda import generate
 
-    script = generate(_kernel(COMPACT), "sm_90a").tvmscript
+    script = generate(kernel_of(COMPACT), "sm_90a").tvmscript
     fill = script[script.index('"tl_line_10"'):script.index('"tl_line_11"')]
     assert "if (it * 256 + tx) < (1):" in fill and "tvm_storage_sync" not in fill  # T.fill(n, 0): thread 0 only

@@ -3,11 +3,8 @@ named barriers, mbarriers from T.alloc_barrier, register hints, and T.ws roles (
 when they synchronise through mbarriers)."""
 from __future__ import annotations
 
-import textwrap
-
 import pytest
-
-from tilelang_core import check_source
+from thread_kernels import HANDOFF, kernel_of
 
 pytestmark = [pytest.mark.tvm]
 
@@ -60,24 +57,6 @@ def k(A: T.Tensor((128, 128), T.float16), C: T.Tensor((128, 128), T.float32)):
             T.copy(C_local, C)
 """
 
-GUARDED_ROLES = """
-import tilelang.language as T
-
-@T.prim_func
-def k(A: T.Tensor((256,), T.int32)):
-    with T.Kernel(1, threads=256) as bx:
-        tx = T.get_thread_binding()
-        S = T.alloc_shared((1,), T.int32)
-        ready = T.alloc_barrier(arrive_count=128)
-        with T.ws(0):
-            if tx == 0:
-                S[0] = 7
-            T.barrier_arrive(ready)
-        with T.ws(1):
-            T.barrier_wait(ready, 0)
-            A[tx] = S[0]
-"""
-
 TILE_OP_IN_ROLE = """
 import tilelang.language as T
 
@@ -126,19 +105,13 @@ def k(A: T.Tensor((128, 128), T.float16), B: T.Tensor((128, 128), T.float16)):
 """
 
 
-def _kernel(src: str):
-    res = check_source(textwrap.dedent(src), "<test>")
-    assert not res.errors, [d.message for d in res.errors]
-    return res.kernels[0]
-
-
 @pytest.mark.nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_thread_indices_barriers_and_hints_compile(arch):
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin
 
-    ck = generate(_kernel(THREADS), arch)
+    ck = generate(kernel_of(THREADS), arch)
     script = ck.tvmscript
     assert "T.floormod(tx, 32)" in script and "T.floordiv(tx, 32)" in script  # threadIdx.x / .y of (32, 8)
     for call in ("tl::mbar_init", "tl::mbar_arrive", "tl::mbar_wait", "tl::named_bar_sync", "tl::set_max_nreg<240",
@@ -155,7 +128,7 @@ def test_roles_without_barriers_run_on_every_thread():
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin
 
-    ck = generate(_kernel(ROLES), "sm_90a")
+    ck = generate(kernel_of(ROLES), "sm_90a")
     assert "T.floordiv(tx, 128)" not in ck.tvmscript  # serialised: program order orders the roles
     assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
 
@@ -165,7 +138,7 @@ def test_scalar_roles_with_barriers_are_guarded():
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin
 
-    ck = generate(_kernel(GUARDED_ROLES), "sm_90a")
+    ck = generate(kernel_of(HANDOFF), "sm_90a")
     assert "if T.floordiv(tx, 128) == 0:" in ck.tvmscript and "if T.floordiv(tx, 128) == 1:" in ck.tvmscript
     assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
 
@@ -176,7 +149,7 @@ def test_roles_with_barriers_are_warp_specialised(arch):
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin
 
-    ck = generate(_kernel(TILE_OP_IN_ROLE), arch)
+    ck = generate(kernel_of(TILE_OP_IN_ROLE), arch)
     script = ck.tvmscript
     role1 = script[script.index("if T.floordiv(tx, 128) == 1:"):]
     assert "(tx - 128)" in role1  # the gemm's accumulator is laid out over the role's 128 threads
@@ -194,7 +167,7 @@ def test_tile_ops_in_thread_subsets_are_reported_at_their_line(src, line, words)
     from tilelang_core.codegen.cuda_lower import LoweringError
 
     with pytest.raises(LoweringError) as info:
-        generate(_kernel(src), "sm_90a")
+        generate(kernel_of(src), "sm_90a")
     assert words in str(info.value) and info.value.span.line == line
     assert info.value.code == "lowering-unsupported"
 
@@ -215,7 +188,7 @@ def k(A: T.Tensor((128,), T.float32)):
         T.tma_copy(A, S, barrier=bar)
 """
     with pytest.raises(LoweringError) as info:
-        generate(_kernel(src), "sm_90a")
+        generate(kernel_of(src), "sm_90a")
     assert "T.mbarrier_arrive_expect_tx counts the bytes" in str(info.value) and info.value.span.line == 9
 
 
@@ -226,7 +199,7 @@ def test_block_index_warp_reductions_and_shuffles_compile():
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin
 
-    src = generate(_kernel(SHUFFLES), "sm_90a").source
+    src = generate(kernel_of(SHUFFLES), "sm_90a").source
     for text in ("tl::lanes_allreduce(", "__shfl_xor_sync((uint)4294967295", ", 2, 16)", "blockIdx.x) * 128"):
         assert text in src, text
     assert compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"

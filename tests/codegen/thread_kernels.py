@@ -2,6 +2,17 @@
 benchmarks/gpu_threads.py): each a source string plus the torch reference of its outputs."""
 from __future__ import annotations
 
+import textwrap
+
+
+def kernel_of(src: str):
+    """The one kernel instance of a source string, checked without errors."""
+    from tilelang_core import check_source
+
+    res = check_source(textwrap.dedent(src), "<test>")
+    assert not res.errors, [d.message for d in res.errors]
+    return res.kernels[0]
+
 # B[b, t] = A[b, 255 - t] through shared memory with threads=(32, 8); all threads meet at an mbarrier
 REVERSE = """
 import tilelang.language as T
