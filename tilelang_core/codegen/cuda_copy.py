@@ -8,8 +8,8 @@ import math
 
 from ..ir import nodes as N
 from ..ir.arith import as_int, shape_ints
-from ..passes.layouts import ravel
-from .cuda_lower import LoweringError, nbytes
+from ..passes.layouts import in_fragment, ravel
+from .cuda_lower import LoweringError, all_of, nbytes
 
 
 def op_regions(op) -> tuple[list, list]:
@@ -182,27 +182,17 @@ class CopyOps:
                 coords = _reshape_coords(coords, shape, tile)
             idx = self.index(other, coords)
             conds = self.guard(other, idx)
-            if getattr(lay, "exact", True) is False:
-                conds.append(f"{lay.flat('tx', r)} < {lay.size}")
+            conds += in_fragment(lay, "tx", r)
             other_t = em.load_text(other.buf, idx)
             reg = f"{em.name(frag.buf)}[{r}]"
             if from_frag:
                 val = reg if frag.buf.dtype == other.buf.dtype else f'T.Cast("{other.buf.dtype}", {reg})'
-                self._guarded(conds, f"{other_t} = {val}")
+                self.em.guarded(conds, f"{other_t} = {val}")
             else:
                 val = other_t if frag.buf.dtype == other.buf.dtype else f'T.Cast("{frag.buf.dtype}", {other_t})'
                 if conds:
-                    val = f'T.if_then_else({" and ".join(conds) if False else _and(conds)}, {val}, T.Cast("{frag.buf.dtype}", 0))'
+                    val = f'T.if_then_else({all_of(conds)}, {val}, T.Cast("{frag.buf.dtype}", 0))'
                 em.line(f"{reg} = {val}")
-
-    def _guarded(self, conds: list[str], line: str) -> None:
-        em = self.em
-        if conds:
-            em.line(f"if {_and(conds)}:")
-            with em.block():
-                em.line(line)
-        else:
-            em.line(line)
 
     def _copy_serial(self, src: Side, dst: Side, extents) -> None:
         em = self.em
@@ -215,7 +205,7 @@ class CopyOps:
         if src.buf.dtype != dst.buf.dtype:
             val = f'T.Cast("{dst.buf.dtype}", {val})'
         conds = self.guard(src, si) + self.guard(dst, di)
-        self._guarded(conds, f"{em.load_text(dst.buf, di)} = {val}")
+        self.em.guarded(conds, f"{em.load_text(dst.buf, di)} = {val}")
         em.depth -= len(vs)
 
     def _copy_threads(self, op, src: Side, dst: Side, extents, async_ok: bool) -> None:
@@ -248,7 +238,7 @@ class CopyOps:
             si, di = self.index(src, coords), self.index(dst, coords)
             conds = self.guard(src, si, v - 1) + self.guard(dst, di, v - 1)
             if use_async:
-                pred = _and(self.guard(src, si, v - 1)) or "T.bool(True)"
+                pred = all_of(self.guard(src, si, v - 1)) or "T.bool(True)"
                 em.line(f'T.cuda.func_call("tl::cp_async<{v * nbytes(src.buf.dtype)}>", '
                         f'{em.name(dst.buf)}.ptr_to([{", ".join(em.access(dst.buf, di))}]), '
                         f'{em.name(src.buf)}.ptr_to([{", ".join(em.access(src.buf, si))}]), {pred}, source_code="")')
@@ -279,7 +269,7 @@ class CopyOps:
                 em.line(f"{target} = {value}")
         if not conds:
             return assign(val)
-        em.line(f"if {_and(conds)}:")
+        em.line(f"if {all_of(conds)}:")
         with em.block():
             assign(val)
         if zero_fill:
@@ -288,13 +278,6 @@ class CopyOps:
                 # TVM builds fp8 vector constants of at most 4 lanes: zero the lanes one by one
                 assign(f'T.Cast("{dst.buf.dtype}", 0)', "T.unroll" if dst.buf.dtype.startswith("float8") else
                        "T.vectorized")
-
-
-def _and(conds: list[str]) -> str:
-    text = conds[0]
-    for c in conds[1:]:
-        text = f"T.And({text}, {c})"
-    return text
 
 
 def _unravel_text(e: str, extents: list[str]) -> list[str]:

@@ -9,7 +9,7 @@ import json
 from ..ir import nodes as N
 from ..ir.arith import shape_ints
 from ..ir.visitor import walk
-from ..passes.layouts import Generic, Mma, MmaRow, Replicated, ravel, unravel
+from ..passes.layouts import Generic, Mma, MmaRow, Replicated, in_fragment, ravel, unravel
 from .cuda_lower import LoweringError
 
 _IEEE = {"ieee_add": ("fadd", "dadd"), "ieee_sub": ("fsub", "dsub"), "ieee_mul": ("fmul", "dmul"),
@@ -185,13 +185,8 @@ class IntrinsicOps:
         r = em.fresh("r")
         em.line(f"for {r} in T.serial({lay.regs}):")
         with em.block():
-            store = f"{scratch}[{ravel(lay.coords('tx', r), list(shape_ints(buf.shape)))}] = {em.name(buf)}[{r}]"
-            if isinstance(lay, Generic) and not lay.exact:
-                em.line(f"if {lay.flat('tx', r)} < {lay.size}:")
-                with em.block():
-                    em.line(store)
-            else:
-                em.line(store)
+            em.guarded(in_fragment(lay, "tx", r),
+                       f"{scratch}[{ravel(lay.coords('tx', r), list(shape_ints(buf.shape)))}] = {em.name(buf)}[{r}]")
         em.sync()
         return scratch
 

@@ -11,7 +11,7 @@ from ..ir import nodes as N
 from ..ir.arith import as_int, shape_ints
 from ..ir.visitor import walk
 from ..language.dtypes import dtype_bits
-from ..passes.layouts import Generic, Mma, MmaRow, Replicated, View, ravel
+from ..passes.layouts import Generic, Mma, MmaRow, Replicated, View, in_fragment, ravel
 from .cuda_expr import ExprEmitter, ExprError
 from .cuda_pipeline import PipelineEmitter
 
@@ -23,6 +23,14 @@ class LoweringError(Exception):
         super().__init__(message)
         self.span = span
         self.code = code
+
+
+def all_of(conds: list[str]) -> str:
+    """The conjunction of TVMScript conditions, as nested T.And."""
+    text = conds[0]
+    for c in conds[1:]:
+        text = f"T.And({text}, {c})"
+    return text
 
 
 def nbytes(dtype: str) -> int:
@@ -100,6 +108,15 @@ class KernelEmitter(PipelineEmitter):
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.depth + text)
+
+    def guarded(self, conds: list[str], text: str) -> None:
+        """`text`, under `if` of the conditions when there are any."""
+        if conds:
+            self.line(f"if {all_of(conds)}:")
+            with self.block():
+                self.line(text)
+        else:
+            self.line(text)
 
     def block(self):
         """Context manager that indents the lines emitted inside it."""
@@ -354,7 +371,7 @@ class KernelEmitter(PipelineEmitter):
             self.par = (lay, r, s.vars)
             if isinstance(lay, (Mma, MmaRow, View)) and lay.one_copy("tx"):  # rows copied over lanes / warps
                 self.owner = lay.one_copy("tx")
-            conds = [f"{lay.flat('tx', r)} < {lay.size}"] if isinstance(lay, Generic) and not lay.exact else []
+            conds = in_fragment(lay, "tx", r)
             conds += [f"{c} < {e}" for c, e, d in zip(coords, extents, shape) if e < d]  # a loop shorter than the tile
             if conds:
                 self.line(f"if {' and '.join(conds)}:")

@@ -5,7 +5,7 @@ import math
 
 from ..ir import nodes as N
 from ..ir.arith import as_int, shape_ints
-from ..passes.layouts import Mma, MmaRow, ravel
+from ..passes.layouts import Mma, MmaRow, in_fragment, ravel
 from .cuda_lower import LoweringError
 
 _REDUCE = {"sum": ("+", "0"), "abssum": ("+", "0"), "max": ("max", "-inf"), "absmax": ("max", "0"),
@@ -93,13 +93,7 @@ class ReduceOps:
             em.line(f"for {r} in T.unroll({lay.regs}):")
             with em.block():
                 flat = ravel(lay.coords("tx", r), list(shape))
-                line = f"{stage}[{flat}] = {self._as_f32(sbuf, f'{em.name(sbuf)}[{r}]')}"
-                if getattr(lay, "exact", True) is False:
-                    em.line(f"if {lay.flat('tx', r)} < {lay.size}:")
-                    with em.block():
-                        em.line(line)
-                else:
-                    em.line(line)
+                em.guarded(in_fragment(lay, "tx", r), f"{stage}[{flat}] = {self._as_f32(sbuf, f'{em.name(sbuf)}[{r}]')}")
             em.sync()
             read = lambda row, j: f"{stage}[{_flat2(row, j, dim, shape2)}]"  # noqa: E731
         elif sbuf.scope in ("shared.dyn", "shared"):

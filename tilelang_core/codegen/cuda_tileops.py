@@ -141,7 +141,7 @@ class TileOps(CopyOps, ReduceOps):
             val = em.emit(op.value, dst.buffer.dtype)
             call = f'T.cuda.func_call("tl::atomic_add", {em.name(dst.buffer)}.ptr_to([{", ".join(idx)}]), {val}, ' \
                    'source_code="")'
-            self._guarded([em.owner] if em.owner else [], call)  # one thread per iteration of a replicated loop
+            self.em.guarded([em.owner] if em.owner else [], call)  # one thread per iteration of a replicated loop
             return
         src = op.value
         lay = em.layouts.get(src.buffer)
@@ -160,7 +160,7 @@ class TileOps(CopyOps, ReduceOps):
             val = f"{em.name(src.buffer)}[{r}]"
             if src.buffer.dtype != dst.buffer.dtype:
                 val = f'T.Cast("{dst.buffer.dtype}", {val})'
-            self._guarded(conds, f'T.cuda.func_call("tl::atomic_add", {em.name(dst.buffer)}.ptr_to([{", ".join(idx)}]), '
+            self.em.guarded(conds, f'T.cuda.func_call("tl::atomic_add", {em.name(dst.buffer)}.ptr_to([{", ".join(idx)}]), '
                                  f'{val}, source_code="")')
 
     def atomic_minmax(self, call: N.Call) -> None:
@@ -170,7 +170,7 @@ class TileOps(CopyOps, ReduceOps):
         idx = [em.idx(i) for i in old.indices] or ["0"]
         ptr = f"{em.name(old.buffer)}.ptr_to([{', '.join(em.access(old.buffer, idx))}])"
         line = f'T.cuda.func_call("tl::{call.name}", {ptr}, {em.emit(value, old.buffer.dtype)}, source_code="")'
-        self._guarded([em.owner] if em.owner else [], line)
+        self.em.guarded([em.owner] if em.owner else [], line)
 
 
 def _b(flag: bool) -> str:

@@ -209,6 +209,12 @@ def unravel(flat: str, shape) -> list[str]:
     return out
 
 
+def in_fragment(lay, tx: str, r: str) -> list[str]:
+    """Conditions that keep register `r` of thread `tx` inside the fragment: only a Generic layout whose size is not a
+    multiple of the threads has a partial last register."""
+    return [f"{lay.flat(tx, r)} < {lay.size}"] if isinstance(lay, Generic) and not lay.exact else []
+
+
 def ravel(coords: list[str], shape) -> str:
     """Row-major flat index of coordinates (TVMScript text)."""
     text = coords[0]
