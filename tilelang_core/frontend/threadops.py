@@ -37,13 +37,18 @@ def _int_arg(p, node, what: str) -> int:
     return n
 
 
+def _axis_index(p, node, name: str) -> N.Call:
+    """T.<name>(dim=0): the index along axis 0, 1 or 2 as an int32 expression."""
+    dim_node = _bound(node, ("dim",)).get("dim")
+    dim = _int_arg(p, dim_node, f"the `dim` of T.{name}") if dim_node is not None else 0
+    if dim not in (0, 1, 2):
+        raise KernelError("bad-arguments", f"T.{name} takes dim 0, 1 or 2 (got {dim})", dim_node)
+    return N.Call(name, (N.Const(dim),), "int32", p.span(node))
+
+
 def h_get_thread_binding(p, b, node, short):
     """T.get_thread_binding(dim=0): threadIdx.x/y/z as an int32 expression."""
-    dim_node = _bound(node, ("dim",)).get("dim")
-    dim = _int_arg(p, dim_node, "the `dim` of T.get_thread_binding") if dim_node is not None else 0
-    if dim not in (0, 1, 2):
-        raise KernelError("bad-arguments", f"T.get_thread_binding takes dim 0, 1 or 2 (got {dim})", dim_node)
-    return N.Call("get_thread_binding", (N.Const(dim),), "int32", p.span(node))
+    return _axis_index(p, node, "get_thread_binding")
 
 
 def h_thread_binding(p, b, node, short):
@@ -73,11 +78,7 @@ def h_thread_index(p, b, node, short):
 
 def h_get_block_binding(p, b, node, short):
     """T.get_block_binding(dim=0): blockIdx.x/y/z as an int32 expression."""
-    dim_node = _bound(node, ("dim",)).get("dim")
-    dim = _int_arg(p, dim_node, "the `dim` of T.get_block_binding") if dim_node is not None else 0
-    if dim not in (0, 1, 2):
-        raise KernelError("bad-arguments", f"T.get_block_binding takes dim 0, 1 or 2 (got {dim})", dim_node)
-    return N.Call("get_block_binding", (N.Const(dim),), "int32", p.span(node))
+    return _axis_index(p, node, "get_block_binding")
 
 
 def h_shuffle(p, b, node, short):
