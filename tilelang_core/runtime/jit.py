@@ -55,8 +55,9 @@ def _device_arch() -> str:
 class _CpuBackend:
     def __init__(self, func: N.PrimFunc):
         from ..codegen import cpu
-        from ..passes.pipeline import user_errors
+        from ..passes.pipeline import refuse_errors, user_errors
 
+        refuse_errors(func, "cpu")
         with user_errors(func, "cpu"):
             self.module = cpu.build(func)
         self.device = "cpu"
@@ -99,11 +100,9 @@ class JITKernel:
         self.func = func
         self.out_idx = normalize_out_idx(out_idx, len(func.params))
         self.target, self.arch = resolve_target(target)
-        from ..passes.pipeline import refuse_errors
-
-        refuse_errors(func, self.arch or "cpu")
-        self.params: list[KernelParam] = kernel_params(func, self.out_idx)
+        # each backend passes the gate first (refuse_errors: the CPU one here, build_artifact for CUDA)
         self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
+        self.params: list[KernelParam] = kernel_params(func, self.out_idx)
         self._plan = CallPlan(func, self.out_idx)
         self._lowered: dict = {}
 
