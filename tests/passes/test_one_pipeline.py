@@ -35,11 +35,12 @@ def test_artifacts_refuse_before_the_cache(tmp_path):
         build_artifact(_kernel(K_MISMATCH), "sm_90a", cache=ArtifactCache(tmp_path))
 
 
-def test_jit_refuses_a_kernel_with_frontend_errors():
+@pytest.mark.parametrize("target", ["cpu", "sm_90a"])
+def test_jit_refuses_a_kernel_with_frontend_errors(target):
     from tilelang_core.runtime.jit import JITKernel
 
     with pytest.raises(CompileError, match="undefined-name"):
-        JITKernel(_kernel(UNDEFINED), target="cpu")
+        JITKernel(_kernel(UNDEFINED), target=target)
 
 
 def test_editor_views_return_diagnostics_not_code():
