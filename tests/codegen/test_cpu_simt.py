@@ -1,5 +1,5 @@
 """CPU numerics of thread-level kernels (thread indices, private locals, barriers, roles) against torch:
-the CPU backend runs a block's threads as loops split at barriers (codegen/cpu_simt.py)."""
+the CPU backend runs a block's threads as loops split at barriers (codegen/cpu/simt.py)."""
 from __future__ import annotations
 
 import pytest

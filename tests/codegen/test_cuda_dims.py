@@ -251,7 +251,7 @@ def test_tvmscript_emits_one_kernel_at_a_time():
     itself refuses the unsplit function at the second block."""
     from tilelang_core import check_source
     from tilelang_core.codegen.cuda import tvmscript
-    from tilelang_core.codegen.cuda_lower import LoweringError
+    from tilelang_core.codegen.cuda.common import LoweringError
 
     func = check_source(textwrap.dedent(TWO_KERNELS), "<test>").kernels[0]
     with pytest.raises(LoweringError) as info:
@@ -277,7 +277,7 @@ def k(A: T.Tensor((64, 64), T.float32), B: T.Tensor((64, 64), T.float32)):
 def test_a_fragment_view_in_another_dtype_is_reported_at_its_line():
     from tilelang_core import check_source
     from tilelang_core.codegen.cuda import tvmscript
-    from tilelang_core.codegen.cuda_lower import LoweringError
+    from tilelang_core.codegen.cuda.common import LoweringError
 
     func = check_source(textwrap.dedent(RESHAPED), "<test>").kernels[0]
     with pytest.raises(LoweringError) as info:

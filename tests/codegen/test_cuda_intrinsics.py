@@ -67,7 +67,7 @@ def test_cumsum_on_shared_tiles_and_replicated_fragments_compiles():
 ], ids=["fragment-cumsum", "reducer-updated-by-every-thread"])
 def test_unsupported_forms_are_reported_at_their_line(src, line, words):
     from tilelang_core.codegen.cuda import generate
-    from tilelang_core.codegen.cuda_lower import LoweringError
+    from tilelang_core.codegen.cuda.common import LoweringError
 
     with pytest.raises(LoweringError) as info:
         generate(kernel_of(src), "sm_90a")

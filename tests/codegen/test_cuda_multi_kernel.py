@@ -97,8 +97,8 @@ def test_ir_stages_show_every_kernel(mod):
 
 def test_a_store_between_kernels_is_reported_at_its_line():
     from tilelang_core import check_source
-    from tilelang_core.codegen.cuda_lower import LoweringError
-    from tilelang_core.codegen.cuda_split import split_kernels
+    from tilelang_core.codegen.cuda.common import LoweringError
+    from tilelang_core.codegen.cuda.split import split_kernels
 
     src = textwrap.dedent('''
         import tilelang_core.language as T

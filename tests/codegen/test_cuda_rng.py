@@ -51,7 +51,7 @@ def rand(M=256, seed=42):
 
 
 def test_philox_matches_tritons_randint4x(tmp_path):
-    from tilelang_core.codegen.cuda_rng import PHILOX
+    from tilelang_core.codegen.cuda.rng import PHILOX
 
     (tmp_path / "philox.cu").write_text(HOST_MAIN % PHILOX)
     subprocess.run(["nvcc", "-o", str(tmp_path / "philox"), str(tmp_path / "philox.cu")], check=True,

@@ -164,7 +164,7 @@ def test_roles_with_barriers_are_warp_specialised(arch):
 ], ids=["role-with-barriers", "thread-if"])
 def test_tile_ops_in_thread_subsets_are_reported_at_their_line(src, line, words):
     from tilelang_core.codegen.cuda import generate
-    from tilelang_core.codegen.cuda_lower import LoweringError
+    from tilelang_core.codegen.cuda.common import LoweringError
 
     with pytest.raises(LoweringError) as info:
         generate(kernel_of(src), "sm_90a")
@@ -174,7 +174,7 @@ def test_tile_ops_in_thread_subsets_are_reported_at_their_line(src, line, words)
 
 def test_expect_tx_is_reported_since_no_copy_posts_bytes():
     from tilelang_core.codegen.cuda import generate
-    from tilelang_core.codegen.cuda_lower import LoweringError
+    from tilelang_core.codegen.cuda.common import LoweringError
 
     src = """
 import tilelang.language as T

@@ -105,7 +105,7 @@ def test_lets_before_the_launch_are_computed_in_the_kernel():
 
 def test_other_statements_before_the_launch_are_reported_at_their_line():
     from tilelang_core.codegen.cuda import generate
-    from tilelang_core.codegen.cuda_lower import LoweringError
+    from tilelang_core.codegen.cuda.common import LoweringError
 
     src = PROLOGUE.replace("    half = n // 2\n", "    half = n // 2\n    A[0] = 1.0\n")
     with pytest.raises(LoweringError) as info:

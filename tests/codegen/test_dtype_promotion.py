@@ -2,7 +2,8 @@
 import pytest
 
 from tilelang_core.analysis.infer import dtype_bits
-from tilelang_core.codegen import cpu_expr, cuda_expr
+from tilelang_core.codegen.cpu import expr as cpu_expr
+from tilelang_core.codegen.cuda import expr as cuda_expr
 
 
 @pytest.mark.parametrize("promote", [cpu_expr.promote, cuda_expr.promote], ids=["cpu", "cuda"])

@@ -45,7 +45,7 @@ def test_k_tile_not_a_multiple_of_16_is_refused_with_a_message():
     from fuzz_harness import kernel_ir
 
     from tilelang_core.codegen.cuda import generate
-    from tilelang_core.codegen.cuda_lower import LoweringError
+    from tilelang_core.codegen.cuda.common import LoweringError
 
     case = next(c for c in _cases("fuzz_gemm") if not c.cuda)
     with pytest.raises(LoweringError, match="multiple of 16"):

@@ -54,3 +54,20 @@ def transform(node, fn: Callable):
     if changes:
         node = dataclasses.replace(node, **changes)
     return fn(node)
+
+
+def op_regions(op) -> tuple[list, list]:
+    """(read regions, written regions) of a tile op."""
+    if isinstance(op, N.Copy):
+        return [op.src], [op.dst]
+    if isinstance(op, N.Gemm):
+        return [op.a, op.b, op.c], [op.c]
+    if isinstance(op, N.Fill):
+        return [], [op.dst]
+    if isinstance(op, N.Reduce):
+        return [op.src] + ([] if op.clear else [op.dst]), [op.dst]
+    if isinstance(op, N.CumSum):
+        return [op.src], [op.dst]
+    if isinstance(op, N.AtomicAdd):
+        return ([op.value] if isinstance(op.value, N.Region) else []), [op.dst]
+    return [], []

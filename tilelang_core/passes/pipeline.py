@@ -157,7 +157,7 @@ def _stage(result: LowerResult, name: str, text: str, until) -> bool:
 
 def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
     from ..codegen import cuda
-    from ..codegen.cuda_split import split_kernels
+    from ..codegen.cuda.split import split_kernels
     from .ir_text import func_str
     from .layouts import describe
     from .legalize import legalize

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..ir import nodes as N
 from ..ir.arith import shape_ints
-from ..ir.visitor import walk
+from ..ir.visitor import op_regions, walk
 
 
 @dataclass
@@ -57,8 +57,6 @@ def _defined_in(body) -> set:
 
 
 def _writes(func_body, buf) -> list:
-    from ..codegen.cuda_copy import op_regions
-
     out = []
     for n in walk(func_body):
         if isinstance(n, N.Store) and n.buffer is buf:

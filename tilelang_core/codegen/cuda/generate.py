@@ -8,17 +8,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..ir import nodes as N
-from ..ir.arith import as_int
-from ..ir.printer import expr_str
-from ..ir.visitor import walk
-from ..passes.layouts import LayoutError, describe, infer_layouts
-from ..passes.loop_exits import lower_loop_exits
-from ..passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
-from .cuda_lower import KernelEmitter, LoweringError, used_buffers, view_root
-from .cuda_split import split_kernels
-from .cuda_templates import insert_prelude
-from .cuda_threads import group_threads
+from ...ir import nodes as N
+from ...ir.arith import as_int
+from ...ir.printer import expr_str
+from ...ir.visitor import walk
+from ...passes.layouts import LayoutError, describe, infer_layouts
+from ...passes.loop_exits import lower_loop_exits
+from ...passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
+from .common import LoweringError, used_buffers, view_root
+from .lower import KernelEmitter
+from .split import split_kernels
+from .templates import insert_prelude
+from .threads import group_threads
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_90": 232448, "sm_90a": 232448}
@@ -211,7 +212,7 @@ def _params(func: N.PrimFunc, em: KernelEmitter) -> tuple[list, list]:
 
 def target_of(arch: str):
     """The TVM Target for an arch, with the real opt-in shared-memory limit."""
-    from . import _tvm
+    from .. import _tvm
 
     tvm = _tvm.load().tvm
     return tvm.target.Target({"kind": "cuda", "arch": arch, "max_shared_memory_per_block": SMEM_LIMIT[arch],
@@ -221,7 +222,7 @@ def target_of(arch: str):
 def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     """Lower a kernel instance all the way to CUDA C: one `__global__` per `with T.Kernel(...)` block, in launch
     order, in one source (raises LoweringError with a span)."""
-    from . import _tvm
+    from .. import _tvm
 
     parts = split_kernels(func)
     scripts = [tvmscript(part.func, arch) for part in parts]
@@ -292,7 +293,7 @@ def _first_error_line(exc: Exception) -> str:
 
 def _prim_func(ns, text: str, T):  # noqa: N803
     """Build the PrimFunc through the IRBuilder (fast); fall back to TVMScript's parser."""
-    from .cuda_builder import build_prim_func
+    from .builder import build_prim_func
 
     try:
         return build_prim_func(text)
@@ -321,7 +322,7 @@ def _order_params(params: list, signature: str) -> None:
 
 def _finish_source(raw: str, extra: list) -> tuple[str, list]:
     """Insert the device library and turn line markers into comments; returns (source, line_map)."""
-    from .cuda_wgmma import DESC
+    from .wgmma import DESC
 
     text = insert_prelude(raw, (DESC + "".join(extra)) if extra else "")
     lines = text.split("\n")

@@ -6,11 +6,11 @@ are scanned by every thread. Other fragments are rejected (copy them to shared m
 """
 from __future__ import annotations
 
-from ..ir import nodes as N
-from ..ir.arith import as_int
-from ..passes.layouts import Replicated
-from .cuda_copy import Side
-from .cuda_lower import LoweringError
+from ...ir import nodes as N
+from ...ir.arith import as_int
+from ...passes.layouts import Replicated
+from .common import LoweringError
+from .copy import Side
 
 
 def cumsum(em, op: N.CumSum) -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from ..ir import nodes as N
-from ..ir.arith import as_int
-from .cuda_expr import dtype_of
-from .cuda_lower import LoweringError
+from ...ir import nodes as N
+from ...ir.arith import as_int
+from .common import LoweringError
+from .expr import dtype_of
 
 
 DP4A = r"""

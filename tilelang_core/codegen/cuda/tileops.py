@@ -1,17 +1,17 @@
 """CUDA lowering of the tile ops (copy, fill, gemm, reduce, atomic_add) into thread-level TVMScript.
 
 Copies become thread-strided loops of 16-byte vectors (cp.async inside a software pipeline);
-gemm calls the ldmatrix + mma.sync templates of `cuda_templates`; reductions use quad shuffles
+gemm calls the ldmatrix + mma.sync templates of `templates`; reductions use quad shuffles
 on mma layouts and a shared-memory scratch otherwise.
 """
 from __future__ import annotations
 
-from ..ir import nodes as N
-from ..ir.arith import as_int, shape_ints
-from ..passes.layouts import Mma, MmaRow, Replicated
-from .cuda_copy import CopyOps, Side, op_regions  # noqa: F401  (op_regions re-exported)
-from .cuda_lower import LoweringError
-from .cuda_reduce import ReduceOps
+from ...ir import nodes as N
+from ...ir.arith import as_int, shape_ints
+from ...passes.layouts import Mma, MmaRow, Replicated
+from .common import LoweringError
+from .copy import CopyOps, Side
+from .reduce import ReduceOps
 
 
 class TileOps(CopyOps, ReduceOps):
@@ -32,7 +32,7 @@ class TileOps(CopyOps, ReduceOps):
         elif isinstance(op, N.AtomicAdd):
             self.atomic_add(op)
         elif isinstance(op, N.CumSum):
-            from .cuda_scan import cumsum
+            from .scan import cumsum
 
             cumsum(self.em, op)
         else:
@@ -117,7 +117,7 @@ class TileOps(CopyOps, ReduceOps):
         em.line(f'T.cuda.func_call("{call}", {ap}, {bp}, {cp}, source_code="")')
 
     def _gemm_wgmma(self, op: N.Gemm, lay: Mma, k: int) -> None:
-        from .cuda_wgmma import gemm_function
+        from .wgmma import gemm_function
 
         em = self.em
         a, b, c = op.a.buffer, op.b.buffer, op.c.buffer

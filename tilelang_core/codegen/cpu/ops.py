@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import nodes as N
-from ..ir.arith import as_int
-from ._tvm import load
-from .cpu_expr import LoweringError, as_bool, cast, const, dtype_of, is_float, promote
+from ...ir import nodes as N
+from ...ir.arith import as_int
+from .._tvm import load
+from .expr import LoweringError, as_bool, cast, const, dtype_of, is_float, promote
 
 
 @dataclass

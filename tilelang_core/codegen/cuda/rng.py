@@ -3,7 +3,7 @@ semantics (key = seed, the subsequence in the counter's high words, the offset s
 outputs per counter), written out here because the generated file must not need curand_kernel.h."""
 from __future__ import annotations
 
-from ..ir import nodes as N
+from ...ir import nodes as N
 
 PHILOX = r"""
 namespace tl {

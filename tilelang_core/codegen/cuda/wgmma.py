@@ -75,7 +75,7 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
     """(function name, [CUDA texts]) for one wgmma gemm; A from shared memory or registers.
 
     With wait=False the committed group stays in flight (the caller waits with tl::wgmma_wait<N>)."""
-    from ..ir.arith import shape_ints
+    from ...ir.arith import shape_ints
 
     a, b = g.a.buffer, g.b.buffer
     rs = a.scope == "local.fragment"

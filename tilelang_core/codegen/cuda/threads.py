@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 
-from ..ir import nodes as N
-from ..ir.arith import as_int
-from ..ir.visitor import walk
-from .cuda_lower import LoweringError
+from ...ir import nodes as N
+from ...ir.arith import as_int
+from ...ir.visitor import op_regions, walk
+from .common import LoweringError
 
 THREAD_INDEX = ("get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_group_idx")
 _BARRIER_CALLS = ("mbarrier_arrive", "mbarrier_wait_parity", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx")
@@ -312,7 +312,6 @@ def _first_block_op(stmt):
     """The first tile op or T.Parallel loop in `stmt` that needs every thread of the block, else None.
 
     Scalar atomics and tile ops on thread-private buffers (T.alloc_local / alloc_var) run per thread."""
-    from .cuda_copy import op_regions
 
     for n in walk(stmt):
         if isinstance(n, N.For) and n.kind == "parallel":

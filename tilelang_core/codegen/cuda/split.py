@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..ir import nodes as N
-from .cuda_lower import LoweringError, used_buffers, view_root
+from ...ir import nodes as N
+from .common import LoweringError, used_buffers, view_root
 
 
 @dataclass(frozen=True)

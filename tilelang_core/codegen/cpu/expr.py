@@ -5,10 +5,10 @@ mismatches promote (float over int, wider over narrower; fp16 with bf16 gives fp
 """
 from __future__ import annotations
 
-from ..ir import nodes as N
-from ..ir.arith import round_float
-from ..language.dtypes import dtype_bits
-from ._tvm import load
+from ...ir import nodes as N
+from ...ir.arith import round_float
+from ...language.dtypes import dtype_bits
+from .._tvm import load
 
 
 class LoweringError(Exception):

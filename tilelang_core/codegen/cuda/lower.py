@@ -1,44 +1,19 @@
 """Tile IR to thread-level TVMScript for CUDA: launch, shared-memory plan, fragments as registers,
 Parallel loops over layouts, barriers, and the multi-buffered cp.async software pipeline.
 
-Tile ops themselves are in `cuda_tileops.py`; this module owns statements and the kernel frame.
+Tile ops themselves are in `tileops.py`; this module owns statements and the kernel frame.
 """
 from __future__ import annotations
 
 import re
 
-from ..ir import nodes as N
-from ..ir.arith import as_int, shape_ints
-from ..ir.visitor import walk
-from ..language.dtypes import dtype_bits
-from ..passes.layouts import Generic, Mma, MmaRow, Replicated, View, in_fragment, ravel
-from .cuda_expr import ExprEmitter, ExprError
-from .cuda_pipeline import PipelineEmitter
-
-
-class LoweringError(Exception):
-    """A construct the CUDA lowering does not support (code lowering-unsupported) at `span`."""
-
-    def __init__(self, message: str, span=None, code: str = "lowering-unsupported"):
-        super().__init__(message)
-        self.span = span
-        self.code = code
-
-
-def all_of(conds: list[str]) -> str:
-    """The conjunction of TVMScript conditions, as nested T.And."""
-    text = conds[0]
-    for c in conds[1:]:
-        text = f"T.And({text}, {c})"
-    return text
-
-
-def nbytes(dtype: str) -> int:
-    """Bytes per element of `dtype`."""
-    bits = dtype_bits(dtype)
-    if bits is None or bits % 8 or dtype == "handle":
-        raise LoweringError(f"dtype '{dtype}' is not supported by the CUDA backend")
-    return bits // 8
+from ...ir import nodes as N
+from ...ir.arith import as_int, shape_ints
+from ...ir.visitor import op_regions, walk
+from ...passes.layouts import Generic, Mma, MmaRow, Replicated, View, in_fragment, ravel
+from .common import LoweringError, all_of, nbytes, used_buffers, view_root
+from .expr import ExprEmitter, ExprError
+from .pipeline import PipelineEmitter
 
 
 class KernelEmitter(PipelineEmitter):
@@ -46,7 +21,7 @@ class KernelEmitter(PipelineEmitter):
 
     def __init__(self, func: N.PrimFunc, layouts: dict, pipelines: dict, swizzled: dict, threads: int,
                  wgmma: dict | None = None):
-        from .cuda_tileops import TileOps
+        from .tileops import TileOps
 
         self.func, self.layouts, self.pipelines, self.swizzled = func, layouts, pipelines, swizzled
         self.threads = threads
@@ -69,19 +44,19 @@ class KernelEmitter(PipelineEmitter):
         self.owner = None                 # condition: this thread runs the current iteration's atomics
         self.wgmma_nowait = False         # the next wgmma gemm leaves its group in flight
         self.extra_cuda: list[str] = []   # device functions this kernel needs (wgmma wrappers)
-        from .cuda_threads import ThreadOps
+        from .threads import ThreadOps
 
         self.thread_ops = ThreadOps(self)  # thread indices, barriers, T.ws roles
         self.exprs.intrinsics.append(self.thread_ops.expr)
-        from .cuda_intrin import IntrinsicOps
+        from .intrin import IntrinsicOps
 
         self.intrinsic_ops = IntrinsicOps(self)  # ieee_* rounding, vector atomics, finalize_reducer
         self.exprs.intrinsics.append(self.intrinsic_ops.expr)
-        from .cuda_extern import ExternOps
+        from .extern import ExternOps
 
         self.extern_ops = ExternOps(self)  # T.import_source, T.call_extern, T.access_ptr
         self.exprs.intrinsics.append(self.extern_ops.expr)
-        from .cuda_rng import RngOps
+        from .rng import RngOps
 
         self.rng_ops = RngOps(self)  # T.rng_init, T.rng_rand, T.rng_rand_float (Philox4x32-10)
         self.exprs.intrinsics.append(self.rng_ops.expr)
@@ -144,7 +119,7 @@ class KernelEmitter(PipelineEmitter):
         """Physical index of a shared buffer element: stage prefix and swizzle (see plan.shared_layouts)."""
         kind = self.swizzled.get(buf)
         if kind is not None and len(idx) >= 2:
-            from .cuda_templates import swizzle_chunk_text
+            from .templates import swizzle_chunk_text
 
             cols = as_int(buf.shape[-1])
             epc = 16 // nbytes(buf.dtype)
@@ -195,7 +170,6 @@ class KernelEmitter(PipelineEmitter):
     # ------------------------------------------------------------------ barriers
     def shared_rw(self, stmt) -> tuple[bool, bool]:
         """(reads shared, writes shared) for a statement."""
-        from .cuda_copy import op_regions
 
         reads = writes = False
         for node in walk(stmt):
@@ -330,7 +304,7 @@ class KernelEmitter(PipelineEmitter):
 
     # ------------------------------------------------------------------ Parallel loops
     def parallel(self, s: N.For) -> None:
-        from ..passes.layouts import fragment_accesses
+        from ...passes.layouts import fragment_accesses
 
         accesses = list(fragment_accesses(s.body))
         full = [b for b, idx in accesses if len(idx) == len(s.vars) and all(i is v for i, v in zip(idx, s.vars))]
@@ -396,7 +370,7 @@ class KernelEmitter(PipelineEmitter):
     def _rebased(self, s: N.For, accesses: list):
         """(loop, driver layout) for a loop indexing a fragment at constant offsets of its variables
         (`acc[i + 16, j]`), re-based on the fragment (passes.loop_shift); (s, None) otherwise."""
-        from ..passes.loop_shift import index_shifts, rebase_on_fragment
+        from ...passes.loop_shift import index_shifts, rebase_on_fragment
 
         for b, idx in accesses:
             lay, shifts, shape = self.layouts.get(b), index_shifts(idx, s.vars), shape_ints(b.shape)
@@ -548,23 +522,3 @@ class KernelEmitter(PipelineEmitter):
 
 def _is_shared(buf) -> bool:
     return buf.scope in ("shared.dyn", "shared")
-
-
-def view_root(buf):
-    """The declared buffer (parameter or allocation) whose storage a view shares; `buf` itself if not a view."""
-    while buf.base is not None:
-        buf = buf.base
-    return buf
-
-
-def used_buffers(stmt):
-    """Every buffer a statement reads or writes (loads, stores, tile-op regions), with repeats."""
-    from .cuda_copy import op_regions
-
-    for node in walk(stmt):
-        if isinstance(node, (N.Load, N.Store)):
-            yield node.buffer
-        elif isinstance(node, N.TILE_OPS):
-            for side in op_regions(node):
-                for r in side:
-                    yield r.buffer

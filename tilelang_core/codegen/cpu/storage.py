@@ -1,10 +1,10 @@
 """Storage of the CPU backend: scratch allocations, each thread's copy of private buffers, buffer views."""
 from __future__ import annotations
 
-from ..ir import nodes as N
-from ._tvm import load
-from .cpu_expr import LoweringError, cast, const, dtype_of
-from .cpu_simt import PRIVATE_SCOPES
+from ...ir import nodes as N
+from .._tvm import load
+from .expr import LoweringError, cast, const, dtype_of
+from .simt import PRIVATE_SCOPES
 
 SCRATCH_SCOPE = "global"  # per-block scratch: stack or workspace, chosen by TVM by size
 

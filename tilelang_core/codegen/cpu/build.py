@@ -7,16 +7,16 @@ This is the reference semantics of a tile program.
 """
 from __future__ import annotations
 
-from ..diagnostics import CompileError, Diagnostic, Severity
-from ..ir import nodes as N
-from ..ir.arith import as_int
-from ..ir.visitor import walk
-from ..source import Span
-from ._tvm import load
-from .cpu_expr import ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, index_expr
-from .cpu_ops import OpLowering
-from .cpu_simt import BARRIER_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
-from .cpu_storage import SCRATCH_SCOPE, StorageLowering
+from ...diagnostics import CompileError, Diagnostic, Severity
+from ...ir import nodes as N
+from ...ir.arith import as_int
+from ...ir.visitor import walk
+from ...source import Span
+from .._tvm import load
+from .expr import ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, index_expr
+from .ops import OpLowering
+from .simt import BARRIER_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
+from .storage import SCRATCH_SCOPE, StorageLowering
 # calls that only steer GPU code generation or synchronise threads: nothing to do on the CPU
 HINTS = frozenset({
     "sync_threads", "sync_warp", "syncwarp", "sync_grid", "sync_global", "tvm_storage_sync", "fence_proxy_async",
@@ -297,7 +297,7 @@ def _error(func: N.PrimFunc, err: Exception, code: str) -> CompileError:
 
 def to_tir(func: N.PrimFunc):
     """Lower a tile-IR kernel to a tvm tirx.PrimFunc (raises CompileError on unsupported constructs)."""
-    from ..passes.loop_exits import lower_loop_exits
+    from ...passes.loop_exits import lower_loop_exits
 
     try:
         return CpuLowering(lower_loop_exits(func)).run()

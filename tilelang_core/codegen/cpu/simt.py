@@ -25,10 +25,10 @@ phases (a CPU SIMT emulation in the style of MCUDA/POCL loop fission):
 """
 from __future__ import annotations
 
-from ..ir import nodes as N
-from ..ir.arith import as_int
-from ..ir.visitor import walk
-from .cpu_expr import LoweringError, Late, as_bool, cast, const
+from ...ir import nodes as N
+from ...ir.arith import as_int
+from ...ir.visitor import walk
+from .expr import LoweringError, Late, as_bool, cast, const
 
 THREAD_CALLS = frozenset({"get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_idx_sync",
                           "get_warp_group_idx", "ws"})

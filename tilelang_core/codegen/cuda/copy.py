@@ -6,27 +6,10 @@ from __future__ import annotations
 
 import math
 
-from ..ir import nodes as N
-from ..ir.arith import as_int, shape_ints
-from ..passes.layouts import in_fragment, ravel
-from .cuda_lower import LoweringError, all_of, nbytes
-
-
-def op_regions(op) -> tuple[list, list]:
-    """(read regions, written regions) of a tile op."""
-    if isinstance(op, N.Copy):
-        return [op.src], [op.dst]
-    if isinstance(op, N.Gemm):
-        return [op.a, op.b, op.c], [op.c]
-    if isinstance(op, N.Fill):
-        return [], [op.dst]
-    if isinstance(op, N.Reduce):
-        return [op.src] + ([] if op.clear else [op.dst]), [op.dst]
-    if isinstance(op, N.CumSum):
-        return [op.src], [op.dst]
-    if isinstance(op, N.AtomicAdd):
-        return ([op.value] if isinstance(op.value, N.Region) else []), [op.dst]
-    return [], []
+from ...ir import nodes as N
+from ...ir.arith import as_int, shape_ints
+from ...passes.layouts import in_fragment, ravel
+from .common import LoweringError, all_of, nbytes
 
 
 def divisibility(e) -> int:

@@ -1,9 +1,9 @@
 """Tile-IR expressions to TVMScript text for the CUDA lowering: dtype inference, casts and intrinsics."""
 from __future__ import annotations
 
-from ..ir import nodes as N
-from ..ir.arith import as_const, round_float
-from ..language.dtypes import dtype_bits
+from ...ir import nodes as N
+from ...ir.arith import as_const, round_float
+from ...language.dtypes import dtype_bits
 
 _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
 _UNARY_MATH = {"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "tanh", "sin", "cos",

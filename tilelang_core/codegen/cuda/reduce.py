@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import math
 
-from ..ir import nodes as N
-from ..ir.arith import as_int, shape_ints
-from ..passes.layouts import Mma, MmaRow, in_fragment, ravel
-from .cuda_lower import LoweringError
+from ...ir import nodes as N
+from ...ir.arith import as_int, shape_ints
+from ...passes.layouts import Mma, MmaRow, in_fragment, ravel
+from .common import LoweringError
 
 _REDUCE = {"sum": ("+", "0"), "abssum": ("+", "0"), "max": ("max", "-inf"), "absmax": ("max", "0"),
            "min": ("min", "inf")}

@@ -1,11 +1,11 @@
 """The multi-buffered software pipeline for T.Pipelined loops (cp.async producers run ahead of consumers).
 
-Mixed into `cuda_lower.KernelEmitter`; the plan (which copies are producers) comes from `passes.plan`.
+Mixed into `lower.KernelEmitter`; the plan (which copies are producers) comes from `passes.plan`.
 """
 from __future__ import annotations
 
-from ..ir import nodes as N
-from ..ir.arith import as_int
+from ...ir import nodes as N
+from ...ir.arith import as_int
 
 
 class PipelineEmitter:

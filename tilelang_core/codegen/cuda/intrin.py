@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-from ..ir import nodes as N
-from ..ir.arith import shape_ints
-from ..ir.visitor import walk
-from ..passes.layouts import Generic, Mma, MmaRow, Replicated, in_fragment, ravel, unravel
-from .cuda_lower import LoweringError
+from ...ir import nodes as N
+from ...ir.arith import shape_ints
+from ...ir.visitor import walk
+from ...passes.layouts import Generic, Mma, MmaRow, Replicated, in_fragment, ravel, unravel
+from .common import LoweringError
 
 _IEEE = {"ieee_add": ("fadd", "dadd"), "ieee_sub": ("fsub", "dsub"), "ieee_mul": ("fmul", "dmul"),
          "ieee_fmaf": ("fmaf", "fma"), "ieee_frcp": ("frcp", "drcp"), "ieee_fsqrt": ("fsqrt", "dsqrt"),
@@ -240,7 +240,7 @@ def _c_string(text: str) -> str:
 
 def _check_partial_updates(em, buf, span) -> None:
     """Every store into a reducer must be in a T.Parallel loop spread over threads (each thread a share)."""
-    from ..passes.layouts import fragment_accesses
+    from ...passes.layouts import fragment_accesses
 
     def driven(loop) -> bool:
         return any(len(idx) == len(loop.vars) and all(i is v for i, v in zip(idx, loop.vars))

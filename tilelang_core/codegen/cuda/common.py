@@ -1,0 +1,49 @@
+"""What every CUDA lowering module shares: the lowering error, small text helpers, the buffers a statement uses."""
+from __future__ import annotations
+
+from ...ir import nodes as N
+from ...ir.visitor import op_regions, walk
+from ...language.dtypes import dtype_bits
+
+
+class LoweringError(Exception):
+    """A construct the CUDA lowering does not support (code lowering-unsupported) at `span`."""
+
+    def __init__(self, message: str, span=None, code: str = "lowering-unsupported"):
+        super().__init__(message)
+        self.span = span
+        self.code = code
+
+
+def all_of(conds: list[str]) -> str:
+    """The conjunction of TVMScript conditions, as nested T.And."""
+    text = conds[0]
+    for c in conds[1:]:
+        text = f"T.And({text}, {c})"
+    return text
+
+
+def nbytes(dtype: str) -> int:
+    """Bytes per element of `dtype`."""
+    bits = dtype_bits(dtype)
+    if bits is None or bits % 8 or dtype == "handle":
+        raise LoweringError(f"dtype '{dtype}' is not supported by the CUDA backend")
+    return bits // 8
+
+
+def view_root(buf):
+    """The declared buffer (parameter or allocation) whose storage a view shares; `buf` itself if not a view."""
+    while buf.base is not None:
+        buf = buf.base
+    return buf
+
+
+def used_buffers(stmt):
+    """Every buffer a statement reads or writes (loads, stores, tile-op regions), with repeats."""
+    for node in walk(stmt):
+        if isinstance(node, (N.Load, N.Store)):
+            yield node.buffer
+        elif isinstance(node, N.TILE_OPS):
+            for side in op_regions(node):
+                for r in side:
+                    yield r.buffer
