@@ -122,7 +122,7 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
         em.var_text[v] = em.name(v)
     em.depth = 1
     _body_with_marks(em, N.SeqStmt((*_prologue(func, launch), launch.body)))
-    smem_lines, smem_total, breakdown = em.smem_plan()
+    smem_lines, smem_total, breakdown = em.smem_plan(SMEM_LIMIT.get(arch))
     em.smem_total, em.breakdown = smem_total, breakdown
     out = ["@T.prim_func", f"def main({', '.join(header)}):",
            f'    T.func_attr({{"global_symbol": "{_symbol(func.name)}", "tirx.noalias": True}})']
@@ -320,11 +320,32 @@ def _order_params(params: list, signature: str) -> None:
         p["position"] = names.index(p["arg"]) if p["arg"] in names else -1
 
 
+_CSE_DECL = re.compile(r"^\s*[\w:]+ (cse_v\d+) = [^;]*;\n", re.M)
+_HEX_FLOAT = re.compile(r"\b0x([0-9a-fA-F])\.([0-9a-fA-F]+)p([-+]?\d+)f\b")
+
+
+def quiet_source(raw: str) -> str:
+    """TVM's CUDA without what nvcc warns about: unused `cse_v*` declarations (their uses were inlined), float
+    literals with more digits than a float holds (rounded to the float nvcc would make of them), and its unused
+    static half-precision helpers (marked maybe-unused)."""
+    import struct
+
+    names = set(re.findall(r"\bcse_v\d+\b", raw))
+    used = {n for n in names if len(re.findall(rf"\b{n}\b", raw)) > 1}
+    raw = _CSE_DECL.sub(lambda m: m.group(0) if m.group(1) in used else "", raw)
+
+    def to_float(m) -> str:
+        mantissa, exponent = struct.unpack("f", struct.pack("f", float.fromhex(m.group(0)[:-1])))[0].hex().split("p")
+        return f"{mantissa.rstrip('0').rstrip('.')}p{exponent}f"
+    raw = _HEX_FLOAT.sub(to_float, raw)
+    return raw.replace("static inline __device__ __host__", "[[maybe_unused]] static inline __device__ __host__")
+
+
 def _finish_source(raw: str, extra: list) -> tuple[str, list]:
     """Insert the device library and turn line markers into comments; returns (source, line_map)."""
     from .wgmma import DESC
 
-    text = insert_prelude(raw, (DESC + "".join(extra)) if extra else "")
+    text = insert_prelude(quiet_source(raw), (DESC + "".join(extra)) if extra else "")
     lines = text.split("\n")
     out, marks = [], []
     for ln in lines:

@@ -5,12 +5,14 @@ Tile ops themselves are in `tileops.py`; this module owns statements and the ker
 """
 from __future__ import annotations
 
+import math
 import re
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...ir.visitor import op_regions, walk
 from ...passes.layouts import Generic, Mma, MmaRow, Replicated, View, in_fragment, ravel
+from . import smem
 from .common import LoweringError, all_of, nbytes, used_buffers, view_root
 from .expr import ExprEmitter, ExprError
 from .pipeline import PipelineEmitter
@@ -36,6 +38,7 @@ class KernelEmitter(PipelineEmitter):
         self.par = None             # (layout, reg text, loop vars) inside a fragment-driven Parallel loop
         self.dirty_w = self.dirty_r = False
         self.scratch: dict = {}     # name -> (dtype, elems) extra shared buffers
+        self.staged: dict = {}      # fragment Buffer -> shared copy read by the current Parallel loop
         self.exprs = ExprEmitter(self.var_text, self.load_text)
         self.ops = TileOps(self)
         self.counter = 0
@@ -44,6 +47,7 @@ class KernelEmitter(PipelineEmitter):
         self.owner = None                 # condition: this thread runs the current iteration's atomics
         self.wgmma_nowait = False         # the next wgmma gemm leaves its group in flight
         self.extra_cuda: list[str] = []   # device functions this kernel needs (wgmma wrappers)
+        self.ws = None                    # tma.WarpSpecialization: the TMA producer warpgroup's schedule
         from .threads import ThreadOps
 
         self.thread_ops = ThreadOps(self)  # thread indices, barriers, T.ws roles
@@ -119,23 +123,17 @@ class KernelEmitter(PipelineEmitter):
         """Physical index of a shared buffer element: stage prefix and swizzle (see plan.shared_layouts)."""
         kind = self.swizzled.get(buf)
         if kind is not None and len(idx) >= 2:
-            from .templates import swizzle_chunk_text
+            from .templates import swizzled_index
 
-            cols = as_int(buf.shape[-1])
-            epc = 16 // nbytes(buf.dtype)
-            row, col = idx[-2], idx[-1]
-            if kind == "atoms":
-                chunk = swizzle_chunk_text(row, f"T.floordiv(T.floormod({col}, 64), {epc})", 8)
-                idx = idx[:-2] + [f"T.floordiv({col}, 64)", row, f"({chunk} * {epc} + T.floormod({col}, {epc}))"]
-            else:
-                chunk = swizzle_chunk_text(row, f"T.floordiv({col}, {epc})", cols // epc)
-                idx = idx[:-1] + [f"({chunk} * {epc} + T.floormod({col}, {epc}))"]
+            idx = swizzled_index(kind, as_int(buf.shape[-1]), nbytes(buf.dtype), idx)
         if buf in self.stages:
             idx = [self.stage_idx.get(buf, "0")] + idx
         return idx
 
     def load_text(self, buf, idx: list[str], node=None) -> str:
         """Text of buf[idx] for any scope (fragments translated to registers)."""
+        if buf in self.staged:
+            return f"{self.staged[buf]}[{ravel(idx, shape_ints(buf.shape))}]"
         return f"{self.name(buf)}[{', '.join(self.access(buf, idx, node))}]"
 
     def access(self, buf, idx: list[str], node=None) -> list[str]:
@@ -163,9 +161,12 @@ class KernelEmitter(PipelineEmitter):
             return reg
         if isinstance(lay, MmaRow) and lay.fits(layout) and len(indices) == 1 and indices[0] is loop_vars[0]:
             return lay.reg_from_parent(layout, reg)
-        raise LoweringError(f"fragment '{buf.name}' is indexed in a way its inferred layout "
-                            f"({lay.describe() if lay else 'none'}) cannot serve inside this T.Parallel loop; "
-                            "index it with the loop variables in order", span, "layout-inference-failed")
+        message = (f"fragment '{buf.name}' is indexed in a way its inferred layout "
+                   f"({lay.describe() if lay else 'none'}) cannot serve inside this T.Parallel loop; "
+                   "index it with the loop variables in order")
+        if isinstance(node, N.Load):
+            raise UnservedFragmentRead(message, span, buf)
+        raise LoweringError(message, span, "layout-inference-failed")
 
     # ------------------------------------------------------------------ barriers
     def shared_rw(self, stmt) -> tuple[bool, bool]:
@@ -195,8 +196,15 @@ class KernelEmitter(PipelineEmitter):
         self.dirty_r |= reads
         self.dirty_w |= writes
 
+    @property
+    def block_threads(self) -> int:
+        """Threads per block: the kernel's, plus the TMA producer warpgroup when warp-specialised."""
+        return self.ws.block_threads if self.ws is not None else self.threads
+
     def sync(self) -> None:
-        if self.wgmma:  # make generic-proxy smem writes visible to wgmma (async proxy) before the barrier
+        if self.ws is not None:  # the producer warpgroup never joins: a named barrier over the consumers
+            self.line(f'T.cuda.func_call("tl::consumer_sync<{self.threads}>", source_code="")')
+        elif self.wgmma:  # make generic-proxy smem writes visible to wgmma (async proxy) before the barrier
             self.line('T.cuda.func_call("tl::fence_sync", source_code="")')
         else:
             self.line('T.tvm_storage_sync("shared")')
@@ -304,6 +312,44 @@ class KernelEmitter(PipelineEmitter):
 
     # ------------------------------------------------------------------ Parallel loops
     def parallel(self, s: N.For) -> None:
+        """A T.Parallel loop; a fragment it reads at elements other threads hold is read from a shared copy."""
+        state = (len(self.lines), len(self.allocs), dict(self.scratch), self.depth, self.par, self.owner,
+                 self.in_parallel, self.dirty_r, self.dirty_w)
+        staged = []
+        try:
+            while True:
+                try:
+                    return self._parallel(s)
+                except UnservedFragmentRead as exc:
+                    buf = exc.buffer
+                    if state[6] or buf in self.staged or _writes(s, buf):
+                        raise
+                    del self.lines[state[0]:], self.allocs[state[1]:]
+                    self.scratch = dict(state[2])
+                    self.depth, self.par, self.owner, self.in_parallel, self.dirty_r, self.dirty_w = state[3:]
+                    for b in staged:
+                        self._stage_fragment(b)
+                    staged.append(buf)
+                    self._stage_fragment(buf)
+                    state = (len(self.lines), len(self.allocs), dict(self.scratch), *state[3:])
+        finally:
+            for b in staged:
+                self.staged.pop(b, None)
+
+    def _stage_fragment(self, buf) -> None:
+        """Write every element of fragment `buf` to a shared scratch copy that any thread can read."""
+        lay, shape = self.layouts[buf], list(shape_ints(buf.shape))
+        stage = self.fresh(f"{buf.name}_shared")
+        self.scratch[stage] = (buf.dtype, math.prod(shape))
+        self.sync()  # an earlier run of this loop (inside a serial loop) may still be reading the copy
+        r = self.fresh("r")
+        self.line(f"for {r} in {'T.unroll' if lay.regs <= 256 else 'T.serial'}({lay.regs}):")
+        with self.block():
+            self.guarded(in_fragment(lay, "tx", r), f"{stage}[{ravel(lay.coords('tx', r), shape)}] = {self.name(buf)}[{r}]")
+        self.sync()
+        self.staged[buf] = stage
+
+    def _parallel(self, s: N.For) -> None:
         from ...passes.layouts import fragment_accesses
 
         accesses = list(fragment_accesses(s.body))
@@ -490,9 +536,10 @@ class KernelEmitter(PipelineEmitter):
     def shared_buffers(self) -> list:
         return [n.buffer for n in walk(self.func.body) if isinstance(n, N.Allocate) and _is_shared(n.buffer)]
 
-    def smem_plan(self) -> tuple[list[str], int, list]:
-        """Views into one dynamic shared-memory pool; returns (lines, total bytes, breakdown)."""
-        lines, offset, breakdown = [], 0, []
+    def smem_plan(self, limit: int | None = None) -> tuple[list[str], int, list]:
+        """Views into one dynamic shared-memory pool; returns (lines, total bytes, breakdown).
+
+        Buffers go one after another; when that exceeds `limit` bytes, buffers never live together share bytes."""
         entries = []
         for b in self.shared_buffers():
             shape = shape_ints(b.shape)
@@ -504,20 +551,43 @@ class KernelEmitter(PipelineEmitter):
             entries.append((self.name(b), b.dtype, ((stages,) if b in self.stages else ()) + shape, stages, b))
         for name, (dtype, elems) in self.scratch.items():
             entries.append((name, dtype, (elems,), 1, name))
-        offsets, sizes = {}, {}
-        for name, dtype, shape, stages, label in entries:
+        sizes = []
+        for _, dtype, shape, _, _ in entries:
             size = nbytes(dtype)
             for d in shape:
                 size *= d
-            align = 1024 if self.wgmma else 128  # wgmma's 128-byte swizzle repeats every 1024 bytes
-            offset = (offset + align - 1) // align * align
+            sizes.append(size)
+        align = 1024 if self.wgmma else 128  # wgmma's 128-byte swizzle repeats every 1024 bytes
+        at = smem.sequential(sizes, align)
+        if limit is not None and entries and at[-1] + sizes[-1] > limit:
+            at = smem.packed(sizes, smem.live_ranges(self.func, [e[4] for e in entries]), align)
+        lines, breakdown, offsets, by_label = [], [], {}, {}
+        for (name, dtype, shape, stages, label), size, offset in zip(entries, sizes, at):
             dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
             lines.append(f'{name} = T.decl_buffer(({dims}), "{dtype}", data=smem.data, '
                          f'elem_offset={offset // nbytes(dtype)}, scope="shared.dyn")')
             breakdown.append((getattr(label, "name", label), size // stages, stages))
-            offsets[label], sizes[label] = offset, size
-            offset += size
-        return lines + self.shared_views(offsets, sizes), offset, breakdown
+            offsets[label], by_label[label] = offset, size
+        total = max((o + s for o, s in zip(at, sizes)), default=0)
+        return lines + self.shared_views(offsets, by_label), total, breakdown
+
+
+class UnservedFragmentRead(LoweringError):
+    """A Parallel loop reads a fragment element that the thread running the iteration does not hold."""
+
+    def __init__(self, message: str, span, buffer):
+        super().__init__(message, span, "layout-inference-failed")
+        self.buffer = buffer
+
+
+def _writes(s: N.For, buf) -> bool:
+    """True when the loop `s` stores to `buf` or a tile op in it writes `buf`."""
+    for node in walk(s.body):
+        if isinstance(node, N.Store) and node.buffer is buf:
+            return True
+        if isinstance(node, N.TILE_OPS) and any(w.buffer is buf for w in op_regions(node)[1]):
+            return True
+    return False
 
 
 def _is_shared(buf) -> bool:
