@@ -8,7 +8,7 @@ import math
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
-from ...passes.layouts import in_fragment, ravel
+from ...passes.layouts import Replicated, in_fragment, ravel
 from .common import LoweringError, all_of, nbytes
 
 
@@ -128,26 +128,65 @@ class CopyOps:
         extents = _match(src, dst, op.span)
         sf, df = src.buf.scope == "local.fragment", dst.buf.scope == "local.fragment"
         if sf and df:
-            return self._copy_frag_frag(op)
+            return self._copy_frag_frag(op, src, dst)
         if sf or df:
             return self._copy_frag(op, src, dst, extents, from_frag=sf)
         if "local" in (src.buf.scope, dst.buf.scope) or "local.var" in (src.buf.scope, dst.buf.scope):
             return self._copy_serial(src, dst, extents)
         self._copy_threads(op, src, dst, extents, async_ok)
 
-    def _copy_frag_frag(self, op: N.Copy) -> None:
+    def _copy_frag_frag(self, op: N.Copy, src: Side, dst: Side) -> None:
         em = self.em
-        ls, ld = em.layouts[op.src.buffer], em.layouts[op.dst.buffer]
-        if ls != ld:
-            raise LoweringError(f"T.copy between fragments '{op.src.buffer.name}' and '{op.dst.buffer.name}' "
-                                "with different layouts is not supported", op.span, "layout-inference-failed")
+        ls, ld = em.layouts[src.buf], em.layouts[dst.buf]
+        if ls != ld or not (_whole(src) and _whole(dst)):
+            return self._copy_frag_remap(src, dst, ls, ld)
         r = em.fresh("r")
         em.line(f"for {r} in T.unroll({ls.regs}):")
         with em.block():
-            s = f"{em.name(op.src.buffer)}[{r}]"
-            if op.src.buffer.dtype != op.dst.buffer.dtype:
-                s = f'T.Cast("{op.dst.buffer.dtype}", {s})'
-            em.line(f"{em.name(op.dst.buffer)}[{r}] = {s}")
+            s = f"{em.name(src.buf)}[{r}]"
+            if src.buf.dtype != dst.buf.dtype:
+                s = f'T.Cast("{dst.buf.dtype}", {s})'
+            em.line(f"{em.name(dst.buf)}[{r}] = {s}")
+
+    def _copy_frag_remap(self, src: Side, dst: Side, ls, ld) -> None:
+        """A copy between fragments of different layouts or between slices: each thread fills the destination
+        registers it holds, reading a replicated source directly and any other source through shared memory."""
+        em = self.em
+        sshape = list(shape_ints(src.buf.shape))
+        if isinstance(ls, Replicated):
+            def read(idx):
+                return f"{em.name(src.buf)}[{ravel(idx, sshape)}]"
+        else:
+            stage = em.fresh("frag_stage")
+            em.scratch[stage] = (src.buf.dtype, math.prod(sshape))
+            em.sync()  # an earlier run of this copy (in a loop) may still be reading the stage
+            r = em.fresh("r")
+            em.line(f"for {r} in {'T.unroll' if ls.regs <= 256 else 'T.serial'}({ls.regs}):")
+            with em.block():
+                em.guarded(in_fragment(ls, "tx", r), f"{stage}[{ravel(ls.coords('tx', r), sshape)}] = "
+                                                     f"{em.name(src.buf)}[{r}]")
+            em.sync()
+
+            def read(idx):
+                return f"{stage}[{ravel(idx, sshape)}]"
+        r = em.fresh("r")
+        em.line(f"for {r} in {'T.unroll' if ld.regs <= 256 else 'T.serial'}({ld.regs}):")
+        with em.block():
+            conds, tile = in_fragment(ld, "tx", r), []
+            for a, c, d in zip(dst.axes, ld.coords("tx", r), shape_ints(dst.buf.shape)):
+                st = em.idx(a.start)
+                if not a.sliced:
+                    conds.append(f"{c} == {st}")
+                    continue
+                tile.append(c if st == "0" else f"({c} - {st})")
+                if st != "0":
+                    conds.append(f"{st} <= {c}")
+                if st != "0" or as_int(a.extent) != d:
+                    conds.append(f"{c} < {st} + {em.idx(a.extent)}")
+            val = read(self.index(src, tile))
+            if src.buf.dtype != dst.buf.dtype:
+                val = f'T.Cast("{dst.buf.dtype}", {val})'
+            em.guarded(conds, f"{em.name(dst.buf)}[{r}] = {val}")
 
     def _copy_frag(self, op, src: Side, dst: Side, extents, from_frag: bool) -> None:
         em = self.em
@@ -261,6 +300,12 @@ class CopyOps:
                 # TVM builds fp8 vector constants of at most 4 lanes: zero the lanes one by one
                 assign(f'T.Cast("{dst.buf.dtype}", 0)', "T.unroll" if dst.buf.dtype.startswith("float8") else
                        "T.vectorized")
+
+
+def _whole(side: Side) -> bool:
+    """True when a fragment side covers its whole buffer."""
+    return all(a.sliced and as_int(a.start) == 0 and as_int(a.extent) == d
+               for a, d in zip(side.axes, shape_ints(side.buf.shape)))
 
 
 def _unravel_text(e: str, extents: list[str]) -> list[str]:

@@ -25,6 +25,7 @@ ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_90": 232448, "sm_90a": 232448}
 _LINE_MARK = re.compile(r"^(\s*)tl_line_(\d+)\(\);\s*$")
 _CUDA_FP8 = re.compile(r"\bfloat8_e4m3\b")  # CUDA has one e4m3 type (__nv_fp8_e4m3); TVM knows it as e4m3fn
+_TF32 = '"tfloat32"'  # TileLang's tfloat32 is stored as float32 (TVM has no such dtype); gemms read it as float32
 
 
 @dataclass
@@ -137,7 +138,7 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
         out += ["    " + ln for ln in smem_lines]
     out += ["    " + ln for ln in em.allocs]
     out += em.lines
-    return _CUDA_FP8.sub("float8_e4m3fn", "\n".join(out) + "\n"), em, params
+    return _CUDA_FP8.sub("float8_e4m3fn", "\n".join(out) + "\n").replace(_TF32, '"float32"'), em, params
 
 
 def _prologue(func: N.PrimFunc, launch: N.Launch) -> list:

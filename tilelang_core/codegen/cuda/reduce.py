@@ -1,11 +1,11 @@
-"""CUDA lowering of T.reduce_*: quad shuffles on mma accumulator rows, a shared-memory scratch otherwise."""
+"""CUDA lowering of T.reduce_*: quad shuffles on mma accumulator rows, a shared-memory scratch otherwise (any rank)."""
 from __future__ import annotations
 
 import math
 
 from ...ir import nodes as N
-from ...ir.arith import as_int, shape_ints
-from ...passes.layouts import Mma, MmaRow, in_fragment, ravel
+from ...ir.arith import shape_ints
+from ...passes.layouts import Mma, MmaRow, in_fragment, ravel, unravel
 from .common import LoweringError
 
 _REDUCE = {"sum": ("+", "0"), "abssum": ("+", "0"), "max": ("max", "-inf"), "absmax": ("max", "0"),
@@ -71,23 +71,23 @@ class ReduceOps:
         return name
 
     def _reduce_shared(self, op) -> None:
-        """Any layout: stage the source in shared memory, reduce rows per thread, broadcast back."""
+        """Any layout and rank: stage the source in shared memory, reduce rows per thread, broadcast back.
+
+        The source is seen as (outer, red, inner) around the reduced dim; output row `o * inner + i` is the
+        element of the destination at that row-major position."""
         em, T = self.em, self.em.threads
         kind, init = _REDUCE[op.op]
         sbuf = op.src.buffer
         shape = shape_ints(sbuf.shape)
-        last = shape is not None and op.dim == len(shape) - 1 and sbuf.scope == "local.fragment"
-        if shape is None or len(shape) > 2 and not last:
-            raise LoweringError("T.reduce_* on the CUDA backend supports static 1-D and 2-D sources (and the last "
-                                "dim of a fragment)", op.span)
-        shape2 = shape if len(shape) == 2 else [1, shape[0]] if len(shape) == 1 else [math.prod(shape[:-1]), shape[-1]]
-        dim = op.dim if len(shape) == 2 else 1
-        keep, red = (shape2[0], shape2[1]) if dim == 1 else (shape2[1], shape2[0])
-        size = shape2[0] * shape2[1]
+        if shape is None or not 0 <= op.dim < len(shape):
+            raise LoweringError("T.reduce_* on the CUDA backend needs a source with a static shape and a dim inside "
+                                "its rank", op.span)
+        outer, red, inner = math.prod(shape[:op.dim]), shape[op.dim], math.prod(shape[op.dim + 1:])
+        keep = outer * inner
         em.sync()
         if sbuf.scope == "local.fragment":
             stage = em.fresh("red_in")
-            em.scratch[stage] = ("float32", size)
+            em.scratch[stage] = ("float32", outer * red * inner)
             lay = em.layouts[sbuf]
             r = em.fresh("r")
             em.line(f"for {r} in T.unroll({lay.regs}):")
@@ -95,11 +95,10 @@ class ReduceOps:
                 flat = ravel(lay.coords("tx", r), list(shape))
                 em.guarded(in_fragment(lay, "tx", r), f"{stage}[{flat}] = {self._as_f32(sbuf, f'{em.name(sbuf)}[{r}]')}")
             em.sync()
-            read = lambda row, j: f"{stage}[{_flat2(row, j, dim, shape2)}]"  # noqa: E731
+            read = lambda row, j: f"{stage}[{_flat(row, j, red, inner)}]"  # noqa: E731
         elif sbuf.scope in ("shared.dyn", "shared"):
             def read(row, j):
-                idx = _idx2(row, j, dim, shape2, len(shape))
-                return self._as_f32(sbuf, em.load_text(sbuf, idx))
+                return self._as_f32(sbuf, em.load_text(sbuf, unravel(_flat(row, j, red, inner), shape)))
         else:
             raise LoweringError("T.reduce_* needs a fragment or shared-memory source", op.span)
         out = em.fresh("red_out")
@@ -141,17 +140,15 @@ class ReduceOps:
                 row = f"({it} * {em.threads} + tx)"
                 em.line(f"if {row} < {keep}:")
                 with em.block():
-                    idx = [row] if len(dbuf.shape) == 1 else ([row, "0"] if as_int(dbuf.shape[1]) == 1 else ["0", row])
+                    idx = unravel(row, shape_ints(dbuf.shape))
                     self._store_reduced(op, em.load_text(dbuf, idx), f"{out}[{row}]", kind)
             em.dirty_w = True
         else:
             raise LoweringError("T.reduce_* needs a fragment or shared-memory destination", op.span)
 
-def _flat2(row: str, j: str, dim: int, shape2) -> str:
-    return f"({row} * {shape2[1]} + {j})" if dim == 1 else f"({j} * {shape2[1]} + {row})"
 
-
-def _idx2(row: str, j: str, dim: int, shape2, rank: int) -> list[str]:
-    if rank == 1:
-        return [j]
-    return [row, j] if dim == 1 else [j, row]
+def _flat(row: str, j: str, red: int, inner: int) -> str:
+    """Row-major position of element `j` of output row `row` in the (outer, red, inner) view of the source."""
+    if inner == 1:
+        return f"({row} * {red} + {j})"
+    return f"(({row} // {inner} * {red} + {j}) * {inner} + {row} % {inner})"
