@@ -87,10 +87,10 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
     name = f"tl_gemm_wgmma_{ident}"
     mi = m // (64 * n_wg)
     body = [f"__device__ __forceinline__ void {name}(const {t}* A, const {t}* B, float* C) {{",
-            f"  const int wg = threadIdx.x / 128 % {n_wg};",
+            *([] if rs else [f"  const int wg = threadIdx.x / 128 % {n_wg};"]),  # A's rows (registers need none)
             '  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");',
             "#pragma unroll", f"  for (int mi = 0; mi < {mi}; ++mi) {{",
-            f"    const int row0 = (mi * {n_wg} + wg) * 64;",
+            *([] if rs else [f"    const int row0 = (mi * {n_wg} + wg) * 64;"]),
             "#pragma unroll", f"    for (int kk = 0; kk < {k // 16}; ++kk) {{",
             f"      unsigned long long db = tl::wg_desc(reinterpret_cast<const char*>(B) + ({bop['off'].replace('row0', '0')}), "
             f"{bop['lbo']}, {bop['sbo']}, {bop['mode']});"]
