@@ -45,9 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="With no command, tilelsp serves the language server on stdio. See docs/cli.md.")
     parser.add_argument("--version", action="version", version=f"tilelsp {_version()}")
     _add_stdio_flags(parser)
-    sub = parser.add_subparsers(dest="command", metavar="{check,ir,verify,serve}")
+    sub = parser.add_subparsers(dest="command", metavar="{check,ir,layout,verify,serve}")
     _add_check(sub)
     _add_ir(sub)
+    _add_layout(sub)
     _add_verify(sub)
     serve = sub.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", type=_host_port, help="listen on TCP instead of stdio")
@@ -98,6 +99,17 @@ def _add_ir(sub) -> None:
     p.add_argument("--list-stages", action="store_true", help="list the stage names for the target and exit")
 
 
+def _add_layout(sub) -> None:
+    p = sub.add_parser("layout", help="draw which thread holds each fragment element and each shared tile's banks")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--buffer", metavar="NAME", help="fragment or shared buffer; default every one (text, html)")
+    p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default the first")
+    p.add_argument("--target", default="sm_90a", metavar="ARCH", help="sm_80 … sm_90a (default sm_90a)")
+    p.add_argument("--format", choices=("svg", "png", "text", "html"),
+                   help="svg or png (one buffer), text or html; default svg with --buffer, else text")
+    p.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
+
+
 def _add_verify(sub) -> None:
     p = sub.add_parser("verify", help="run a kernel on random inputs and compare with a reference")
     p.add_argument("file", metavar="FILE")
@@ -106,6 +118,9 @@ def _add_verify(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SEC", help="give up after SEC seconds (default 60)")
     p.add_argument("--bench", action="store_true", help="also time the kernel")
+    p.add_argument("--sanitize", action="store_true",
+                   help="also run each instance on the CPU backend with shadow state: uninitialised reads, unwritten "
+                        "output elements, cross-block races, out-of-bounds indexing")
 
 
 def main(argv=None) -> int:
@@ -140,6 +155,8 @@ def _run(args) -> int:
         return _dispatch("tilelsp.ir_command", "run_ir", args, "tilelsp ir")
     if args.command == "verify":
         return _dispatch("tilelsp.verify_command", "run_verify", args, "tilelsp verify")
+    if args.command == "layout":
+        return _dispatch("tilelsp.layout_command", "run_layout", args, "tilelsp layout")
     if args.command is None:
         args.tcp = None
         if sys.stdin.isatty():

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 def on_initialize(ls: TileLanguageServer, params: types.InitializeParams) -> None:
     """Pick push or pull diagnostics; read settings passed as initializationOptions; warm a check child."""
     ls._loop, ls._loop_thread = asyncio.get_running_loop(), threading.get_ident()
+    ls.client_name = params.client_info.name if params.client_info else ""  # hover images: VS Code only
     td, ws = params.capabilities.text_document, params.capabilities.workspace
     # pull only when the client can also be told to re-pull (results from save/verify arrive later)
     ls.pull_mode = bool(td and td.diagnostic and ws and ws.diagnostics and ws.diagnostics.refresh_support)

@@ -46,12 +46,18 @@ async def on_hover(ls: TileLanguageServer, params: types.HoverParams):
     doc, result, point = await _at(ls, params.text_document.uri, params.position)
     if doc is None:
         return None
-    found = hover.hover(result, *point, lowered=doc.lower_entries, uri=doc.uri)
+    found = hover.hover(result, *point, lowered=doc.lower_entries, uri=doc.uri, images=_shows_images(ls))
     if not found:
         return None
     text, span = found
     return types.Hover(contents=ls.markup(text, "text_document.hover.content_format"),
                        range=pos.span_to_range(span, result.source, ls.encoding))
+
+
+def _shows_images(ls: TileLanguageServer) -> bool:
+    """VS Code (and its forks) render Markdown images in hovers; other clients would show a data: URI as text."""
+    name = getattr(ls, "client_name", "").lower()
+    return "code" in name or "vscodium" in name
 
 
 async def on_inlay(ls: TileLanguageServer, params: types.InlayHintParams):

@@ -26,8 +26,8 @@ from tilelang_core.suppress import drop_suppressed
 from . import documents, framing, lifecycle, navigation
 from . import positions as pos
 from .features import semantic
-from .features.commands import (cmd_benchmark, cmd_show_ir, cmd_verify, on_document_text, on_kernels, on_show_ir,
-                                on_status)
+from .features.commands import (cmd_benchmark, cmd_show_ir, cmd_verify, on_document_text, on_kernels, on_layout,
+                                on_show_ir, on_status)
 from .features.diagnostics import FAST, LOWER, VERIFY, to_lsp
 from .settings import Settings
 from .state import DocState, State
@@ -292,7 +292,7 @@ def _register(ls: TileLanguageServer) -> None:
             token_types=list(semantic.TOKEN_TYPES), token_modifiers=list(semantic.TOKEN_MODIFIERS))),
         (types.TEXT_DOCUMENT_CODE_ACTION, navigation.on_code_action,
          types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Source])),
-        ("tilelsp/kernels", on_kernels, None), ("tilelsp/showIR", on_show_ir, None),
+        ("tilelsp/kernels", on_kernels, None), ("tilelsp/showIR", on_show_ir, None), ("tilelsp/layout", on_layout, None),
         ("tilelsp/status", on_status, None), ("tilelsp/documentText", on_document_text, None),
     ]
     for method, fn, options in table:

@@ -1,4 +1,4 @@
-"""Custom requests and long-running commands of the server: `tilelsp/kernels`, `tilelsp/showIR`,
+"""Custom requests and long-running commands of the server: `tilelsp/kernels`, `tilelsp/showIR`, `tilelsp/layout`,
 `tilelsp/status`, `tilelsp/documentText`, and the `tilelsp.server.*` commands (showIR in the lowering worker; verify/benchmark
 in a subprocess with progress and cancellation). Adapters only: the logic lives in ir_view and verify.
 """
@@ -90,6 +90,26 @@ async def show_ir(ls: TileLanguageServer, uri, kernel, stage, target=None, insta
         return await loop.run_in_executor(None, lambda: ls.worker.request("show_ir", **request))
     except WorkerError as exc:
         raise JsonRpcInvalidParams(f"showIR failed: {exc}") from None
+
+
+async def on_layout(ls: TileLanguageServer, params):
+    """`tilelsp/layout {uri, kernel?, buffer?, target?, instance?}`: the layout views of a kernel's fragment and
+    shared buffers (SVG and text each, and the webview's HTML page), computed in the worker."""
+    from ..worker import WorkerError
+
+    p = _plain(params) or {}
+    uri = (p.get("textDocument") or {}).get("uri") or p.get("uri")
+    doc = ls.doc(uri) if isinstance(uri, str) else None
+    if doc is None:
+        raise JsonRpcInvalidParams(f"unknown document {uri!r}: open it first")
+    request = dict(text=doc.text, path=doc.path, targets=list(ls.settings.targets), kernel=p.get("kernel"),
+                   buffer=p.get("buffer"), target=p.get("target") or ls.settings.targets[0],
+                   instance=p.get("instance"))
+    loop = asyncio.get_running_loop()
+    try:
+        return await loop.run_in_executor(None, lambda: ls.worker.request("layout", **request))
+    except WorkerError as exc:
+        raise JsonRpcInvalidParams(f"layout failed: {exc}") from None
 
 
 async def cmd_show_ir(ls, *args):  # no annotation: pygls resolves handler hints at call time

@@ -1,31 +1,22 @@
-"""Hover text (Markdown) over a CheckResult: buffers, kernels and `T.*` builtins.
+"""Hover text (Markdown) over a CheckResult: buffers, kernels (on the kernel's or its factory's `def`), `T.*`
+builtins, and the statement under the cursor.
 
-Kernel hovers add the lowered TIR and CUDA from the last on-save lowering when there is one (the
-hover never lowers); buffer hovers add the inferred layout from that lowering.
+With a lowering from the last save (the hover never lowers; hover_lowered.py) a kernel hover adds its TIR and
+CUDA, a buffer hover its inferred layout and picture, a statement its CUDA lines, and `T.gemm` what it became.
 """
 from __future__ import annotations
 
-import json
 import re
-from urllib.parse import quote
 
 from tilelang_core.source import Span
 
+from .hover_lowered import (fmt_bytes, gemm_section, kernel_sections, layout_image, statement_cuda)
 from .symbols import builtin_at
 
-PREVIEW_LINES = 24
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_DEF = re.compile(r"\s*(?:async\s+)?def\s+(\w+)")
 
-
-def fmt_bytes(n) -> str:
-    """Human-readable byte count ("48 KiB", "1,536 B", "?")."""
-    if n is None:
-        return "?"
-    if n >= 1024 and n % 1024 == 0:
-        return f"{n // 1024:,} KiB"
-    if n >= 1024:
-        return f"{n / 1024:,.1f} KiB"
-    return f"{n:,} B"
+__all__ = ["fmt_bytes", "hover", "shape_text"]
 
 
 def shape_text(shape) -> str:
@@ -33,23 +24,51 @@ def shape_text(shape) -> str:
     return "×".join(str(d) for d in shape) if shape else "scalar"
 
 
-def hover(result, line: int, col: int, lowered=(), uri: str = "") -> tuple[str, Span] | None:
-    """Markdown and the hovered span for the position (1-based line, code-point col), or None."""
+def hover(result, line: int, col: int, lowered=(), uri: str = "", images: bool = False) -> tuple[str, Span] | None:
+    """Markdown and the hovered span for the position (1-based line, code-point col), or None. `images`: the
+    client shows Markdown images (a buffer's layout picture is a data: URI)."""
     facts = getattr(result, "facts", None)
+    line_text = result.source.line_text(line)
+    factory = _factory_at(facts, line_text, line, col, lowered, uri)
+    if factory is not None:
+        return factory
     kernel = _kernel_at(facts, result, line, col)
     if kernel is not None:
         return kernel_hover(kernel, facts, lowered, uri) + _other_instances(facts, kernel), _kernel_span(kernel, line, col)
+    here = statement_cuda(lowered, None, line, uri)
     fact = facts.at(line, col) if facts is not None and hasattr(facts, "at") else None
     if fact is None or not hasattr(fact, "scope"):
-        fact = _declared_here(facts, result.source.line_text(line), line, col)
+        fact = _declared_here(facts, line_text, line, col)
     if fact is not None and hasattr(fact, "scope"):
         text = buffer_hover(fact, lowered) + _other_instances(facts, fact)
-        return text, _use_span(fact, line, col)
-    found = builtin_at(result.source.text, result.source.line_text(line), col)
+        picture = layout_image(lowered, getattr(fact, "kernel", None), fact.name, uri) if images else ""
+        return _join(text, picture, here), _use_span(fact, line, col)
+    found = builtin_at(result.source.text, line_text, col)
     if found:
         builtin, start, end = found
-        return builtin_hover(builtin), Span(line, start, line, end)
+        gemm = gemm_section(lowered, line) if builtin.name == "T.gemm" else ""
+        return _join(builtin_hover(builtin), gemm, here), Span(line, start, line, end)
+    word = next((m for m in _WORD.finditer(line_text) if m.start() <= col < m.end()), None)
+    if here and word is not None and "#" not in line_text[:col]:
+        return here, Span(line, word.start(), line, word.end())
     return None
+
+
+def _join(*sections: str) -> str:
+    return "\n\n---\n\n".join(s for s in sections if s)
+
+
+def _factory_at(facts, line_text: str, line: int, col: int, lowered, uri: str):
+    """Hover on a kernel factory's `def` line: its kernels' instances (the first one in full)."""
+    m = _DEF.match(line_text)
+    if m is None or col > m.end(1):
+        return None
+    kernels = [k for k in getattr(facts, "kernels", None) or () if getattr(k, "factory", None) == m.group(1)]
+    if not kernels:
+        return None
+    names = ", ".join(dict.fromkeys(f"`{k.name}`" for k in kernels))
+    text = f"kernel factory **{m.group(1)}** → {names}\n\n" + kernel_hover(kernels[0], facts, lowered, uri)
+    return text + _other_instances(facts, kernels[0]), Span(line, m.start(1), line, m.end(1))
 
 
 def _kernel_at(facts, result, line, col):
@@ -143,7 +162,7 @@ def kernel_hover(k, facts=None, lowered=(), uri: str = "") -> str:
     parts.append(_smem_table(k))
     if getattr(k, "registers", None) is not None:
         parts.append(f"registers (estimate): {k.registers} per thread (limit 255)")
-    parts.extend(_lowered_sections(k, lowered, uri))
+    parts.extend(kernel_sections(k, lowered, uri))
     return "\n\n".join(p for p in parts if p)
 
 
@@ -157,37 +176,6 @@ def _smem_table(k) -> str:
         mark = "" if used is None or limit is None or used <= limit else " ⚠ over budget"
         budget.append(f"- {target}: {fmt_bytes(used)} of {fmt_bytes(limit)}{mark}")
     return head + "\n".join(rows) + ("\n\n" if rows and budget else "") + "\n".join(budget)
-
-
-def _command_link(title: str, command: str, args) -> str:
-    return f"[{title}](command:{command}?{quote(json.dumps(args))})"
-
-
-def _lowered_sections(k, lowered, uri) -> list[str]:
-    entry = next((e for e in lowered or () if e.get("kernel") == k.name and not e.get("error")), None)
-    if entry is None:
-        return []
-    out = []
-    if entry.get("smem_bytes") is not None:
-        out.append(f"after lowering ({entry.get('target')}): {fmt_bytes(entry['smem_bytes'])} shared memory allocated")
-    launch = entry.get("launch") or {}
-    for n, one in enumerate(launch.get("kernels") or [launch] if launch.get("grid") is not None else []):
-        label = f"launch {n + 1} of {len(launch['kernels'])}" if launch.get("kernels") else "launch"
-        out.append(f"{label}: grid {tuple(one['grid'])}, block {tuple(one.get('block') or ())}, "
-                   f"dynamic shared memory {fmt_bytes(one.get('dynamic_smem'))}")
-    if launch.get("workspaces"):
-        out.append("workspaces (T.alloc_global, allocated per call): " + ", ".join(
-            f"`{w['name']}` {w['dtype']}{list(w['shape'])}" for w in launch["workspaces"]))
-    for key, lang, cmd in (("tir", "python", "tilelsp.showIR"), ("cuda", "cuda", "tilelsp.showCuda")):
-        text = entry.get(key)
-        if not text:
-            continue
-        lines = text.splitlines()
-        more = len(lines) > PREVIEW_LINES
-        body = "\n".join(lines[:PREVIEW_LINES]) + ("\n# …" if more and lang == "python" else "\n// …" if more else "")
-        link = _command_link(f"full {key.upper()} ({len(lines)} lines)", cmd, [uri, k.name])
-        out.append(f"<details><summary>{key.upper()}</summary>\n\n```{lang}\n{body}\n```\n\n{link}\n</details>")
-    return out
 
 
 def builtin_hover(b) -> str:

@@ -134,8 +134,24 @@ def lower_file(req) -> dict:
                             "smem_bytes": getattr(res, "smem_bytes", None), "tir": stages.get("tir"),
                             "launch": _jsonable(getattr(res, "launch", None)),
                             "cuda": stages.get("cuda") or stages.get("llvm"),
-                            "layouts": layouts_from_text(stages.get("layouts") or "")})
+                            "layouts": layouts_from_text(stages.get("layouts") or ""),
+                            "line_map": [[src, lines] for src, lines in getattr(res, "line_map", None) or ()],
+                            **_layout_notes(func, target)})
     return {"entries": entries, "diagnostics": diags}
+
+
+def _layout_notes(func, target: str) -> dict:
+    """The hover's extras from the lowering's plan: per-gemm choices and a layout picture per buffer."""
+    if target in ("cpu", "llvm"):
+        return {}
+    from .layout_maps import gemm_notes
+    from .layout_view import hover_images
+
+    try:
+        gemms = gemm_notes(func, target)
+    except Exception:  # noqa: BLE001 - the lowering already succeeded; a plan it could not describe stays silent
+        gemms = []
+    return {"gemms": gemms, "layout_images": hover_images(func, target)}
 
 
 def _jsonable(value):
@@ -195,4 +211,8 @@ def handle(req: dict):
         return lower_file(req)
     if op == "show_ir":
         return show_ir(req)
+    if op == "layout":
+        from .layout_view import layout_request
+
+        return layout_request(req, _funcs(req))
     raise ValueError(f"unknown worker op {op!r}")
