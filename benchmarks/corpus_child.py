@@ -2,7 +2,8 @@
 
 Usage: python benchmarks/corpus_child.py --mode cuda|cpu --out RESULT.json FILE
 cuda: every kernel build is lowered for sm_90a and compiled with nvcc; the run stops after the first kernel
-      (as the reference measurement of the real TileLang did). cpu: kernels build for the CPU backend and run,
+      (as the reference measurement of the real TileLang did); a kernel the file only takes as IR (`get_tir`, for
+      TileLang's Analyzer) is lowered and compiled as well, and the file goes on. cpu: kernels build for the CPU backend and run,
       so the file's own result checks run to the end of its main(). gpu-build: every kernel is built as an sm_90a
       artifact into the disk cache (TILELSP_CACHE_DIR) and run on the CPU backend, so that the same file run on a
       GPU machine finds every kernel it builds in that cache (benchmarks/gpu_corpus.py).
@@ -52,6 +53,24 @@ def _patch_cuda(result: dict, cuda_out: Path | None) -> None:
             raise FirstKernelDone()
 
     jit._CudaBackend = ShimCudaBackend
+
+    from tilelang_core.runtime import eager
+
+    get_tir = eager.EagerKernel.get_tir
+
+    def get_tir_lowered(self, **values):
+        """A kernel the file only analyses (TileLang's Analyzer) is lowered and compiled too; the file goes on."""
+        func = get_tir(self, **values)
+        t0 = time.perf_counter()
+        try:
+            art = artifact.build_artifact(func, "sm_90a")
+        except artifact.NvccError as exc:
+            _record_kernel(result, func, ok=False, stage="nvcc", error=str(exc)[-2000:])
+            raise FirstKernelDone() from None
+        _record_kernel(result, func, ok=True, seconds=round(time.perf_counter() - t0, 2), cubin_bytes=len(art.cubin))
+        return func
+
+    eager.EagerKernel.get_tir = get_tir_lowered
 
 
 def _patch_gpu_build(result: dict) -> None:

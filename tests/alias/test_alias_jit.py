@@ -1,5 +1,5 @@
 """JIT entry points TileLang examples call under the alias: `out_idx` as an int, `factory.compile(...)`,
-`get_kernel_source` on jit factories and on eager kernels (with tensors or with dims)."""
+`get_kernel_source` on jit factories and on eager kernels (with tensors or with dims), `get_tir` + tools.Analyzer."""
 from __future__ import annotations
 
 import runpy
@@ -48,6 +48,25 @@ def eager_neg(X, block: int = 8):
         for i in T.Parallel(block):
             Y[bx * block + i] = -X[bx * block + i]
     return Y
+
+
+@tilelang.jit
+def gemm_tn(A, B, block_M=None, block_N=None, block_K=None, stages=None):
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), T.float16)
+    B: T.Tensor((N, K), T.float16)
+    C = T.empty((M, N), T.float16)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        A_s = T.alloc_shared((block_M, block_K), T.float16)
+        B_s = T.alloc_shared((block_N, block_K), T.float16)
+        C_l = T.alloc_fragment((block_M, block_N), T.float32)
+        T.clear(C_l)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
+            T.copy(A[by * block_M, k * block_K], A_s)
+            T.copy(B[bx * block_N, k * block_K], B_s)
+            T.gemm(A_s, B_s, C_l, transpose_B=True)
+        T.copy(C_l, C[by * block_M, bx * block_N])
+    return C
 '''
 
 
@@ -87,6 +106,19 @@ def test_eager_get_tir_gives_the_instance_without_building(mod):
     func = mod["eager_neg"].get_tir(N=16, block=4)
     shape = [p.shape for p in func.params if isinstance(p, N.Buffer)][0]
     assert isinstance(func, N.PrimFunc) and [d.value for d in shape] == [16]
+
+
+def test_analyzer_counts_gemm_flops_and_global_bytes_over_the_grid(mod):
+    from tilelang.carver.arch import CUDA
+    from tilelang.tools import Analyzer
+
+    func = mod["gemm_tn"].get_tir(M=256, N=512, K=1024, block_M=128, block_N=128, block_K=32, stages=2)
+    result = Analyzer.analysis(func, CUDA("cuda -arch=sm_80"))
+    assert result.total_flops == 2 * 256 * 512 * 1024
+    # A and B tiles per k step per block, and C once per block (fp16)
+    assert result.total_global_bytes == 8 * (32 * (128 * 32 * 2 * 2) + 128 * 128 * 2)
+    assert result.expected_tflops == 39.0 and result.expected_bandwidth_GBps == 12.08
+    assert result.estimated_time == max(result.total_global_bytes / 12.08e9, result.total_flops / 39e12)
 
 
 def test_eager_kernel_body_calls_a_device_query(mod):
