@@ -102,6 +102,8 @@ def _excluded(err: dict | None, text: str, path: str) -> str | None:
         return "needs a missing optional package: " + msg
     if err and err["type"] == "NameError" and re.search(r"^\s*(from|import) fla\b", text, re.MULTILINE):
         return "needs a missing optional package: fla (its import is guarded; the name it defines is missing)"
+    if "cpp_extension" in text and ("CUDA_HOME" in msg or "Error building extension" in msg):
+        return "needs a real GPU: it builds and runs its own CUDA torch extension before the TileLang kernel"
     if "libcuda.so cannot found" in msg:
         return "needs a real GPU: its Triton reference kernels run before the TileLang kernel is built"
     if SM100_MARKERS.search(text):

@@ -126,3 +126,10 @@ def test_unsupported_feature_is_its_own_cause():
     err = {"type": "UnsupportedFeatureError", "frames": frames,
            "message": "tilelang.tools.plot_layout is not supported by tilelang_core: ..."}
     assert corpus_run._cause(err, [], "cuda").startswith("unsupported: UnsupportedFeatureError: tilelang.tools")
+
+
+def test_a_file_that_builds_its_own_cuda_torch_extension_is_excluded():
+    err = {"type": "OSError", "frames": [], "message": "CUDA_HOME environment variable is not set. Please set it"}
+    text = "from torch.utils.cpp_extension import load\n@tilelang.jit\n"
+    assert corpus_run._excluded(err, text, "minference/x.py").startswith("needs a real GPU: it builds and runs")
+    assert corpus_run._excluded(err, "@tilelang.jit\n", "x.py") is None
