@@ -230,3 +230,39 @@ def test_features_never_raise_anywhere_in_examples():
                 completion.completions(text, line_text, col)
                 completion.signature_help(text, result.source.offset(line, col))
         assert inlay.inlay_hints(result) is not None
+
+
+def _lowered_with_line_map():
+    """A lowering entry as the worker sends it: the CUDA text and its line map (T.gemm on GEMM's line 16)."""
+    gemm_line = GEMM.splitlines().index(next(ln for ln in GEMM.splitlines() if "T.gemm(" in ln)) + 1
+    cuda = "\n".join(["// header", "#include <cuda_fp16.h>", 'extern "C" __global__ void main_kernel(half* A) {',
+                      "  // tilelang source line %d" % gemm_line, "  tl::gemm_ss<128, 128, 32>(A, B, C);", "}"])
+    note = {"line": gemm_line, "col": 16, "end_line": gemm_line, "end_col": 51, "m": 128, "n": 128, "k": 32,
+            "dtypes": ["float16", "float16", "float32"], "instruction": "mma.sync m16n8k16 (operands by ldmatrix)",
+            "warps": "2x2 warps (M x N), each 64x64", "threads": 128,
+            "swizzle": {"A": "A_shared: 16-byte chunks XOR-swizzled", "B": "B_shared: 16-byte chunks XOR-swizzled"}}
+    return [{"kernel": "main", "target": "sm_80", "cuda": cuda, "line_map": [[gemm_line, [4, 5]]], "gemms": [note],
+             "layout_images": {"C_local": "data:image/svg+xml;base64,PHN2Zy8+"}}]
+
+
+def test_hover_statement_shows_its_cuda_lines_not_the_file_header():
+    lowered = _lowered_with_line_map()
+    on_gemm = hover_at(GEMM.replace("T.gemm(A_shared", "T.ge<CURSOR>mm(A_shared"), lowered)
+    assert "CUDA for line" in on_gemm and "tl::gemm_ss<128, 128, 32>(A, B, C);" in on_gemm
+    assert "#include" not in on_gemm and "// header" not in on_gemm
+    # on T.gemm: this call's M/N/K, dtypes, instruction, warps and swizzles
+    assert "M=128 N=128 K=32" in on_gemm and "`mma.sync m16n8k16" in on_gemm and "2x2 warps" in on_gemm
+    assert "XOR-swizzled" in on_gemm
+    kernel = hover_at(GEMM.replace("def main(", "def <CURSOR>main("), lowered)
+    assert "extern \"C\" __global__" in kernel and "#include" not in kernel  # the kernel's code, not the header
+
+
+def test_hover_factory_def_and_layout_picture():
+    factory = hover_at(GEMM.replace("def matmul(", "def mat<CURSOR>mul("))
+    assert factory.startswith("kernel factory **matmul** → `main`") and "grid (8, 8)" in factory
+    text, line, col = cursor(GEMM.replace("T.clear(C_local)", "T.clear(C_lo<CURSOR>cal)"))
+    lowered = _lowered_with_line_map()
+    with_image = hover.hover(gemm_result(text), line, col, lowered=lowered, uri="file:///g.py", images=True)[0]
+    assert "![layout of C_local](data:image/svg+xml;base64," in with_image and "tilelsp.showLayout" in with_image
+    without = hover.hover(gemm_result(text), line, col, lowered=lowered, uri="file:///g.py")[0]
+    assert "data:image" not in without
