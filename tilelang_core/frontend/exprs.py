@@ -9,6 +9,7 @@ import difflib
 
 from ..ir import nodes as N
 from ..ir.arith import as_const
+from ..language.dtypes import dtype_bits
 from ..language.types import DType, MacroDef
 from .consteval import Evaluator, _text, call_value
 from .values import POISON, BuiltinRef, LiveFunc, Unknown, UserFunc, is_expr, is_scalar, to_expr
@@ -106,6 +107,10 @@ def _check_shift(e: N.BinOp, node) -> None:
 def _bits(dtype: str) -> int:
     digits = "".join(ch for ch in dtype if ch.isdigit())
     return int(digits) if dtype.startswith(("int", "uint")) and digits else 0
+
+
+def _float_bits(dtype: str) -> int:
+    return (dtype_bits(dtype) or 0) if dtype.startswith(("float", "bfloat")) else 0
 
 
 ON_CHIP_MAX = 2**24  # elements: far past any register file, shared memory or local memory per block
@@ -459,6 +464,8 @@ def expr_dtype(e, default: str = "int32") -> str:
     if isinstance(e, N.BinOp):
         a, b = expr_dtype(e.lhs, default), expr_dtype(e.rhs, default)
         if _bits(b) > _bits(a) > 0 and not isinstance(e.rhs, N.Const):  # two integers: the wider wins, as in TIR
+            return b
+        if _float_bits(b) > _float_bits(a) > 0 and not isinstance(e.rhs, N.Const):  # two floats: likewise
             return b
         if isinstance(e.lhs, N.Const) and not isinstance(e.rhs, N.Const):
             return b if not (a.startswith("float") and not b.startswith(("float", "bfloat"))) else a
