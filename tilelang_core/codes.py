@@ -107,6 +107,54 @@ _ROWS = [
     CodeInfo("fragment-index-mismatch", W, "structure",
              "A fragment is written and read with different index patterns in one T.Parallel loop (a cross-thread read).",
              "for i in T.Parallel(64): F[i] = F[(i + 1) % 64]", "Stage the values through a shared buffer, or read what the thread wrote."),
+    # --- silent bugs: kernels that compile and run wrong (data-flow over one kernel instance) ---
+    CodeInfo("uninitialized-read", E, "dataflow",
+             "A shared, fragment or local buffer is read (or accumulated into) before anything wrote it: T.gemm into "
+             "an accumulator no T.clear/T.fill/clear_accum set, T.reduce_*(clear=False) into an uninitialised "
+             "buffer, or an element read of one.",
+             "C_local = T.alloc_fragment((128, 128), T.float32)\nfor k in T.Pipelined(n):\n    ...\n    "
+             "T.gemm(A_s, B_s, C_local)  # C_local never cleared",
+             "Initialise the buffer first: T.clear(C_local) before the loop, clear_accum=True, or T.fill with the "
+             "reduction's identity."),
+    CodeInfo("output-not-covered", E, "dataflow",
+             "Rows or columns of an output tensor that no block of the grid writes (a grid sized with `//`, block "
+             "indices swapped between T.Kernel and the indexing, too small a grid). An error for out_idx outputs "
+             "(fresh, uninitialised memory); a warning for tensors passed in.",
+             "with T.Kernel(N // 64, M // 64) as (bx, by):  # M = 1000: rows 960..999 never written",
+             "Size each grid axis with T.ceildiv(size, tile) and index each axis with its own block index."),
+    CodeInfo("tile-outside-tensor", W, "dataflow",
+             "Some blocks write a tile that starts past the end of the output tensor, so they write nothing "
+             "(usually swapped block indices or an oversized grid).",
+             "T.copy(C_local, C[bx * 64, by * 64])  # bx walks N, not M",
+             "Make each grid extent T.ceildiv(size, tile) for the axis its block index walks."),
+    CodeInfo("reduction-axis-step", E, "dataflow",
+             "A loop feeding T.gemm moves its K offset by a different amount per step than the tile holds along "
+             "K, so part of K is skipped or summed twice.",
+             "for k in T.Pipelined(T.ceildiv(K, 64)):\n    T.copy(A[by * 128, k * 64], A_s)  # A_s is 128x32",
+             "Step the offset by the tile's K extent (k * block_K) and loop T.ceildiv(K, block_K) times."),
+    CodeInfo("cross-block-race", W, "dataflow",
+             "Several blocks write the same elements of a global tensor without an atomic: the write does not "
+             "depend on a grid axis of extent > 1, or neighbouring blocks' tiles overlap.",
+             "with T.Kernel(n, m, split_k) as (bx, by, bz):\n    T.copy(C_local, C[by * 64, bx * 64])",
+             "Index the output with every block index, or accumulate with T.atomic_add into a zeroed tensor."),
+    CodeInfo("output-read-before-write", W, "dataflow",
+             "An out_idx output (allocated fresh and uninitialised by the JIT on each call) is read, or atomically "
+             "accumulated into, before the kernel writes it.",
+             "@tilelang.jit(out_idx=[-1])  # ... T.atomic_add(C[by * 64, bx * 64], C_local)",
+             "Pass the tensor in (zeroed if it accumulates) and drop it from out_idx, or write it before reading."),
+    CodeInfo("output-never-written", W, "dataflow", "An out_idx output that nothing in the kernel writes (the call returns uninitialised memory for it).",
+             "@tilelang.jit(out_idx=[2])  # C is never the target of a copy or store",
+             "Write the result into it, or drop it from out_idx."),
+    CodeInfo("inplace-hazard", W, "dataflow",
+             "A tensor is written at positions that follow a block index while blocks also read parts of it that "
+             "other blocks write, so the result depends on the order blocks run in.",
+             "T.copy(X[k * 64, by * 64], S)  ...  T.copy(D, X[bx * 64, by * 64])",
+             "Write the result into a separate output tensor."),
+    CodeInfo("index-overflow", E, "dataflow",
+             "int32 index arithmetic (a scalar bound by assignment, an int32 local, a loop bound) exceeds "
+             "2**31 - 1 for the instance's sizes and wraps around.",
+             "offset = bx * (1024 * 1024 * 4)  # bx up to 1023",
+             "Compute it in 64 bits (T.cast(x, T.int64) on the first operand), or index the buffer with it directly."),
     # --- deep checks (lowering in a worker) ------------------------------------------------
     CodeInfo("layout-inference-failed", E, "lowering", "No thread/element layout could be inferred for a fragment.",
              "a fragment only ever assigned element-wise with no anchor", "Anchor it with a T.copy/T.gemm, or annotate its layout."),

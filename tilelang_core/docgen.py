@@ -26,7 +26,7 @@ _CATEGORIES = [
     ("jit", "Compiling and running (`tilelang.*`)"),
 ]
 _AREAS = ["frontend", "gemm", "copy", "reduce", "tile-op", "resources", "indexing", "structure", "layout",
-          "lowering", "verify"]
+          "dataflow", "lowering", "verify"]
 
 
 def _anchor(title: str) -> str:
@@ -113,6 +113,10 @@ def render_language() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+# The silent-bug examples: no pass of the real TileLang (read at tile-ai/tilelang a35008a) looks for these, and its
+# lowering guards out-of-range global accesses instead of reporting them; not run on a GPU here.
+_SILENT = "Compiles and runs without a diagnostic (no TileLang pass checks this); the result is silently wrong: "
+
 # What the real TileLang 0.1.15 did with the matching examples/errors/ file (tilelang.lower to sm_90a on a
 # CPU-only machine; measured, see examples/README.md). Keyed by code: (file, outcome).
 _REAL_TILELANG = {
@@ -161,6 +165,19 @@ _REAL_TILELANG = {
     "fragment-parallel-dynamic": ("fragment_parallel_dynamic.py", "`[Tilelang Semantic Check]` error naming the loop "
                                   "variable, no line."),
     "pipeline-config": ("pipeline_config.py", "C++ `InternalError` from PipelinePlanning, no location."),
+    **{code: (path, _SILENT + what) for code, path, what in (
+        ("uninitialized-read", "uninitialized_accumulator.py", "the product is added to whatever the accumulator's "
+         "registers held."),
+        ("output-not-covered", "output_not_covered.py", "rows 960..999 keep whatever the fresh allocation held."),
+        ("tile-outside-tensor", "tile_outside_tensor.py", "the out-of-range tiles are dropped by the bounds guards "
+         "and half of the output is never written."),
+        ("reduction-axis-step", "reduction_axis_step.py", "half of K is skipped and C misses half of the sum."),
+        ("cross-block-race", "cross_block_race.py", "C holds the partial sum of whichever K slice wrote last."),
+        ("output-read-before-write", "output_read_before_write.py", "the atomic adds land on torch.empty memory."),
+        ("output-never-written", "output_never_written.py", "the returned S is uninitialised memory."),
+        ("inplace-hazard", "inplace_hazard.py", "the result depends on the order the blocks run in."),
+        ("index-overflow", "index_overflow.py", "the int32 scalar wraps and half of the matrix reads the wrong bytes."),
+    )},
 }
 
 

@@ -292,7 +292,8 @@ def _register(ls: TileLanguageServer) -> None:
             token_types=list(semantic.TOKEN_TYPES), token_modifiers=list(semantic.TOKEN_MODIFIERS))),
         (types.TEXT_DOCUMENT_CODE_ACTION, navigation.on_code_action,
          types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Source])),
-        ("tilelsp/kernels", on_kernels, None), ("tilelsp/showIR", on_show_ir, None), ("tilelsp/layout", on_layout, None),
+        ("tilelsp/kernels", on_kernels, None), ("tilelsp/showIR", on_show_ir, None),
+        ("tilelsp/layout", on_layout, None),
         ("tilelsp/status", on_status, None), ("tilelsp/documentText", on_document_text, None),
     ]
     for method, fn, options in table:

@@ -106,7 +106,7 @@ async def test_inlay_lens_completion_signature_over_the_wire(shared_client):
     assert "shared.dyn 128×32 float16" in by_line[a_line] and by_line[a_line].endswith("×3 stages")
     lenses = await shared_client.text_document_code_lens_async(types.CodeLensParams(ident))
     assert [l.command.command for l in lenses] == ["tilelsp.verify", "tilelsp.showIR", "tilelsp.showCuda",
-                                                   "tilelsp.benchmark"]
+                                                   "tilelsp.showLayout", "tilelsp.benchmark"]
     assert list(lenses[0].command.arguments) == [uri, "gemm"] and lenses[0].range.start.line == _line_of(text, "def gemm(")
     line = _line_of(text, "T.clear(C_local)")
     col = lines[line].index("clear")

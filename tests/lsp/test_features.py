@@ -81,9 +81,10 @@ def test_inlay_hints_for_allocations_only():
     assert inlay.inlay_hints(result, 1, 5) == []
 
 
-def test_code_lenses_four_per_kernel():
+def test_code_lenses_five_per_kernel():
     lenses = codelens.code_lenses(gemm_result(), "file:///tmp/gemm.py")
-    assert [l.command for l in lenses] == ["tilelsp.verify", "tilelsp.showIR", "tilelsp.showCuda", "tilelsp.benchmark"]
+    assert [l.command for l in lenses] == ["tilelsp.verify", "tilelsp.showIR", "tilelsp.showCuda", "tilelsp.showLayout",
+                                           "tilelsp.benchmark"]
     assert all(l.arguments == ("file:///tmp/gemm.py", "main") for l in lenses)
 
 

@@ -1,4 +1,4 @@
-"""Layout views (features/layout_*.py) of examples/gemm.py: the maps, from the codegen's own plan, and their pictures."""
+"""Layout views (features/layout_*.py) of examples/gemm.py: the maps, from the codegen's plan, and their pictures."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET

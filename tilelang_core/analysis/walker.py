@@ -45,6 +45,7 @@ class Ctx:
 # rule registries: node type -> functions(node, ctx); access rules get (buffer, indices, span, ctx)
 STMT_RULES: dict[type, list[Callable]] = {}
 ACCESS_RULES: list[Callable] = []
+KERNEL_RULES: list[Callable] = []
 
 
 def rule(*types):
@@ -62,10 +63,22 @@ def access_rule(fn):
     return fn
 
 
+def kernel_rule(fn):
+    """Register a whole-kernel check fn(func, ctx); it runs after the walk, only when the instance has no errors
+    (the data-flow rules would otherwise report the consequences of an error already reported)."""
+    KERNEL_RULES.append(fn)
+    return fn
+
+
 def run(func: N.PrimFunc, sink) -> None:
     """Walk one kernel instance and run every registered rule."""
     ctx = Ctx(func, sink)
+    before = sum(1 for d in sink.items if d.is_error)
     visit(func.body, ctx)
+    if func.errors or sum(1 for d in sink.items if d.is_error) > before:
+        return
+    for fn in KERNEL_RULES:
+        guarded(fn, func, ctx, func, ctx)
 
 
 def visit(s, ctx: Ctx) -> None:

@@ -1,4 +1,4 @@
-"""Code lenses on each kernel: Verify, Show IR, Show CUDA, Benchmark (client command ids)."""
+"""Code lenses on each kernel: Verify, Show IR, Show CUDA, Show Layout, Benchmark (client command ids)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from tilelang_core.source import Span
 
 LENSES = (("Verify", "tilelsp.verify"), ("Show IR", "tilelsp.showIR"),
-          ("Show CUDA", "tilelsp.showCuda"), ("Benchmark", "tilelsp.benchmark"))
+          ("Show CUDA", "tilelsp.showCuda"), ("Show Layout", "tilelsp.showLayout"), ("Benchmark", "tilelsp.benchmark"))
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,6 @@ def kernel_spans(result) -> list[tuple[str, Span]]:
 
 
 def code_lenses(result, uri: str) -> list[Lens]:
-    """Four lenses per kernel, on its def line."""
+    """Five lenses per kernel, on its def line."""
     return [Lens(span, title, command, (uri, name))
             for name, span in kernel_spans(result) for title, command in LENSES]

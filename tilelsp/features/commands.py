@@ -1,5 +1,5 @@
-"""Custom requests and long-running commands of the server: `tilelsp/kernels`, `tilelsp/showIR`, `tilelsp/layout`,
-`tilelsp/status`, `tilelsp/documentText`, and the `tilelsp.server.*` commands (showIR in the lowering worker; verify/benchmark
+"""Custom requests and long-running commands of the server: `tilelsp/kernels`, `tilelsp/showIR`,
+`tilelsp/layout`, `tilelsp/status`, `tilelsp/documentText`, and the `tilelsp.server.*` commands (showIR in the lowering worker; verify/benchmark
 in a subprocess with progress and cancellation). Adapters only: the logic lives in ir_view and verify.
 """
 from __future__ import annotations

@@ -53,8 +53,9 @@ class _Svg:
         defs = (f'<defs><pattern id="{HATCH}" width="6" height="6" patternUnits="userSpaceOnUse" '
                 'patternTransform="rotate(45)"><rect width="2" height="6" fill="#000000" fill-opacity="0.35"/>'
                 '</pattern></defs>')
+        style = f"<style>text{{font-family:{_FONT};font-size:11px}}</style>"
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}">'
-                f'<title>{escape(title)}</title><style>text{{font-family:{_FONT};font-size:11px}}</style>{defs}<rect width="{w}" height="{h}" fill="#ffffff"/>'
+                f'<title>{escape(title)}</title>{style}{defs}<rect width="{w}" height="{h}" fill="#ffffff"/>'
                 + "".join(self.parts) + "</svg>")
 
 

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 export const REQUIRED_COMMANDS = [
   'tilelsp.showIR',
   'tilelsp.showCuda',
+  'tilelsp.showLayout',
   'tilelsp.verify',
   'tilelsp.benchmark',
   'tilelsp.restartServer',

@@ -1,10 +1,11 @@
-/** The client commands: Show IR, Show CUDA, Verify, Benchmark. Each accepts `[uri, kernel]` or asks for what is missing. */
+/** The client commands: Show IR, Show CUDA, Show Layout, Verify, Benchmark. Each accepts `[uri, kernel]` or asks for what is missing. */
 
 import * as vscode from 'vscode';
 import { DEFAULT_CPU_STAGES, DEFAULT_CUDA_STAGES, Requests, SECTION } from './constants';
 import { orderKernels, parseCommandTarget, type CommandTarget } from './commandArgs';
 import type { LineLinker } from './cudaView';
 import { openIrView, type IrDocumentProvider } from './irDocument';
+import { showLayout, type LayoutPanels } from './layoutView';
 import type { IrRequest } from './irUri';
 import type { KernelInfo, KernelsResult, ServerLink } from './protocol';
 import { isCpuTarget, primaryTarget, readSettings } from './settings';
@@ -102,7 +103,7 @@ async function pickFromList(values: readonly string[], placeHolder: string): Pro
 }
 
 /** Work out the kernel (asking if needed): shared by every command. */
-async function chooseKernel(ctx: CommandContext, args: unknown[]): Promise<{ link: ServerLink; uri: string; kernel: KernelInfo } | undefined> {
+export async function chooseKernel(ctx: CommandContext, args: unknown[]): Promise<{ link: ServerLink; uri: string; kernel: KernelInfo } | undefined> {
   const link = requireLink(ctx);
   const target = link && resolveTarget(args);
   if (!link || !target) {
@@ -171,6 +172,13 @@ export async function showCuda(ctx: CommandContext, ...args: unknown[]): Promise
   const window = start.line === 0 && end.line === 0 ? undefined : { start: start.line, end: end.line };
   ctx.linker.link(source, editor.document.uri, window);
   return editor;
+}
+
+/** `tilelsp.showLayout [uri, kernel, buffer?]`: pick the kernel; a webview beside the source shows its layouts. */
+export async function showLayoutCommand(ctx: CommandContext, panels: LayoutPanels, ...args: unknown[]): Promise<vscode.WebviewPanel | undefined> {
+  const chosen = await chooseKernel(ctx, args);
+  const buffer = typeof args[2] === 'string' && args[2] ? args[2] : undefined;
+  return showLayout(panels, chosen && { link: chosen.link, uri: chosen.uri, kernel: chosen.kernel.name }, buffer);
 }
 
 /** Ask before running user code: VS Code's workspace trust, then the `tilelsp.trustWorkspace` setting. */

@@ -8,6 +8,7 @@ export const IR_SCHEME = 'tilelang-ir';
 export const Commands = {
   showIR: 'tilelsp.showIR',
   showCuda: 'tilelsp.showCuda',
+  showLayout: 'tilelsp.showLayout',
   verify: 'tilelsp.verify',
   benchmark: 'tilelsp.benchmark',
   restartServer: 'tilelsp.restartServer',
@@ -27,6 +28,7 @@ export const ServerCommands = {
 export const Requests = {
   kernels: 'tilelsp/kernels',
   showIR: 'tilelsp/showIR',
+  layout: 'tilelsp/layout',
 } as const;
 
 /** Stage names for a CUDA target when the server does not list them (see `passes.pipeline.stage_names`). */

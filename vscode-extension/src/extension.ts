@@ -1,11 +1,12 @@
-/** Entry point: wires the server manager, status bar, IR views, CUDA line linking and the commands. */
+/** Entry point: wires the server manager, status bar, IR views, CUDA line linking, layout panels and the commands. */
 
 import * as vscode from 'vscode';
 import { Commands, IR_SCHEME, SECTION } from './constants';
-import { runKernel, showCuda, showIR, type CommandContext } from './commands';
+import { runKernel, showCuda, showIR, showLayoutCommand, type CommandContext } from './commands';
 import { LineLinker } from './cudaView';
 import { IrDocumentProvider } from './irDocument';
 import { IrNavigation } from './irNavigation';
+import { LayoutPanels } from './layoutView';
 import { needsRestart, readSettings } from './settings';
 import { onPythonInterpreterChange, ServerManager } from './server';
 import { selectTargets, showStatusMenu, StatusBar } from './statusBar';
@@ -27,12 +28,13 @@ export function activate(context: vscode.ExtensionContext): TileLangApi {
   const linker = new LineLinker(provider);
   const navigation = new IrNavigation(provider);
   const status = new StatusBar();
+  const panels = new LayoutPanels();
   const targets = () => readSettings(vscode.workspace.getConfiguration(SECTION)).targets;
   const ctx: CommandContext = { link: () => server.link(), provider, linker, results, syncSettings: () => server.sendConfiguration() };
   const restart = debounce(() => void server.restart(), 500);
 
   context.subscriptions.push(
-    output, results, server, provider, linker, status, { dispose: () => restart.cancel() },
+    output, results, server, provider, linker, status, panels, { dispose: () => restart.cancel() },
     vscode.workspace.registerTextDocumentContentProvider(IR_SCHEME, provider),
     vscode.languages.registerHoverProvider({ scheme: IR_SCHEME }, navigation),
     vscode.languages.registerDefinitionProvider({ scheme: IR_SCHEME }, navigation),
@@ -55,6 +57,7 @@ export function activate(context: vscode.ExtensionContext): TileLangApi {
     vscode.workspace.onDidGrantWorkspaceTrust(() => void server.sendConfiguration()),
     vscode.commands.registerCommand(Commands.showIR, (...args: unknown[]) => showIR(ctx, ...args)),
     vscode.commands.registerCommand(Commands.showCuda, (...args: unknown[]) => showCuda(ctx, ...args)),
+    vscode.commands.registerCommand(Commands.showLayout, (...args: unknown[]) => showLayoutCommand(ctx, panels, ...args)),
     vscode.commands.registerCommand(Commands.verify, (...args: unknown[]) => runKernel(ctx, 'verify', ...args)),
     vscode.commands.registerCommand(Commands.benchmark, (...args: unknown[]) => runKernel(ctx, 'benchmark', ...args)),
     vscode.commands.registerCommand(Commands.restartServer, () => server.restart()),

@@ -50,7 +50,7 @@ describe.skipIf(!available)('the activated extension', () => {
   it('starts the server and shows it running with the target in the status bar', () => {
     expect(stub.statusItems[0]?.text).toBe('$(check) TileLang sm_90a');
     expect(String(stub.statusItems[0]?.tooltip)).toContain(`Python: ${PYTHON} (tilelsp.interpreter)`);
-    expect([...stub.registered.keys()]).toEqual(expect.arrayContaining(['tilelsp.showIR', 'tilelsp.showCuda', 'tilelsp.verify', 'tilelsp.benchmark', 'tilelsp.restartServer']));
+    expect([...stub.registered.keys()]).toEqual(expect.arrayContaining(['tilelsp.showIR', 'tilelsp.showCuda', 'tilelsp.showLayout', 'tilelsp.verify', 'tilelsp.benchmark', 'tilelsp.restartServer']));
   });
 
   it('runs Show IR from code-lens arguments through the real client, showing a server error in the view', async () => {

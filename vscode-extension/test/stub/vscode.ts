@@ -301,7 +301,31 @@ export const window = {
     statusItems.push(item);
     return item;
   },
+  createWebviewPanel(viewType: string, title: string, showOptions: unknown, options: unknown): WebviewPanel {
+    const panel = new WebviewPanel(viewType, title, showOptions, options);
+    webviewPanels.push(panel);
+    return panel;
+  },
 };
+
+/** A webview panel that records its HTML, reveals and disposal. */
+export class WebviewPanel {
+  readonly webview = { html: '' };
+  revealed = 0;
+  disposed = false;
+  private readonly disposeEmitter = new EventEmitter<void>();
+  readonly onDidDispose = this.disposeEmitter.event;
+  constructor(readonly viewType: string, public title: string, readonly showOptions: unknown, readonly options: unknown) {}
+  reveal(): void {
+    this.revealed += 1;
+  }
+  dispose(): void {
+    this.disposed = true;
+    this.disposeEmitter.fire();
+  }
+}
+
+export const webviewPanels: WebviewPanel[] = [];
 
 export const progressReports: unknown[] = [];
 export const channels: OutputChannel[] = [];
@@ -387,6 +411,7 @@ export const __test = {
     window.activeTextEditor = undefined;
     progressReports.length = 0;
     progressTokens.length = 0;
+    webviewPanels.length = 0;
     executed.length = 0;
     registered.clear();
   },
