@@ -11,6 +11,7 @@ from .exprs import ON_CHIP_MAX, KernelError, check_elements, check_value, expr_d
 from .allreduce import ALLREDUCE_HANDLERS
 from .externs import EXTERN_HANDLERS
 from .im2col import IM2COL_HANDLERS
+from .gemm_sp import decompress as decompress_sparse
 from .rng import RNG_HANDLERS
 from .intrinsics import INTRINSIC_HANDLERS
 from .threadops import THREAD_HANDLERS
@@ -158,12 +159,25 @@ def h_copy(p, b, node, short):
 
 def h_gemm(p, b, node, short):
     """T.gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum)."""
-    policy = arg(p, b, "policy")
-    policy_name = policy.member if isinstance(policy, EnumValue) else (
-        policy if policy in ("Square", "FullRow", "FullCol") else "Square")
     p.emit(N.Gemm(region_of(p, b["A"]), region_of(p, b["B"]), region_of(p, b["C"]),
                   const_bool(p, b, "transpose_A", "transpose_A"), const_bool(p, b, "transpose_B", "transpose_B"),
-                  policy_name, _clear_accum(p, b), p.span(node)))
+                  _policy(p, b), _clear_accum(p, b), p.span(node)))
+
+
+def h_gemm_sp(p, b, node, short):
+    """T.gemm_sp(A_sparse, E, B, C, ...): A decompressed into a dense shared tile (gemm_sp.py), then T.gemm."""
+    dense = decompress_sparse(p, b, node, const_bool(p, b, "transpose_A", "transpose_A"),
+                              const_bool(p, b, "transpose_E", "transpose_E"))
+    if dense is None:  # tile extents unknown to the static check
+        return
+    p.emit(N.Gemm(dense, region_of(p, b["B"]), region_of(p, b["C"]), False,
+                  const_bool(p, b, "transpose_B", "transpose_B"), _policy(p, b), _clear_accum(p, b), p.span(node)))
+
+
+def _policy(p, b) -> str:
+    policy = arg(p, b, "policy")
+    return policy.member if isinstance(policy, EnumValue) else (
+        policy if policy in ("Square", "FullRow", "FullCol") else "Square")
 
 
 def _clear_accum(p, b):
@@ -439,7 +453,7 @@ def h_kernel_call(p, b, node, short):
 
 HANDLERS = {
     "alloc_shared": h_alloc, "alloc_fragment": h_alloc, "alloc_local": h_alloc, "alloc_var": h_alloc_var,
-    "copy": h_copy, "gemm": h_gemm, "gemm_v1": h_gemm, "gemm_v2": h_gemm, "clear": h_fill, "fill": h_fill,
+    "copy": h_copy, "gemm": h_gemm, "gemm_v1": h_gemm, "gemm_v2": h_gemm, "gemm_sp": h_gemm_sp, "clear": h_fill, "fill": h_fill,
     "cumsum": h_cumsum, "atomic_add": h_atomic_add, "annotate_layout": h_annotate_layout,
     "atomic_max": h_atomic_minmax, "atomic_min": h_atomic_minmax,
     "use_swizzle": h_use_swizzle, "if_then_else": h_if_then_else, "cast": h_cast,

@@ -261,7 +261,16 @@ class CpuLowering(StorageLowering):
             old, value = s.value.args
             new = N.Call(s.value.name[len("atomic_"):], (old, N.Cast(old.buffer.dtype, value)), old.buffer.dtype)
             return self._s_Store(N.Store(old.buffer, old.indices, new, span=s.span))
+        if isinstance(s.value, N.Call) and s.value.name == "device_assert":
+            return self._device_assert(s.value, s.span)
         return self.tirx.Evaluate(self.expr(s.value))
+
+    def _device_assert(self, call: N.Call, span):
+        """T.device_assert(cond): the program stops with an error naming the line when cond is false (a block of
+        a parallel grid stops at the failing check)."""
+        where = f"T.device_assert failed at line {span.line}" if span is not None else "T.device_assert failed"
+        msg = self.ir.StringImm(where)
+        return self.tirx.AssertStmt(as_bool(self.expr(call.args[0])), self.ir.StringImm("RuntimeError"), [msg])
 
     def _s_AnnotateLayout(self, s):
         return []
