@@ -26,8 +26,9 @@ class Loaded:
     result: object  # tilelang_core.check.CheckResult
 
 
-def load_checked(path: str, command: str, targets=None) -> Loaded | int:
-    """The checked file, or the exit status after its problem was printed to stderr."""
+def load_checked(path: str, command: str, targets=None, tolerate: tuple[str, ...] = ()) -> Loaded | int:
+    """The checked file, or the exit status after its problem was printed to stderr (errors of the code areas in
+    `tolerate` do not stop it)."""
     file = Path(path)
     if not file.exists():
         print(f"tilelsp {command}: {path}: no such file or directory", file=sys.stderr)
@@ -56,7 +57,9 @@ def load_checked(path: str, command: str, targets=None) -> Loaded | int:
     except Exception as exc:  # noqa: BLE001 -- a checker bug: reported like `check` reports it
         msg = f"the checker crashed on this file ({type(exc).__name__}: {exc}); please report it with the file"
         return _report(FileResult(display, text, [problem("internal-error", msg)]))
-    if any(d.is_error for d in result.diagnostics):
+    from tilelang_core.codes import CODES
+
+    if any(d.is_error and getattr(CODES.get(d.code), "area", "") not in tolerate for d in result.diagnostics):
         return _report(FileResult(display, text, list(result.diagnostics)))
     if not result.kernels:
         print(f"tilelsp {command}: {display} has no TileLang kernels (nothing to do)", file=sys.stderr)

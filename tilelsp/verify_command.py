@@ -27,22 +27,28 @@ def format_text(rec: dict) -> str:
     if rec.get("bench_ms") is not None:
         line += f"  bench {_fmt(rec['bench_ms'])} ms"
     msg = rec.get("message") or ""
+    if rec.get("sanitizer"):  # the findings, one per line, as `check` prints diagnostics
+        return line + "".join(f"\n{rec.get('file')}:{f['line']}:{f['column']}: {f['severity']}[{f['code']}] "
+                              f"{f['message']}" for f in rec["sanitizer"])
     if msg and (not rec.get("passed") or "nothing was compared" in msg):
         line += "\n    " + msg.replace("\n", "\n    ")
     return line
 
 
 def to_json(rec: dict) -> dict:
-    """The stable JSON record: file, kernel, instance, device, passed, errors, time_ms, message (+ bench_ms)."""
+    """The stable JSON record: file, kernel, instance, device, passed, errors, time_ms, message (+ bench_ms, and
+    with --sanitize the findings: `sanitizer`, a list of diagnostics with line, column, code, message)."""
     out = {k: rec.get(k) for k in _KEYS}
-    if "bench_ms" in rec:
-        out["bench_ms"] = rec["bench_ms"]
+    for key in ("bench_ms", "sanitizer"):
+        if key in rec:
+            out[key] = rec[key]
     return out
 
 
 def run_verify(args) -> int:
-    """Entry point used by `tilelsp verify` (args: file, kernel, device, json, timeout, bench)."""
+    """Entry point used by `tilelsp verify` (args: file, kernel, device, json, timeout, bench, sanitize)."""
     from tilelang_core.verify.runner import verify_file
+    from tilelang_core.verify.sanitize import RUNTIME_CHECKED
 
     from .loading import load_checked
 
@@ -51,12 +57,16 @@ def run_verify(args) -> int:
     if timeout <= 0:
         print("tilelsp verify: --timeout must be positive", file=sys.stderr)
         return EXIT_USAGE
-    loaded = load_checked(path, "verify")  # unreadable, error-laden or kernel-less files stop here, as in check
+    # unreadable, error-laden or kernel-less files stop here, as in check (--sanitize runs kernels that only the
+    # dataflow checks reject: it observes those bugs at run time)
+    sanitize = getattr(args, "sanitize", False)
+    loaded = load_checked(path, "verify", tolerate=RUNTIME_CHECKED if sanitize else ())
     if isinstance(loaded, int):
         return loaded
     try:
         records = verify_file(path, kernel=getattr(args, "kernel", None), device=getattr(args, "device", "auto"),
-                              timeout=timeout, bench=getattr(args, "bench", False))
+                              timeout=timeout, bench=getattr(args, "bench", False),
+                              sanitize=sanitize)
     except ValueError as exc:
         print(f"tilelsp verify: {exc}", file=sys.stderr)
         return EXIT_USAGE

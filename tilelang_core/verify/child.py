@@ -119,18 +119,42 @@ def _execute(kernel, args: list, inplace: list[int]) -> list:
     return _outs(result) if kernel.out_idx else [run[k] for k in inplace]
 
 
-def verify_instance(func, glb: dict, ref, device: str, bench: bool) -> dict:
-    """Build, run and compare one kernel instance; returns the result record."""
+def verify_instance(func, glb: dict, ref, device: str, bench: bool, sanitize: bool = False) -> dict:
+    """Build, run and compare one kernel instance (and run it sanitized on the CPU); returns the result record."""
+    rec = _verify_instance(func, glb, ref, device, bench)
+    if sanitize:
+        from .sanitize import finding_dict, sanitize_kernel
+
+        kernel = _build(func, glb, "cpu")
+        args = random_inputs(kernel)
+        findings = [finding_dict(d) for d in sanitize_kernel(kernel, args)]
+        rec["sanitizer"] = findings
+        if findings:
+            what = "; ".join(f"line {f['line']}: [{f['code']}] {f['message']}" for f in findings)
+            rec["message"] = f"the sanitizer found {len(findings)} problem(s): {what}" + (
+                f" (numerics: {rec['message']})" if rec.get("message") else "")
+            rec["passed"] = False
+    return rec
+
+
+def random_inputs(kernel) -> list:
+    """Random inputs for a kernel's non-output parameters (in-place outputs zeroed), as verify uses them."""
     from ..runtime.profiler import Profiler
+
+    args = Profiler(kernel)._inputs(_symbolic_dims(kernel))
+    for k in ([] if kernel.out_idx else written_params(kernel.func)):
+        args[k] = args[k].zero_()
+    return args
+
+
+def _verify_instance(func, glb: dict, ref, device: str, bench: bool) -> dict:
     from .bench import bench as bench_fn
     from .bench import time_once
     from .numerics import compare
 
     kernel = _build(func, glb, device)
-    args = Profiler(kernel)._inputs(_symbolic_dims(kernel))
+    args = random_inputs(kernel)
     inplace = [] if kernel.out_idx else written_params(kernel.func)
-    for k in inplace:
-        args[k] = args[k].zero_()
     inputs = [a for k, a in enumerate(args) if k not in inplace]
     got = _execute(kernel, args, inplace)
     scratch = [a.clone() if k in inplace else a for k, a in enumerate(args)]  # timing must not touch `args`
@@ -190,6 +214,9 @@ def _select(kernels, name: str | None):
 def run(request: dict, emit) -> None:
     """Verify every selected instance of request["file"], calling emit(record) for each."""
     from ..check import check_source
+    from ..codes import CODES
+    from ..passes.pipeline import tolerating
+    from .sanitize import RUNTIME_CHECKED
 
     path = request["file"]
     if request["device"] == "auto":
@@ -204,14 +231,16 @@ def run(request: dict, emit) -> None:
               "message": f"no kernel named {request.get('kernel')!r} in {path}" if request.get("kernel") else
               f"no kernels found in {path}", "available": names})
         return
-    errors = [d for d in result.diagnostics if d.is_error]
+    tolerated = RUNTIME_CHECKED if request.get("sanitize") else ()
+    errors = [d for d in result.diagnostics if d.is_error and getattr(CODES.get(d.code), "area", "") not in tolerated]
     if request["device"] == "cuda" and not _cuda_ok():
         for func in chosen:
             emit({**base, "kernel": func.name, "instance": func.instance, "passed": False,
                   "message": "no CUDA device is visible to torch; use --device cpu (or auto)"})
         return
     try:
-        glb = _load_module(path)
+        with tolerating(tolerated):  # the file may build its kernels when it loads
+            glb = _load_module(path)
     except BaseException as exc:  # the user's module failed while loading: every instance fails with it
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -231,7 +260,9 @@ def run(request: dict, emit) -> None:
             continue
         start = time.perf_counter()
         try:
-            rec.update(verify_instance(func, glb, ref, request["device"], request.get("bench", False)))
+            with tolerating(tolerated):
+                rec.update(verify_instance(func, glb, ref, request["device"], request.get("bench", False),
+                                           request.get("sanitize", False)))
         except Exception as exc:  # user code and builds may fail in any way: report, go on
             rec.update(passed=False, message=_describe(exc, path))
         rec["total_s"] = round(time.perf_counter() - start, 3)

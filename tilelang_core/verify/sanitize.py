@@ -1,0 +1,171 @@
+"""The sanitizer's host side: run a kernel instance in the CPU backend's instrumented mode on poisoned outputs,
+and turn its report into Diagnostics at the user's lines (first block / thread, the element, the fix).
+
+What it finds (codes in tilelang_core/codes.py): reads of shared / fragment / local values nothing wrote
+(`sanitize-uninitialized-read`), elements of an `out_idx` output no block writes, as regions
+(`sanitize-unwritten-output`), one element written by two blocks of a launch without an atomic
+(`sanitize-block-race`), and the user's own element indexing outside a buffer (`sanitize-out-of-bounds`).
+"""
+from __future__ import annotations
+
+from ..diagnostics import Diagnostic, Related, Severity
+from ..ir import nodes as N
+from ..ir.arith import as_int
+from ..source import Span
+
+MAX_RUNS = 3  # index ranges named in a coverage message
+RUNTIME_CHECKED = ("dataflow",)  # check areas whose bugs the sanitizer observes: their errors do not stop it
+
+
+def poison(t) -> None:
+    """Fill a fresh output with a value no correct kernel leaves there (NaN, or the dtype's max)."""
+    import torch
+
+    if t.dtype.is_floating_point:
+        t.fill_(float("nan"))
+    elif t.dtype == torch.bool:
+        t.fill_(True)
+    else:
+        t.fill_(torch.iinfo(t.dtype).max)
+
+
+def sanitize_kernel(kernel, inputs: list) -> list[Diagnostic]:
+    """Run a built JITKernel's instance sanitized on `inputs` (its non-output arguments); the findings."""
+    from ..runtime.kernel import contiguous_args
+
+    full = kernel._plan.prepare(tuple(inputs), "cpu")
+    for k in kernel.out_idx:
+        poison(full[k])
+    args, _ = contiguous_args(full)
+    return sanitize_run(kernel.func, kernel.out_idx, args)
+
+
+def sanitize_run(func: N.PrimFunc, out_idx, args: list) -> list[Diagnostic]:
+    """Build `func` sanitized and run it on every argument (contiguous CPU tensors and scalars); the findings."""
+    from ..codegen.cpu.sanitize import build_sanitized
+
+    module = build_sanitized(func, out_idx)
+    hits, writers = module.run(args)
+    shapes = {p: tuple(a.shape) for p, a in zip(func.params, args) if isinstance(p, N.Buffer)}
+    diags = [_finding(func, site, row, shapes) for site, row in hits]
+    outputs = [func.params[k] for k in out_idx]
+    return diags + [d for p in outputs if p in writers for d in _coverage(func, p, writers[p])]
+
+
+def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict) -> Diagnostic:
+    buf = site.buffer
+    rank = max(len(buf.shape), 1)
+    element = f"{buf.name}[{', '.join(str(i) for i in row[5:5 + min(rank, 4)])}]"
+    where = _where(site.block_names, row[1:4], row[4])
+    if site.code == "sanitize-uninitialized-read":
+        reader = "this read of" if site.construct == "element" else f"{site.construct} here reads"
+        msg = (f"{reader} {element} ({_scope(buf)}) happens before anything wrote it ({where}), so it gets "
+               f"whatever the memory held; initialise {buf.name} first (T.clear / T.fill, a T.copy into it, or "
+               "assignments before the loop that reads it)")
+    elif site.code == "sanitize-block-race":
+        other = _where(site.block_names, row[9:12], -1)
+        msg = (f"{other.replace('first in ', '')} and {where.replace('first in ', '')} both write {element} "
+               f"without an atomic, so the result depends on which block runs last; index {buf.name} with the block "
+               "indices so each block writes its own part, or accumulate with T.atomic_add into a zeroed tensor")
+    else:
+        shape = shapes.get(buf) or tuple(as_int(d) for d in buf.shape)
+        dims = f" of shape ({', '.join(str(d) for d in shape)})" if None not in shape else ""
+        msg = (f"{element} is outside {buf.name}{dims} ({where}); on a GPU this reads or writes memory that is "
+               "not the tensor's: guard the access (e.g. `if i < M:`) or fix the index expression")
+    related = (Related(buf.span, f"'{buf.name}' is declared here"),) if buf.span is not None else ()
+    return Diagnostic(site.code, Severity.ERROR, msg, site.span or _anchor(func), related, kernel=func.name,
+                      instance=func.instance or None, target="cpu")
+
+
+def _where(names, coords: list[int], thread: int) -> str:
+    names = list(names)[:3]
+    block = ", ".join(f"{n}={c}" for n, c in zip(names, coords)) if names else "the kernel"
+    return f"first in block ({block})" + (f", thread {thread}" if thread >= 0 else "")
+
+
+def _scope(buf: N.Buffer) -> str:
+    return {"local.fragment": "a fragment", "shared": "shared memory", "shared.dyn": "shared memory",
+            "local": "a local buffer", "local.var": "a local variable"}.get(buf.scope, buf.scope)
+
+
+def _anchor(func: N.PrimFunc) -> Span:
+    launch = func.launch
+    return (launch.span if launch is not None and launch.span else None) or func.name_span or func.span or Span(1, 0, 1, 0)
+
+
+def _coverage(func: N.PrimFunc, param: N.Buffer, writer) -> list[Diagnostic]:
+    """One diagnostic per output with elements no block wrote, naming the rows / columns / ranges."""
+    missing = writer == 0
+    count = int(missing.sum())
+    if count == 0:
+        return []
+    msg = (f"{count} of {missing.numel()} elements of output '{param.name}' are never written by any block "
+           f"({describe_region(missing, param.name)}), so they keep whatever the fresh allocation held; size the grid "
+           "with T.ceildiv(size, tile) so it covers the tensor, and index each axis with its own block index")
+    related = (Related(param.span, f"'{param.name}' is an out_idx output"),) if param.span is not None else ()
+    return [Diagnostic("sanitize-unwritten-output", Severity.ERROR, msg, _anchor(func), related, kernel=func.name,
+                       instance=func.instance or None, target="cpu")]
+
+
+def describe_region(missing, name: str) -> str:
+    """Where a boolean mask is set, in words: whole rows, whole columns, or a bounding box."""
+    if missing.dim() == 1:
+        return f"{name}[{_runs(missing)}]"
+    rows = missing.flatten(1).all(1)
+    cols = missing.flatten(0, -2).all(0)
+    parts = []
+    if bool(rows.any()):
+        parts.append(f"rows {_runs(rows)} of {missing.shape[0]}")
+    if bool(cols.any()):
+        parts.append(f"columns {_runs(cols)} of {missing.shape[-1]}")
+    if parts and bool((missing == _cover(missing, rows, cols)).all()):
+        return " and ".join(parts)
+    first = [int(i) for i in missing.nonzero()[0]]
+    box = [f"{int(ax.nonzero()[0])}..{int(ax.nonzero()[-1])}" for ax in _axes(missing)]
+    return f"first {name}[{', '.join(map(str, first))}], within {name}[{', '.join(box)}]"
+
+
+def _cover(missing, rows, cols):
+    shape = missing.shape
+    r = rows.view(shape[0], *([1] * (len(shape) - 1))).expand(shape)
+    c = cols.view(*([1] * (len(shape) - 1)), shape[-1]).expand(shape)
+    return r | c
+
+
+def _axes(missing) -> list:
+    out = []
+    for d in range(missing.dim()):
+        other = [k for k in range(missing.dim()) if k != d]
+        out.append(missing.permute(d, *other).flatten(1).any(1))
+    return out
+
+
+def _runs(mask) -> str:
+    """`a..b, c..d` for the set positions of a 1-D mask (the first MAX_RUNS runs, then how many more)."""
+    idx = [int(i) for i in mask.nonzero().flatten()]
+    runs, start = [], idx[0]
+    for prev, cur in zip(idx, idx[1:] + [None]):
+        if cur != prev + 1 if cur is not None else True:
+            runs.append(str(start) if start == prev else f"{start}..{prev}")
+            start = cur
+    more = f" and {len(runs) - MAX_RUNS} more ranges" if len(runs) > MAX_RUNS else ""
+    return ", ".join(runs[:MAX_RUNS]) + more
+
+
+def finding_dict(d: Diagnostic) -> dict:
+    """A finding as JSON (1-based lines and columns, end exclusive), as `tilelsp verify --json` prints it."""
+    def at(span: Span) -> dict:
+        return {"line": span.line, "column": span.col + 1, "end_line": span.end_line, "end_column": span.end_col + 1}
+
+    return {**at(d.span), "code": d.code, "severity": d.severity.value, "message": d.message, "kernel": d.kernel,
+            "instance": d.instance, "related": [{**at(r.span), "message": r.message} for r in d.related]}
+
+
+def finding_from_dict(obj: dict) -> Diagnostic:
+    """The Diagnostic back from `finding_dict`."""
+    def span(o: dict) -> Span:
+        return Span(o["line"], o["column"] - 1, o["end_line"], o["end_column"] - 1)
+
+    return Diagnostic(obj["code"], Severity(obj.get("severity", "error")), obj["message"], span(obj),
+                      tuple(Related(span(r), r["message"]) for r in obj.get("related") or ()),
+                      kernel=obj.get("kernel"), instance=obj.get("instance"), target="cpu")
