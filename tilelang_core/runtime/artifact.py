@@ -40,6 +40,7 @@ class Artifact:
     # order, and the T.alloc_global buffers the launcher allocates, {name, dtype, shape}; [] for one plain kernel
     launches: list = field(default_factory=list)
     workspaces: list = field(default_factory=list)
+    tensor_maps: list = field(default_factory=list)  # TMA maps the launcher encodes (codegen/cuda/tma.py)
 
     def meta(self) -> dict:
         """Metadata without the source and cubin."""
@@ -70,7 +71,8 @@ class Artifact:
     def launch_plan(self) -> list:
         """The kernel launches in order: `launches`, or the one kernel the top-level fields describe."""
         return self.launches or [{"kernel_symbol": self.kernel_symbol, "grid": self.grid, "block": self.block,
-                                  "smem_bytes": self.smem_bytes, "params": self.params}]
+                                  "smem_bytes": self.smem_bytes, "params": self.params,
+                                  "tensor_maps": self.tensor_maps}]
 
     def grid_for(self, dims: dict, grid: list | None = None) -> tuple[int, int, int]:
         """The launch grid (the first kernel's unless `grid` is given) with symbolic dims bound."""
@@ -135,7 +137,7 @@ def compile_cubin(source: str, arch: str) -> bytes:
 
 # Environment switches that change the generated code; every cache key includes their values (a test checks that
 # each TILELSP_* variable the lowering reads is listed here).
-CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA")
+CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA", "TILELSP_DISABLE_TMA")
 
 
 def codegen_switches() -> tuple:
@@ -190,14 +192,14 @@ def build_artifact(func, arch: str = "sm_90a", cache: ArtifactCache | None | boo
     from ..passes.pipeline import normalize_target, refuse_errors
 
     arch = normalize_target(arch)
-    refuse_errors(func, arch)
     store = None if cache is False else (cache if isinstance(cache, ArtifactCache) else ArtifactCache())
     key = ir_key(func, arch)
-    if store is not None:
+    if store is not None:  # only instances that passed the checks were stored: a hit needs no second look
         hit = store.get(key)
         if hit is not None and _builder_matches(hit[0]):
             meta, source, cubin = hit
             return _from_meta(meta, source, cubin)
+    refuse_errors(func, arch)
     art = _build(func, arch)
     if store is not None:
         store.put(key, art.meta(), art.source, art.cubin)
@@ -226,4 +228,4 @@ def from_kernel(ck, func, arch: str, cubin: bytes) -> Artifact:
                     content_hash=sha256(ck.source, arch, version), nvcc_version=version,
                     instance=func.instance, line_map=[list(x) for x in ck.line_map],
                     launches=[dict(step, grid=list(step["grid"]), block=list(step["block"])) for step in ck.launches],
-                    workspaces=ck.workspaces)
+                    workspaces=ck.workspaces, tensor_maps=ck.tensor_maps)

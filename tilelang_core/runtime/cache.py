@@ -1,7 +1,7 @@
 """On-disk kernel artifact cache: atomic writes, integrity checks, safe under concurrent writers.
 
-Layout: <dir>/<key[:2]>/<key>.json (metadata, written last: it commits the entry), .cu and .cubin.
-A corrupt entry (bad JSON, hash mismatch, truncated cubin) is reported as a miss and rebuilt.
+Layout: <dir>/<key[:2]>/<key>.json (metadata, written last: it commits the entry), .cu and .cubin (CUDA), or
+.ll and .so (the CPU backend's LLVM IR and shared library). A corrupt entry (bad JSON, hash mismatch, truncated cubin) is reported as a miss and rebuilt.
 """
 from __future__ import annotations
 
@@ -50,14 +50,19 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 class ArtifactCache:
-    """Maps a key to (metadata dict, CUDA source, cubin bytes)."""
+    """Maps a key to (metadata dict, source text, binary bytes): CUDA source and cubin by default."""
 
-    def __init__(self, root: str | Path | None = None):
+    def __init__(self, root: str | Path | None = None, source_suffix: str = ".cu", binary_suffix: str = ".cubin"):
         self.root = Path(root) if root is not None else cache_dir()
+        self.suffixes = (source_suffix, binary_suffix)
 
     def _paths(self, key: str) -> tuple[Path, Path, Path]:
         base = self.root / key[:2] / key
-        return base.with_suffix(".json"), base.with_suffix(".cu"), base.with_suffix(".cubin")
+        return base.with_suffix(".json"), base.with_suffix(self.suffixes[0]), base.with_suffix(self.suffixes[1])
+
+    def binary_path(self, key: str) -> Path:
+        """Where an entry's binary lives (a CPU library is loaded from there)."""
+        return self._paths(key)[2]
 
     def get(self, key: str):
         """(meta, source, cubin) for a valid entry, else None (corrupt entries are removed)."""

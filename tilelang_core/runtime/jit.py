@@ -5,7 +5,9 @@
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import inspect
 import threading
 
@@ -54,12 +56,9 @@ def _device_arch() -> str:
 
 class _CpuBackend:
     def __init__(self, func: N.PrimFunc):
-        from ..codegen import cpu
-        from ..passes.pipeline import refuse_errors, user_errors
+        from .cpu_artifact import load_cpu_kernel
 
-        refuse_errors(func, "cpu")
-        with user_errors(func, "cpu"):
-            self.module = cpu.build(func)
+        self.module = load_cpu_kernel(func)  # a cache hit loads the shared library without tvm
         self.device = "cpu"
 
     def run(self, args):
@@ -180,10 +179,24 @@ def to_ir(func, out_idx=None, instance: str = "", factory: str | None = None) ->
     return ir_func
 
 
+@contextlib.contextmanager
+def paused_gc():
+    """The cyclic garbage collector off while a kernel is parsed and built: after `import torch` each of its
+    full collections walks torch's millions of objects, and they made up half of a cached kernel's load time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def compile(func, out_idx=None, target="auto", target_host=None, execution_backend=None,  # noqa: A001
             verbose=False, pass_configs=None, **kwargs) -> JITKernel:
     """Compile a @T.prim_func (or an IR PrimFunc) into a JITKernel for `target`."""
-    return JITKernel(to_ir(func, out_idx), out_idx=out_idx, target=target)
+    with paused_gc():
+        return JITKernel(to_ir(func, out_idx), out_idx=out_idx, target=target)
 
 
 def _instance_label(factory, args, kwargs) -> str:
@@ -228,10 +241,11 @@ class JITFactory:
         with self._lock:
             if key in self._cache:
                 return self._cache[key]
-        result = self.factory(*args, **kwargs)
-        label = _instance_label(self.factory, args, kwargs)
-        ir_func = to_ir(result, self.out_idx, instance=label, factory=getattr(self.factory, "__name__", None))
-        kernel = JITKernel(ir_func, out_idx=self.out_idx, target=self.target)
+        with paused_gc():
+            result = self.factory(*args, **kwargs)
+            label = _instance_label(self.factory, args, kwargs)
+            ir_func = to_ir(result, self.out_idx, instance=label, factory=getattr(self.factory, "__name__", None))
+            kernel = JITKernel(ir_func, out_idx=self.out_idx, target=self.target)
         with self._lock:
             self._cache[key] = kernel
         return kernel
