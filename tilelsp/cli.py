@@ -325,7 +325,9 @@ def check_file(job: Job) -> FileResult:
 
         msg = f"the checker crashed on this file ({type(exc).__name__}: {exc}); rerun with --debug for the traceback"
         return FileResult(job.display, text, [problem("internal-error", msg)], traceback.format_exc())
-    return FileResult(job.display, text, list(result.diagnostics))
+    from tilelsp.features.actions import with_server_fixes
+
+    return FileResult(job.display, text, with_server_fixes(result))
 
 
 if __name__ == "__main__":

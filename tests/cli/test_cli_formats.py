@@ -126,3 +126,19 @@ def test_instance_is_named_only_when_a_file_has_several():
     assert "in instance" not in render("text", [FileResult("t.py", "x\n", [one])])
     out = render("text", [FileResult("t.py", "x\n", [one, two])]).splitlines()
     assert "  note: in instance k(n=1)" in out and "  note: in instance k(n=2)" in out
+
+
+def test_json_carries_the_fix_the_server_offers_and_one_report_per_line(capsys):
+    """`--format json` has the editor's quick fix (not `"fix": null`), and F[i] = F[i] * 2 is reported once."""
+    from tilelsp import cli
+
+    from tests.conftest import EXAMPLES
+
+    cli.main(["check", str(EXAMPLES / "errors/shared_memory_exceeded.py"), str(EXAMPLES / "errors/threads_exceeded.py"),
+              str(EXAMPLES / "errors/fragment_parallel_dynamic.py"), "--format", "json"])
+    found = {d["code"]: d for d in json.loads(capsys.readouterr().out)}
+    smem, threads = found["shared-memory-exceeded"]["fix"], found["threads-exceeded"]["fix"]
+    assert smem["title"].startswith("Lower num_stages to ") and smem["edits"][0]["new_text"].isdigit()
+    assert threads == {"title": "Set threads=1024", "edits": [dict(threads["edits"][0], new_text="1024")]}
+    cli.main(["check", str(EXAMPLES / "errors/fragment_parallel_dynamic.py"), "--format", "json"])
+    assert [d["code"] for d in json.loads(capsys.readouterr().out)] == ["fragment-parallel-dynamic"]

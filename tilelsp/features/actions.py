@@ -300,7 +300,27 @@ def code_actions(result, span: Span, diagnostics=None, uri: str = "", kernel_at=
                               arguments=(uri, kernel_at)))
         actions.append(Action(f"Benchmark {kernel_at}", SOURCE, command="tilelsp.server.benchmark",
                               arguments=(uri, kernel_at)))
+        actions.append(Action(f"Sanitize {kernel_at} on the CPU (uninitialised reads, unwritten outputs, races, "
+                              "out-of-bounds)", SOURCE, command="tilelsp.server.sanitize", arguments=(uri, kernel_at)))
     return actions
+
+
+def with_server_fixes(result) -> list[Diagnostic]:
+    """The result's diagnostics, each without a fix of its own given the quick fix the server offers for it (the
+    preferred one), so `tilelsp check --format json/sarif/text` show what the editor's light bulb applies."""
+    import dataclasses
+
+    from tilelang_core.diagnostics import Fix
+
+    out = []
+    for d in result.diagnostics:
+        if d.fix is None and (d.code in _FIXERS or d.code in _MULTI_FIXERS):
+            found = [_FIXERS[d.code](result, d)] if d.code in _FIXERS else _MULTI_FIXERS[d.code](result, d)
+            best = next((a for a in found if a and a.preferred), None) or next((a for a in found if a), None)
+            if best is not None:
+                d = dataclasses.replace(d, fix=Fix(best.title, best.edits))
+        out.append(d)
+    return out
 
 
 def kernel_at(result, line: int) -> str | None:

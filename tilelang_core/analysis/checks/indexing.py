@@ -116,11 +116,12 @@ def check_fragment_dynamic_parallel(buf: N.Buffer, indices, span, ctx: Ctx) -> N
                if (_runtime(st, kinds) or _runtime(ext, kinds)) and any(mentions(i, {v}) for i in indices)]
         if bad:
             v, st, ext = bad[0]
-            ctx.emit("fragment-parallel-dynamic",
-                     f"fragment {buf.name} is indexed by {v.name}, whose loop {_loop_text(st, ext)} has a "
-                     f"range only known at run time; fragments need a constant T.Parallel range: loop over the "
-                     f"whole tile and guard the tail with `if`",
-                     span, related=related_for(buf))
+            msg = (f"fragment {buf.name} is indexed by {v.name}, whose loop {_loop_text(st, ext)} has a range only "
+                   f"known at run time; fragments need a constant T.Parallel range: loop over the whole tile and "
+                   f"guard the tail with `if`")
+            if not any(d.code == "fragment-parallel-dynamic" and d.message == msg and d.span.line == span.line
+                       for d in ctx.sink.items):  # `F[i] = F[i] * 2`: once per line, not per access
+                ctx.emit("fragment-parallel-dynamic", msg, span, related=related_for(buf))
             return
 
 
