@@ -122,7 +122,7 @@ def _first_gap(ivs: list, dim: int) -> tuple[int, int] | None:
     at = 0
     for iv in sorted(ivs, key=lambda i: i.lo):
         if iv.lo > at:
-            break
+            return (at, min(iv.lo, dim) - 1)
         at = max(at, iv.hi + 1)
         if at >= dim:
             return None
