@@ -181,6 +181,31 @@ _ROWS = [
              "", "Inspect the kernel; the message gives the max error and where."),
     CodeInfo("verify-failed", E, "verify", "Verification could not run (build failure, timeout, crash).",
              "", "See the message."),
+    # --- sanitize (`tilelsp verify --sanitize`: the CPU backend's instrumented run) ------------------------------
+    CodeInfo("sanitize-uninitialized-read", E, "sanitize",
+             "At run time, a shared, fragment or local element was read before anything wrote it (the first block "
+             "and thread that did it are named). On a GPU the read returns whatever the memory or registers held.",
+             "acc = T.alloc_fragment((64, 64), T.float32)\nT.gemm(A_s, B_s, acc)  # no T.clear(acc) before",
+             "Initialise the buffer first: T.clear / T.fill, clear_accum=True, a T.copy into it, or assignments "
+             "before the loop that reads it."),
+    CodeInfo("sanitize-unwritten-output", E, "sanitize",
+             "At run time, elements of an out_idx output were written by no block (named as rows, columns or "
+             "ranges); they keep whatever the fresh allocation held.",
+             "with T.Kernel(N // 64, M // 64) as (bx, by):  # M = 1000 drops rows 960..999",
+             "Size the grid with T.ceildiv(size, tile) so it covers the tensor, and index each axis with its own "
+             "block index."),
+    CodeInfo("sanitize-block-race", E, "sanitize",
+             "At run time, two blocks of one launch wrote the same global element without an atomic (both blocks "
+             "are named); on a GPU the result depends on which block runs last.",
+             "for i, j in T.Parallel(64, 64):\n    C[i, j] = acc[i, j]  # the same tile from every block",
+             "Index the output with the block indices so each block writes its own part, or accumulate with "
+             "T.atomic_add into a zeroed tensor."),
+    CodeInfo("sanitize-out-of-bounds", E, "sanitize",
+             "At run time, an element access written in the kernel (`A[i, j]`, not a tile op, which is "
+             "bounds-guarded) fell outside its buffer; the CPU backend skipped it, a GPU reads or writes foreign "
+             "memory.",
+             "for i, j in T.Parallel(64, 64):\n    C[by * 64 + i, j] = acc[i, j]  # M = 1000",
+             "Guard the access (`if by * 64 + i < M:`) or fix the index expression."),
 ]
 
 CODES: dict[str, CodeInfo] = {row.code: row for row in _ROWS}
