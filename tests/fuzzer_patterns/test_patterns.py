@@ -62,3 +62,15 @@ def test_replicated_atomic_runs_on_one_thread_per_iteration(case):
     lines = generate(kernel_ir(case), "sm_90a").source.splitlines()
     at = next(k for k, line in enumerate(lines) if "tl::atomic_add((" in line)
     assert "threadIdx.x" in lines[at - 1] and lines[at - 1].strip().startswith("if"), lines[at - 3:at + 1]
+
+
+@pytest.mark.tvm
+def test_integer_reductions_accumulate_in_their_integer_type_on_cuda():
+    """uint32 absmax/abssum past 2**24 came back rounded on the H200: the CUDA reduction accumulated in float32."""
+    from fuzz_harness import kernel_ir
+
+    from tilelang_core.codegen.cuda import generate
+
+    case = next(c for c in _cases("fuzz_values") if "absmax/abssum" in c.name and "uint32" in c.source)
+    body = generate(kernel_ir(case), "sm_90a").source.split("__global__", 2)[2]
+    assert "float" not in body and "uint red_acc" in body.replace("alignas(64) ", "")

@@ -20,7 +20,8 @@ class ReduceOps:
         src, dst = em.layouts.get(op.src.buffer), em.layouts.get(op.dst.buffer)
         if op.op not in _REDUCE:
             raise LoweringError(f"T.reduce_{op.op} is not supported by the CUDA backend yet", op.span)
-        if isinstance(src, Mma) and isinstance(dst, MmaRow) and dst.fits(src) and op.dim == 1:
+        if (isinstance(src, Mma) and isinstance(dst, MmaRow) and dst.fits(src) and op.dim == 1
+                and acc_dtype(op) == "float32"):
             return self._reduce_quad(op, src)
         self._reduce_shared(op)
 
@@ -32,8 +33,10 @@ class ReduceOps:
         v = text if op.src.buffer.dtype == t else f'T.Cast("{t}", {text})'
         return f"T.abs({v})" if op.op.startswith("abs") else v
 
-    def _init(self, kind_init: str) -> str:
-        return {"0": "T.float32(0)", "-inf": '-T.infinity("float32")', "inf": 'T.infinity("float32")'}[kind_init]
+    def _init(self, kind_init: str, t: str = "float32") -> str:
+        if not _is_float(t):
+            return {"0": f'T.Cast("{t}", 0)', "-inf": f'T.min_value("{t}")', "inf": f'T.max_value("{t}")'}[kind_init]
+        return {"0": f'T.Cast("{t}", 0)', "-inf": f'-T.infinity("{t}")', "inf": f'T.infinity("{t}")'}[kind_init]
 
     def _reduce_quad(self, op, src: Mma) -> None:
         em = self.em
@@ -56,18 +59,18 @@ class ReduceOps:
 
     def _store_reduced(self, op, target: str, value: str, kind: str) -> None:
         em = self.em
-        dt = op.dst.buffer.dtype
+        dt, t = op.dst.buffer.dtype, acc_dtype(op)
         if not op.clear:
-            old = target if dt == "float32" else f'T.Cast("float32", {target})'
+            old = target if dt == t else f'T.Cast("{t}", {target})'
             value = self._combine(kind, old, value)
-        if dt != "float32":
+        if dt != t:
             value = f'T.Cast("{dt}", {value})'
         em.line(f"{target} = {value}")
 
-    def _scalar(self, hint: str) -> str:
+    def _scalar(self, hint: str, t: str = "float32") -> str:
         em = self.em
         name = em.fresh(hint)
-        em.allocs.append(f'{name} = T.alloc_buffer((1,), "float32", scope="local")')
+        em.allocs.append(f'{name} = T.alloc_buffer((1,), "{t}", scope="local")')
         return name
 
     def _reduce_shared(self, op) -> None:
@@ -84,33 +87,34 @@ class ReduceOps:
                                 "its rank", op.span)
         outer, red, inner = math.prod(shape[:op.dim]), shape[op.dim], math.prod(shape[op.dim + 1:])
         keep = outer * inner
+        t = acc_dtype(op)
         em.sync()
         if sbuf.scope == "local.fragment":
             stage = em.fresh("red_in")
-            em.scratch[stage] = ("float32", outer * red * inner)
+            em.scratch[stage] = (t, outer * red * inner)
             lay = em.layouts[sbuf]
             r = em.fresh("r")
             em.line(f"for {r} in T.unroll({lay.regs}):")
             with em.block():
                 flat = ravel(lay.coords("tx", r), list(shape))
-                em.guarded(in_fragment(lay, "tx", r), f"{stage}[{flat}] = {self._as_f32(sbuf, f'{em.name(sbuf)}[{r}]')}")
+                em.guarded(in_fragment(lay, "tx", r), f"{stage}[{flat}] = {_as(t, sbuf, f'{em.name(sbuf)}[{r}]')}")
             em.sync()
             read = lambda row, j: f"{stage}[{_flat(row, j, red, inner)}]"  # noqa: E731
         elif sbuf.scope in ("shared.dyn", "shared"):
             def read(row, j):
-                return self._as_f32(sbuf, em.load_text(sbuf, unravel(_flat(row, j, red, inner), shape)))
+                return _as(t, sbuf, em.load_text(sbuf, unravel(_flat(row, j, red, inner), shape)))
         else:
             raise LoweringError("T.reduce_* needs a fragment or shared-memory source", op.span)
         out = em.fresh("red_out")
-        em.scratch[out] = ("float32", keep)
-        acc = self._scalar("red_acc")
+        em.scratch[out] = (t, keep)
+        acc = self._scalar("red_acc", t)
         it, j = em.fresh("it"), em.fresh("j")
         em.line(f"for {it} in T.serial({-(-keep // T)}):")
         with em.block():
             row = f"({it} * {T} + tx)"
             em.line(f"if {row} < {keep}:")
             with em.block():
-                em.line(f"{acc}[0] = {self._init(init)}")
+                em.line(f"{acc}[0] = {self._init(init, t)}")
                 em.line(f"for {j} in T.serial({red}):")
                 with em.block():
                     x = read(row, j)
@@ -119,9 +123,6 @@ class ReduceOps:
                 em.line(f"{out}[{row}] = {acc}[0]")
         em.sync()
         self._reduce_writeback(op, out, kind, keep)
-
-    def _as_f32(self, buf, text: str) -> str:
-        return text if buf.dtype == "float32" else f'T.Cast("float32", {text})'
 
     def _reduce_writeback(self, op, out: str, kind: str, keep: int) -> None:
         em = self.em
@@ -152,3 +153,22 @@ def _flat(row: str, j: str, red: int, inner: int) -> str:
     if inner == 1:
         return f"({row} * {red} + {j})"
     return f"(({row} // {inner} * {red} + {j}) * {inner} + {row} % {inner})"
+
+
+def acc_dtype(op) -> str:
+    """The dtype a reduction accumulates in: float32 for floats (float64 when one side is), the destination's
+    integer type for integers (an integer sum or max in float32 loses every bit past 24)."""
+    src, dst = op.src.buffer.dtype, op.dst.buffer.dtype
+    if "float64" in (src, dst):
+        return "float64"
+    if _is_float(src) or _is_float(dst):
+        return "float32"
+    return dst
+
+
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith(("float", "bfloat"))
+
+
+def _as(t: str, buf, text: str) -> str:
+    return text if buf.dtype == t else f'T.Cast("{t}", {text})'
