@@ -11,6 +11,24 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
 
+def system_tool(exe: str, package: str) -> str | None:
+    """The path of a system program, installed with apt-get when missing and this is root on Debian (as in .ci/run;
+    set TILELSP_NO_APT=1 to forbid it); None when it cannot be had (the test then skips)."""
+    import os
+    import subprocess
+
+    found = shutil.which(exe)
+    if found or os.environ.get("TILELSP_NO_APT") or shutil.which("apt-get") is None or os.geteuid() != 0:
+        return found
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for step in (["apt-get", "install", "-y", "-qq", package], ["apt-get", "update", "-qq"],
+                 ["apt-get", "install", "-y", "-qq", package]):
+        subprocess.run(step, capture_output=True, timeout=900, env=env, stdin=subprocess.DEVNULL)
+        if shutil.which(exe):
+            break
+    return shutil.which(exe)
+
+
 def _has_gpu() -> bool:
     try:
         import torch

@@ -4,8 +4,6 @@ the mma.sync accumulators of examples/gemm.py. Installs Debian's `chromium` when
 apt-get, as .ci/run runs), else skips."""
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
 import pytest
@@ -14,26 +12,14 @@ from tilelang_core.check import check_source
 from tilelsp.features.layout_svg import PALETTE
 from tilelsp.features.layout_view import layout_request
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, system_tool
 
 WIDTH, HEIGHT = 900, 3800
 
 
-def _chromium() -> str | None:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found or os.geteuid() != 0 or shutil.which("apt-get") is None or os.environ.get("TILELSP_NO_APT"):
-        return found
-    for step in (["apt-get", "install", "-y", "-qq", "chromium"], ["apt-get", "update", "-qq"],
-                 ["apt-get", "install", "-y", "-qq", "chromium"]):
-        subprocess.run(step, capture_output=True, timeout=900, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-        if shutil.which("chromium"):
-            break
-    return shutil.which("chromium")
-
-
 @pytest.fixture(scope="module")
 def chromium():
-    exe = _chromium()
+    exe = system_tool("chromium", "chromium")
     if exe is None:
         pytest.skip("needs Debian's chromium (apt-get install chromium)")
     return exe
