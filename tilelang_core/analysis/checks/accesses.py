@@ -190,6 +190,20 @@ def collect(launch: N.Launch) -> LaunchAccesses:
     return c.out
 
 
+def _launch_nodes(s):
+    """The Launch statements under `s` (statements only: a launch never sits inside an expression)."""
+    if isinstance(s, N.Launch):
+        yield s
+    elif isinstance(s, N.SeqStmt):
+        for x in s.stmts:
+            yield from _launch_nodes(x)
+    elif isinstance(s, (N.For, N.While)):
+        yield from _launch_nodes(s.body)
+    elif isinstance(s, N.If):
+        yield from _launch_nodes(s.then_body)
+        yield from _launch_nodes(s.else_body)
+
+
 _last: list = [None, None]  # the kernel analysed last and its accesses (its rules share them)
 
 
@@ -197,7 +211,7 @@ def launches(func: N.PrimFunc) -> list[LaunchAccesses]:
     """The accesses of every launch of a kernel (top level or nested in statements), collected once per kernel."""
     if _last[0] is func:
         return _last[1]
-    out = [collect(n) for n in walk(func.body) if isinstance(n, N.Launch)]
+    out = [collect(n) for n in _launch_nodes(func.body)]
     _last[0], _last[1] = func, out
     return out
 

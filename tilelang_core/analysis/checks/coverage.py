@@ -129,12 +129,51 @@ def _first_gap(ivs: list, dim: int) -> tuple[int, int] | None:
     return (at, dim - 1) if at < dim else None
 
 
+def _walker(a: Access, axis: int, grid: dict):
+    """(block index, step between neighbouring blocks) of an axis whose start moves with one block index."""
+    start = start_of(a, axis)
+    deps = [v for v in grid if mentions(start, {v})]
+    env = access_env(a, grid) if len(deps) == 1 else None
+    if env is None:
+        return None
+    b = deps[0]
+    at0, at1 = bound(start, {**env, b: Interval.point(0)}), bound(start, {**env, b: Interval.point(1)})
+    if at0 is None or at1 is None or at1.lo - at0.lo <= 0:
+        return None
+    return b, at1.lo - at0.lo
+
+
+def _swapped(tensor, axis: int, launch, a: Access):
+    """(the block index on `axis`, the one on another axis) when exchanging the two would cover both dimensions."""
+    grid = grid_env(launch)
+    if a.axes is None or len(a.axes) != len(tensor.shape):
+        return None
+    here = _walker(a, axis, grid)
+    if here is None:
+        return None
+    b, step = here
+    for other_axis in range(len(a.axes)):
+        there = _walker(a, other_axis, grid) if other_axis != axis else None
+        dims = (as_int(tensor.shape[axis]), as_int(tensor.shape[other_axis]))
+        if there is None or there[0] is b or None in dims:
+            continue
+        c, other_step = there
+        if (grid[c].hi + 1) * step >= dims[0] and (grid[b].hi + 1) * other_step >= dims[1]:
+            return b, c
+    return None
+
+
 def _report(tensor, axis: int, dim: int, gap, covered, writes, fresh: bool, ctx: Ctx) -> None:
     lo, hi = gap
     what = {0: "rows", 1: "columns"}.get(axis, "indices") if len(tensor.shape) == 2 else "indices"
     where = f" along dimension {axis}" if len(tensor.shape) != 2 else ""
     reach = max(iv.hi for iv in covered) + 1 if covered else 0
-    if reach <= lo:
+    swapped = _swapped(tensor, axis, writes[0][0], writes[0][1])
+    if reach <= lo and swapped:
+        b, other = swapped
+        why = (f"the block indices look swapped: {b.name} indexes this dimension but T.Kernel sizes it for the "
+               f"other one; index dimension {axis} with {other.name} and the other dimension with {b.name}")
+    elif reach <= lo:
         why = (f"the blocks only reach {what} up to {reach - 1}: the grid is too small for the tensor (a grid "
                f"sized with `//` drops the tail; block indices swapped between T.Kernel and the indexing shrink "
                f"it too); size the grid with T.ceildiv(size, tile) and index each axis with its own block index")
