@@ -45,11 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="With no command, tilelsp serves the language server on stdio. See docs/cli.md.")
     parser.add_argument("--version", action="version", version=f"tilelsp {_version()}")
     _add_stdio_flags(parser)
-    sub = parser.add_subparsers(dest="command", metavar="{check,ir,layout,verify,serve}")
+    sub = parser.add_subparsers(dest="command", metavar="{check,ir,layout,verify,bench,autotune,serve}")
     _add_check(sub)
     _add_ir(sub)
     _add_layout(sub)
     _add_verify(sub)
+    _add_bench(sub)
+    _add_autotune(sub)
     serve = sub.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", type=_host_port, help="listen on TCP instead of stdio")
     _add_stdio_flags(serve)
@@ -121,6 +123,41 @@ def _add_verify(sub) -> None:
     p.add_argument("--sanitize", action="store_true",
                    help="also run each instance on the CPU backend with shadow state: uninitialised reads, unwritten "
                         "output elements, cross-block races, out-of-bounds indexing")
+    _add_ray_flag(p)
+
+
+def _add_ray_flag(p) -> None:
+    p.add_argument("--ray", metavar="ADDRESS", help="run on a Ray cluster (ADDRESS, or 'local' to start one; "
+                   "default $TILELSP_RAY_ADDRESS); needs pip install 'tilelsp[ray]'")
+
+
+def _add_bench(sub) -> None:
+    p = sub.add_parser("bench", help="time each kernel (after checking it as verify does)")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default every kernel")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to run (default auto)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="SEC", help="give up after SEC seconds (default 120)")
+    _add_ray_flag(p)
+
+
+def _add_autotune(sub) -> None:
+    p = sub.add_parser("autotune", help="search a kernel factory's configs for the fastest")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--kernel", metavar="NAME", help="factory name; default the first tunable one")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where to time (default auto: the GPU, else the CPU backend)")
+    p.add_argument("--configs", type=int, default=16, metavar="N", help="generated configs to try (default 16)")
+    p.add_argument("--args", action="append", metavar="NAME=VALUE[,...]",
+                   help="override the file's call arguments, e.g. --args M=8192,N=8192,K=8192")
+    p.add_argument("--jobs", type=int, default=0, metavar="N", help="compile in N processes (default: every core)")
+    p.add_argument("--warmup", type=int, default=5, metavar="N", help="warm-up runs per config (default 5)")
+    p.add_argument("--rep", type=int, default=20, metavar="N", help="timed runs per config (default 20)")
+    p.add_argument("--task-timeout", type=float, default=600.0, metavar="SEC",
+                   help="with --ray: give up on one config's task after SEC seconds (default 600)")
+    p.add_argument("--no-cache", action="store_true", help="search again even if the result is remembered")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_ray_flag(p)
 
 
 def main(argv=None) -> int:
@@ -155,6 +192,11 @@ def _run(args) -> int:
         return _dispatch("tilelsp.ir_command", "run_ir", args, "tilelsp ir")
     if args.command == "verify":
         return _dispatch("tilelsp.verify_command", "run_verify", args, "tilelsp verify")
+    if args.command == "bench":
+        args.bench = True
+        return _dispatch("tilelsp.verify_command", "run_verify", args, "tilelsp bench")
+    if args.command == "autotune":
+        return _dispatch("tilelsp.autotune_command", "run_autotune", args, "tilelsp autotune")
     if args.command == "layout":
         return _dispatch("tilelsp.layout_command", "run_layout", args, "tilelsp layout")
     if args.command is None:

@@ -3,9 +3,12 @@ check each kernel against a reference when one is given, time it with the profil
 
 Configs are dicts of factory keyword arguments. A config that fails to build, run or match the reference is
 skipped and its error kept in `AutotuneResult.failures`; when every config fails, the first failure is raised
-with a note listing the others. Timing uses `Profiler.do_bench` (CUDA events on a GPU, the host clock on the
-CPU backend). `timeout`, `cache_input_tensors`, `backend`, grouped-compile options and a config's
-"pass_configs" entry are accepted and ignored.
+with a note listing the others. With `jobs` > 1 (or TILELSP_AUTOTUNE_JOBS) the configs are first compiled in
+forked workers (autotune_search.py), with a progress bar. Timing uses `Profiler.do_bench` (CUDA events on a GPU,
+the host clock on the CPU backend; `AutotuneResult.device` says which). The best config of a kernel factory is
+remembered on disk per factory source, call arguments, configs, target and device, and a later search returns it
+at once (`cached=True`; TILELSP_AUTOTUNE_CACHE=0 searches again). `timeout`, `cache_input_tensors`, `backend`,
+and a config's "pass_configs" entry are accepted and ignored.
 """
 from __future__ import annotations
 
@@ -15,7 +18,8 @@ import inspect
 import threading
 from dataclasses import dataclass, field
 
-from .jit import JITFactory, JITKernel, compile, jit
+from . import autotune_search as search
+from .jit import JITFactory, JITKernel, compile, jit, resolve_target
 
 __all__ = ["autotune", "AutoTuner", "AutotuneResult", "set_autotune_inputs", "get_autotune_inputs"]
 
@@ -51,6 +55,12 @@ class AutotuneResult:
     kernel: JITKernel | None = None
     timings: list = field(default_factory=list)
     failures: list = field(default_factory=list)
+    device: str = ""
+    cached: bool = False
+
+
+class ConfigBuildError(Exception):
+    """A config's kernel failed to build in a compile worker (the message is the worker's error)."""
 
 
 @dataclass
@@ -74,6 +84,9 @@ class AutoTuner:
         self.compile_args: dict = {"out_idx": None, "target": "auto"}
         self.profile_args = _ProfileArgs()
         self.build = self._compile_factory
+        # what names the search on disk: the factory's source and the call; None (plain callables) never caches
+        self.identity = search.kernel_identity(fn) if isinstance(fn, JITFactory) else None
+        self.call = ""
 
     @classmethod
     def from_kernel(cls, kernel, configs):
@@ -98,29 +111,52 @@ class AutoTuner:
         built = self.fn(**config)
         return (built if isinstance(built, JITKernel) else compile(built, **self.compile_args)), None
 
+    def _target(self) -> str:
+        target = getattr(self.fn, "target", None) if isinstance(self.fn, JITFactory) else None
+        return resolve_target(target or self.compile_args.get("target", "auto"))[0]
+
     def run(self, warmup: int = 25, rep: int = 100, timeout=None, early_stop: bool = False,
-            early_stop_factor: float = 2.0, **_ignored) -> AutotuneResult:
-        """Build, check and time every config; the fastest wins."""
+            early_stop_factor: float = 2.0, jobs: int | None = None, progress: bool = True,
+            **_ignored) -> AutotuneResult:
+        """Build (in `jobs` workers), check and time every config; the fastest wins and is remembered."""
         configs = _config_list(self.configs)
         if not configs:
             raise ValueError("autotune got no configs: pass configs=[{...}, ...] (or a function returning them)")
-        result = AutotuneResult()
-        for config in configs:
+        device = search.device_label(self._target())
+        key = search.best_key(self.identity, self.call, configs, self._target(), device) if self.identity else None
+        remembered = search.load_best(key) if key else None
+        if remembered is not None and remembered["config"] in configs:
+            kernel, _ = self.build(_kernel_args(remembered["config"]))
+            result = AutotuneResult(latency=remembered.get("latency"), config=dict(remembered["config"]),
+                                    kernel=kernel, device=device, cached=True,
+                                    timings=[tuple(t) for t in remembered.get("timings", [])])
+            return _finish(result)
+        jobs = search.default_jobs() if jobs is None else jobs
+        failed = search.precompile(lambda cfg: self.build(_kernel_args(cfg)), configs, jobs,
+                                   search.Progress(len(configs), "autotune: compiling", enabled=progress))
+        result = AutotuneResult(device=device)
+        bar = search.Progress(len(configs), f"autotune: timing on {device}", enabled=progress)
+        for index, config in enumerate(configs):
             try:
+                if index in failed:
+                    raise ConfigBuildError(failed[index])
                 kernel, inputs = self.build(_kernel_args(config))
                 latency = self._measure(kernel, inputs, warmup, rep, result.latency if early_stop else None,
                                         early_stop_factor)
             except Exception as exc:  # noqa: BLE001 -- a failing config is skipped, its error kept
                 result.failures.append((dict(config), exc))
+                bar.step("failed")
                 continue
+            bar.step(f"{latency:.4g} ms")
             result.timings.append((dict(config), latency))
             if result.latency is None or latency < result.latency:
                 result.latency, result.config, result.kernel = latency, dict(config), kernel
         if result.kernel is None:
             raise _all_failed(result.failures)
-        result.func, result.libcode = result.kernel.prim_func, result.kernel.get_kernel_source()
-        result.kernel.latency, result.kernel.config = result.latency, result.config
-        return result
+        if key:
+            search.save_best(key, {"config": result.config, "latency": result.latency, "device": device,
+                                   "timings": result.timings})
+        return _finish(result)
 
     def _inputs(self, kernel: JITKernel, inputs):
         p = self.profile_args
@@ -147,6 +183,12 @@ class AutoTuner:
             if probe > best * factor:
                 return probe
         return profiler.do_bench(input_tensors=ins, warmup=warmup, rep=rep)
+
+
+def _finish(result: AutotuneResult) -> AutotuneResult:
+    result.func, result.libcode = result.kernel.prim_func, result.kernel.get_kernel_source()
+    result.kernel.latency, result.kernel.config = result.latency, result.config
+    return result
 
 
 def _config_list(configs, args=(), kwargs=None) -> list[dict]:
@@ -217,6 +259,9 @@ class AutoTuneKernel:
                 return self._cache[key]
         tuner = AutoTuner(None, configs).set_profile_args(**self.profile)
         tuner.build = self._builder(args, kwargs, eager_call)
+        if not self._eager:  # a jit factory: the search is remembered per factory source and call
+            tuner.fn, tuner.identity = self.target, search.kernel_identity(self.target)
+            tuner.call = repr((_freeze(args), sorted(kwargs.items())))
         result = tuner.run(**self.options)
         best = (result.kernel, None)
         if eager_call:

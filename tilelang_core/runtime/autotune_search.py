@@ -1,0 +1,153 @@
+"""What an autotune search needs besides timing: configs compiled in parallel, a progress bar, the device it timed
+on, and the best config remembered on disk.
+
+Parallel compilation forks worker processes (Linux) that build each config's kernel into the artifact cache; the
+search then loads every kernel from the cache (no tvm in the searching process for the CPU backend) and times
+them one after another, so timings never compete with each other. A config whose build fails in a worker is
+skipped with its message. The best config is stored under <cache>/autotune/<key>.json, the key naming the
+kernel (its factory's source), the call's arguments (shapes, dtypes), the configs, the target and the device.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import platform
+import sys
+import time
+
+from .cache import atomic_write, cache_dir, sha256
+
+
+class Progress:
+    """A one-line progress bar on stderr (a line per step when stderr is not a terminal)."""
+
+    def __init__(self, total: int, label: str, stream=None, enabled: bool = True):
+        self.total, self.label, self.done = total, label, 0
+        self.stream = stream or sys.stderr
+        self.enabled = enabled and total > 0
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.start = time.perf_counter()
+
+    def step(self, note: str = "") -> None:
+        """One more item finished."""
+        self.done += 1
+        if not self.enabled:
+            return
+        width = 24
+        fill = int(width * self.done / self.total)
+        text = (f"{self.label} [{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} "
+                f"{time.perf_counter() - self.start:.1f}s {note}")
+        self.stream.write(("\r" + text[:110].ljust(110)) if self.tty else text + "\n")
+        if self.tty and self.done == self.total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def default_jobs() -> int:
+    """Worker processes for parallel compilation: TILELSP_AUTOTUNE_JOBS, else 1 (compile in this process)."""
+    try:
+        return max(1, int(os.environ.get("TILELSP_AUTOTUNE_JOBS", "1")))
+    except ValueError:
+        return 1
+
+
+_FORKED_BUILD = None  # the build function the forked workers inherit (set only while a pool runs)
+
+
+def _build_forked(item):
+    index, config = item
+    try:
+        _FORKED_BUILD(config)
+        return index, None
+    except Exception as exc:  # noqa: BLE001 -- reported as the config's failure
+        return index, f"{type(exc).__name__}: {exc}"
+
+
+def precompile(build, configs: list[dict], jobs: int, progress: Progress | None = None) -> dict[int, str]:
+    """Build every config in `jobs` forked workers (their kernels land in the artifact cache); returns the
+    failed configs' index -> error message. Does nothing (returns {}) with one job or where fork is unavailable."""
+    global _FORKED_BUILD
+    if jobs <= 1 or len(configs) <= 1 or not sys.platform.startswith("linux"):
+        return {}
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    failures: dict[int, str] = {}
+    _FORKED_BUILD = build
+    try:
+        with ProcessPoolExecutor(min(jobs, len(configs)), mp_context=multiprocessing.get_context("fork")) as pool:
+            for index, error in pool.map(_build_forked, list(enumerate(configs))):
+                if error is not None:
+                    failures[index] = error
+                if progress is not None:
+                    progress.step(f"compiled {configs[index]}" if error is None else "failed")
+    except (BrokenProcessPool, OSError):  # a worker died: the search builds what is missing itself
+        return failures
+    finally:
+        _FORKED_BUILD = None
+    return failures
+
+
+def device_label(target: str) -> str:
+    """What the timings ran on: the CUDA device's name, or the CPU (the CPU backend's timings, labelled so)."""
+    if target == "cuda":
+        import torch
+
+        return f"cuda:{torch.cuda.get_device_name()}"
+    return f"cpu:{cpu_name()} (CPU backend timing)"
+
+
+def cpu_name() -> str:
+    """This machine's CPU model."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def kernel_identity(factory) -> str | None:
+    """A stable name for a kernel factory (module, qualified name, source text), or None when it has none."""
+    fn = getattr(factory, "factory", None) or factory
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return None
+    if getattr(fn, "__name__", "") == "<lambda>" or getattr(fn, "__closure__", None):
+        return None  # captured values are not in the source: two closures of one text are different kernels
+    return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}\n{source}"
+
+
+def best_key(identity: str, call: str, configs: list[dict], target: str, device: str) -> str:
+    """The key of a remembered search result."""
+    from .artifact import compiler_version
+
+    return sha256("tilelsp-autotune", 1, identity, call, repr(configs), target, device, compiler_version())
+
+
+def _best_path(key: str):
+    return cache_dir() / "autotune" / f"{key}.json"
+
+
+def load_best(key: str) -> dict | None:
+    """The remembered {config, latency, device, timings} for `key`, or None."""
+    if os.environ.get("TILELSP_AUTOTUNE_CACHE", "1") == "0":
+        return None
+    try:
+        data = json.loads(_best_path(key).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("config"), dict) else None
+
+
+def save_best(key: str, record: dict) -> None:
+    """Remember a search result (best effort: an unwritable cache only loses the memory)."""
+    try:
+        atomic_write(_best_path(key), json.dumps(record, indent=1, default=str).encode())
+    except OSError:
+        pass
