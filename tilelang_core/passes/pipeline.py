@@ -194,6 +194,8 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
         texts.append(_kernel_header(part, parts) + describe(layouts) + "".join(
             f"\n# {b.name}: shared tile, {'wgmma 128-byte-swizzled atoms' if kind == 'atoms' else 'swizzled rows'}"
             for b, kind in swz.items()))
+        ws = cuda.warp_specialization(part.func, arch)
+        texts[-1] += f"\n{ws.describe()}" if ws is not None else ""
     if _stage(result, "layouts", "\n".join(texts) + "\n\n" + func_str(func, notes), until):
         return
     scripts = [_kernel_header(part, parts) + cuda.tvmscript(part.func, arch)[0] for part in parts]

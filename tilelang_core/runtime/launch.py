@@ -62,6 +62,9 @@ def pack_args(artifact, args: list, dims: dict, step: dict | None = None,
             values.append(ctypes.c_void_p(_data_ptr(named[p["name"]], p)))
         else:
             values.append(_CTYPE.get(p["dtype"], ctypes.c_int32)(named[p["name"]]))
+    for m in (step or artifact.launch_plan()[0]).get("tensor_maps", ()):  # TMA maps of a warp-specialised kernel
+        params = params + [m]
+        values.append(_tensor_map(m, named[m["tensor"]]))
     order = sorted((p.get("position", k), k) for k, p in enumerate(params) if p.get("position", k) >= 0)
     ordered = [values[k] for _, k in order]
     array = (ctypes.c_void_p * max(len(ordered), 1))(*[ctypes.addressof(v) for v in ordered])
@@ -74,6 +77,17 @@ def allocate_workspaces(artifact, dims: dict, device) -> dict:
 
     return {name: torch.zeros(shape, dtype=getattr(torch, dtype), device=device)
             for name, dtype, shape in artifact.workspace_shapes(dims)}
+
+
+def _tensor_map(spec: dict, t):
+    """The encoded tensor map (passed by value as a __grid_constant__ CUtensorMap) of tensor `t`."""
+    from .tensor_map import TensorMapError, encode
+
+    try:
+        return encode(spec, _data_ptr(t, {"name": spec["tensor"], "dtype": spec["dtype"]}), tuple(t.shape),
+                      t.element_size())
+    except TensorMapError as exc:
+        raise LaunchError(str(exc)) from None
 
 
 def _data_ptr(t, p) -> int:

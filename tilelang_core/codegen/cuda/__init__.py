@@ -1,4 +1,4 @@
 """The CUDA backend: tile IR to thread-level TVMScript, a TVM PrimFunc, and CUDA C for sm_80…sm_90a."""
-from .generate import CudaKernel, generate, plan, target_of, threads_of, tvmscript
+from .generate import CudaKernel, generate, plan, target_of, threads_of, tvmscript, warp_specialization
 
-__all__ = ["CudaKernel", "generate", "plan", "target_of", "threads_of", "tvmscript"]
+__all__ = ["CudaKernel", "generate", "plan", "target_of", "threads_of", "tvmscript", "warp_specialization"]

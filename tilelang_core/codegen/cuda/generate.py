@@ -18,8 +18,11 @@ from ...passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
 from .common import LoweringError, used_buffers, view_root
 from .lower import KernelEmitter
 from .split import split_kernels
+from .raster import rasterize
 from .templates import insert_prelude
 from .threads import group_threads
+from .tma import DEVICE as TMA_DEVICE
+from .tma import plan_tma, rewrite_signature
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_90": 232448, "sm_90a": 232448}
@@ -47,6 +50,7 @@ class CudaKernel:
     pipeline_text: str = ""
     launches: list = field(default_factory=list)    # dicts: kernel_symbol, grid, block, smem_bytes, params
     workspaces: list = field(default_factory=list)  # dicts: name, dtype, shape (T.alloc_global, zero-filled)
+    tensor_maps: list = field(default_factory=list)  # TMA maps the launcher encodes: arg, tensor, dtype, box, swizzle
 
 
 def threads_of(launch: N.Launch) -> int:
@@ -86,6 +90,13 @@ def plan(func: N.PrimFunc, arch: str = "sm_80"):
     return launch, threads, layouts, plan_pipelines(func), smem, wgmma
 
 
+def warp_specialization(func: N.PrimFunc, arch: str):
+    """The TMA + mbarrier, warp-specialised schedule `tvmscript` gives a kernel (tma.plan_tma), None for cp.async."""
+    func = lower_loop_exits(func)
+    launch, threads, _, pipes, swz, wgmma = plan(func, arch)
+    return plan_tma(func, launch, pipes, swz, wgmma, arch, threads, group_threads(func, threads) != threads)
+
+
 def _one_launch(func: N.PrimFunc) -> None:
     """Raise at the second `T.Kernel` of a prim_func: one kernel is planned and emitted at a time."""
     stmts = func.body.stmts if isinstance(func.body, N.SeqStmt) else (func.body,)
@@ -117,12 +128,19 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
     func = lower_loop_exits(func)  # break/continue become flags; plan() then sees the same buffers
     launch, threads, layouts, pipes, swz, wgmma = plan(func, arch)
     em = KernelEmitter(func, layouts, pipes, swz, threads, wgmma)
+    em.ws = plan_tma(func, launch, pipes, swz, wgmma, arch, threads, group_threads(func, threads) != threads)
     params, header = _params(func, em)
+    header += [f"{m['arg']}: T.handle" for m in (em.ws.tensor_maps if em.ws else ())]
     em.allocate()
     for k, v in enumerate(launch.block_vars):
         em.var_text[v] = em.name(v)
     em.depth = 1
-    _body_with_marks(em, N.SeqStmt((*_prologue(func, launch), launch.body)))
+    rasterize(em, launch)
+    if em.ws is None:
+        _body_with_marks(em, N.SeqStmt((*_prologue(func, launch), launch.body)))
+    else:  # barrier setup, then the producer warpgroup's TMA loop and the consumers' body (tma.plan_tma)
+        _body_with_marks(em, N.SeqStmt(tuple(_prologue(func, launch))))
+        em.specialized(launch.body)
     smem_lines, smem_total, breakdown = em.smem_plan(SMEM_LIMIT.get(arch))
     em.smem_total, em.breakdown = smem_total, breakdown
     out = ["@T.prim_func", f"def main({', '.join(header)}):",
@@ -132,7 +150,7 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
         out.append(f'    {em.name(v)} = T.launch_thread("{tag}", {em.idx(ext)})')
     for k, ext in enumerate(launch.grid[len(launch.block_vars):]):
         out.append(f'    _unused_b{k} = T.launch_thread("{axes[len(launch.block_vars) + k]}", {em.idx(ext)})')
-    out.append(f'    tx = T.launch_thread("threadIdx.x", {threads})')
+    out.append(f'    tx = T.launch_thread("threadIdx.x", {em.block_threads})')
     if smem_total:
         out.append(f'    smem = T.alloc_buffer(({smem_total},), "uint8", scope="shared.dyn")')
         out += ["    " + ln for ln in smem_lines]
@@ -240,7 +258,11 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
         raise LoweringError(f"TVM rejected the lowered kernel: {_first_error_line(exc)}", func.span,
                             "codegen-error") from exc
     extra = list(dict.fromkeys(line for _, em, _ in scripts for line in em.extra_cuda))
+    specialised = [em.ws for _, em, _ in scripts if em.ws is not None]
+    extra += [TMA_DEVICE] if specialised else []
     source, line_map = _finish_source(ex.mod.imports[0].inspect_source(), extra)
+    if specialised:
+        source = rewrite_signature(source, [m for ws in specialised for m in ws.tensor_maps])
     launches = [_launch_of(part, em, params, source) for part, (_, em, params) in zip(parts, scripts)]
     first, em = launches[0], scripts[0][1]
     several = len(parts) > 1 or bool(parts[0].workspaces)  # the launcher allocates workspaces: a launch list
@@ -250,7 +272,7 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     return CudaKernel(func.name, first["kernel_symbol"], text, "\n".join(p.script() for p in prims), source,
                       first["grid"], first["block"], first["smem_bytes"], em.breakdown,
                       _user_params(first["params"]) if several else first["params"], line_map, layouts, pipes,
-                      launches if several else [], _workspaces(parts))
+                      launches if several else [], _workspaces(parts), first["tensor_maps"])
 
 
 def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
@@ -263,9 +285,11 @@ def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
         if p["name"] in spaces:
             p["kind"] = "workspace"
     _order_params(params, _kernel_signature(source, symbol) or "")
+    maps = [dict(m) for m in (em.ws.tensor_maps if em.ws else ())]
+    _order_params(maps, _kernel_signature(source, symbol) or "")
     grid = tuple(as_int(g) if as_int(g) is not None else expr_str(g) for g in part.func.launch.grid)
-    return {"kernel_symbol": symbol, "grid": grid, "block": (em.threads, 1, 1), "smem_bytes": em.smem_total,
-            "params": params}
+    return {"kernel_symbol": symbol, "grid": grid, "block": (em.block_threads, 1, 1), "smem_bytes": em.smem_total,
+            "params": params, "tensor_maps": maps}
 
 
 def _user_params(params: list) -> list:
@@ -303,13 +327,13 @@ def _prim_func(ns, text: str, T):  # noqa: N803
 
 
 def _kernel_symbol(source: str) -> str | None:
-    m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(', source)
+    m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\([\d, ]+\) )?(\w+)\(', source)
     return m.group(1) if m else None
 
 
 def _kernel_signature(source: str, symbol: str) -> str | None:
     """The parameter list of the `__global__` function `symbol` in the source (None when absent)."""
-    m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?' + re.escape(symbol) + r'\(([^)]*)\)',
+    m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\([\d, ]+\) )?' + re.escape(symbol) + r'\(([^)]*)\)',
                   source)
     return m.group(1) if m else None
 

@@ -1,4 +1,5 @@
-"""The multi-buffered software pipeline for T.Pipelined loops (cp.async producers run ahead of consumers).
+"""The multi-buffered software pipeline for T.Pipelined loops (cp.async producers run ahead of consumers), and
+on sm_90a its warp-specialised form (a TMA producer warpgroup, full/empty mbarriers; the schedule is `tma.plan_tma`).
 
 Mixed into `lower.KernelEmitter`; the plan (which copies are producers) comes from `passes.plan`.
 """
@@ -13,6 +14,8 @@ class PipelineEmitter:
 
     def pipelined(self, s: N.For, plan) -> None:
         """Multi-buffered loop: producers (cp.async) run num_stages-1 iterations ahead of consumers."""
+        if self.ws is not None and self.ws.plan is plan:
+            return self._consumer_loop(s, plan)
         ns = plan.num_stages
         v = s.vars[0]
         start, n = self.idx(s.starts[0]), self.idx(s.extents[0])
@@ -94,3 +97,98 @@ class PipelineEmitter:
         for p in plan.producers:
             self.ops.copy(p, async_ok=True)
 
+
+    # ------------------------------------------------------------------ warp-specialised TMA pipeline
+    def specialized(self, body) -> None:
+        """The kernel body split by role: barrier setup, the producer warpgroup's TMA loop, the consumers' body."""
+        ws, ns = self.ws, self.ws.plan.num_stages
+        self.bars = self.fresh("tma_bar")
+        self.scratch[self.bars] = ("uint64", 2 * ns)
+        for buf in ws.plan.buffers:
+            self.stages[buf] = ns
+        for let in ws.hoisted:
+            self.stmt(let)
+        self.line("if tx == 0:")
+        with self.block():
+            for i in range(ns):
+                self._call("tl::mbar_init", f"{self.bars}.ptr_to([{i}])", "1")
+                self._call("tl::mbar_init", f"{self.bars}.ptr_to([{ns + i}])", str(ws.consumers // 32))
+            self._call("tl::mbar_fence_init")
+        self.line('T.tvm_storage_sync("shared")')
+        regs = ws.registers
+        self.line(f"if tx >= {ws.consumers}:")
+        with self.block():
+            if regs:
+                self._call(f"tl::reg_dealloc<{regs[0]}>")
+            self.line(f"if tx == {ws.consumers}:")
+            with self.block():
+                for m in ws.tensor_maps:
+                    self._call("tl::tma_prefetch", m["arg"])
+                self._tma_producer(ws)
+        self.line("else:")
+        with self.block():
+            if regs:
+                self._call(f"tl::reg_alloc<{regs[1]}>")
+            stmts = body.stmts if isinstance(body, N.SeqStmt) else (body,)
+            self.body(N.SeqStmt(tuple(st for st in stmts if not any(st is h for h in ws.hoisted))))
+
+    def _call(self, fn: str, *args: str) -> None:
+        self.line(f'T.cuda.func_call("{fn}", {"".join(a + ", " for a in args)}source_code="")')
+
+    def _tma_producer(self, ws) -> None:
+        """One thread: per k, wait until the stage is free, expect its bytes, issue every atom's bulk copy."""
+        s, ns = ws.plan.loop, ws.plan.num_stages
+        v = s.vars[0]
+        start, n, it = self.idx(s.starts[0]), self.idx(s.extents[0]), self.name(v)
+        self.line(f"for {it}_i in T.serial({n}):")
+        with self.block():
+            stage = f"T.floormod({it}_i, {ns})"
+            self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
+            self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage} + {ns}])",
+                       f"T.floormod(T.floordiv({it}_i, {ns}) + 1, 2)")
+            self._call("tl::mbar_expect_tx", f"{self.bars}.ptr_to([{stage}])", str(sum(ld.bytes for ld in ws.loads)))
+            for ld in ws.loads:
+                starts = [self.idx(a.start) for a in reversed(ld.axes)]
+                atoms = self.swizzled.get(ld.tile) == "atoms"
+                for j in range(ld.atoms):
+                    coords = [f"({starts[0]} + {64 * j})" if j else starts[0]] + starts[1:]
+                    dst = f"{self.name(ld.tile)}.ptr_to([{stage}, {f'{j}, 0, 0' if atoms else '0, 0'}])"
+                    self._call(f"tl::tma_load_{len(ld.axes)}d", ld.tmap["arg"], dst, f"{self.bars}.ptr_to([{stage}])",
+                               *coords)
+
+    def _consumer_loop(self, s: N.For, plan) -> None:
+        """Consumers: wait for stage k's bytes, run the body on it, release it (a wgmma gemm alone stays in flight:
+        stage k-1 is released once wgmma k-1 is done)."""
+        ns, v = plan.num_stages, s.vars[0]
+        start, n, it = self.idx(s.starts[0]), self.idx(s.extents[0]), self.name(v)
+        only = plan.consumers[0] if len(plan.consumers) == 1 else None
+        # wgmma k in flight across the loop (wait_group 1) is opt-in, as for cp.async: ptxas 13.0 serialises every
+        # wgmma of such a loop (C7514, "non wgmma instructions reading accumulator registers"), which is slower
+        in_flight = self._async_mma(plan)
+        self.line(f"for {it}_i in T.serial({n}):")
+        with self.block():
+            stage = f"T.floormod({it}_i, {ns})"
+            self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage}])", f"T.floormod(T.floordiv({it}_i, {ns}), 2)")
+            for buf in plan.buffers:
+                self.stage_idx[buf] = stage
+            self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
+            # the stage's tiles are ordered by full[]; earlier writes were synchronised before the loop; the back
+            # edge may race with this iteration only when the consumers write shared memory themselves
+            self.dirty_r = self.dirty_w = any(self.shared_rw(c)[1] for c in plan.consumers)
+            if in_flight:
+                self.wgmma_nowait = True
+                self.stmt(only)
+                self.wgmma_nowait = False
+                self._call("tl::wgmma_wait<1>")
+                self.line(f"if {it}_i > 0:")
+                with self.block():
+                    self._call("tl::mbar_arrive_warp", f"{self.bars}.ptr_to([T.floormod({it}_i + {ns - 1}, {ns}) + {ns}])")
+            else:
+                for c in plan.consumers:
+                    self.stmt(c)
+                self._call("tl::mbar_arrive_warp", f"{self.bars}.ptr_to([{stage} + {ns}])")
+        for buf in plan.buffers:
+            self.stage_idx.pop(buf, None)
+        if in_flight:
+            self._call("tl::wgmma_wait<0>")
+        self.dirty_r = self.dirty_w = True

@@ -1,0 +1,188 @@
+"""Hopper speed run (issue 11): the TMA + warp-specialised GEMM and attention beside cuBLAS and SDPA, one process.
+
+Here (nvcc + tvm, no GPU): `python benchmarks/gpu_hopper.py build [--out .gpu_hopper]` lowers every kernel for sm_90a
+twice (TMA/warp-specialised, and with TILELSP_DISABLE_TMA=1: the cp.async path) and saves the artifacts.
+On the H200 (torch, triton; no tvm): `python benchmarks/gpu_hopper.py run [--art .gpu_hopper]` checks every
+artifact's output against torch (fresh random inputs, NaN-poisoned outputs), times them with do_bench (medians)
+beside torch.matmul / SDPA in the same process, prints a table last and writes hopper.json into $OUT.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+GEMMS = [  # size, dtype, block_M, block_N, block_K, stages, threads (consumers), rasterisation panel
+    (8192, "float16", 128, 256, 64, 3, 256, 8), (8192, "float16", 128, 256, 64, 4, 256, 8),
+    (8192, "float16", 128, 256, 64, 4, 256, 1), (8192, "float16", 128, 128, 64, 4, 128, 8),
+    (4096, "float16", 128, 256, 64, 3, 256, 8), (4096, "float16", 128, 256, 64, 4, 256, 8),
+    (4096, "float16", 128, 128, 64, 4, 128, 8),
+    (8192, "bfloat16", 128, 256, 64, 4, 256, 8), (4096, "bfloat16", 128, 256, 64, 4, 256, 8),
+]
+TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel: odd shapes (TMA zero-fills the edge)
+    (200, 136, 72, 128, 128, 32, 3, 128, 1), (264, 392, 136, 128, 256, 64, 3, 256, 3),
+    (1000, 1800, 136, 128, 256, 64, 4, 256, 3), (130, 250, 100, 64, 64, 32, 3, 128, 1),
+]
+KERNELS = "benchmarks/gpu_hopper_kernels.py"
+ATTN = [  # causal, block_M, block_N, stages, threads
+    (False, 128, 64, 2, 256), (False, 128, 128, 2, 256), (True, 128, 64, 2, 256), (True, 128, 128, 2, 256),
+]
+
+
+def _kernels(path: str, factory: str, kw: dict):
+    from tilelang_core import check_source
+
+    res = check_source((ROOT / path).read_text(), path, instances={factory: [kw]})
+    return [k for k in res.kernels if k.factory == factory]  # generate() refuses any with errors
+
+
+def jobs():
+    """(role, kernel, info) for every artifact."""
+    out = []
+    for size, dt, bm, bn, bk, st, th, pn in GEMMS:
+        kw = dict(M=size, N=size, K=size, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, panel=pn,
+                  dtype=dt)
+        out += [("gemm", k, dict(M=size, N=size, K=size, dtype=dt, tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn}"))
+                for k in _kernels(KERNELS, "hopper_matmul", kw)]
+    for m, n, kk, bm, bn, bk, st, th, pn in TAILS:
+        kw = dict(M=m, N=n, K=kk, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, panel=pn)
+        out += [("tail", k, dict(M=m, N=n, K=kk, dtype="float16", tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn}"))
+                for k in _kernels(KERNELS, "hopper_matmul", kw)]
+    for causal, bm, bn, st, th in ATTN:
+        kw = dict(batch=4, heads=32, seq_len=4096, dim=128, is_causal=causal, block_M=bm, block_N=bn, num_stages=st,
+                  threads=th)
+        out += [("attn", k, dict(causal=causal, tile=f"{bm}x{bn} s{st} t{th}"))
+                for k in _kernels("examples/flash_attention.py", "flash_attention", kw)]
+    kw = dict(batch=1, heads=2, seq_len=256, dim=128, is_causal=True, block_M=128, block_N=64, num_stages=2, threads=256)
+    out += [("attn_check", k, dict(causal=True, tile="128x64 s2 t256", small=True))
+            for k in _kernels("examples/flash_attention.py", "flash_attention", kw)]
+    return out
+
+
+def build(out: Path) -> None:
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin, from_kernel
+
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = []
+    for path_kind, env in (("tma", {}), ("cp.async", {"TILELSP_DISABLE_TMA": "1"})):
+        os.environ.update(env)
+        for n, (role, k, info) in enumerate(jobs()):
+            if path_kind == "cp.async" and role not in ("tail", "attn_check") and n not in (0, len(GEMMS)
+                                                                                         + len(TAILS)):
+                continue  # the cp.async path: tails, the small attention and one GEMM / attention for comparison
+            t0 = time.perf_counter()
+            ck = generate(k, "sm_90a")
+            gen_s = time.perf_counter() - t0
+            art = from_kernel(ck, k, "sm_90a", compile_cubin(ck.source, "sm_90a"))
+            meta = art.save(out)
+            kind = "tma" if art.tensor_maps else "cp.async"
+            manifest.append(dict(info, role=role, path=kind, meta=meta.name, instance=k.instance,
+                                 gen_s=round(gen_s, 3)))
+            print(f"{role:10s} {kind:8s} {info['tile']:20s} gen {gen_s:.2f}s {k.instance[:70]}", flush=True)
+        for name in env:
+            os.environ.pop(name)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+def run(art_dir: Path, out_dir: Path) -> None:
+    import torch
+    from triton.testing import do_bench
+
+    from tilelang_core.runtime.artifact import Artifact
+    from tilelang_core.runtime.launch import launch
+
+    manifest = json.loads((art_dir / "manifest.json").read_text())
+    rows, report = [], {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "items": []}
+
+    def bench(fn):
+        return do_bench(fn, warmup=100, rep=400, return_mode="median")
+
+    def rel(o, r):
+        o, r = o.double(), r.double()
+        return float("inf") if torch.isnan(o).any() else float((o - r).norm() / r.norm())
+
+    anchors = {}
+    for item in manifest:
+        art = Artifact.load(art_dir / item["meta"])
+        torch.manual_seed(len(report["items"]))
+        try:
+            if item["role"] in ("gemm", "tail"):
+                dt = getattr(torch, item["dtype"])
+                a = torch.randn(item["M"], item["K"], device="cuda", dtype=dt)
+                b = torch.randn(item["K"], item["N"], device="cuda", dtype=dt)
+                c = torch.full((item["M"], item["N"]), float("nan"), device="cuda", dtype=dt)
+                launch(art, [a, b, c])
+                torch.cuda.synchronize()
+                err = rel(c, a.float() @ b.float())
+                flops = 2 * item["M"] * item["N"] * item["K"]
+                ms = bench(lambda: launch(art, [a, b, c])) if item["role"] == "gemm" else None
+                key = ("gemm", item["M"], item["dtype"])
+                if ms is not None and key not in anchors:
+                    anchors[key] = bench(lambda: torch.matmul(a, b))
+                label = f"{item['dtype']} GEMM {item['M']}^3" if item["role"] == "gemm" else \
+                    f"tail {item['M']}x{item['N']}x{item['K']}"
+            else:
+                from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+                b_, h, s, d = (1, 2, 256, 128) if item.get("small") else (4, 32, 4096, 128)
+                q, k, v = (torch.randn(b_, h, s, d, device="cuda", dtype=torch.float16) for _ in range(3))
+                o = torch.full_like(q, float("nan"))
+                launch(art, [q, k, v, o])
+                torch.cuda.synchronize()
+                err = rel(o, sdpa(q.float(), k.float(), v.float(), is_causal=item["causal"]))
+                flops = 4 * b_ * h * s * s * d // (2 if item["causal"] else 1)
+                ms = None if item.get("small") else bench(lambda: launch(art, [q, k, v, o]))
+                key = ("attn", item["causal"])
+                if ms is not None and key not in anchors:
+                    anchors[key] = bench(lambda: sdpa(q, k, v, is_causal=item["causal"]))
+                    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+                    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                        anchors[key + ("flash",)] = bench(lambda: sdpa(q, k, v, is_causal=item["causal"]))
+                label = f"attention{' causal' if item['causal'] else ''}" + (" (check)" if item.get("small") else "")
+            status = "PASS" if err < 2e-2 else "FAIL"
+            anchor = anchors.get(key) if ms is not None else None
+            row = dict(item, label=label, status=status, err=err, ms=ms, tflops=flops / ms / 1e9 if ms else None,
+                       anchor_ms=anchor, ratio=anchor / ms if ms and anchor else None)
+        except Exception as exc:  # noqa: BLE001 - report and go on
+            row = dict(item, label=item["role"], status="ERROR", err=None, ms=None, tflops=None, anchor_ms=None,
+                       ratio=None, error=f"{type(exc).__name__}: {exc}"[:300])
+        report["items"].append(row)
+        rows.append(row)
+        print(f"{row['status']:5s} {row['label']:22s} {row['path']:8s} {row['tile']:18s} err={row['err']} "
+              f"ms={row['ms']} {row.get('error', '')}", flush=True)
+    report["anchors"] = {" ".join(map(str, k)): v for k, v in anchors.items()}
+    (out_dir / "hopper.json").write_text(json.dumps(report, indent=1))
+    print("\nanchors (ms, median):", {" ".join(map(str, k)): round(v, 4) for k, v in anchors.items()})
+    print(f"{'kernel':22s} {'path':8s} {'tile':18s} {'ms':>7s} {'TFLOP/s':>8s} {'vs torch':>8s} {'of 990':>6s} err")
+    for r in rows:
+        if r["ms"]:
+            print(f"{r['label']:22s} {r['path']:8s} {r['tile']:18s} {r['ms']:7.3f} {r['tflops']:8.1f} "
+                  f"{r['ratio'] or 0:8.3f} {r['tflops'] / 990:6.2f} {r['err']:.1e}")
+    bad = [r for r in rows if r["status"] != "PASS"]
+    print(f"{len(rows) - len(bad)}/{len(rows)} outputs match torch" + (f"; not: {[r['label'] for r in bad]}" if bad
+                                                                         else ""))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=("build", "run"))
+    ap.add_argument("--out", default=str(ROOT / ".gpu_hopper"))
+    ap.add_argument("--art", default=str(ROOT / ".gpu_hopper"))
+    args = ap.parse_args(argv)
+    if args.mode == "build":
+        build(Path(args.out))
+    else:
+        run(Path(args.art), Path(os.environ.get("OUT", ".")))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

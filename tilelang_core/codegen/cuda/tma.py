@@ -1,0 +1,233 @@
+"""Hopper (sm_90a) TMA + mbarrier schedule of a T.Pipelined loop: which producer copies become bulk tensor copies,
+the tensor maps the launcher encodes for them, and the device functions (mbarriers, cp.async.bulk.tensor,
+setmaxnreg, the consumers' named barrier) the warp-specialised kernel calls.
+
+Before (tile IR): `for ko in T.Pipelined(n, num_stages=3): T.copy(A[.., ko * 64], A_s); T.copy(B[ko * 64, ..], B_s);
+T.gemm(A_s, B_s, C)` in a kernel of 256 threads.
+After (`plan_tma`): a producer warpgroup (threads 256..383) whose one elected thread issues, per k, one bulk tensor
+copy per 64-column atom of A_s and B_s into stage k % 3, completing on full[k % 3]; the 256 consumer threads wait on
+full[k % 3], run the gemm, and release the stage on empty[k % 3]. The box and swizzle of each copy match the
+shared layout the wgmma descriptors read (`passes.plan.shared_layouts`: 128-byte atoms, or 32/64/128-byte rows).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ...ir import nodes as N
+from ...ir.arith import as_int, shape_ints
+from ...ir.visitor import walk
+from .common import LoweringError, nbytes
+
+PRODUCER_THREADS = 128
+_MAX_RANK = 5
+
+
+@dataclass
+class TmaLoad:
+    """One producer copy as bulk tensor copies: `atoms` boxes of the map `tmap` (64-column atoms for the
+    128-byte swizzle; one box otherwise)."""
+
+    copy: N.Copy
+    tile: N.Buffer
+    axes: list          # the global side's axes (start, extent, sliced), outermost first
+    tmap: dict
+    atoms: int
+    bytes: int          # per k-step, every atom
+
+
+@dataclass
+class WarpSpecialization:
+    """The TMA + mbarrier, warp-specialised schedule of one T.Pipelined loop."""
+
+    plan: object        # passes.plan.PipelinePlan
+    loads: list
+    tensor_maps: list = field(default_factory=list)  # {arg, tensor, dtype, box (innermost first), swizzle}
+    consumers: int = 128
+    hoisted: list = field(default_factory=list)  # top-level lets before the loop both roles need (`n_tiles = ..`)
+
+    @property
+    def block_threads(self) -> int:
+        return self.consumers + PRODUCER_THREADS
+
+    @property
+    def registers(self) -> tuple[int, int] | None:
+        """(producer, consumer) setmaxnreg counts; None with one consumer warpgroup (255 registers already)."""
+        return (40, 232) if self.consumers == 256 else (40, 160) if self.consumers == 384 else None
+
+    def describe(self) -> str:
+        loads = ", ".join(f"{ld.tile.name} <- {ld.tmap['tensor']} box {ld.tmap['box'][::-1]} x{ld.atoms} "
+                          f"(swizzle {ld.tmap['swizzle'] or 'none'})" for ld in self.loads)
+        regs = self.registers
+        return (f"# warp-specialised {self.plan.loop.vars[0].name}: {self.plan.num_stages} stages, full/empty "
+                f"mbarriers; producer warpgroup (threads {self.consumers}..{self.block_threads - 1}"
+                f"{f', setmaxnreg {regs[0]}' if regs else ''}) issues TMA: {loads}; consumers threads "
+                f"0..{self.consumers - 1}{f' (setmaxnreg {regs[1]})' if regs else ''}")
+
+
+def plan_tma(func: N.PrimFunc, launch: N.Launch, pipelines: dict, swizzled: dict, wgmma: dict, arch: str,
+             threads: int, has_roles: bool) -> WarpSpecialization | None:
+    """The warp-specialised TMA schedule of the kernel's one T.Pipelined loop, or None when it does not apply
+    (not sm_90a, no wgmma gemm, thread roles, a loop not at the top of the kernel, a copy TMA cannot express)."""
+    if arch != "sm_90a" or not wgmma or os.environ.get("TILELSP_DISABLE_TMA") or len(pipelines) != 1:
+        return None
+    if has_roles or threads % 128 or threads + PRODUCER_THREADS > 1024:
+        return None
+    if _hand_scheduled(launch.body):
+        return None
+    plan = next(iter(pipelines.values()))
+    body = launch.body.stmts if isinstance(launch.body, N.SeqStmt) else (launch.body,)
+    if not any(s is plan.loop for s in body):
+        return None
+    inner = {n for n in walk(launch.body) if isinstance(n, N.For)} - {plan.loop}
+    local = {v for n in walk(launch.body) if isinstance(n, N.LetStmt) for v in (n.var,)}
+    local |= {v for f in inner for v in f.vars}
+    hoisted = []
+    for st in body[:next(i for i, st in enumerate(body) if st is plan.loop)]:
+        if isinstance(st, N.LetStmt) and _independent(st.value, local):
+            hoisted.append(st)
+            local.discard(st.var)
+    for e in (plan.loop.starts[0], plan.loop.extents[0]):
+        if not _independent(e, local):
+            return None
+    loads, maps = [], []
+    for p in plan.producers:
+        load = _tma_load(p, swizzled.get(p.dst.buffer), maps)
+        if load is None or not all(_independent(a.start, local) for a in load.axes):
+            return None
+        loads.append(load)
+    return WarpSpecialization(plan, loads, maps, threads, hoisted)
+
+
+def _hand_scheduled(body) -> bool:
+    """The kernel already manages barriers or registers itself (T.alloc_barrier, T.set_max_nreg, ...)."""
+    from .threads import STATEMENTS
+
+    return any(isinstance(n, N.Allocate) and n.buffer.scope == "shared.barrier" or isinstance(n, N.Call) and
+               n.name in STATEMENTS and n.name != "sync_threads" for n in walk(body))
+
+
+def _independent(e, local: set) -> bool:
+    """`e` reads no per-thread state: no loads and no variables defined inside the kernel body."""
+    return not any(isinstance(n, N.Load) or n in local for n in walk(e))
+
+
+def _tma_load(op: N.Copy, kind: str | None, maps: list) -> TmaLoad | None:
+    """A producer copy (global -> whole shared tile) as bulk tensor copies, or None."""
+    from .copy import Side, _match
+
+    src, dst = Side(op.src, op.dst), Side(op.dst, op.src)
+    try:
+        _match(src, dst, op.span)
+    except LoweringError:
+        return None
+    g, tile = src.buf, dst.buf
+    shape, gshape = shape_ints(tile.shape), [as_int(d) for d in g.shape]
+    if g.dtype != tile.dtype or shape is None or len(shape) != 2 or not 1 <= len(gshape) <= _MAX_RANK:
+        return None
+    if any(as_int(a.start) != 0 for a in dst.axes) or [as_int(a.extent) for a in dst.tile] != list(shape):
+        return None
+    box = [as_int(a.extent) if a.sliced else 1 for a in src.axes]
+    if None in box or not src.axes[-1].sliced or box[-1] != shape[1]:
+        return None
+    if [b for b in box if b != 1] != [d for d in shape if d != 1]:
+        return None
+    esize, (rows, cols) = nbytes(g.dtype), shape
+    if any(d is None for d in gshape[1:]) or any(d * esize % 16 for d in _strides(gshape[1:])):
+        return None
+    if kind == "atoms":
+        swizzle, inner, atoms = 128, 64, cols // 64
+    elif kind == "rows":
+        swizzle, inner, atoms = cols * esize, cols, 1
+        if swizzle not in (32, 64, 128):
+            return None
+    else:
+        swizzle, inner, atoms = 0, cols, 1
+        if cols * esize % 16 or rows * cols * esize % 128:
+            return None
+    if (swizzle and rows % 8) or inner > 256 or any(b > 256 for b in box[:-1]):
+        return None
+    box[-1] = inner
+    key = {"tensor": g.name, "dtype": g.dtype, "box": box[::-1], "swizzle": swizzle}
+    tmap = next((m for m in maps if all(m[k] == v for k, v in key.items())), None)
+    if tmap is None:
+        tmap = dict(key, arg=f"{_ident(g.name)}_tmap{len(maps)}")
+        maps.append(tmap)
+    return TmaLoad(op, tile, list(src.axes), tmap, atoms, rows * cols * esize)
+
+
+def _strides(dims: list) -> list:
+    """Elements between consecutive indices of each axis above the innermost (dims: the axes below it)."""
+    out, acc = [], 1
+    for d in reversed(dims):
+        acc *= d
+        out.append(acc)
+    return out
+
+
+def _ident(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
+def rewrite_signature(source: str, maps: list) -> str:
+    """Each tensor map travels by value: `void* __restrict__ A_tmap0` -> `const __grid_constant__ CUtensorMap`;
+    and setmaxnreg needs a register cap at entry: `__launch_bounds__(n)` -> `__launch_bounds__(n, 1)`."""
+    import re
+
+    for m in maps:
+        source = source.replace(f"void* __restrict__ {m['arg']}", f"const __grid_constant__ CUtensorMap {m['arg']}")
+    return re.sub(r"__launch_bounds__\((\d+)\)", r"__launch_bounds__(\1, 1)", source)
+
+
+def _tma_functions() -> str:
+    out = []
+    for rank in range(1, _MAX_RANK + 1):
+        cs = ", ".join(f"int c{i}" for i in range(rank))
+        ops = ", ".join(f"%{3 + i}" for i in range(rank))
+        ins = ", ".join(f'"r"(c{i})' for i in range(rank))
+        out.append(f"__device__ __forceinline__ void tma_load_{rank}d(const CUtensorMap& m, void* dst, uint64_t* bar, "
+                   f"{cs}) {{\n"
+                   f'  asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes '
+                   f'[%0], [%1, {{{ops}}}], [%2];\\n"\n'
+                   f'               ::"r"(smem_u32(dst)), "l"(&m), "r"(smem_u32(bar)), {ins} : "memory");\n}}\n')
+    return "".join(out)
+
+
+DEVICE = r"""
+#include <cuda.h>
+namespace tl {
+__device__ __forceinline__ void mbar_init(uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
+// one arrival per warp: the warp's lanes are done with the stage (wgmma.wait_group is warp-synchronous)
+__device__ __forceinline__ void mbar_arrive_warp(uint64_t* bar) {
+  __syncwarp();
+  if (threadIdx.x % 32 == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, int parity) {
+  unsigned done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(smem_u32(bar)), "r"(parity) : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void tma_prefetch(const CUtensorMap& m) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(&m) : "memory");
+}
+template <int R>
+__device__ __forceinline__ void reg_dealloc() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R)); }
+template <int R>
+__device__ __forceinline__ void reg_alloc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R)); }
+// the consumer warpgroups' barrier (the producer warpgroup never joins): named barrier 1 over N threads
+template <int N>
+__device__ __forceinline__ void consumer_sync() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("bar.sync 1, %0;\n" ::"n"(N) : "memory");
+}
+""" + _tma_functions() + "}  // namespace tl\n"
