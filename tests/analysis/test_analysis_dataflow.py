@@ -112,3 +112,28 @@ def k(X: T.Tensor((65536, 1024), T.float16)):
 '''
     assert codes(src) == ["index-overflow"]
     assert codes(src.replace("bx * 65536 * 64", "T.cast(bx, T.int64) * 65536 * 64")) == []
+
+
+def test_roles_that_each_load_every_other_k_tile_cover_k_between_them():
+    src = '''
+@T.prim_func
+def k(A: T.Tensor((64, 512), T.float16), B: T.Tensor((512, 64), T.float16), C: T.Tensor((64, 64), T.float32)):
+    with T.Kernel(1, threads=256) as bx:
+        tx = T.get_thread_binding()
+        A_s = T.alloc_shared((64, 64), T.float16)
+        B_s = T.alloc_shared((64, 64), T.float16)
+        acc = T.alloc_fragment((64, 64), T.float32)
+        T.clear(acc)
+        for k in T.serial(4):
+            if tx < 128:
+                T.copy(A[0, (2 * k) * 64], A_s)
+                T.copy(B[(2 * k) * 64, 0], B_s)
+            else:
+                T.copy(A[0, (2 * k + 1) * 64], A_s)
+                T.copy(B[(2 * k + 1) * 64, 0], B_s)
+            T.gemm(A_s, B_s, acc)
+        T.copy(acc, C)
+'''
+    assert "reduction-axis-step" not in codes(src)
+    one_role = src[:src.index("            else:")] + src[src.index("            T.gemm"):]
+    assert "reduction-axis-step" in codes(one_role.replace("if tx < 128:", "if k < 99:"))

@@ -81,6 +81,17 @@ def _short(v) -> str:
     return repr(v)
 
 
+def _chain(a, b):
+    """`a and b` for two links of a chained comparison (`128 <= tx < 256`): IR comparisons become a BoolOp."""
+    if is_scalar(a) and is_scalar(b):
+        return a and b
+    if is_scalar(a) or is_scalar(b):
+        known, other = (a, b) if is_scalar(a) else (b, a)
+        return other if known else known
+    ea, eb = to_expr(a), to_expr(b)
+    return N.BoolOp("and", (ea, eb)) if ea is not None and eb is not None else Unknown()
+
+
 def compare(op: str, a, b):
     """Compare two values: a bool when known, else an IR Compare."""
     python = (is_scalar(a) and is_scalar(b)) or (isinstance(a, str) and isinstance(b, str))
@@ -189,7 +200,7 @@ class Evaluator(ast.NodeVisitor):
                     r = Unknown()
             else:
                 r = compare(_CMPOPS[type(op)], left, right)
-            result = r if result is True else (result and r if is_scalar(result) and is_scalar(r) else Unknown())
+            result = r if result is True else _chain(result, r)
             left = right
         return result
 

@@ -19,6 +19,7 @@ _BARRIER_OPS = {  # name -> (canonical name, parameter names after the barrier)
     "barrier_wait": ("mbarrier_wait_parity", ("parity",)), "mbarrier_wait_parity": ("mbarrier_wait_parity", ("parity",)),
     "mbarrier_expect_tx": ("mbarrier_expect_tx", ("tx",)),
     "mbarrier_arrive_expect_tx": ("mbarrier_arrive_expect_tx", ("tx",)),
+    "cp_async_barrier_noinc": ("cp_async_barrier_noinc", ()),
 }
 
 

@@ -158,7 +158,8 @@ def h_copy(p, b, node, short):
 
 
 def h_gemm(p, b, node, short):
-    """T.gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum)."""
+    """T.gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum); T.wgmma_gemm too (lowered as a gemm that
+    waits for its own wgmma group, so T.wait_wgmma has nothing left to wait for)."""
     p.emit(N.Gemm(region_of(p, b["A"]), region_of(p, b["B"]), region_of(p, b["C"]),
                   const_bool(p, b, "transpose_A", "transpose_A"), const_bool(p, b, "transpose_B", "transpose_B"),
                   _policy(p, b), _clear_accum(p, b), p.span(node)))
@@ -453,7 +454,7 @@ def h_kernel_call(p, b, node, short):
 
 HANDLERS = {
     "alloc_shared": h_alloc, "alloc_fragment": h_alloc, "alloc_local": h_alloc, "alloc_var": h_alloc_var,
-    "copy": h_copy, "gemm": h_gemm, "gemm_v1": h_gemm, "gemm_v2": h_gemm, "gemm_sp": h_gemm_sp, "clear": h_fill, "fill": h_fill,
+    "copy": h_copy, "gemm": h_gemm, "gemm_v1": h_gemm, "gemm_v2": h_gemm, "wgmma_gemm": h_gemm, "gemm_sp": h_gemm_sp, "clear": h_fill, "fill": h_fill,
     "cumsum": h_cumsum, "atomic_add": h_atomic_add, "annotate_layout": h_annotate_layout,
     "atomic_max": h_atomic_minmax, "atomic_min": h_atomic_minmax,
     "use_swizzle": h_use_swizzle, "if_then_else": h_if_then_else, "cast": h_cast,

@@ -260,12 +260,13 @@ def fragment_accesses(stmt):
             yield node.buffer, node.indices
 
 
-def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset()) -> dict:
+def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset(), roles=None) -> dict:
     """Map every fragment Buffer of `func` to a layout (raises LayoutError when they conflict).
 
-    `wgmma` holds id()s of the gemms lowered to Hopper wgmma (accumulators interleaved per warpgroup)."""
+    `wgmma` holds id()s of the gemms lowered to Hopper wgmma (accumulators interleaved per warpgroup).
+    `roles` (passes.roles.Roles): a tile op inside a thread role is laid out over the role's threads."""
     layouts: dict = {}
-    warps = max(threads // 32, 1)
+    threads_of = roles.threads_of if roles is not None else (lambda node, default: default)
 
     def assign(buf, layout, span):
         old = layouts.get(buf)
@@ -281,7 +282,7 @@ def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset()
         if c.scope != "local.fragment":
             continue
         m, n = _mat_shape(c)
-        wg = id(g) in wgmma
+        wg, warps = id(g) in wgmma, max(threads_of(g, threads) // 32, 1)
         wm, wn = (warps, 1) if wg else warp_partition(g.policy, m, n, warps)
         assign(c, Mma(m, n, wm, wn, wg), g.span)
         a = g.a.buffer
@@ -307,8 +308,14 @@ def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset()
             if shape is None:
                 raise LayoutError(f"fragment '{node.buffer.name}' has a shape that is not known at compile "
                                   "time; fragments need static shapes", node.span)
-            replicate = _partial_use(node.buffer, nodes) or len(shape) == 1 and shape[0] < threads
-            layouts[node.buffer] = Replicated(shape) if replicate else Generic(shape, threads)
+            users = _user_threads(node.buffer, nodes, threads_of, threads)
+            replicate = (_partial_use(node.buffer, nodes) or len(shape) == 1 and shape[0] < max(users)
+                         or _element_only(node.buffer, nodes))
+            if not replicate and len(users) > 1:
+                raise LayoutError(f"fragment '{node.buffer.name}' is used by thread roles of "
+                                  f"{' and '.join(map(str, users))} threads; give each role its own fragment",
+                                  node.span)
+            layouts[node.buffer] = Replicated(shape) if replicate else Generic(shape, users[0])
     _derive_views(views, layouts, assign)
     return layouts
 
@@ -389,6 +396,34 @@ def _propagate(node, layouts, assign) -> bool:
             if shape_ints(node.dst.buffer.shape) in ((src.m,), (src.m, 1)):
                 changed |= assign(node.dst.buffer, MmaRow.of(src), node.span)
     return changed
+
+
+def _user_threads(buf, nodes, threads_of, threads: int) -> list:
+    """Thread counts of the roles that access fragment `buf`, sorted (the block's when none)."""
+    counts = set()
+    for node in nodes:
+        if isinstance(node, (N.Load, N.Store)):
+            bufs = (node.buffer,)
+        else:
+            bufs = tuple(getattr(node, f).buffer for f in ("src", "dst", "c", "a", "b", "value")
+                         if isinstance(getattr(node, f, None), N.Region))
+        if buf in bufs:
+            counts.add(threads_of(node, threads))
+    return sorted(counts) or [threads]
+
+
+def _element_only(buf, nodes) -> bool:
+    """True when only scalar statements outside T.Parallel loops index `buf` (no tile op, no Parallel loop): every
+    thread keeps its own copy of every element (a per-thread array, `prefetch[stage, r] = ...` in a serial loop)."""
+    for node in nodes:
+        if isinstance(node, N.For) and node.kind == "parallel":
+            if any(b is buf for b, _ in fragment_accesses(node.body)):
+                return False
+        elif isinstance(node, N.TILE_OPS) and any(
+                isinstance(getattr(node, f, None), N.Region) and getattr(node, f).buffer is buf
+                for f in ("src", "dst", "c", "a", "b", "value")):
+            return False
+    return True
 
 
 def _partial_use(buf, nodes) -> bool:

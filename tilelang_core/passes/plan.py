@@ -116,15 +116,20 @@ def _mat(buf):
     return shape if shape and len(shape) == 2 else None
 
 
-def wgmma_gemms(func: N.PrimFunc, arch: str, threads: int) -> dict:
+def wgmma_gemms(func: N.PrimFunc, arch: str, threads: int, roles=None) -> dict:
     """{id(gemm): Gemm} for the gemms that lower to Hopper wgmma (sm_90a, 16-bit inputs, fp32 accumulator,
-    warpgroups along M, B in shared memory in a layout wgmma can describe)."""
+    warpgroups along M, B in shared memory in a layout wgmma can describe). `roles` (passes.roles.Roles): a
+    gemm inside a thread role runs on the role's warp groups, which must be whole ones."""
     import os
 
-    if arch != "sm_90a" or threads % 128 or os.environ.get("TILELSP_DISABLE_WGMMA"):
+    if arch != "sm_90a" or os.environ.get("TILELSP_DISABLE_WGMMA"):
         return {}
-    n_wg, out = threads // 128, {}
+    out = {}
     for g in (n for n in walk(func.body) if isinstance(n, N.Gemm)):
+        first, count = (roles.range_of(g) if roles is not None else None) or (0, threads)
+        if first % 128 or count % 128:
+            continue
+        n_wg = count // 128
         a, b, c = g.a.buffer, g.b.buffer, g.c.buffer
         cs, bs = _mat(c), _mat(b)
         if c.scope != "local.fragment" or c.dtype != "float32" or cs is None or bs is None:

@@ -15,12 +15,12 @@ from ...ir.visitor import walk
 from ...passes.layouts import LayoutError, describe, infer_layouts
 from ...passes.loop_exits import lower_loop_exits
 from ...passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
+from ...passes.roles import Roles
 from .common import LoweringError, used_buffers, view_root
 from .lower import KernelEmitter
 from .split import split_kernels
-from .raster import rasterize
 from .templates import insert_prelude
-from .threads import group_threads
+from .raster import rasterize
 from .tma import DEVICE as TMA_DEVICE
 from .tma import plan_tma, rewrite_signature
 
@@ -73,18 +73,19 @@ def plan(func: N.PrimFunc, arch: str = "sm_80"):
     _one_launch(func)
     _check_views(func)
     threads = threads_of(launch)
-    group = group_threads(func, threads)  # warp-specialised T.ws roles: tile ops run on one warp group
-    wgmma = wgmma_gemms(func, arch, group)
+    roles = Roles(func, threads)  # tile ops inside an `if` on a range of threads run on those threads
+    wgmma = wgmma_gemms(func, arch, threads, roles)
     try:
         try:
-            layouts, smem = infer_layouts(func, group, frozenset(wgmma)), shared_layouts(func, arch, group, wgmma)
+            layouts = infer_layouts(func, threads, frozenset(wgmma), roles)
+            smem = shared_layouts(func, arch, threads, wgmma)
         except (LayoutError, ValueError):
             if not wgmma:
                 raise
             # wgmma and mma.sync gemms lay out accumulator rows and shared tiles differently: a row vector
             # or a tile both use (flash attention with an output tile too wide for wgmma) needs one kind
             wgmma = {}
-            layouts, smem = infer_layouts(func, group, frozenset()), shared_layouts(func, arch, group, wgmma)
+            layouts, smem = infer_layouts(func, threads, frozenset(), roles), shared_layouts(func, arch, threads, wgmma)
     except (LayoutError, ValueError) as exc:
         raise LoweringError(str(exc), getattr(exc, "span", None) or launch.span, "layout-inference-failed") from None
     return launch, threads, layouts, plan_pipelines(func), smem, wgmma
@@ -94,7 +95,7 @@ def warp_specialization(func: N.PrimFunc, arch: str):
     """The TMA + mbarrier, warp-specialised schedule `tvmscript` gives a kernel (tma.plan_tma), None for cp.async."""
     func = lower_loop_exits(func)
     launch, threads, _, pipes, swz, wgmma = plan(func, arch)
-    return plan_tma(func, launch, pipes, swz, wgmma, arch, threads, group_threads(func, threads) != threads)
+    return plan_tma(func, launch, pipes, swz, wgmma, arch, threads, bool(Roles(func, threads).branches))
 
 
 def _one_launch(func: N.PrimFunc) -> None:
@@ -128,7 +129,7 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
     func = lower_loop_exits(func)  # break/continue become flags; plan() then sees the same buffers
     launch, threads, layouts, pipes, swz, wgmma = plan(func, arch)
     em = KernelEmitter(func, layouts, pipes, swz, threads, wgmma)
-    em.ws = plan_tma(func, launch, pipes, swz, wgmma, arch, threads, group_threads(func, threads) != threads)
+    em.ws = plan_tma(func, launch, pipes, swz, wgmma, arch, threads, bool(Roles(func, threads).branches))
     params, header = _params(func, em)
     header += [f"{m['arg']}: T.handle" for m in (em.ws.tensor_maps if em.ws else ())]
     em.allocate()

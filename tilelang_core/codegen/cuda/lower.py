@@ -225,7 +225,8 @@ class KernelEmitter(PipelineEmitter):
             if s.init is not None:
                 self.line(f"{self.name(s.buffer)}[0] = {self.emit(s.init, s.buffer.dtype)}")
             return
-        self.sync_before(s)
+        if not (isinstance(s, N.If) and self.thread_ops.is_role(s)):  # roles place their own barriers
+            self.sync_before(s)
         if isinstance(s, N.For):
             self.loop(s)
         elif isinstance(s, N.Store):

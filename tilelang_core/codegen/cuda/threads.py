@@ -11,14 +11,17 @@ import re
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.visitor import op_regions, walk
+from ...passes.roles import MBARRIER_CALLS as _BARRIER_CALLS
+from ...passes.roles import Roles, is_ws, synchronising
+from . import cpasync
 from .common import LoweringError
 
 THREAD_INDEX = ("get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_group_idx")
-_BARRIER_CALLS = ("mbarrier_arrive", "mbarrier_wait_parity", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx")
 _NO_OPS = ("no_set_max_nreg", "disable_warp_group_reg_alloc", "annotate_producer_reg_dealloc",
-           "annotate_consumer_reg_alloc")
+           "annotate_consumer_reg_alloc",
+           "wait_wgmma")  # every wgmma gemm (T.wgmma_gemm too) waits for its own group: none is left in flight
 STATEMENTS = ("sync_threads", "sync_warp", "fence_proxy_async", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
-              *_NO_OPS)
+              *_NO_OPS, *cpasync.STATEMENTS)
 WARP_GROUP = 128
 _TX = re.compile(r"\btx\b")
 _ABS_MARK = "tx_absolute_index"  # a thread index the user asked for: kept absolute inside a role
@@ -80,13 +83,13 @@ class ThreadOps:
         self.em = em
         dims = [as_int(t) for t in em.func.launch.threads] if em.func.launch is not None else [em.threads]
         self.dims = [d or 1 for d in dims] + [1] * (3 - len(dims))
-        self.block_threads = em.threads  # em.threads is one warp group's inside a role
+        self.block_threads = em.threads  # em.threads is the role's inside a role
         self.thread_vars = _thread_dependent_vars(em.func.body)
-        self.serial_roles = not _roles_synchronise(em.func.body)
-        self.role = None  # the warp group whose T.ws role is being emitted
-        if not self.serial_roles:
+        self.roles = Roles(em.func, em.threads)
+        self.role = None  # (first thread, count) of the role being emitted
+        self.barrier_ids: dict = {}  # role range -> named barrier id
+        if any(synchronising(n) for n in walk(em.func.body) if isinstance(n, N.If) and id(n) in self.roles.branches):
             em.pipelines = {}  # the roles' barriers order the stages; loops run as written
-            em.in_parallel += 1  # roles run concurrently: no block-wide __syncthreads() between them
 
     def _library(self) -> None:
         if DEVICE_LIBRARY not in self.em.extra_cuda:
@@ -145,6 +148,9 @@ class ThreadOps:
         if name in _NO_OPS:
             return True
         self._library()
+        if name in cpasync.STATEMENTS:
+            cpasync.emit(em, call)
+            return True
         if name == "sync_threads" and not call.args:
             em.sync()
         elif name == "sync_threads":
@@ -203,17 +209,19 @@ class ThreadOps:
 
     # ------------------------------------------------------------------ role guards
     def if_stmt(self, s: N.If) -> bool:
-        """Emit a `T.ws` role or check a thread-dependent `if`; False when `em` should emit `s` itself."""
-        if isinstance(s.cond, N.Call) and s.cond.name == "ws":
-            self._role(s)
+        """Emit a role `if` (a branch on a range of threads, or `T.ws`) or check a thread-dependent `if`; False when
+        `em` should emit `s` itself."""
+        em = self.em
+        if is_ws(s) and id(s) not in self.roles.branches:
+            em.body(s.then_body)  # roles without mbarriers run on every thread in program order (same result)
+            return True
+        if id(s) in self.roles.branches:
+            self._roles(s, *self.roles.branches[id(s)])
             return True
         if self._thread_dependent(s.cond):
-            op = _first_block_op(s.then_body) or (_first_block_op(s.else_body) if s.else_body is not None else None)
-            if op is not None:
-                raise LoweringError(f"{_describe(op)} inside an `if` on the thread index is not supported by the "
-                                    "CUDA lowering: tile ops and T.Parallel loops run on all threads of the block "
-                                    "(warp-specialised layouts are not implemented); move it out of the `if`",
-                                    getattr(op, "span", None) or s.span)
+            self._diverging(s.then_body, s)
+            if s.else_body is not None:
+                self._diverging(s.else_body, s)
             self.em.in_parallel += 1  # threads diverge: no automatic __syncthreads() inside
             try:
                 self.em.if_stmt(s)
@@ -222,63 +230,92 @@ class ThreadOps:
             return True
         return False
 
-    def _role(self, s: N.If) -> None:
-        """A T.ws role. Without barriers between roles every role runs on all threads in program order (the same
-        result); otherwise on its warp group only, its tile ops laid out for 128 threads (`tx` made relative)
-        and its block barriers turned into a named barrier of the group."""
-        em = self.em
-        if self.serial_roles:
-            em.body(s.then_body)
-            return
-        group = as_int(s.cond.args[0])
-        em.line(f"if T.floordiv(tx, {WARP_GROUP}) == {group}:")
-        saved = em.lines, em.threads, em.depth, em.in_parallel
-        em.lines, em.threads, em.depth, em.in_parallel, self.role = [], WARP_GROUP, em.depth + 1, 0, group
-        em.sync = lambda: self._role_sync(group)  # shadows KernelEmitter.sync inside the role
-        try:
-            em.body(s.then_body)
-        finally:
-            del em.sync
-            body, self.role = em.lines, None
-            em.lines, em.threads, em.depth, em.in_parallel = saved
-            em.dirty_r = em.dirty_w = True  # the next role's first shared access waits for its group
-        em.lines += [_ABS.sub("tx", _TX.sub(f"(tx - {group * WARP_GROUP})", ln)) if group else _ABS.sub("tx", ln)
-                     for ln in body]
+    def _diverging(self, body, s: N.If) -> None:
+        """Raise at a tile op in a branch that is no role (not a range of whole warps)."""
+        op = _first_block_op(body)
+        if op is not None:
+            raise LoweringError(f"{_describe(op)} inside an `if` on the thread index that does not select whole "
+                                "warps is not supported by the CUDA lowering: a tile op in a branch runs on the "
+                                "threads the branch selects, which must be a contiguous range of whole warps "
+                                "(`if tx < 128:`, `elif 128 <= tx < 256:`); move it out of the `if` or widen "
+                                "the condition", getattr(op, "span", None) or s.span)
 
-    def _role_sync(self, group: int) -> None:
-        """Barrier of one warp group (bar.sync 1 + group, 128), after an async-proxy fence when wgmma reads smem."""
+    def _roles(self, s: N.If, then_rng, else_rng) -> None:
+        """`if cond: <role> else: <role or diverging code>`; each role is emitted for its own threads. After roles
+        that order themselves through mbarriers no block barrier may follow (it would wait for a role that waits
+        on another); otherwise the next shared-memory access waits for the whole block."""
         em = self.em
-        em.line(f'T.cuda.func_call("tl::named_bar_sync", {1 + group}, {WARP_GROUP}, {1 if em.wgmma else 0}, '
+        if em.dirty_r or em.dirty_w:
+            em.sync()  # a later role may read what the threads wrote before the roles
+        cond = f"T.floordiv(tx, {WARP_GROUP}) == {as_int(s.cond.args[0])}" if is_ws(s) else em.emit(s.cond, "bool")
+        em.line(f"if {cond}:")
+        self._branch(s.then_body, then_rng, s)
+        if s.else_body is not None:
+            em.line("else:")
+            self._branch(s.else_body, else_rng, s)
+        sync_free = synchronising(s)
+        em.dirty_r = em.dirty_w = not sync_free
+
+    def _branch(self, body, rng, s: N.If) -> None:
+        em = self.em
+        if rng is None:
+            self._diverging(body, s)
+            em.in_parallel += 1
+            em.depth += 1
+            try:
+                em.body(body)
+            finally:
+                em.in_parallel -= 1
+                em.depth -= 1
+            return
+        self._role(body, rng)
+
+    def _role(self, body, rng) -> None:
+        """One role's body on threads [first, first + count): tile ops laid out for `count` threads (`tx` made
+        relative to the role), block barriers turned into a named barrier of the role."""
+        em = self.em
+        first, count = rng
+        saved = em.lines, em.threads, em.depth, em.in_parallel, self.role, em.__dict__.get("sync")
+        em.lines, em.threads, em.depth, em.in_parallel, self.role = [], count, em.depth + 1, 0, rng
+        em.dirty_r = em.dirty_w = False  # the block synchronised before the roles
+        em.sync = lambda: self._role_sync(rng)  # shadows KernelEmitter.sync inside the role
+        try:
+            em.body(body)
+        finally:
+            lines = em.lines
+            em.lines, em.threads, em.depth, em.in_parallel, self.role, outer_sync = saved
+            if outer_sync is None:
+                del em.sync
+            else:
+                em.sync = outer_sync
+        lines = [_TX.sub(f"({_ABS_MARK} - {first})" if first else _ABS_MARK, ln) for ln in lines]
+        em.lines += lines if self.role is not None else [_ABS.sub("tx", ln) for ln in lines]
+
+    def _role_sync(self, rng) -> None:
+        """Named barrier of one role (`bar.sync id, count`), after an async-proxy fence when wgmma reads smem."""
+        em = self.em
+        self._library()
+        em.line(f'T.cuda.func_call("tl::named_bar_sync", {self.barrier_id(rng)}, {rng[1]}, {1 if em.wgmma else 0}, '
                 'source_code="")')
         em.dirty_r = em.dirty_w = False
 
+    def barrier_id(self, rng) -> int:
+        """Named barrier of a role: 1 + g for warp group g (T.ws's), else the next free id counting down from 15."""
+        if rng not in self.barrier_ids:
+            first, count = rng
+            if count == WARP_GROUP and first % WARP_GROUP == 0:
+                self.barrier_ids[rng] = 1 + first // WARP_GROUP
+            else:
+                taken = set(self.barrier_ids.values())
+                self.barrier_ids[rng] = next(i for i in range(15, 0, -1) if i not in taken)
+        return self.barrier_ids[rng]
+
+    def is_role(self, s) -> bool:
+        """True for an `if` whose branches are emitted as roles (the emitter leaves its barriers to them)."""
+        return id(s) in self.roles.branches
+
     def _thread_dependent(self, cond) -> bool:
         return any(_is_thread_index(n, self.thread_vars) for n in walk(cond))
-
-
-def group_threads(func: N.PrimFunc, threads: int) -> int:
-    """Threads that run each tile op: a warp group when T.ws roles synchronise through mbarriers (every tile op
-    must then sit in a one-group role), else the whole block."""
-    if not _roles_synchronise(func.body):
-        return threads
-    if threads % WARP_GROUP or threads < 2 * WARP_GROUP:
-        raise LoweringError(f"T.ws roles need threads= a multiple of {WARP_GROUP} with two or more warp groups "
-                            f"(got {threads})", func.launch.span)
-    inside: set = set()
-    for n in walk(func.body):
-        if isinstance(n, N.If) and isinstance(n.cond, N.Call) and n.cond.name == "ws":
-            groups = [as_int(a) for a in n.cond.args]
-            if len(groups) != 1 or groups[0] is None or not 0 <= groups[0] < threads // WARP_GROUP:
-                raise LoweringError(f"a T.ws role that synchronises through mbarriers must name one warp group "
-                                    f"below {threads // WARP_GROUP}; T.ws(a, b) roles are not supported", n.span)
-            inside.update(id(m) for m in walk(n.then_body))
-    for n in walk(func.body):
-        op = _first_block_op(n) if isinstance(n, (N.For, *N.TILE_OPS)) else None
-        if op is not None and id(op) not in inside:
-            raise LoweringError(f"{_describe(op)} outside a T.ws role in a kernel whose roles synchronise through "
-                                "mbarriers: tile ops run on one warp group there; put it in a `with T.ws(g):` role",
-                                getattr(op, "span", None))
-    return WARP_GROUP
 
 
 def _thread_dependent_vars(body) -> set:
@@ -297,15 +334,6 @@ def _thread_dependent_vars(body) -> set:
 
 def _is_thread_index(node, thread_vars) -> bool:
     return isinstance(node, N.Call) and node.name in THREAD_INDEX or isinstance(node, N.Var) and node in thread_vars
-
-
-def _roles_synchronise(body) -> bool:
-    """True when a barrier call sits inside a T.ws role."""
-    for n in walk(body):
-        if isinstance(n, N.If) and isinstance(n.cond, N.Call) and n.cond.name == "ws":
-            if any(isinstance(m, N.Call) and m.name in _BARRIER_CALLS for m in walk(n.then_body)):
-                return True
-    return False
 
 
 def _first_block_op(stmt):

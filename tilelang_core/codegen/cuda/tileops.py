@@ -91,6 +91,11 @@ class TileOps(CopyOps, ReduceOps):
             self.fill(N.Fill(op.c, N.Const(0.0, c.dtype), True, op.span))
         if id(op) in em.wgmma:
             return self._gemm_wgmma(op, lay, k)
+        role = em.thread_ops.role
+        if role is not None and role[0] % role[1]:  # the templates number warps threadIdx.x / 32 % warps
+            raise LoweringError(f"T.gemm in a thread role of threads {role[0]}..{sum(role) - 1}: an mma.sync gemm "
+                                "needs its role to start at a multiple of its thread count; split the role into "
+                                "roles of that shape", op.span)
         bp = f"{em.name(b)}.ptr_to([{', '.join(em.access(b, ['0'] * len(b.shape)))}])"
         cp = f"{em.name(c)}.ptr_to([0])"
         tc = a.dtype == b.dtype and a.dtype in ("float16", "bfloat16") and c.dtype == "float32"
@@ -121,8 +126,9 @@ class TileOps(CopyOps, ReduceOps):
 
         em = self.em
         a, b, c = op.a.buffer, op.b.buffer, op.c.buffer
+        role = em.thread_ops.role
         name, texts = gemm_function(len(em.extra_cuda), op, lay.m, lay.n, k, em.threads // 128, em.swizzled,
-                                    wait=not em.wgmma_nowait)
+                                    wait=not em.wgmma_nowait, first=role[0] if role else 0)
         for t in texts:
             if t not in em.extra_cuda:
                 em.extra_cuda.append(t)

@@ -71,10 +71,11 @@ def _operand(kind: str, rows: int, cols: int, kmajor: bool) -> dict:
 
 
 def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dict,
-                  wait: bool = True) -> tuple[str, list[str]]:
+                  wait: bool = True, first: int = 0) -> tuple[str, list[str]]:
     """(function name, [CUDA texts]) for one wgmma gemm; A from shared memory or registers.
 
-    With wait=False the committed group stays in flight (the caller waits with tl::wgmma_wait<N>)."""
+    With wait=False the committed group stays in flight (the caller waits with tl::wgmma_wait<N>). `first`: the
+    first thread of the warp groups that run it (a thread role's)."""
     from ...ir.arith import shape_ints
 
     a, b = g.a.buffer, g.b.buffer
@@ -86,8 +87,9 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
     t = _c_type(a.dtype)
     name = f"tl_gemm_wgmma_{ident}"
     mi = m // (64 * n_wg)
+    tid = f"(threadIdx.x - {first})" if first else "threadIdx.x"
     body = [f"__device__ __forceinline__ void {name}(const {t}* A, const {t}* B, float* C) {{",
-            *([] if rs else [f"  const int wg = threadIdx.x / 128 % {n_wg};"]),  # A's rows (registers need none)
+            *([] if rs else [f"  const int wg = {tid} / 128 % {n_wg};"]),  # A's rows (registers need none)
             '  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");',
             "#pragma unroll", f"  for (int mi = 0; mi < {mi}; ++mi) {{",
             *([] if rs else [f"    const int row0 = (mi * {n_wg} + wg) * 64;"]),
