@@ -77,8 +77,9 @@ def test_let_bound_and_symbolic_and_global():
     n = var("n", "symbolic")
     assert codes(_kernel_with(lambda S: loop(i, n, [store(S, (i, 0))]))) == []
     G = buf("G", (64, 64), scope="global")
-    # global tensors are never bounds-checked (TileLang guards them); the unwritten columns are coverage's business
-    assert codes(kernel([loop(i, 128, [store(G, (i, 0))])], params=(G,)), dataflow=True) == ["output-not-covered"]
+    # global tensors are never bounds-checked (TileLang guards them); a passed-in tensor written at fixed columns
+    # may be meant to be written in part, so coverage says nothing either
+    assert codes(kernel([loop(i, 128, [store(G, (i, 0))])], params=(G,)), dataflow=True) == []
 
 
 def test_local_indexed_by_parallel():

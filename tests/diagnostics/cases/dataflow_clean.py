@@ -177,3 +177,14 @@ def gemm_never_cleared(M=128, N=128, K=128, block=64, block_K=32):
             T.copy(C_local, C[by * block, bx * block])
 
     return main
+
+
+@tilelang.jit
+def first_column_of_a_passed_in_tensor(M=256, N=64, block=64):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), T.float32), Y: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(M, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                Y[bx * block + i, 0] = X[bx * block + i, 0]
+
+    return main

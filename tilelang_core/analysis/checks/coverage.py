@@ -54,7 +54,7 @@ def _tensor(tensor: N.Buffer, writes, fresh: bool, ctx: Ctx) -> None:
                 _report_outside(tensor, axis, dim, max(iv.lo for iv in ivs), launch, a, ctx)
         else:
             gap = _first_gap(covered, dim)
-            if gap is not None:
+            if gap is not None and (fresh or any(_walked(launch, a, axis) for launch, a in writes)):
                 _report(tensor, axis, dim, gap, covered, writes, fresh, ctx)
                 return
 
@@ -102,6 +102,13 @@ def _affine_projection(a: Access, start, ext: int, deps, grid) -> list | None:
     if last.lo != at0.lo + step * grid[b].hi:
         return None
     return [Interval(at0.lo, last.hi + ext - 1)]
+
+
+def _walked(launch: N.Launch, a: Access, axis: int) -> bool:
+    """True when the blocks walk this axis (its start moves with a block index): the grid is meant to cover it. A
+    tensor passed in and written at fixed positions may be meant to be written in part."""
+    start = start_of(a, axis)
+    return any(mentions(start, {v}) or _loops_mention(a, v) for v in launch.block_vars)
 
 
 def _loops_mention(a: Access, v) -> bool:
