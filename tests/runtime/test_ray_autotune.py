@@ -1,0 +1,85 @@
+"""`tilelsp autotune --ray local`: 16 configs timed on the CPU backend through a local Ray cluster give the local
+search's winner, and a worker that dies mid-run is survived (its task is retried on another worker)."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+ray = pytest.importorskip("ray")
+pytestmark = [pytest.mark.tvm, pytest.mark.slow]
+
+# `passes` repeats the work: the winner is passes=1 by a margin no timing noise can hide
+KERNEL = textwrap.dedent('''
+    import os
+    import tilelang
+    import tilelang.language as T
+
+    KILL_MARKER = {marker!r}
+
+
+    @tilelang.autotune(configs=[{{"passes": p}} for p in range(16, 0, -1)], warmup=1, rep=3)
+    @tilelang.jit(out_idx=[-1])
+    def repeat_add(N, passes=1, block=64):
+        if KILL_MARKER and passes == 9 and not os.path.exists(KILL_MARKER):
+            open(KILL_MARKER, "w").close()
+            os._exit(1)  # the worker process dies in the middle of the search
+        @T.prim_func
+        def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+            with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+                acc = T.alloc_fragment((block,), T.float32)
+                T.clear(acc)
+                for p in T.serial(passes * 64):
+                    for i in T.Parallel(block):
+                        acc[i] = acc[i] + A[bx * block + i]
+                for i in T.Parallel(block):
+                    B[bx * block + i] = acc[i] / (passes * 64)
+        return main
+
+
+    def ref_program(A):
+        return A  # the mean of passes * 64 copies of A
+
+    # tilelsp: repeat_add(N=4096)
+''')
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from tilelsp.ray_autotune import connect
+
+    connect("local")
+    yield
+    ray.shutdown()
+
+
+def _file(tmp_path, marker: str = ""):
+    path = tmp_path / "repeat_add.py"
+    path.write_text(KERNEL.format(marker=marker))
+    return path
+
+
+def test_ray_search_gives_the_local_winner(tmp_path, monkeypatch, cluster):
+    from tilelang_core.runtime.autotune_file import load_tuning
+    from tilelsp.ray_autotune import autotune_on_ray
+
+    monkeypatch.setenv("TILELSP_AUTOTUNE_CACHE", "0")
+    monkeypatch.setenv("TILELSP_CACHE_DIR", str(tmp_path / "cache"))
+    path = _file(tmp_path)
+    local = load_tuning(str(path), path.read_text(), None, "cpu").tuner().run(warmup=1, rep=3, progress=False)
+    remote = autotune_on_ray("local", str(path), path.read_text(), None, "cpu", 16, {}, warmup=1, rep=3,
+                             progress=False)
+    assert len(remote.timings) == 16 and not remote.failures
+    assert remote.config == local.config == {"passes": 1}
+    assert "CPU backend timing" in remote.device
+
+
+def test_a_worker_killed_mid_run_is_survived(tmp_path, cluster):
+    from tilelsp.ray_autotune import autotune_on_ray
+
+    marker = tmp_path / "killed"
+    path = _file(tmp_path, str(marker))
+    result = autotune_on_ray("local", str(path), path.read_text(), None, "cpu", 16, {}, warmup=1, rep=2,
+                             progress=False)
+    assert marker.exists(), "the worker building passes=9 was killed"
+    assert len(result.timings) == 16 and not result.failures and result.config == {"passes": 1}

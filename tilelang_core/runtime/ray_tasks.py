@@ -1,0 +1,102 @@
+"""The work a Ray cluster does for `tilelsp autotune --ray`: plain functions the driver wraps as Ray tasks.
+
+`compile_config` runs on a CPU worker: it executes the file (its text travels) under the alias, builds one
+config's kernel and returns it packed as plain data (the CPU backend's shared library, or a CUDA artifact's
+cubin and launch metadata). `measure_packed` runs on a device worker and needs only torch, the ctypes loader or
+cuda-bindings and `runtime.launch`: no tvm and no source; it times the kernel on random inputs. Neither imports
+ray, so a worker needs nothing of the driver but these modules.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+_TUNINGS: dict = {}  # per worker process: the loaded file's Tuning, by (text digest, kernel, device, overrides)
+
+
+def _tuning(name: str, text: str, kernel, device: str, count: int, overrides: dict):
+    from .autotune_file import load_tuning
+
+    key = (hashlib.sha256(text.encode()).hexdigest(), kernel, device, count, repr(sorted(overrides.items())))
+    if key not in _TUNINGS:
+        folder = Path(tempfile.mkdtemp(prefix="tilelsp-ray-"))
+        path = folder / name  # the file's own name: kernel names and spans come out as on the driver
+        path.write_text(text)
+        _TUNINGS[key] = load_tuning(str(path), text, kernel, device, count, overrides)
+    return _TUNINGS[key]
+
+
+def compile_config(name: str, text: str, kernel, device: str, count: int, overrides: dict, config: dict) -> dict:
+    """Build one config of the file's factory and return the kernel packed for `measure_packed`."""
+    jit_kernel = _tuning(name, text, kernel, device, count, overrides).build(config)
+    return pack(jit_kernel)
+
+
+def pack(jit_kernel) -> dict:
+    """A built JITKernel as plain data: its parameters and its library (CPU) or artifact (CUDA)."""
+    params = [(p.name, p.dtype, list(p.shape), p.is_output, p.is_scalar) for p in jit_kernel.params]
+    if jit_kernel.target == "cpu":
+        from .cpu_artifact import cpu_cache, cpu_key
+
+        cpu = jit_kernel._backend.module
+        if cpu.library is None:
+            raise RuntimeError("the CPU kernel could not be exported as a shared library (is a C compiler "
+                               "installed on the worker?)")
+        so = Path(cpu.library.path).read_bytes() if os.path.exists(cpu.library.path) else \
+            cpu_cache().binary_path(cpu_key(jit_kernel.func)).read_bytes()
+        return {"kind": "cpu", "symbol": jit_kernel.func.name, "library": so, "params": params}
+    art = jit_kernel._backend.artifact
+    return {"kind": "cuda", "meta": art.meta(), "source": art.source, "cubin": art.cubin, "params": params}
+
+
+def _inputs(params, device: str):
+    import torch
+
+    from .profiler import supply_tensor
+
+    gen = torch.Generator().manual_seed(0)
+    args = []
+    for name, dtype, shape, is_output, is_scalar in params:
+        if is_scalar:
+            raise ValueError(f"parameter '{name}' is a scalar: a remote timing needs tensor parameters only")
+        if any(not isinstance(d, int) for d in shape):
+            raise ValueError(f"parameter '{name}' has a symbolic shape {shape}: tune a concrete instance")
+        if is_output:
+            args.append(torch.zeros(shape, dtype=getattr(torch, dtype), device=device))
+        else:
+            args.append(supply_tensor("Auto", shape, dtype, device, gen))
+    return args
+
+
+def runner(packed: dict):
+    """A callable running the packed kernel on a full argument list, and the device it runs on."""
+    if packed["kind"] == "cpu":
+        from .cpu_library import CpuLibrary
+
+        folder = Path(tempfile.mkdtemp(prefix="tilelsp-ray-lib-"))
+        path = folder / f"{packed['symbol']}.so"
+        path.write_bytes(packed["library"])
+        return CpuLibrary(path, packed["symbol"]), "cpu"
+    from .artifact import Artifact
+    from .launch import launch
+
+    meta = {k: v for k, v in packed["meta"].items() if k in Artifact.__dataclass_fields__}
+    art = Artifact(source=packed["source"], cubin=packed["cubin"], **meta)
+    return (lambda *args: launch(art, args)), "cuda"
+
+
+def measure_packed(packed: dict, warmup: int, rep: int) -> tuple[float, str]:
+    """Milliseconds per run of a packed kernel on random inputs, and the device label it was timed on."""
+    from ..verify.bench import bench
+    from .autotune_search import device_label
+
+    run, device = runner(packed)
+    args = _inputs(packed["params"], device)
+    return bench(lambda: run(*args), warmup=warmup, rep=rep, device=device), device_label(device)
+
+
+def measure_many(warmup: int, rep: int, *packed: dict) -> list:
+    """`measure_packed` of several kernels one after another on one worker (a fair final comparison)."""
+    return [measure_packed(p, warmup, rep)[0] for p in packed]
