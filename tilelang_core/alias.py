@@ -56,6 +56,7 @@ _MODULES = {
     "tilelang.tileop": "tilelang_core.compat.tileop",
     "tilelang.tileop.base": "tilelang_core.compat.tileop",
     "tilelang.cuda.intrinsics.sparse_layout": "tilelang_core.compat.sparse_layout",
+    "tilelang.cuda.intrinsics.macro.mma_macro_generator": "tilelang_core.compat.mma_emitter",
 }
 _BUILT = ("tilelang", "tilelang.jit", "tilelang.math", "tilelang.contrib")
 _UNSUPPORTED = {  # module prefix -> why

@@ -7,7 +7,7 @@ import ast
 
 from ..ir import nodes as N
 from ..language.types import DType
-from .values import BuiltinRef, ConstDims, ModuleRef, TensorSpec, Unknown, is_scalar, normalize_dtype, to_expr
+from .values import BuiltinRef, ConstDims, LiveNamespace, ModuleRef, TensorSpec, Unknown, is_scalar, normalize_dtype, to_expr
 
 _SAFE_BUILTINS = {"min": min, "max": max, "int": int, "float": float, "bool": bool, "abs": abs, "len": len,
                   "round": round, "pow": pow, "tuple": tuple, "list": list, "str": str, "sum": sum, "divmod": divmod,
@@ -23,7 +23,7 @@ class ArgsNamespace:
 
 def get_attr(base, attr: str, node=None):
     """`base.attr` over frontend values."""
-    if isinstance(base, (ModuleRef, BuiltinRef)):
+    if isinstance(base, (ModuleRef, BuiltinRef, LiveNamespace)):
         return base.attr(attr)
     if isinstance(base, ArgsNamespace):
         return base.values.get(attr, Unknown(f"args.{attr}"))
@@ -50,7 +50,11 @@ def call_value(func, args, kwargs, text: str = "?"):
         return call_builtin_const(func, args, kwargs, text)
     if isinstance(func, DType):
         return args[0] if args else Unknown(text)
+    if func is len and len(args) == 1 and not kwargs and isinstance(args[0], (tuple, list)):
+        return len(args[0])  # `len(buf.shape)`: the rank is known even where the extents are not
     known = all(_concrete(a) for a in args) and all(_concrete(v) for v in kwargs.values())
+    if known and isinstance(func, type) and getattr(func, "__tilelang_namespace__", False):
+        return _construct(func, args, kwargs, text)
     if func in (min, max) and args and not known and not kwargs:
         exprs = [to_expr(a) for a in args]
         if all(e is not None for e in exprs):
@@ -148,6 +152,16 @@ def _concrete(v) -> bool:
     if isinstance(v, dict):
         return all(_concrete(x) for x in v)
     return is_scalar(v) or isinstance(v, str) or v is None
+
+
+def _construct(cls, args, kwargs, text: str):
+    """A namespace object built while parsing (e.g. the tensor-core emitter); why it failed when it raises."""
+    from .values import from_live
+
+    try:
+        return from_live(cls(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - its own argument checks; the message travels with the Unknown
+        return Unknown(text, f"{type(exc).__name__}: {exc}")
 
 
 def _try(fn, default):

@@ -1,6 +1,6 @@
 """Scalar intrinsics with non-expression arguments: IEEE arithmetic with a rounding mode, vector atomics,
-the reducer epoch (`T.alloc_reducer` / `T.finalize_reducer`), device printing (`T.print`) and `T.transpose`
-(desugared to a T.Parallel loop).
+the reducer epoch (`T.alloc_reducer` / `T.finalize_reducer`), device printing (`T.print`), `T.transpose`
+(desugared to a T.Parallel loop) and the warp-wide tensor-core product `T.ptx_mma`.
 
 A rounding mode other than the default "rn" is part of the Call name (`ieee_add_rz`); a reducer's
 combine op is the Call argument `Const(op)` index into REDUCER_OPS; a print message is a `Const(msg, "str")`.
@@ -147,6 +147,34 @@ def h_tma_copy(p, b, node, short):
     p.emit(N.Copy(region_of(p, node.args[0]), region_of(p, node.args[1]), p.span(node)))
 
 
+MMA_SHAPES = {"m16n8k16": ("fp16", "bf16"), "m16n8k32": ("int8", "uint8")}
+MMA_ACCUM = {"fp16": ("fp32", "fp16"), "bf16": ("fp32",), "int8": ("int32",), "uint8": ("int32",)}
+
+
+def h_ptx_mma(p, b, node, short):
+    """T.ptx_mma(dtype, shape, "row", "col", a_type, b_type, c_type, A.data, a_offset, B.data, b_offset, C.data,
+    c_offset, saturate): one warp-wide `mma.sync` on per-thread registers; Call("ptx_mma", (shape, a_type, c_type,
+    A head, B head, C head)) with the heads `A[a_offset]`, ... of the threads' local buffers."""
+    if len(node.args) < 13:
+        raise KernelError("bad-arguments", "T.ptx_mma takes (dtype, shape, A_layout, B_layout, A_dtype, B_dtype, "
+                          "C_dtype, A_data, A_offset, B_data, B_offset, C_data, C_offset, saturate)", node)
+    shape, a_layout, b_layout, a_type, b_type, c_type = (p.ev.eval(a) for a in node.args[1:7])
+    if shape not in MMA_SHAPES or a_type not in MMA_SHAPES[shape] or b_type != a_type or \
+            c_type not in MMA_ACCUM[a_type] or (a_layout, b_layout) != ("row", "col"):
+        raise KernelError("bad-arguments", f"T.ptx_mma {shape} {a_layout}.{b_layout} {a_type} x {b_type} -> {c_type} "
+                          "is not supported; use m16n8k16 (fp16/bf16 -> fp32, fp16 -> fp16) or m16n8k32 (int8/uint8 "
+                          "-> int32), row.col", node)
+    heads = []
+    for data, offset in ((node.args[7], node.args[8]), (node.args[9], node.args[10]), (node.args[11], node.args[12])):
+        buf = p.ev.eval(data)
+        if not isinstance(buf, N.Buffer) or buf.scope != "local" or len(buf.shape) != 1:
+            raise KernelError("bad-arguments", f"the operands of T.ptx_mma are one-dimensional T.alloc_local "
+                              f"buffers (`buf.data`); `{ast.unparse(data)}` is not one", data)
+        heads.append(N.Load(buf, (p.ev.scalar(offset),), p.span(data)))
+    return N.Call("ptx_mma", (N.Const(shape, "str"), N.Const(a_type, "str"), N.Const(c_type, "str"), *heads),
+                  "int32", p.span(node))
+
+
 def _at(region: N.Region, loop_vars) -> tuple:
     """Element indices of a region with its sliced axes driven by `loop_vars` in order."""
     from ..ir.arith import as_int
@@ -159,5 +187,5 @@ def _at(region: N.Region, loop_vars) -> tuple:
 INTRINSIC_HANDLERS = {
     **{name: h_ieee for name in IEEE_ARITY}, "atomic_addx2": h_atomic_addx, "atomic_addx4": h_atomic_addx,
     "alloc_reducer": h_alloc_reducer, "finalize_reducer": h_finalize_reducer, "print": h_print,
-    "transpose": h_transpose, "tma_copy": h_tma_copy,
+    "transpose": h_transpose, "tma_copy": h_tma_copy, "ptx_mma": h_ptx_mma,
 }

@@ -75,6 +75,18 @@ class ModuleRef:
 
 
 @dataclass(frozen=True)
+class LiveNamespace:
+    """A live object whose class sets `__tilelang_namespace__` (e.g. the tensor-core macro emitter of
+    `compat/mma_emitter.py`): `obj.attr` inside a kernel is `from_live(getattr(obj, attr))`."""
+
+    live: object = field(compare=False, repr=False)
+
+    def attr(self, attr: str):
+        """The value of `obj.attr`."""
+        return from_live(getattr(self.live, attr)) if hasattr(self.live, attr) else Unknown(attr)
+
+
+@dataclass(frozen=True)
 class BuiltinRef:
     """A TileLang builtin by canonical name ("T.copy", "tilelang.jit", "tilelang.layout.make_swizzled_layout")."""
 
@@ -213,6 +225,10 @@ def from_live(v, depth: int = 0):
         return v
     if isinstance(v, enum.Enum):
         return EnumValue(type(v).__name__, v.name)
+    if getattr(type(v), "__tilelang_namespace__", False):
+        return LiveNamespace(v)
+    if isinstance(v, type) and getattr(v, "__tilelang_namespace__", False):  # its constructor: constcalls.py
+        return v
     if isinstance(v, dict) and depth < 4:
         return {k: from_live(x, depth + 1) for k, x in v.items()}
     mod = canonical_module(getattr(v, "__module__", "") or "")

@@ -14,6 +14,7 @@ from ...ir.visitor import walk
 from ...source import Span
 from .._tvm import load
 from .expr import ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, index_expr
+from .mma import mma_sync
 from .ops import OpLowering
 from .simt import BARRIER_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
 from .storage import SCRATCH_SCOPE, StorageLowering
@@ -263,6 +264,8 @@ class CpuLowering(StorageLowering):
             return self._s_Store(N.Store(old.buffer, old.indices, new, span=s.span))
         if isinstance(s.value, N.Call) and s.value.name == "device_assert":
             return self._device_assert(s.value, s.span)
+        if isinstance(s.value, N.Call) and s.value.name == "ptx_mma":
+            return mma_sync(self, s.value)
         return self.tirx.Evaluate(self.expr(s.value))
 
     def _device_assert(self, call: N.Call, span):

@@ -18,6 +18,8 @@ phases (a CPU SIMT emulation in the style of MCUDA/POCL loop fission):
   inside run only the threads whose mask is set, and block-level statements inside (tile ops) run once when
   any thread is active. Roles therefore run one after another in program order: a consumer that waits for
   a producer written after it in the source is not supported.
+- Warp-collective calls (`T.ptx_mma`) are per-thread statements in a phase of their own, between implicit
+  barriers: each thread computes its share from the registers of the lanes of its warp.
 - Private storage gets one copy per thread: a local buffer of shape (s0, ...) becomes (threads*s0, ...)
   and thread t uses rows [t*s0, (t+1)*s0); a let that depends on the thread becomes a per-thread slot.
 - Thread indices come from the flat thread id t: threadIdx.x = t % X, .y = t // X % Y, .z = t // (X*Y);
@@ -35,6 +37,7 @@ THREAD_CALLS = frozenset({"get_thread_binding", "get_lane_idx", "get_warp_idx", 
 BARRIER_CALLS = frozenset({"sync_threads", "tvm_storage_sync", "mbarrier_arrive", "mbarrier_wait_parity",
                            "mbarrier_expect_tx", "mbarrier_arrive_expect_tx", "barrier_arrive", "barrier_wait"})
 PRIVATE_SCOPES = ("local", "local.var")
+COLLECTIVE_CALLS = frozenset({"ptx_mma"})  # warp-wide: each thread reads other lanes' registers (cpu/mma.py)
 
 
 def is_thread_level(body) -> bool:
@@ -46,8 +49,12 @@ def _is_barrier(s) -> bool:
     return isinstance(s, N.Evaluate) and isinstance(s.value, N.Call) and s.value.name in BARRIER_CALLS
 
 
+def _is_collective(s) -> bool:
+    return isinstance(s, N.Evaluate) and isinstance(s.value, N.Call) and s.value.name in COLLECTIVE_CALLS
+
+
 def _has_barrier(s) -> bool:
-    return any(isinstance(n, N.Evaluate) and _is_barrier(n) for n in walk(s))
+    return any(isinstance(n, N.Evaluate) and (_is_barrier(n) or _is_collective(n)) for n in walk(s))
 
 
 def _flat(s) -> list:
@@ -117,7 +124,10 @@ class ThreadEmulation:
         """A statement list as barrier phases (per-thread runs) and block-level statements."""
         out, run = [], []
         for s in _flat(body):
-            if _is_barrier(s) or isinstance(s, N.Allocate) or _has_barrier(s) or self._is_role(s) \
+            if _is_collective(s):  # a phase of its own: every lane's operands are ready, none is overwritten yet
+                out += self._phase(run, mask) + self._phase([s], mask)
+                run = []
+            elif _is_barrier(s) or isinstance(s, N.Allocate) or _has_barrier(s) or self._is_role(s) \
                     or not self._per_thread(s):
                 out += self._phase(run, mask)
                 run = []

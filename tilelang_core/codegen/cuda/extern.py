@@ -1,6 +1,6 @@
 """CUDA lowering of user CUDA code: `T.import_source` puts the code into the generated file (before the
 kernels), `T.call_extern` becomes a call of the named function, `T.access_ptr` the address of an element and
-`T.dp4a` a call of `__dp4a` on the four int8 values at two addresses; `T.tvm_warp_shuffle` is `__shfl_sync`, TVM's
+`T.dp4a` a call of `__dp4a` on the four int8 values at two addresses, `T.ptx_mma` a warp-wide mma.sync (mma.py); `T.tvm_warp_shuffle` is `__shfl_sync`, TVM's
 thread all-reduce over threadIdx.x lanes `tl::lanes_allreduce`."""
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from .common import LoweringError
 from .expr import dtype_of
+from .mma import emit_mma
 
 
 DP4A = r"""
@@ -33,6 +34,9 @@ class ExternOps:
         call = s.value
         if isinstance(call, N.Call) and call.name == "call_extern":  # its value unused: called as a void function
             self.em.line(f"T.evaluate({self._call_extern(self.em.exprs, call, 'void')})")
+            return True
+        if isinstance(call, N.Call) and call.name == "ptx_mma":
+            emit_mma(self.em, call)
             return True
         if isinstance(call, N.Call) and call.name == "dp4a":
             if DP4A not in self.em.extra_cuda:

@@ -306,8 +306,8 @@ class KernelEmitter(PipelineEmitter):
                           else f"for {it} in {kind}({self.idx(ext)}):")
                 self.var_text[v] = it
             self.depth += 1
-        if (inner_reads or inner_writes) and not self.in_parallel:  # the back edge may race with this iteration
-            self.dirty_r = self.dirty_w = True
+        if inner_reads and inner_writes and not self.in_parallel:  # the back edge may race with this iteration
+            self.dirty_r = self.dirty_w = True  # (a loop that only reads, or only writes, shared memory cannot)
         self.body(s.body)
         self.depth -= len(s.vars)
 

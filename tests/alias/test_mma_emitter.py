@@ -1,0 +1,108 @@
+"""TileLang's TensorCoreIntrinEmitter under the alias: its ldmatrix / mma / stmatrix macros on per-thread
+buffers compute A @ B on the CPU backend (T.ptx_mma emulated warp-wide) for fp16 and int8, transposed or
+not, and lower to CUDA that nvcc compiles for sm_90a (one mma.sync per 16 x 8 tile)."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.tvm
+
+KERNELS = '''
+import tilelang
+import tilelang.language as T
+from tilelang.cuda.intrinsics.macro.mma_macro_generator import TensorCoreIntrinEmitter
+
+
+def emitter_gemm(target, in_dtype, accum_dtype, a_t=False, b_t=True, rows=2, cols=1, warp_m=32, warp_n=16,
+                 chunk=32, two_d=False):
+    @tilelang.jit(out_idx=[-1], target=target)
+    def factory(M, N, K):
+        k_step = 32 if in_dtype == "int8" else 16
+        block_m, block_n = rows * warp_m, cols * warp_n
+        em = TensorCoreIntrinEmitter(a_dtype=in_dtype, b_dtype=in_dtype, accum_dtype=accum_dtype, a_transposed=a_t,
+                                     b_transposed=b_t, block_row_warps=rows, block_col_warps=cols,
+                                     warp_row_tiles=warp_m, warp_col_tiles=warp_n, chunk=chunk)
+        c_shape = (block_m, block_n) if two_d else (block_m // 16, block_n // em.micro_size_y, 16, em.micro_size_y)
+
+        @T.prim_func
+        def main(A: T.Tensor((K, M) if a_t else (M, K), in_dtype), B: T.Tensor((N, K) if b_t else (K, N), in_dtype),
+                 C: T.Tensor((M, N), accum_dtype)):
+            with T.Kernel(T.ceildiv(N, block_n), T.ceildiv(M, block_m), threads=32 * rows * cols) as (bx, by):
+                A_s = T.alloc_shared((chunk, block_m) if a_t else (block_m, chunk), in_dtype)
+                B_s = T.alloc_shared((block_n, chunk) if b_t else (chunk, block_n), in_dtype)
+                C_s = T.alloc_shared(c_shape, accum_dtype)
+                A_l = T.alloc_local((em.warp_rows * em.local_size_a), in_dtype)
+                B_l = T.alloc_local((em.warp_cols * em.local_size_b), in_dtype)
+                C_l = T.alloc_local((em.warp_rows * em.warp_cols * em.local_size_out), accum_dtype)
+                T.clear(C_l)
+                for ko in T.serial(K // chunk):
+                    if a_t:
+                        T.copy(A[ko * chunk, by * block_m], A_s)
+                    else:
+                        T.copy(A[by * block_m, ko * chunk], A_s)
+                    if b_t:
+                        T.copy(B[bx * block_n, ko * chunk], B_s)
+                    else:
+                        T.copy(B[ko * chunk, bx * block_n], B_s)
+                    for ki in T.serial(chunk // k_step):
+                        em.ldmatrix_a(A_l, A_s, ki)
+                        em.ldmatrix_b(B_l, B_s, ki)
+                        em.mma(A_l, B_l, C_l)
+                em.stmatrix(C_l, C_s)
+                for i, j in T.Parallel(block_m, block_n):
+                    if two_d:
+                        C[by * block_m + i, bx * block_n + j] = C_s[i, j]
+                    else:
+                        C[by * block_m + i, bx * block_n + j] = C_s[i // 16, j // em.micro_size_y, i % 16,
+                                                                     j % em.micro_size_y]
+        return main
+    return factory
+'''
+
+
+@pytest.fixture(scope="module")
+def mod(run_aliased):
+    return run_aliased("mma_emitter_kernels", KERNELS)
+
+
+def _operands(in_dtype, m, n, k, a_t, b_t):
+    if in_dtype == "int8":
+        a, b = torch.randint(-8, 8, (m, k), dtype=torch.int8), torch.randint(-8, 8, (k, n), dtype=torch.int8)
+        ref = a.int() @ b.int()
+    else:
+        a, b = torch.randn(m, k).half(), torch.randn(k, n).half()
+        ref = a.float() @ b.float()
+    return (a.t().contiguous() if a_t else a), (b.t().contiguous() if b_t else b), ref
+
+
+@pytest.mark.parametrize("in_dtype, accum, a_t, b_t, cols, warp_n, two_d", [
+    ("float16", "float32", False, True, 1, 16, False), ("float16", "float32", True, False, 2, 8, True),
+    ("int8", "int32", False, True, 1, 16, False)])
+def test_emitter_gemm_matches_torch_on_the_cpu_backend(mod, in_dtype, accum, a_t, b_t, cols, warp_n, two_d):
+    m, n, k = 64, 32, 64
+    a, b, ref = _operands(in_dtype, m, n, k, a_t, b_t)
+    kernel = mod["emitter_gemm"]("cpu", in_dtype, accum, a_t, b_t, cols=cols, warp_n=warp_n, two_d=two_d)(m, n, k)
+    got = kernel(a, b)
+    if in_dtype == "int8":
+        assert torch.equal(got, ref)
+    else:
+        torch.testing.assert_close(got, ref, rtol=1e-3, atol=1e-3)
+
+
+def test_unsupported_emitter_configuration_names_the_feature(mod):
+    from tilelang_core.compat import UnsupportedFeatureError
+    from tilelang_core.compat.mma_emitter import TensorCoreIntrinEmitter
+
+    with pytest.raises(UnsupportedFeatureError, match="TensorCoreIntrinEmitter"):
+        TensorCoreIntrinEmitter(a_dtype="float64", b_dtype="float64", accum_dtype="float64")
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("in_dtype, accum", [("float16", "float32"), ("int8", "int32")])
+def test_emitter_gemm_compiles_for_sm90a(mod, in_dtype, accum):
+    kernel = mod["emitter_gemm"]("sm_90a", in_dtype, accum)(128, 128, 128)
+    source = kernel.get_kernel_source()
+    ptx = "mma.sync.aligned.m16n8k16.row.col.f32.f16" if in_dtype == "float16" else \
+        "mma.sync.aligned.m16n8k32.row.col.s32.s8"
+    assert kernel.arch == "sm_90a" and ptx in source

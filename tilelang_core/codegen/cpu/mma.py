@@ -1,0 +1,51 @@
+"""`T.ptx_mma` on the CPU backend: one warp-wide `mma.sync.m16n8kK` computed by each thread for its own four
+accumulator registers from the A and B registers of the lanes of its warp (the PTX fragment layouts).
+
+It runs in a barrier phase of its own (cpu/simt.py makes it a collective), so every lane's operands are loaded
+before any lane reads them. With e = 32 / operand bits elements per register and K = 8 * e:
+- C register v of lane l holds (row l // 4 + 8 * (v // 2), column 2 * (l % 4) + v % 2);
+- A (row r, k) is in lane (r % 8) * 4 + (k % 4e) // e, register k % e + e * (r // 8 + 2 * (k // 4e));
+- B (k, column n) is in lane n * 4 + (k % 4e) // e, register k % e + e * (k // 4e).
+"""
+from __future__ import annotations
+
+from ...ir import nodes as N
+from .expr import cast, const, index_expr
+
+_BITS = {"fp16": 16, "bf16": 16, "int8": 8, "uint8": 8}
+_ACCUM = {"fp32": "float32", "fp16": "float16", "int32": "int32"}
+
+
+def mma_sync(ctx, call: N.Call) -> list:
+    """The current thread's part of one T.ptx_mma: its four accumulators += A_tile @ B_tile."""
+    tirx = ctx.tirx
+    a_type, c_type = call.args[1].value, call.args[2].value
+    a_head, b_head, c_head = call.args[3:]
+    e = 32 // _BITS[a_type]
+    k_dim, wide = 8 * e, 4 * e
+    acc_dtype = _ACCUM[c_type]
+    lane = tirx.floormod(ctx.tid, const(32, "int32"))
+    warp0 = ctx.tid - lane
+
+    def other(head: N.Load, lane_expr, reg_expr):
+        """Element `reg` of lane `lane`'s copy of the private buffer, from the head offset."""
+        buf = ctx.buffer(head.buffer, call.span)
+        rows = ctx.simt.private_rows(head.buffer)
+        at = index_expr(ctx.expr(head.indices[0])) + reg_expr + (warp0 + lane_expr) * rows
+        return cast(tirx.BufferLoad(buf, [at]), acc_dtype)
+
+    v, k = ctx.fresh("mma_v"), ctx.fresh("mma_k")
+    row = tirx.floordiv(lane, const(4, "int32")) + const(8, "int32") * tirx.floordiv(v, const(2, "int32"))
+    col = const(2, "int32") * tirx.floormod(lane, const(4, "int32")) + tirx.floormod(v, const(2, "int32"))
+    k_in = tirx.floormod(k, const(wide, "int32"))
+    k_blk = tirx.floordiv(k, const(wide, "int32"))
+    k_reg = tirx.floormod(k, const(e, "int32"))
+    a = other(a_head, tirx.floormod(row, const(8, "int32")) * const(4, "int32") + tirx.floordiv(k_in, const(e, "int32")),
+              k_reg + const(e, "int32") * (tirx.floordiv(row, const(8, "int32")) + const(2, "int32") * k_blk))
+    b = other(b_head, col * const(4, "int32") + tirx.floordiv(k_in, const(e, "int32")), k_reg + const(e, "int32") * k_blk)
+    c_buf = ctx.buffer(c_head.buffer, call.span)
+    c_at = ctx.private(c_head.buffer, [index_expr(ctx.expr(c_head.indices[0])) + v], call.span)
+    acc = tirx.BufferLoad(c_buf, c_at)
+    update = tirx.BufferStore(c_buf, cast(cast(acc, acc_dtype) + a * b, str(c_buf.dtype)), c_at)
+    inner = tirx.For(k, const(0, "int32"), const(k_dim, "int32"), tirx.ForKind.SERIAL, update)
+    return [tirx.For(v, const(0, "int32"), const(4, "int32"), tirx.ForKind.SERIAL, inner)]
