@@ -23,6 +23,10 @@ def normalize_rows(M, N, block_M=32):
     return main
 
 
+def ref_program(X):
+    return X / X.sum(dim=1, keepdim=True), X.sum(dim=1)
+
+
 def main():
     x = torch.rand(64, 128) + 0.5
     y, s = normalize_rows(64, 128)(x)

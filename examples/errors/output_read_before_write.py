@@ -27,6 +27,10 @@ def matmul_splitk(M, N, K, split_k=4, block_M=64, block_N=64, block_K=32):
     return main
 
 
+def ref_program(A, B):
+    return A.float() @ B.float()
+
+
 def main():
     a = torch.randn(128, 512, dtype=torch.float16)
     b = torch.randn(512, 128, dtype=torch.float16)

@@ -25,6 +25,10 @@ def matmul(M, N, K, block_M=64, block_N=64, block_K=32):
     return main
 
 
+def ref_program(A, B):
+    return A.float() @ B.float()
+
+
 def main():
     a = torch.randn(128, 256, dtype=torch.float16)
     b = torch.randn(256, 128, dtype=torch.float16)
