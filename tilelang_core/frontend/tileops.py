@@ -364,13 +364,18 @@ def h_Cast(p, b, node, short):  # noqa: N802 - TIR spelling T.Cast(dtype, value)
 
 
 def h_make_tensor(p, b, node, short):
-    """T.make_tensor(ptr, shape, dtype): a global tensor view over a pointer."""
+    """T.make_tensor(ptr, shape, dtype): a global tensor over a pointer (`ptrs[i]` of a T.ptr tensor, bound here
+    to a handle Var, so that later writes to `i` do not move the tensor)."""
     args, kwargs = p.ev.call_args(node)
+    ptr = args[0] if args else kwargs.get("ptr")
     shape = args[1] if len(args) > 1 else kwargs.get("shape", ())
     dtype = args[2] if len(args) > 2 else kwargs.get("dtype", "float32")
     dnode = node.args[2] if len(node.args) > 2 else None
-    return N.Buffer(p.target_name or "tensor", shape_of(p, shape, node), p.dtype_arg(dnode, dtype), "global",
-                    p.span(node))
+    name, data = p.target_name or "tensor", None
+    if isinstance(ptr, (N.Load, N.Var, N.Call, N.Cast, N.BinOp)):
+        data = N.Var(f"{name}_data", "handle", "let", p.span(node))
+        p.emit(N.LetStmt(data, ptr, p.span(node)))
+    return N.Buffer(name, shape_of(p, shape, node), p.dtype_arg(dnode, dtype), "global", p.span(node), data=data)
 
 
 def h_if_then_else(p, b, node, short):

@@ -133,6 +133,7 @@ class Buffer:
 
     `span` is where it is declared (the parameter annotation or the T.alloc_* call). `base` is the buffer whose
     storage a view shares (T.reshape, T.view, T.Tensor(shape, dtype, A.data)): its first element, row-major.
+    `data` is the handle Var of a tensor made from a pointer (T.make_tensor), bound by a LetStmt before its uses.
     """
 
     name: str

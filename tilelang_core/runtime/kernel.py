@@ -113,7 +113,7 @@ def _check_tensor(buf: N.Buffer, value, device):
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"argument '{buf.name}' must be a torch.Tensor of dtype {buf.dtype}, "
                         f"got {type(value).__name__}")
-    want = torch_dtype(buf.dtype)
+    want = torch.int64 if buf.dtype == "handle" else torch_dtype(buf.dtype)  # a T.ptr table holds data_ptr()s
     if value.dtype != want:
         raise TypeError(f"argument '{buf.name}' has dtype {str(value.dtype).replace('torch.', '')} "
                         f"but the kernel expects {buf.dtype}")

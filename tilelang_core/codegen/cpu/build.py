@@ -150,7 +150,8 @@ class CpuLowering(StorageLowering):
             if isinstance(d, N.Var):
                 self._symbol(d)
         shape = [self.index(d) for d in p.shape]
-        buf = self.tirx.decl_buffer(shape, self._dtype(p.dtype, p.name, p.span), p.name)
+        dtype = "int64" if p.dtype == "handle" else self._dtype(p.dtype, p.name, p.span)  # a T.ptr table
+        buf = self.tirx.decl_buffer(shape, dtype, p.name)
         self.buffers[p] = buf
         return buf
 
@@ -235,6 +236,8 @@ class CpuLowering(StorageLowering):
         return self.guarded_store(buf, idx, value, s.buffer.scope == "global")
 
     def _s_LetStmt(self, s):
+        if s.var.dtype == "handle":
+            return self._pointer_tensors(s)
         value = self.expr(s.value)
         if any(isinstance(n, N.Load) and n.buffer.scope != "global" for n in walk(s.value)):
             # a let that reads a scratch buffer is kept in a one-element buffer: TVM's storage passes
@@ -245,6 +248,20 @@ class CpuLowering(StorageLowering):
         var = self.fresh(s.var.name, dtype_of(value))
         self.vars[s.var] = var
         return self.tirx.Bind(var, value)
+
+    def _pointer_tensors(self, s):
+        """Bind a pointer (`T.make_tensor(ptrs[i], shape, dtype)`, an int64 of a T.ptr table) and declare the
+        tensors over it."""
+        value = self.tirx.reinterpret("handle", self.expr(s.value))
+        var = self.tirx.Var(self.fresh(s.var.name).name, value.ty)
+        out = [self.tirx.Bind(var, value)]
+        tensors = {n.buffer for n in walk(self.func.body) if isinstance(n, (N.Load, N.Store, N.Region))}
+        for b in sorted((b for b in tensors if b.data is s.var), key=lambda b: b.name):
+            shape = [self.index(d) for d in b.shape] or [const(1, "int32")]
+            buf = self.tirx.decl_buffer(shape, self._dtype(b.dtype, b.name, b.span), b.name)
+            self.buffers[b] = buf
+            out.append(self.tirx.DeclBuffer(buf, data=var))
+        return out
 
     def _s_If(self, s):
         cond = as_bool(self.expr(s.cond))

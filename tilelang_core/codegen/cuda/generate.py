@@ -114,7 +114,7 @@ def _check_views(func: N.PrimFunc) -> None:
     known |= {n.buffer for n in walk(func.body) if isinstance(n, N.Allocate)}
     for buf in used_buffers(func.body):
         root = view_root(buf)
-        if buf in known:
+        if buf in known or buf.data is not None:  # a parameter, an allocation, or a tensor over a bound pointer
             continue
         if root not in known:
             raise LoweringError(f"'{buf.name}' is neither a parameter, an allocation nor a view of one", buf.span)
@@ -214,8 +214,9 @@ def _params(func: N.PrimFunc, em: KernelEmitter) -> tuple[list, list]:
     for k, p in enumerate(func.params):
         if isinstance(p, N.Buffer):
             shape = ", ".join(em.idx(d) for d in p.shape) + ("," if len(p.shape) == 1 else "")
-            header.append(f'{em.name(p)}: T.Buffer(({shape}), "{p.dtype}")')
-            params.append({"name": p.name, "kind": "tensor", "dtype": p.dtype, "is_output": k in out_idx,
+            storage = "int64" if p.dtype == "handle" else p.dtype  # a T.ptr table: TVM has no buffers of handles
+            header.append(f'{em.name(p)}: T.Buffer(({shape}), "{storage}")')
+            params.append({"name": p.name, "kind": "tensor", "dtype": storage, "is_output": k in out_idx,
                            "arg": em.name(p) + "_ptr",
                            "shape": [as_int(d) if as_int(d) is not None else expr_str(d) for d in p.shape]})
         else:

@@ -231,6 +231,8 @@ class KernelEmitter(PipelineEmitter):
             self.loop(s)
         elif isinstance(s, N.Store):
             self.store(s)
+        elif isinstance(s, N.LetStmt) and s.var.dtype == "handle":
+            self.pointer_tensors(s)
         elif isinstance(s, N.LetStmt):
             self.line(f"{self.name(s.var)} = {self.emit(s.value)}")
             self.var_text[s.var] = self.name(s.var)
@@ -251,6 +253,15 @@ class KernelEmitter(PipelineEmitter):
             raise LoweringError("a nested T.Kernel is not supported; use one T.Kernel per kernel", s.span)
         else:
             raise LoweringError(f"{type(s).__name__} is not supported by the CUDA lowering", getattr(s, "span", None))
+
+    def pointer_tensors(self, s: N.LetStmt) -> None:
+        """Bind a pointer (`T.make_tensor(ptrs[i], shape, dtype)`) and declare the tensors over it."""
+        tensors = [b for b in used_buffers(self.func.body) if b.data is s.var]
+        self.line(f'{self.name(s.var)} = T.bind(T.reinterpret("handle", {self.emit(s.value)}))')
+        self.var_text[s.var] = self.name(s.var)
+        for b in tensors:
+            dims = ", ".join(self.idx(d) for d in b.shape) + ("," if len(b.shape) == 1 else "")
+            self.line(f'{self.name(b)} = T.decl_buffer(({dims}), "{b.dtype}", data={self.name(s.var)})')
 
     def store(self, s: N.Store) -> None:
         value = self.emit(s.value, s.buffer.dtype)
