@@ -142,6 +142,7 @@ class Buffer:
     scope: str = "global"
     span: Span | None = None
     base: "Buffer | None" = None
+    data: "Var | None" = None
 
     def __repr__(self) -> str:
         return f"Buffer({self.name}:{self.scope})"
