@@ -137,3 +137,27 @@ def k(A: T.Tensor((64, 512), T.float16), B: T.Tensor((512, 64), T.float16), C: T
     assert "reduction-axis-step" not in codes(src)
     one_role = src[:src.index("            else:")] + src[src.index("            T.gemm"):]
     assert "reduction-axis-step" in codes(one_role.replace("if tx < 128:", "if k < 99:"))
+
+
+def test_in_place_update_reading_a_part_no_block_writes_is_no_hazard():
+    src = '''
+@T.prim_func
+def k(X: T.Tensor((256, 128), T.float32)):
+    with T.Kernel(4, threads=128) as bx:
+        tile = T.alloc_fragment((64, 64), T.float32)
+        T.copy(X[0:64, 64:128], tile)
+        T.copy(tile, X[bx * 64:bx * 64 + 64, 0:64])
+'''
+    assert "inplace-hazard" not in codes(src)
+    assert "inplace-hazard" in codes(src.replace("X[0:64, 64:128]", "X[0:64, 0:64]"))
+
+
+def test_every_block_filling_the_same_region_with_a_constant_is_no_race():
+    src = '''
+@T.prim_func
+def k(X: T.Tensor((256, 64), T.float32), Y: T.Tensor((256, 64), T.float32), Z: T.Tensor((64,), T.float32)):
+    with T.Kernel(4, threads=128) as bx:
+        T.fill(Z[0:64], 0)
+        T.copy(X[bx * 64:bx * 64 + 64, 0:64], Y[bx * 64:bx * 64 + 64, 0:64])
+'''
+    assert "cross-block-race" not in codes(src)

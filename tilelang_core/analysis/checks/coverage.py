@@ -45,7 +45,7 @@ def _tensor(tensor: N.Buffer, writes, fresh: bool, ctx: Ctx) -> None:
             continue
         covered: list = []
         for launch, a in writes:
-            ivs = _projection(launch, a, axis)
+            ivs = projection(launch, a, axis)
             if ivs is None:
                 break
             covered.extend(ivs)
@@ -59,7 +59,7 @@ def _tensor(tensor: N.Buffer, writes, fresh: bool, ctx: Ctx) -> None:
                 return
 
 
-def _projection(launch: N.Launch, a: Access, axis: int) -> list | None:
+def projection(launch: N.Launch, a: Access, axis: int) -> list | None:
     """Intervals of indices on `axis` that some block may write through access `a` (None: unknown)."""
     if a.axes is None or axis >= len(a.axes):
         return None

@@ -10,6 +10,7 @@ from ..fastwalk import walk
 from ..walker import Ctx, kernel_rule, substitute
 from .accesses import Access, launches, out_params, root
 from .common import related_for
+from .coverage import projection
 
 
 @kernel_rule
@@ -17,13 +18,16 @@ def check_parameters(func: N.PrimFunc, ctx: Ctx) -> None:
     """out_idx outputs read first or never written; tensors updated in place across blocks."""
     per_launch = launches(func)
     items = [(la.launch, a) for la in per_launch for a in la.items if root(a.buffer).scope == "global"]
+    eager = func.factory is not None and func.factory == func.name
+    what = "a T.empty output" if eager else "an out_idx output"
+    drop = "make it a T.Tensor parameter instead of T.empty" if eager else "drop it from out_idx"
     for p in out_params(func):
         mine = [(la, a) for la, a in items if root(a.buffer) is p]
         if not any(a.mode in ("write", "atomic", "opaque", "accum") for _, a in mine):
             ctx.emit("output-never-written",
-                     f"{p.name} is an out_idx output, so each call returns a freshly allocated, uninitialised "
-                     f"tensor, but nothing in the kernel writes {p.name}; write the result into it (e.g. "
-                     f"T.copy(tile, {p.name}[...])) or drop it from out_idx",
+                     f"{p.name} is {what}, so each call returns a freshly allocated, uninitialised tensor for it, "
+                     f"but nothing in the kernel writes {p.name}; write the result into it (e.g. "
+                     f"T.copy(tile, {p.name}[...])) or {drop}",
                      p.span or ctx.func.span, related=())
             continue
         first = mine[0][1] if mine else None
@@ -31,9 +35,9 @@ def check_parameters(func: N.PrimFunc, ctx: Ctx) -> None:
             how = ("T.atomic_add adds to its current contents" if first.mode == "atomic"
                    else "it is read here before any write")
             ctx.emit("output-read-before-write",
-                     f"{p.name} is an out_idx output, so the JIT allocates it fresh (torch.empty: uninitialised) "
-                     f"on every call, but {how}; pass {p.name} in as an argument (zeroed if it accumulates) and "
-                     f"drop it from out_idx, or write it before reading",
+                     f"{p.name} is {what}, so the JIT allocates it fresh (torch.empty: uninitialised) on every "
+                     f"call, but {how}; pass {p.name} in (zeroed if it accumulates): {drop}; or write it before "
+                     f"reading it",
                      first.span, related=related_for(p))
     for la in per_launch:
         _inplace(la, ctx)
@@ -56,7 +60,7 @@ def _inplace(la, ctx: Ctx) -> None:
         for w in writes:
             wdeps = _block_deps(w)
             hit = next((r for r in reads for v in grid if v in wdeps and v not in _block_deps(r)
-                        and _no_load(r)), None)
+                        and _no_load(r) and _may_meet(la.launch, w, r)), None)
             if hit is not None:
                 v = next(v for v in grid if v in wdeps and v not in _block_deps(hit))
                 ctx.emit("inplace-hazard",
@@ -66,6 +70,17 @@ def _inplace(la, ctx: Ctx) -> None:
                          f"output tensor",
                          w.span, related=(Related(hit.span, f"{tensor.name} read here"),) + related_for(tensor))
                 return
+
+
+def _may_meet(launch: N.Launch, w: Access, r: Access) -> bool:
+    """False when some axis proves the read and the written regions (over the whole grid) disjoint."""
+    if len(w.axes) != len(r.axes):
+        return True
+    for axis in range(len(w.axes)):
+        ws, rs = projection(launch, w, axis), projection(launch, r, axis)
+        if ws is not None and rs is not None and not any(a.lo <= b.hi and b.lo <= a.hi for a in ws for b in rs):
+            return False
+    return True
 
 
 def _is_one(g) -> bool:

@@ -72,10 +72,11 @@ def _deps(a: Access) -> set | None:
 
 def _value_varies(a: Access) -> bool:
     """False when the stored value is a constant or a parameter (every block writes the same thing)."""
-    if isinstance(a.op, N.Store):
-        return any(isinstance(n, (N.Load, N.Var)) and not (isinstance(n, N.Var) and n.kind in ("param", "symbolic"))
-                   for n in walk(a.op.value))
-    return True
+    value = a.op.value if isinstance(a.op, (N.Store, N.Fill)) else None
+    if value is None:
+        return True
+    return any(isinstance(n, (N.Load, N.Var)) and not (isinstance(n, N.Var) and n.kind in ("param", "symbolic"))
+               for n in walk(value))
 
 
 def _report_same(a: Access, v, n: int, launch: N.Launch, ctx: Ctx) -> None:
