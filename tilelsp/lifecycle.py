@@ -61,7 +61,10 @@ async def refresh_settings(ls: TileLanguageServer) -> None:
 
 
 async def on_initialized(ls: TileLanguageServer, params) -> None:
-    """Read the settings once the client is ready."""
+    """Read the settings once the client is ready; import the feature modules meanwhile."""
+    from .navigation import preload
+
+    preload()
     await refresh_settings(ls)
 
 

@@ -1,7 +1,8 @@
 """Feature handlers: hover, inlay hints, code lenses, completion, signature help, semantic tokens, code actions.
 
 Each converts positions (positions.py), awaits the document's check result (computed off the event loop)
-and calls one pure function in tilelsp.features. A document over the size cap gets empty answers.
+and calls one pure function in tilelsp.features, imported on first use (`initialize` answers sooner). A document
+over the size cap gets empty answers.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from . import positions as pos
-from .features import actions, codelens, completion, hover, inlay, semantic
+from .features import semantic
 from .check_child import MAX_CHECK_CHARS
 from .features.diagnostics import to_lsp
 
@@ -22,6 +23,17 @@ COMPLETION_DOCS = "text_document.completion.completion_item.documentation_format
 _KINDS = {"function": types.CompletionItemKind.Function, "dtype": types.CompletionItemKind.TypeParameter,
           "type": types.CompletionItemKind.Class, "decorator": types.CompletionItemKind.Function,
           "context": types.CompletionItemKind.Function, "iterator": types.CompletionItemKind.Function}
+
+
+def preload() -> None:
+    """Import the feature modules and libcst (quick fixes) in a daemon thread once the session is up, so neither
+    `initialize` nor the first hover or code action waits for them."""
+    import importlib
+    import threading
+
+    modules = ("tilelsp.features.hover", "tilelsp.features.inlay", "tilelsp.features.codelens",
+               "tilelsp.features.completion", "tilelsp.features.actions", "libcst", "libcst.metadata")
+    threading.Thread(target=lambda: [importlib.import_module(m) for m in modules], daemon=True).start()
 
 
 def _open(ls: TileLanguageServer, uri: str) -> DocState | None:
@@ -43,6 +55,8 @@ async def _at(ls: TileLanguageServer, uri: str, position: types.Position):
 
 async def on_hover(ls: TileLanguageServer, params: types.HoverParams):
     """Hover on a buffer, a kernel or a builtin."""
+    from .features import hover
+
     doc, result, point = await _at(ls, params.text_document.uri, params.position)
     if doc is None:
         return None
@@ -62,6 +76,8 @@ def _shows_images(ls: TileLanguageServer) -> bool:
 
 async def on_inlay(ls: TileLanguageServer, params: types.InlayHintParams):
     """Inlay hints after allocations in the requested range."""
+    from .features import inlay
+
     doc = _open(ls, params.text_document.uri)
     if doc is None:
         return []
@@ -74,6 +90,8 @@ async def on_inlay(ls: TileLanguageServer, params: types.InlayHintParams):
 
 async def on_code_lens(ls: TileLanguageServer, params: types.CodeLensParams):
     """Verify / Show IR / Show CUDA / Benchmark on each kernel."""
+    from .features import codelens
+
     doc = _open(ls, params.text_document.uri)
     if doc is None:
         return []
@@ -85,6 +103,8 @@ async def on_code_lens(ls: TileLanguageServer, params: types.CodeLensParams):
 
 async def on_completion(ls: TileLanguageServer, params: types.CompletionParams):
     """`T.` completion from the registry."""
+    from .features import completion
+
     doc, result, point = await _at(ls, params.text_document.uri, params.position)
     if doc is None:
         return None
@@ -97,6 +117,8 @@ async def on_completion(ls: TileLanguageServer, params: types.CompletionParams):
 
 async def on_signature_help(ls: TileLanguageServer, params: types.SignatureHelpParams):
     """Signature help inside `T.*(`."""
+    from .features import completion
+
     doc, result, point = await _at(ls, params.text_document.uri, params.position)
     if doc is None:
         return None
@@ -124,6 +146,8 @@ async def on_semantic_tokens(ls: TileLanguageServer, params: types.SemanticToken
 
 async def on_code_action(ls: TileLanguageServer, params: types.CodeActionParams):
     """Quick fixes for our diagnostics in the range, and Verify/Benchmark for the kernel there."""
+    from .features import actions
+
     doc = _open(ls, params.text_document.uri)
     if doc is None:
         return []
@@ -134,13 +158,15 @@ async def on_code_action(ls: TileLanguageServer, params: types.CodeActionParams)
     return [_lsp_action(a, doc, result, enc) for a in found]
 
 
-def _lsp_action(a: actions.Action, doc: DocState, result, enc: str) -> types.CodeAction:
+def _lsp_action(a, doc: DocState, result, enc: str) -> types.CodeAction:
+    from .features.actions import QUICKFIX
+
     edit = None
     if a.edits:
         edits = [types.TextEdit(pos.span_to_range(e.span, result.source, enc), e.new_text) for e in a.edits]
         edit = types.WorkspaceEdit(changes={doc.uri: edits})
     diags = [to_lsp(a.diagnostic, result.source, doc.uri, enc)] if a.diagnostic else None
     command = types.Command(title=a.title, command=a.command, arguments=list(a.arguments)) if a.command else None
-    kind = types.CodeActionKind.QuickFix if a.kind == actions.QUICKFIX else types.CodeActionKind.Source
+    kind = types.CodeActionKind.QuickFix if a.kind == QUICKFIX else types.CodeActionKind.Source
     return types.CodeAction(title=a.title, kind=kind, edit=edit, command=command, diagnostics=diags,
                             is_preferred=a.preferred or None)
