@@ -4,8 +4,8 @@ mean times, the ratio, the build times and the number of findings (every example
 
     .venv/bin/python benchmarks/sanitizer_overhead.py [FILES...] [--rep N] [--json OUT]
 
-Times are the fastest of --rep calls. The plain time is the built kernel's call on prepared arguments (its grid runs in parallel); the sanitized time
-includes what a sanitized run adds on the host (the writer shadows and the report it allocates and reads).
+Times are the fastest of --rep calls. The plain time is the built kernel's call on prepared arguments (its grid
+runs in parallel); the sanitized time includes what a sanitized run adds on the host (the writer shadows and the report it allocates and reads).
 """
 from __future__ import annotations
 
@@ -81,8 +81,8 @@ def main(argv=None) -> int:
                 print("    " + f)
     if rows:
         worst = max(rows, key=lambda r: r["ratio"])
-        print(f"worst ratio {worst['ratio']:.2f} ({worst['file']}); findings on {sum(bool(r['findings']) for r in rows)}"
-              f" of {len(rows)} instances")
+        flagged = sum(bool(r["findings"]) for r in rows)
+        print(f"worst ratio {worst['ratio']:.2f} ({worst['file']}); findings on {flagged} of {len(rows)} instances")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

@@ -201,11 +201,12 @@ _ROWS = [
              "Index the output with the block indices so each block writes its own part, or accumulate with "
              "T.atomic_add into a zeroed tensor."),
     CodeInfo("sanitize-out-of-bounds", E, "sanitize",
-             "At run time, an element access written in the kernel (`A[i, j]`, not a tile op, which is "
-             "bounds-guarded) fell outside its buffer; the CPU backend skipped it, a GPU reads or writes foreign "
-             "memory.",
-             "for i, j in T.Parallel(64, 64):\n    C[by * 64 + i, j] = acc[i, j]  # M = 1000",
-             "Guard the access (`if by * 64 + i < M:`) or fix the index expression."),
+             "At run time, an element access written in the kernel (`S[i, j]`) fell outside its shared, fragment or "
+             "local buffer; the CPU backend skipped it, a GPU reads or overwrites the neighbouring memory or "
+             "registers. Tile ops and global accesses are bounds-guarded by design (TileLang predicates every "
+             "global access), so they are not reported.",
+             "for i, j in T.Parallel(64, 64):\n    B_local[i, j] = S[i + 1, j]  # S is 64 x 64",
+             "Guard the access (`if i + 1 < 64:`), size the buffer for the halo, or fix the index expression."),
 ]
 
 CODES: dict[str, CodeInfo] = {row.code: row for row in _ROWS}

@@ -40,8 +40,13 @@ def kernels(M=100, N=64, K=64, bm=64, bn=64, bk=32):
     @T.prim_func
     def unguarded(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
         with T.Kernel(T.ceildiv(M, bm), threads=128) as bx:
+            S = T.alloc_shared((bm, N), "float32")
+            D = T.alloc_fragment((bm, N), "float32")
+            T.copy(A[bx * bm, 0], S)
             for i, j in T.Parallel(bm, N):
-                C[bx * bm + i, j] = A[bx * bm + i, j] * 2.0
+                D[i, j] = S[i + 1, j]
+            for i, j in T.Parallel(bm, N):
+                C[bx * bm + i, j] = A[bx * bm + i, j] * 2.0 + D[i, j]
 
     @T.prim_func
     def careful(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32"), S: T.Tensor((N,), "float32")):
@@ -107,7 +112,7 @@ def line_of(text: str) -> int:
 def test_gemm_into_an_accumulator_nothing_cleared():
     got = findings("uninit_gemm", (2,), A=(100, 64), B=(64, 64), C=(100, 64))
     assert [(c, ln) for c, ln, _ in got] == [("sanitize-uninitialized-read", line_of("T.gemm(A_s, B_s, acc)"))]
-    assert "T.gemm here reads acc[0, 0] (a fragment)" in got[0][2] and "block (bx=0, by=0)" in got[0][2]
+    assert "T.gemm here reads acc[0, 0] (a fragment) before anything wrote it" in got[0][2] and "block (bx=0, by=0)" in got[0][2]
 
 
 def test_grid_sized_with_floor_division_leaves_rows_unwritten():
@@ -122,11 +127,10 @@ def test_two_blocks_writing_one_tile_race():
     assert "block (bx=0) and block (bx=1) both write C[0, 0]" in got[0][2]
 
 
-def test_unguarded_tail_indexing_is_out_of_bounds_on_both_sides():
-    got = sorted(findings("unguarded", (), A=(100, 64), C=(100, 64)))
-    line = line_of("C[bx * bm + i, j] = A[bx * bm + i, j] * 2.0")
-    assert [(c, ln) for c, ln, _ in got] == [("sanitize-out-of-bounds", line)] * 2
-    assert any("C[100, 0] is outside C of shape (100, 64) (first in block (bx=1))" in m for _, _, m in got)
+def test_shared_halo_read_is_out_of_bounds_and_global_tails_are_not():
+    got = findings("unguarded", (), A=(100, 64), C=(100, 64))
+    assert [(c, ln) for c, ln, _ in got] == [("sanitize-out-of-bounds", line_of("D[i, j] = S[i + 1, j]"))]
+    assert "S[64, 0] is outside S of shape (64, 64) (shared memory, first in block (bx=0))" in got[0][2]
 
 
 def test_guards_selects_running_max_and_atomics_are_clean():

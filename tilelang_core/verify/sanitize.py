@@ -4,7 +4,8 @@ and turn its report into Diagnostics at the user's lines (first block / thread, 
 What it finds (codes in tilelang_core/codes.py): reads of shared / fragment / local values nothing wrote
 (`sanitize-uninitialized-read`), elements of an `out_idx` output no block writes, as regions
 (`sanitize-unwritten-output`), one element written by two blocks of a launch without an atomic
-(`sanitize-block-race`), and the user's own element indexing outside a buffer (`sanitize-out-of-bounds`).
+(`sanitize-block-race`), and the user's own element indexing outside a shared / fragment / local buffer
+(`sanitize-out-of-bounds`; global accesses are bounds-guarded in TileLang, as tile ops are).
 """
 from __future__ import annotations
 
@@ -58,10 +59,12 @@ def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict) -> Diagnostic
     element = f"{buf.name}[{', '.join(str(i) for i in row[5:5 + min(rank, 4)])}]"
     where = _where(site.block_names, row[1:4], row[4])
     if site.code == "sanitize-uninitialized-read":
-        reader = "this read of" if site.construct == "element" else f"{site.construct} here reads"
-        msg = (f"{reader} {element} ({_scope(buf)}) happens before anything wrote it ({where}), so it gets "
-               f"whatever the memory held; initialise {buf.name} first (T.clear / T.fill, a T.copy into it, or "
+        reader = "this line reads" if site.construct == "element" else f"{site.construct} here reads"
+        fix = (f"drop {buf.name} from out_idx and pass a zeroed tensor, or write it before reading it"
+               if buf.scope == "global" else f"initialise {buf.name} first (T.clear / T.fill, a T.copy into it, or "
                "assignments before the loop that reads it)")
+        msg = (f"{reader} {element} ({_scope(buf)}) before anything wrote it ({where}), so it gets whatever the "
+               f"memory held; {fix}")
     elif site.code == "sanitize-block-race":
         other = _where(site.block_names, row[9:12], -1)
         msg = (f"{other.replace('first in ', '')} and {where.replace('first in ', '')} both write {element} "
@@ -70,8 +73,9 @@ def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict) -> Diagnostic
     else:
         shape = shapes.get(buf) or tuple(as_int(d) for d in buf.shape)
         dims = f" of shape ({', '.join(str(d) for d in shape)})" if None not in shape else ""
-        msg = (f"{element} is outside {buf.name}{dims} ({where}); on a GPU this reads or writes memory that is "
-               "not the tensor's: guard the access (e.g. `if i < M:`) or fix the index expression")
+        msg = (f"{element} is outside {buf.name}{dims} ({_scope(buf)}, {where}); TileLang does not guard it, so "
+               "on a GPU this reads or overwrites the neighbouring memory or registers: guard the access, size the "
+               "buffer for it, or fix the index expression")
     related = (Related(buf.span, f"'{buf.name}' is declared here"),) if buf.span is not None else ()
     return Diagnostic(site.code, Severity.ERROR, msg, site.span or _anchor(func), related, kernel=func.name,
                       instance=func.instance or None, target="cpu")
@@ -85,12 +89,14 @@ def _where(names, coords: list[int], thread: int) -> str:
 
 def _scope(buf: N.Buffer) -> str:
     return {"local.fragment": "a fragment", "shared": "shared memory", "shared.dyn": "shared memory",
-            "local": "a local buffer", "local.var": "a local variable"}.get(buf.scope, buf.scope)
+            "local": "a local buffer", "local.var": "a local variable"}.get(buf.scope, "an out_idx output, allocated "
+                                                                            "fresh on every call")
 
 
 def _anchor(func: N.PrimFunc) -> Span:
     launch = func.launch
-    return (launch.span if launch is not None and launch.span else None) or func.name_span or func.span or Span(1, 0, 1, 0)
+    at = launch.span if launch is not None else None
+    return at or func.name_span or func.span or Span(1, 0, 1, 0)
 
 
 def _coverage(func: N.PrimFunc, param: N.Buffer, writer) -> list[Diagnostic]:
@@ -99,9 +105,14 @@ def _coverage(func: N.PrimFunc, param: N.Buffer, writer) -> list[Diagnostic]:
     count = int(missing.sum())
     if count == 0:
         return []
-    msg = (f"{count} of {missing.numel()} elements of output '{param.name}' are never written by any block "
-           f"({describe_region(missing, param.name)}), so they keep whatever the fresh allocation held; size the grid "
-           "with T.ceildiv(size, tile) so it covers the tensor, and index each axis with its own block index")
+    if count == missing.numel():
+        msg = (f"no block writes any element of output '{param.name}', so it keeps whatever the fresh allocation "
+               f"held; write the result into {param.name} (e.g. T.copy the tile into it), or drop it from out_idx")
+    else:
+        msg = (f"{count} of {missing.numel()} elements of output '{param.name}' are never written by any block "
+               f"({describe_region(missing, param.name)}), so they keep whatever the fresh allocation held; size "
+               "the grid with T.ceildiv(size, tile) so it covers the tensor, and index each axis with its own block "
+               "index")
     related = (Related(param.span, f"'{param.name}' is an out_idx output"),) if param.span is not None else ()
     return [Diagnostic("sanitize-unwritten-output", Severity.ERROR, msg, _anchor(func), related, kernel=func.name,
                        instance=func.instance or None, target="cpu")]

@@ -128,7 +128,13 @@ async def cmd_benchmark(ls, *args):
     return await run_verify(ls, args, bench=True)
 
 
-async def run_verify(ls: TileLanguageServer, args, bench: bool) -> dict:
+async def cmd_sanitize(ls, *args):
+    """Command `tilelsp.server.sanitize [uri, kernel]`: `tilelsp verify --sanitize` on the CPU; the findings
+    become diagnostics at their lines."""
+    return await run_verify(ls, args, bench=False, sanitize=True)
+
+
+async def run_verify(ls: TileLanguageServer, args, bench: bool, sanitize: bool = False) -> dict:
     """Run `tilelsp verify` in a subprocess with progress and cancellation; refuse in untrusted workspaces."""
     uri, kernel = (list(args) + [None, None])[:2]
     doc = ls.doc(uri) if isinstance(uri, str) else None
@@ -138,14 +144,15 @@ async def run_verify(ls: TileLanguageServer, args, bench: bool) -> dict:
         ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, verify.UNTRUSTED))
         return {"passed": False, "maxAbsErr": None, "maxRelErr": None, "timeMs": None, "device": None,
                 "message": verify.UNTRUSTED}
-    what = "Benchmark" if bench else "Verify"
+    what = "Benchmark" if bench else "Sanitize" if sanitize else "Verify"
     cancel, token = threading.Event(), f"tilelsp-verify-{next(ls._tokens)}"
     progress = await _begin_progress(ls, token, f"{what} {kernel}", cancel)
-    argv = verify.verify_argv(doc.path, kernel, ls.settings.verifyDevice, bench, ls.settings.workerTimeoutSec)
+    device = "cpu" if sanitize else ls.settings.verifyDevice  # the sanitizer is the CPU backend's
+    argv = verify.verify_argv(doc.path, kernel, device, bench, ls.settings.workerTimeoutSec, sanitize)
     from ..worker import run_process
 
     # CUDA maps huge virtual ranges, so only CPU runs get an address-space cap (the runner adds its own)
-    mem_mb = 8192 if ls.settings.verifyDevice == "cpu" else 0
+    mem_mb = 8192 if device == "cpu" else 0
     loop = asyncio.get_running_loop()
     try:
         code, out, err = await loop.run_in_executor(
@@ -160,7 +167,8 @@ async def run_verify(ls: TileLanguageServer, args, bench: bool) -> dict:
     await _publish_verify(ls, doc, kernel, res)
     level = types.MessageType.Info if res["passed"] else types.MessageType.Error
     ls.window_show_message(types.ShowMessageParams(level, f"tilelsp {what.lower()}: {res['message']}"))
-    return {k: res.get(k) for k in ("passed", "maxAbsErr", "maxRelErr", "timeMs", "device", "message")}
+    return {k: res.get(k) for k in ("passed", "maxAbsErr", "maxRelErr", "timeMs", "device", "message", "findings")
+            if k != "findings" or sanitize}
 
 
 async def _begin_progress(ls: TileLanguageServer, token: str, title: str, cancel: threading.Event) -> bool:

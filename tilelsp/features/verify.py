@@ -15,11 +15,12 @@ UNTRUSTED = ("tilelsp will not run code from this workspace until you trust it: 
              "`tilelsp.trustWorkspace` to true (verify and benchmark execute the kernel factory)")
 
 
-def verify_argv(path: str, kernel: str, device: str = "auto", bench: bool = False, timeout: int = 60) -> list[str]:
-    """The `tilelsp verify FILE --kernel NAME --json [--device D] [--bench]` command line."""
+def verify_argv(path: str, kernel: str, device: str = "auto", bench: bool = False, timeout: int = 60,
+                sanitize: bool = False) -> list[str]:
+    """The `tilelsp verify FILE --kernel NAME --json [--device D] [--bench] [--sanitize]` command line."""
     argv = [sys.executable, "-m", "tilelsp", "verify", path, "--kernel", kernel, "--json",
             "--device", device, "--timeout", str(timeout)]
-    return argv + (["--bench"] if bench else [])
+    return argv + (["--bench"] if bench else []) + (["--sanitize"] if sanitize else [])
 
 
 def _pick(obj: dict, *names, default=None):
@@ -66,7 +67,8 @@ def parse_result(code: int, stdout: str, stderr: str, kernel: str) -> dict:
            "maxRelErr": _max(_pick(r, "maxRelErr", "max_rel_err") for r in recs),
            "timeMs": _max(_pick(r, "bench_ms", "timeMs", "time_ms") for r in recs),
            "device": _pick(recs[0], "device", default="?"),
-           "message": "; ".join(m for m in (_pick(r, "message", "error", default="") for r in recs) if m)}
+           "message": "; ".join(m for m in (_pick(r, "message", "error", default="") for r in recs) if m),
+           "findings": [f for r in recs for f in r.get("sanitizer") or ()]}
     if not out["message"] or out["passed"]:
         out["message"] = summary(kernel, out) + (f" ({out['message']})" if out["message"] else "")
     return out
@@ -91,7 +93,12 @@ def summary(kernel: str, r: dict) -> str:
 
 
 def result_diagnostics(result: dict, kernel: str, span: Span) -> list[Diagnostic]:
-    """The verify result as diagnostics on the kernel's name (an info when it passed)."""
+    """The verify result as diagnostics on the kernel's name (an info when it passed); the sanitizer's findings
+    at their own lines."""
+    if result.get("findings"):
+        from tilelang_core.verify.sanitize import finding_from_dict
+
+        return [finding_from_dict(f) for f in result["findings"]]
     if result.get("passed"):
         return [Diagnostic("verify-passed", Severity.INFO, summary(kernel, result), span, kernel=kernel)]
     code = "verify-failed" if result.get("failed") or result.get("maxAbsErr") is None else "verify-mismatch"

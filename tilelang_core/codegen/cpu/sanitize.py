@@ -7,8 +7,9 @@ Shadow state lives in TIR next to the kernel's own buffers:
 - every tracked tensor parameter (written by the kernel, or an `out_idx` output) gets an int32 *writer* tensor
   from the host, zeroed: each plain store checks the writer (another block of the same launch: a race) and sets
   it to 1 + the block's id; atomic stores set -1; what stays 0 in an output was never written;
-- user element indexing (`A[i, j]`, not tile ops, which are bounds-guarded by design) that falls outside the
-  buffer is recorded, and the access is still skipped (stores) or reads 0 (loads), as in a plain build.
+- user element indexing of a shared / fragment / local buffer outside its shape is recorded, and the access is
+  still skipped (stores) or reads 0 (loads), as in a plain build. Tile ops and global accesses are not checked:
+  they are bounds-guarded by design (TileLang's LegalizeSafeMemoryAccess predicates every global access).
 
 A check records the first violation per site (code, source span, buffer) into a report tensor: hit flag, block
 coordinates, thread id, the element's indices and (for races) the other block. The grid runs serially, so
@@ -112,6 +113,8 @@ class SanitizingLowering(CpuLowering):
         self.report = self.tirx.decl_buffer((self.tirx.Var("sanitizer_sites", "int32"), len(COLUMNS)), "int32",
                                             "sanitizer_report")
         self.tracked = tracked_params(func, outputs)
+        self.outputs = {func.params[k] for k in outputs}
+        self._fresh: set = set()  # handles of the out_idx outputs' tirx buffers (their writer 0: never written)
         self.writers: dict = {}  # handle of a param's tirx buffer -> its writer shadow
         self.writer_params: list = []
         self.init_bits: dict = {}  # handle of a scratch tirx buffer -> its init shadow
@@ -129,7 +132,7 @@ class SanitizingLowering(CpuLowering):
         body = self._seq(self._place(prim.body))
         params = list(prim.params) + self.writer_params + [self.report]
         out = self.tirx.PrimFunc(params, body)
-        return out.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", True)
+        return out.with_attr("global_symbol", symbol(self.func)).with_attr("tirx.noalias", True)
 
     def _param(self, p):
         buf = super()._param(p)
@@ -137,6 +140,8 @@ class SanitizingLowering(CpuLowering):
             shadow = self.tirx.decl_buffer(buf.ty.shape, "int32", p.name + "_writer")
             self.writers[_handle(buf)] = shadow
             self.writer_params.append(shadow)
+            if p in self.outputs:
+                self._fresh.add(_handle(buf))
         return buf
 
     # -- statements --------------------------------------------------------------------------------------
@@ -201,23 +206,23 @@ class SanitizingLowering(CpuLowering):
         idx = self.private(e.buffer, idx, e.span)
         value, out, cond = self._load(buf, idx)
         checks = []
-        if cond is not None:
+        if cond is not None and e.buffer.scope != "global":  # TileLang guards global accesses itself
             checks.append(self._when([self.tirx.Not(cond)], self._record(self._site("sanitize-out-of-bounds", e.span,
                                                                                    e.buffer, True), idx)))
-        init = self.init_bits.get(_handle(buf))
-        if init is not None:
+        unset = self._unset(buf, idx)
+        if unset is not None:
             site = self._site("sanitize-uninitialized-read", e.span, e.buffer, True)
-            checks.append(self._when([cond, self._clear(init, idx)], self._record(site, idx)))
+            checks.append(self._when([cond, unset], self._record(site, idx)))
         self._register(value, checks, list(self.expr.path))
         return out
 
     def guarded_load(self, buf, idx, is_global: bool = True):
-        """A tile op's read: checked against the init bits unless the op checks its regions in bulk."""
+        """A tile op's read: checked against the shadows unless the op checks its regions in bulk."""
         value, out, cond = self._load(buf, idx)
-        init = self.init_bits.get(_handle(buf))
-        if init is not None and not self._bulk:
+        unset = None if self._bulk else self._unset(buf, idx)
+        if unset is not None:
             site = self._site("sanitize-uninitialized-read", self._span(), self._tile_buffer(buf), False)
-            self._register(value, [self._when([cond, self._clear(init, idx)], self._record(site, idx))], [])
+            self._register(value, [self._when([cond, unset], self._record(site, idx))], [])
         return out
 
     def guarded_store(self, buf, idx, value, is_global: bool = True):
@@ -230,8 +235,8 @@ class SanitizingLowering(CpuLowering):
         if cond is None:
             return stmt
         current = self._stmts[-1] if self._stmts else None
-        if not self._element_store(current):
-            return self.tirx.IfThenElse(cond, stmt, None)
+        if not self._element_store(current) or self._store_buffer(current).scope == "global":
+            return self.tirx.IfThenElse(cond, stmt, None)  # tile ops and global stores are guarded in TileLang too
         # a GPU computes the value whatever the index: the value's loads are checked on the skipped side too
         oob = self._record(self._site("sanitize-out-of-bounds", current.span, self._store_buffer(current), True), idx)
         return self.tirx.IfThenElse(cond, stmt, self.tirx.SeqStmt([self.tirx.Evaluate(value), oob]))
@@ -302,6 +307,16 @@ class SanitizingLowering(CpuLowering):
 
     def _clear(self, init, idx):
         return self.tirx.EQ(self.tirx.BufferLoad(init, idx), const(0, "int8"))
+
+    def _unset(self, buf, idx):
+        """The condition that buf[idx] was never written (scratch: its init bit; an out_idx output: its writer),
+        or None when nothing tracks it."""
+        init = self.init_bits.get(_handle(buf))
+        if init is not None:
+            return self._clear(init, idx)
+        if _handle(buf) in self._fresh:
+            return self.tirx.EQ(self.tirx.BufferLoad(self.writers[_handle(buf)], idx), const(0, "int32"))
+        return None
 
     def _when(self, conds, stmt):
         """`stmt` under nested ifs (never one `and`: a later condition may read where an earlier one guards)."""
@@ -409,6 +424,11 @@ class SanitizingLowering(CpuLowering):
         return list(found.values())
 
 
+def symbol(func: N.PrimFunc) -> str:
+    """The instrumented function's symbol (a kernel named `main` crashed when called under its own name)."""
+    return f"{func.name}_sanitized"
+
+
 def _atomic_call(s) -> bool:
     from .build import ATOMIC_CALLS
 
@@ -445,7 +465,7 @@ class SanitizedModule:
         self.func = func
         self.sites = sites
         self.tracked = tracked
-        self._fn = executable[func.name]
+        self._fn = executable[symbol(func)]
 
     def run(self, args: list) -> tuple[list[tuple[Site, list[int]]], dict]:
         """Run on the kernel's arguments (torch CPU tensors and scalars, in parameter order)."""
@@ -475,9 +495,9 @@ def build_sanitized(func: N.PrimFunc, outputs=()) -> SanitizedModule:
         raise _error(func, RuntimeError(f"the sanitizer's CPU lowering failed: {msg}"), "codegen-error") from None
     ns = load()
     try:
-        ex = ns.tvm.compile(ns.tvm.IRModule({func.name: prim}), target=ns.tvm.target.Target(host_target()))
+        ex = ns.tvm.compile(ns.tvm.IRModule({symbol(func): prim}), target=ns.tvm.target.Target(host_target()))
     except Exception as err:  # tvm raises its own error types from C++
-        raise _error(func, RuntimeError(f"LLVM build of the sanitizer failed: {str(err).strip().splitlines()[-1][:300]}"),
-                     "codegen-error") from None
+        msg = str(err).strip().splitlines()[-1][:300]
+        raise _error(func, RuntimeError(f"LLVM build of the sanitizer failed: {msg}"), "codegen-error") from None
     by_name = {p.name: p for p in func.params if isinstance(p, N.Buffer)}
     return SanitizedModule(func, ex, lowering.sites, [by_name[p.name] for p in lowering.tracked])
