@@ -161,3 +161,21 @@ def k(X: T.Tensor((256, 64), T.float32), Y: T.Tensor((256, 64), T.float32), Z: T
         T.copy(X[bx * 64:bx * 64 + 64, 0:64], Y[bx * 64:bx * 64 + 64, 0:64])
 '''
     assert "cross-block-race" not in codes(src)
+
+
+def test_row_sum_over_tiles_whose_offset_skips_columns():
+    src = '''
+@T.prim_func
+def k(X: T.Tensor((128, 512), T.float32), Y: T.Tensor((128,), T.float32)):
+    with T.Kernel(2, threads=128) as bx:
+        tile = T.alloc_fragment((64, 32), T.float32)
+        s = T.alloc_fragment((64,), T.float32)
+        T.clear(s)
+        for k in T.serial(8):
+            T.copy(X[bx * 64, k * 64], tile)
+            T.reduce_sum(tile, s, dim=1, clear=False)
+        T.copy(s, Y[bx * 64])
+'''
+    hits = [m for c, m in found(src) if c == "reduction-axis-step"]
+    assert len(hits) == 1 and "32 of every 64" in hits[0]
+    assert "reduction-axis-step" not in codes(src.replace("k * 64", "k * 32").replace("T.serial(8)", "T.serial(16)"))

@@ -1,5 +1,6 @@
-"""Reduction-axis coverage: a loop that feeds T.gemm tiles copied from global memory, whose copy offset along K
-moves by a different amount per step than the tile holds along K, so part of K is skipped or summed twice."""
+"""Reduction-axis coverage: a loop that feeds T.gemm (or T.reduce_* with clear=False) tiles copied from global
+memory, whose copy offset along the reduced axis K moves by a different amount per step than the tile holds along
+K, so part of K is skipped or summed twice."""
 from __future__ import annotations
 
 from ...diagnostics import Related
@@ -21,21 +22,16 @@ def check_reduction_axis(func: N.PrimFunc, ctx: Ctx) -> None:
 
 def _launch(acc, ctx: Ctx) -> None:
     copies = [a for a in acc.items if isinstance(a.op, N.Copy) and a.mode == "write" and a.axes is not None]
-    groups: dict = {}  # (K loop, accumulator, operand) -> {tile: (step, K extent, copy)}
-    for g in acc.items:
-        if not isinstance(g.op, N.Gemm) or g.mode != "read":
-            continue
-        for role, (operand, k_axis) in enumerate(_k_axes(g.op)):
-            tile = root(operand.buffer)
-            if operand.buffer is not g.buffer or operand.kind != "full" or k_axis is None:
-                continue
-            for c in copies:
-                if root(c.buffer) is tile and c.source is not None and c.source.buffer.scope == "global":
-                    found = _step(c, k_axis, g)
-                    if found is not None:
-                        loop, step, want, offset = found
-                        key = (loop, root(g.op.c.buffer), role, root(c.source.buffer))
-                        groups.setdefault(key, {}).setdefault(offset, (step, want, c))
+    groups: dict = {}  # (K loop, accumulator, operand, source tensor) -> {offset: (step, K extent, copy)}
+    for g, operand, k_axis, accumulator, role in _reductions(acc):
+        tile = root(operand.buffer)
+        for c in copies:
+            if root(c.buffer) is tile and c.source is not None and c.source.buffer.scope == "global":
+                found = _step(c, k_axis, g)
+                if found is not None:
+                    loop, step, want, offset = found
+                    key = (loop, root(accumulator), role, root(c.source.buffer))
+                    groups.setdefault(key, {}).setdefault(offset, (step, want, c))
     # tiles of one tensor at different offsets that feed one accumulator share a step (ping-pong buffers)
     for (loop, _, _, _), tiles in groups.items():
         steps = {step for step, _, _ in tiles.values()}
@@ -43,6 +39,20 @@ def _launch(acc, ctx: Ctx) -> None:
         if len(steps) == 1 and total != next(iter(steps)):
             step, want, c = next(iter(tiles.values()))
             _report(c, loop, step, total, want, ctx)
+
+
+def _reductions(acc):
+    """(access, operand tile, its reduced axis, accumulator, operand role) for each T.gemm operand and each
+    T.reduce_*(clear=False) input: the tiles whose reduced axis a loop around them walks."""
+    for g in acc.items:
+        if g.mode != "read":
+            continue
+        if isinstance(g.op, N.Gemm):
+            for role, (operand, k_axis) in enumerate(_k_axes(g.op)):
+                if operand.buffer is g.buffer and operand.kind == "full" and k_axis is not None:
+                    yield g, operand, k_axis, g.op.c.buffer, role
+        elif isinstance(g.op, N.Reduce) and not g.op.clear and g.op.src.kind == "full":
+            yield g, g.op.src, g.op.dim, g.op.dst.buffer, 2
 
 
 def _k_axes(g: N.Gemm):
@@ -133,6 +143,6 @@ def _report(c: Access, f: N.For, step: int, want: int, extent: int, ctx) -> None
            if want == extent else f"step the offset by {want} per iteration of {v.name}")
     related = (Related(f.span, f"the loop over {v.name}"),) if f.span else ()
     ctx.emit("reduction-axis-step",
-             f"each step of {v.name} moves the K offset of {gbuf} by {step}, but the tiles fed to T.gemm hold {want} "
-             f"elements of K per step ({tile.name} is {extent} wide along K), {effect}; {fix}",
+             f"each step of {v.name} moves the K offset of {gbuf} by {step}, but the tiles it reduces (T.gemm, "
+             f"T.reduce_*) hold {want} elements of K per step ({tile.name} is {extent} wide along K), {effect}; {fix}",
              c.source.span or c.span, related=related + related_for(tile))
