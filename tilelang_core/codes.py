@@ -128,8 +128,8 @@ _ROWS = [
              "T.copy(C_local, C[bx * 64, by * 64])  # bx walks N, not M",
              "Make each grid extent T.ceildiv(size, tile) for the axis its block index walks."),
     CodeInfo("reduction-axis-step", E, "dataflow",
-             "A loop feeding T.gemm moves its K offset by a different amount per step than the tile holds along "
-             "K, so part of K is skipped or summed twice.",
+             "A loop feeding T.gemm (or T.reduce_* with clear=False) moves its K offset by a different amount per "
+             "step than the tile holds along K, so part of K is skipped or summed twice.",
              "for k in T.Pipelined(T.ceildiv(K, 64)):\n    T.copy(A[by * 128, k * 64], A_s)  # A_s is 128x32",
              "Step the offset by the tile's K extent (k * block_K) and loop T.ceildiv(K, block_K) times."),
     CodeInfo("cross-block-race", W, "dataflow",
