@@ -60,6 +60,8 @@ def run_autotune(args) -> int:
     device = _device(args.device)
     from tilelang_core.runtime.autotune_file import TuningError, load_tuning
 
+    from .ray_cluster import RayUnavailable
+
     try:
         tuning = load_tuning(args.file, loaded.text, args.kernel, device, args.configs, overrides)
     except TuningError as exc:
@@ -76,6 +78,9 @@ def run_autotune(args) -> int:
                                      warmup=args.warmup, rep=args.rep, task_timeout=args.task_timeout)
         else:
             result = tuning.tuner().run(warmup=args.warmup, rep=args.rep, jobs=args.jobs or os.cpu_count() or 1)
+    except RayUnavailable as exc:
+        print(f"tilelsp autotune: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 -- every config failed: the first error, with the others noted
         notes = "\n".join(getattr(exc, "__notes__", []))
         print(f"tilelsp autotune: {type(exc).__name__}: {exc}\n{notes}".rstrip(), file=sys.stderr)

@@ -12,38 +12,10 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
+
+from .ray_cluster import RETRIES, connect, drain
 
 FINALISTS = 3
-
-
-class RayUnavailable(RuntimeError):
-    """The ray package is not installed."""
-
-
-def connect(address: str):
-    """The ray module, initialised against `address` ('local' starts a local cluster)."""
-    try:
-        import ray
-    except ImportError:
-        raise RayUnavailable("--ray needs the ray package: pip install 'tilelsp[ray]'") from None
-    if not ray.is_initialized():
-        root = str(Path(__file__).resolve().parents[1])  # workers import tilelang_core from this tree
-        env = {"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}}
-        if address == "local":
-            cpus = int(os.environ.get("TILELSP_RAY_CPUS", "0")) or os.cpu_count() or 1
-            ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, runtime_env=env,
-                     configure_logging=False)
-        else:
-            ray.init(address=address, log_to_driver=False, runtime_env=env, configure_logging=False)
-    return ray
-
-
-def _error_text(exc) -> str:
-    cause = getattr(exc, "cause", None)
-    if cause is not None:
-        return f"{type(cause).__name__}: {cause}"
-    return f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
 
 
 def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, count: int, overrides: dict,
@@ -57,44 +29,29 @@ def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, cou
     ray = connect(address)
     configs = load_tuning(path, text, kernel, device, count, overrides).configs
     name = os.path.basename(path)
-    compile_task = ray.remote(num_cpus=1, max_retries=3)(ray_tasks.compile_config)
     gpus = 1 if device == "cuda" else 0
-    measure_task = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_retries=3)(ray_tasks.measure_packed)
-    final_task = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_retries=3)(ray_tasks.measure_many)
+    compile_task = ray.remote(num_cpus=1, max_retries=RETRIES)(ray_tasks.compile_config)
+    measure_task = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_retries=RETRIES)(ray_tasks.measure_packed)
+    final_task = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_retries=RETRIES)(ray_tasks.measure_many)
     bar = Progress(len(configs), f"autotune on Ray ({address})", enabled=progress)
-    result = AutotuneResult()
+    result, packed = AutotuneResult(), {}
+
+    def handle(index, stage, value, error):
+        if error is not None:
+            result.failures.append((configs[index], ConfigBuildError(error)))
+            bar.step("failed")
+        elif stage == "compile":
+            packed[index] = value
+            return measure_task.remote(value, warmup, rep), "measure"
+        else:
+            latency, result.device = value
+            result.timings.append((configs[index], latency))
+            bar.step(f"{latency:.4g} ms")
+        return None
+
     pending = {compile_task.remote(name, text, kernel, device, count, overrides, c): (i, "compile", time.time())
                for i, c in enumerate(configs)}
-    packed: dict = {}
-    try:
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
-            for ref in done:
-                index, stage, _ = pending.pop(ref)
-                try:
-                    value = ray.get(ref)
-                except Exception as exc:  # noqa: BLE001 -- the config's own failure (after the retries)
-                    result.failures.append((configs[index], ConfigBuildError(_error_text(exc))))
-                    bar.step("failed")
-                    continue
-                if stage == "compile":
-                    packed[index] = ref
-                    pending[measure_task.remote(ref, warmup, rep)] = (index, "measure", time.time())
-                else:
-                    latency, result.device = value
-                    result.timings.append((configs[index], latency))
-                    bar.step(f"{latency:.4g} ms")
-            now = time.time()
-            for ref, (index, stage, started) in list(pending.items()):
-                if now - started > task_timeout:
-                    ray.cancel(ref, force=True)
-                    pending.pop(ref)
-                    result.failures.append((configs[index], TimeoutError(f"the {stage} task ran past {task_timeout:g} s")))
-                    bar.step("timed out")
-    except KeyboardInterrupt:
-        for ref in pending:
-            ray.cancel(ref, force=True)
-        raise
+    drain(ray, pending, handle, task_timeout)
     if not result.timings:
         raise ConfigBuildError(f"all {len(configs)} configs failed: " + "; ".join(
             f"{c}: {e}" for c, e in result.failures[:4]))

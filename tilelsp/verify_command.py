@@ -8,6 +8,7 @@ a file without kernels 0 with a note.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -45,12 +46,30 @@ def to_json(rec: dict) -> dict:
     return out
 
 
+def _on_ray(address: str, args, loaded, timeout: float) -> list[dict]:
+    """The records of a verify (or bench) run on the Ray cluster at `address` (docs/ray.md)."""
+    from tilelang_core.verify.child import _select
+
+    from .ray_verify import verify_on_ray
+
+    kernel = getattr(args, "kernel", None)
+    chosen = _select(loaded.result.kernels, kernel)
+    if not chosen:
+        names = sorted({k.factory or k.name for k in loaded.result.kernels})
+        return [{"file": args.file, "usage": True, "available": names,
+                 "message": f"no kernel named {kernel!r} in {args.file}"}]
+    print(f"tilelsp verify: on the Ray cluster {address}", file=sys.stderr)
+    return verify_on_ray(address, args.file, loaded.text, chosen, kernel, getattr(args, "device", "auto"),
+                         getattr(args, "bench", False), timeout)
+
+
 def run_verify(args) -> int:
     """Entry point used by `tilelsp verify` (args: file, kernel, device, json, timeout, bench, sanitize)."""
     from tilelang_core.verify.runner import verify_file
     from tilelang_core.verify.sanitize import RUNTIME_CHECKED
 
     from .loading import load_checked
+    from .ray_cluster import RayUnavailable
 
     path = args.file
     timeout = getattr(args, "timeout", 60.0) or 60.0
@@ -63,11 +82,15 @@ def run_verify(args) -> int:
     loaded = load_checked(path, "verify", tolerate=RUNTIME_CHECKED if sanitize else ())
     if isinstance(loaded, int):
         return loaded
+    address = getattr(args, "ray", None) or os.environ.get("TILELSP_RAY_ADDRESS")
     try:
-        records = verify_file(path, kernel=getattr(args, "kernel", None), device=getattr(args, "device", "auto"),
-                              timeout=timeout, bench=getattr(args, "bench", False),
-                              sanitize=sanitize)
-    except ValueError as exc:
+        if address and not sanitize:
+            records = _on_ray(address, args, loaded, timeout)
+        else:
+            records = verify_file(path, kernel=getattr(args, "kernel", None), device=getattr(args, "device", "auto"),
+                                  timeout=timeout, bench=getattr(args, "bench", False),
+                                  sanitize=sanitize)
+    except (ValueError, RayUnavailable) as exc:
         print(f"tilelsp verify: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if any(r.get("usage") for r in records):

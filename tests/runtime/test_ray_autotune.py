@@ -1,5 +1,6 @@
-"""`tilelsp autotune --ray local`: 16 configs timed on the CPU backend through a local Ray cluster give the local
-search's winner, and a worker that dies mid-run is survived (its task is retried on another worker)."""
+"""`--ray local`: autotune over 16 configs timed on the CPU backend through a local Ray cluster gives the local
+search's winner, a worker that dies mid-run is survived (its task is retried on another worker), and verify on
+the cluster gives a local verify's records."""
 from __future__ import annotations
 
 import textwrap
@@ -46,7 +47,7 @@ KERNEL = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def cluster():
-    from tilelsp.ray_autotune import connect
+    from tilelsp.ray_cluster import connect
 
     connect("local")
     yield
@@ -83,3 +84,20 @@ def test_a_worker_killed_mid_run_is_survived(tmp_path, cluster):
                              progress=False)
     assert marker.exists(), "the worker building passes=9 was killed"
     assert len(result.timings) == 16 and not result.failures and result.config == {"passes": 1}
+
+
+def test_verify_on_ray_matches_a_local_verify(tmp_path, cluster):
+    from tilelang_core.check import check_source
+    from tilelang_core.verify.runner import verify_file
+    from tilelsp.ray_verify import verify_on_ray
+
+    path = tmp_path / "plain_add.py"  # a plain @jit factory: verify builds its one instance
+    path.write_text("\n".join(line for line in KERNEL.format(marker="").splitlines()
+                              if not line.startswith("@tilelang.autotune")))
+    text = path.read_text()
+    kernels = check_source(text, str(path)).kernels
+    remote = verify_on_ray("local", str(path), text, kernels, None, "cpu", False, 300)
+    local = verify_file(str(path), device="cpu", timeout=300)
+    keys = ("kernel", "instance", "passed", "max_abs_err", "max_rel_err", "message")
+    assert [{k: r[k] for k in keys} for r in remote] == [{k: r[k] for k in keys} for r in local]
+    assert remote[0]["passed"]

@@ -1,0 +1,93 @@
+"""The autotune search's parts: GEMM configs from the carver hints, configs compiled in forked workers (a broken one
+skipped with its error), the device label, the best config remembered on disk, and `tilelsp autotune FILE`."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+KERNEL = textwrap.dedent('''
+    import tilelang
+    import tilelang.language as T
+
+
+    @tilelang.jit(out_idx=[-1])
+    def scale(M, N, block_M=16, threads=32):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+            with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
+                tile = T.alloc_fragment((block_M, N), "float32")
+                T.copy(A[bx * block_M, 0], tile)
+                for i, j in T.Parallel(block_M, N):
+                    tile[i, j] = tile[i, j] * 3.0
+                T.copy(tile, B[bx * block_M, 0])
+        return main
+
+
+    def ref_program(A):
+        return A * 3
+
+    # tilelsp: scale(M=64, N=8)
+''')
+
+# the last one is invalid: its build fails with the check's diagnostic
+CONFIGS = [{"block_M": 16, "threads": 32}, {"block_M": 32, "threads": 32}, {"block_M": 16, "threads": 0}]
+TUNED = KERNEL.replace("@tilelang.jit(out_idx=[-1])", f"@tilelang.autotune(configs={CONFIGS!r})\n@tilelang.jit(out_idx=[-1])")
+
+
+def test_gemm_configs_come_from_the_hints_and_fit_the_factory():
+    from tilelang_core.runtime.autotune_configs import fit_configs, gemm_configs, is_gemm_like
+
+    configs = gemm_configs(8192, 8192, 8192, topk=16)
+    assert len(configs) == 16 and len({tuple(c.items()) for c in configs}) == 16
+    assert len({(c["block_M"], c["block_N"], c["block_K"]) for c in configs}) >= 8  # tile shapes first, then depths
+
+    def matmul(M, N, K, block_M=128, block_N=128, block_K=32, num_stages=3):
+        return None
+
+    assert is_gemm_like(matmul) and not is_gemm_like(lambda M, block=1: None)
+    fitted = fit_configs(matmul, configs)
+    assert all("threads" not in c for c in fitted) and len(fitted) <= 16
+
+
+def test_progress_prints_a_line_per_step_off_a_terminal(capsys):
+    from tilelang_core.runtime.autotune_search import Progress
+
+    bar = Progress(2, "compiling")
+    bar.step("a"), bar.step("b")
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and "2/2" in lines[1] and "#" * 24 in lines[1]
+
+
+@pytest.mark.tvm
+def test_parallel_compile_skips_a_broken_config_and_the_best_is_remembered(tmp_path, monkeypatch):
+    from tilelang_core.runtime.autotune_file import load_tuning
+
+    monkeypatch.setenv("TILELSP_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "scale.py"
+    path.write_text(TUNED)
+    tuning = load_tuning(str(path), TUNED, None, "cpu")
+    assert tuning.call == {"M": 64, "N": 8} and tuning.reference is not None and tuning.configs == CONFIGS
+    result = tuning.tuner().run(warmup=1, rep=2, jobs=2, progress=False)
+    assert result.config in CONFIGS[:2] and not result.cached and "CPU backend timing" in result.device
+    assert [c for c, _ in result.failures] == [CONFIGS[2]] and len(result.timings) == 2
+    assert "invalid-kernel" in str(result.failures[0][1])
+    remembered = tuning.tuner().run(warmup=1, rep=2, progress=False)
+    assert remembered.cached and remembered.config == result.config
+    assert remembered.kernel.config == result.config
+
+
+@pytest.mark.tvm
+def test_the_autotune_command_prints_every_config_and_the_winner(tmp_path, monkeypatch, capsys):
+    from tilelsp.cli import main
+
+    monkeypatch.setenv("TILELSP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TILELSP_RAY_ADDRESS", raising=False)
+    path = tmp_path / "tuned.py"
+    path.write_text(TUNED)
+    code = main(["autotune", str(path), "--device", "cpu", "--jobs", "1", "--warmup", "1", "--rep", "2", "--json"])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0 and out["kernel"] == "scale" and out["call"] == {"M": 64, "N": 8}
+    assert len(out["timings"]) == 2 and out["best"]["config"] in CONFIGS[:2] and len(out["failures"]) == 1
+    assert main(["autotune", str(tmp_path / "missing.py")]) == 2

@@ -1,0 +1,103 @@
+"""The work a Ray cluster does for `tilelsp verify --ray` / `tilelsp bench --ray`: plain functions the driver
+wraps as tasks (neither imports ray).
+
+`prepare_instance` runs on a CPU worker: it executes the file (its text travels), builds one kernel instance for
+the device, makes the random inputs exactly as a local verify does (the same seed, on the CPU) and computes the
+expected outputs (the file's reference, or the CPU backend for a GPU run). `run_instance` runs on a device worker
+with only torch, the loaders and `runtime.launch`: it runs the packed kernel, compares and times it.
+"""
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import time
+from pathlib import Path
+
+_MODULES: dict = {}  # per worker process: (text digest, name) -> (path, check result, module globals)
+
+
+def _loaded(name: str, text: str):
+    from ..check import check_source
+    from ..verify.child import _load_module
+
+    key = (hashlib.sha256(text.encode()).hexdigest(), name)
+    if key not in _MODULES:
+        path = Path(tempfile.mkdtemp(prefix="tilelsp-ray-")) / name
+        path.write_text(text)
+        _MODULES[key] = (str(path), check_source(text, str(path)), _load_module(str(path)))
+    return _MODULES[key]
+
+
+def prepare_instance(name: str, text: str, kernel, index: int, device: str) -> dict:
+    """Build the index-th selected instance of the file for `device`, with its inputs and expected outputs."""
+    from ..verify.child import _build, _call_reference, _execute, _outs, _select, _symbolic_dims, reference_name
+    from ..verify.child import written_params
+    from .profiler import Profiler
+    from .ray_tasks import pack
+
+    path, result, glb = _loaded(name, text)
+    func = _select(result.kernels, kernel)[index]
+    built = _build(func, glb, device)
+    cpu = built if device == "cpu" else _build(func, glb, "cpu")
+    args = Profiler(cpu)._inputs(_symbolic_dims(cpu))  # the same seed and order as a local verify
+    inplace = [] if built.out_idx else written_params(built.func)
+    for k in inplace:
+        args[k] = args[k].zero_()
+    ref = glb.get(reference_name(text))
+    inputs = [a for k, a in enumerate(args) if k not in inplace]
+    if callable(ref):
+        expected, source = _outs(_call_reference(ref, inputs, dict(func.bindings))), "the reference"
+    elif device != "cpu":
+        expected, source = _execute(cpu, [a.clone() for a in args], inplace), "the CPU backend"
+    else:
+        expected, source = None, None
+    outs = list(built.out_idx) or inplace
+    return {"kernel": func.name, "instance": func.instance, "packed": pack(built), "args": args,
+            "inplace": inplace, "out_idx": list(built.out_idx), "names": [built.params[k].name for k in outs],
+            "expected": expected, "source": source}
+
+
+def run_instance(prepared: dict, device: str, bench: bool) -> dict:
+    """Run a prepared instance on this worker's device, compare with the expected outputs and time it."""
+    import torch
+
+    from ..verify.bench import bench as bench_fn
+    from ..verify.numerics import compare
+    from .kernel import new_output
+    from .ray_tasks import runner
+
+    run, _ = runner(prepared["packed"])
+    args = [a.to(device) for a in prepared["args"]]
+    params = prepared["packed"]["params"]
+    full = [new_output(params[k][2], getattr(torch, params[k][1]), device) if k in prepared["out_idx"] else a
+            for k, a in enumerate(_with_outputs(args, prepared["out_idx"]))]
+    run_args = [a.clone() if k in prepared["inplace"] else a for k, a in enumerate(full)]
+    start = time.perf_counter()
+    run(*run_args)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    rec = {"kernel": prepared["kernel"], "instance": prepared["instance"], "device": device,
+           "time_ms": (time.perf_counter() - start) * 1e3}
+    if bench:
+        scratch = [a.clone() if k in prepared["inplace"] else a for k, a in enumerate(full)]
+        rec["bench_ms"] = bench_fn(lambda: run(*scratch), warmup=5, rep=50, device=device, max_seconds=5.0)
+    got = [run_args[k] for k in (prepared["out_idx"] or prepared["inplace"])]
+    if prepared["expected"] is None:
+        rec.update(passed=True, max_abs_err=0.0, max_rel_err=0.0,
+                   message="no reference function found (define ref_program or add `# tilelsp: reference=NAME`); "
+                           "the kernel ran without errors but nothing was compared")
+        return rec
+    results = [compare(a, e.to(device=a.device, dtype=a.dtype), name=f"output '{n}'", scale_atol=True)
+               for a, e, n in zip(got, prepared["expected"], prepared["names"])]
+    rec.update(passed=len(got) == len(prepared["expected"]) and all(r.passed for r in results),
+               max_abs_err=max((r.max_abs_err for r in results), default=None),
+               max_rel_err=max((r.max_rel_err for r in results), default=None),
+               message="; ".join(r.message for r in results if r.message) or f"matches {prepared['source']}")
+    return rec
+
+
+def _with_outputs(inputs: list, out_idx: list) -> list:
+    """The full argument list: the inputs in order, a placeholder at every output position."""
+    it = iter(inputs)
+    total = len(inputs) + len(out_idx)
+    return [None if k in out_idx else next(it) for k in range(total)]
