@@ -24,10 +24,15 @@ def _launch(acc, ctx: Ctx) -> None:
     for a in acc.items:
         if a.mode in ("write", "atomic", "opaque"):
             inits.setdefault(root(a.buffer), []).append(a)
+    # with thread roles (branches on the thread index), shared memory is ordered by barriers between the roles,
+    # not by the text: a shared buffer written anywhere counts as written
+    roles = any(thread_guards(a) for a in acc.items)
     done: set = set()
     for a in acc.items:
         r = root(a.buffer)
         if r.scope not in _TRACKED or r in done or a.mode not in ("read", "accum"):
+            continue
+        if roles and r.scope.startswith("shared") and r in inits:
             continue
         if r not in inits and not (a.mode == "accum" and isinstance(a.op, (N.Gemm, N.Reduce))):
             continue  # never set in the IR: a construct the checker does not model (a macro emitter, an extern
