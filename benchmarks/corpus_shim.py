@@ -125,6 +125,11 @@ def _function_mode(torch):
     tensor_cuda = torch.Tensor.cuda
     tensor_to = torch.Tensor.to
     is_cuda_attr = torch.Tensor.is_cuda
+    # fp16 GEMMs: CUDA accumulates the products in float32 and so do these, computed in float32 (torch's float16
+    # GEMM on the CPU runs ~5x slower than float32: fusedmoe's torch reference alone ran past the timeout)
+    half_gemms = {torch.nn.functional.linear, torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__,
+                  torch.mm, torch.Tensor.mm, torch.bmm, torch.Tensor.bmm, torch.addmm, torch.einsum}
+    half = torch.float16
 
     class CudaToCpu(TorchFunctionMode):
         """Rewrites CUDA placements to the CPU for every torch call the file makes."""
@@ -140,6 +145,10 @@ def _function_mode(torch):
             if func is tensor_to:
                 args = tuple(_cpu_if_cuda(a) if i and not hasattr(a, "dtype") else a
                              for i, a in enumerate(args))
+            if func in half_gemms and "out" not in kwargs and any(
+                    isinstance(a, torch.Tensor) and a.dtype == half for a in args):
+                args = tuple(a.float() if isinstance(a, torch.Tensor) and a.dtype == half else a for a in args)
+                return func(*args, **kwargs).to(half)
             return func(*args, **kwargs)
 
     return CudaToCpu()
