@@ -66,8 +66,9 @@ class CheckPool:
         return proc
 
     def warm(self) -> None:
-        """Start spare children in the background until SPARES are idle or starting."""
-        while len(self.idle) + len(self._spawning) < SPARES:
+        """Start spare children in the background, one at a time, until SPARES are idle or starting (children
+        starting together would share the CPU, and the first document waits for the first of them)."""
+        if not self._spawning and len(self.idle) < SPARES:
             task = asyncio.ensure_future(self._spawn())
             self._spawning.add(task)
             task.add_done_callback(self._spawned)
@@ -79,6 +80,7 @@ class CheckPool:
                 task.result().kill()
             else:
                 self._idle(task.result())
+                self.warm()  # the next spare
 
     async def _take(self):
         """An idle child, else whichever comes first: a busy child given back or a new one started (a failed
