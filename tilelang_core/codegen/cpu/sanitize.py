@@ -19,85 +19,18 @@ mark whole regions around the op, so their inner loops stay as in a plain build.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ...ir import nodes as N
-from ...ir.visitor import walk
-from ...source import Span
 from .._tvm import load
 from .build import CpuLowering, _error, host_target
-from .expr import ExprLowerer, LoweringError, as_bool, cast, const, dtype_of
-from .simt import PRIVATE_SCOPES
+from .expr import LoweringError, as_bool, cast, const
+from .shadow import (ATOMIC, COLUMNS, CheckPlacement, SanitizedModule, SanitizingExpr, Site, atomic_call, handle,
+                     symbol, tracked_params)
 from .storage import SCRATCH_SCOPE
 
 SHADOWED = ("shared", "shared.dyn", "local.fragment", "local", "local.var")
 TILE_OP_NAMES = {N.Copy: "T.copy", N.Gemm: "T.gemm", N.Fill: "T.fill", N.Reduce: "T.reduce", N.CumSum: "T.cumsum",
                  N.AtomicAdd: "T.atomic_add"}
-ATOMIC = -1  # writer value of an element written by an atomic (0: never written, 1 + block id: a plain store)
-COLUMNS = ("hit", "b0", "b1", "b2", "thread", "i0", "i1", "i2", "i3", "o0", "o1", "o2")  # o: the other block
 
-
-@dataclass(frozen=True)
-class Site:
-    """One check: its diagnostic code, the user's span, the buffer, the launch's block index names, and the
-    construct (`element` for the user's own indexing, else the tile op: `T.copy`, `T.gemm`, ...)."""
-
-    code: str
-    span: Span | None
-    buffer: N.Buffer
-    block_names: tuple[str, ...]
-    construct: str
-
-
-def _handle(obj) -> int:
-    return obj.__chandle__()
-
-
-class SanitizingExpr(ExprLowerer):
-    """ExprLowerer that keeps the path condition of conditional sub-expressions (`T.if_then_else`, and/or)."""
-
-    def __init__(self, *args, **kw):
-        super().__init__(*args, **kw)
-        self.path: list = []
-
-    def _under(self, cond, e):
-        self.path.append(cond)
-        try:
-            return self(e)
-        finally:
-            self.path.pop()
-
-    def _Select(self, e):
-        from .._tvm import load
-
-        tirx = load().tirx
-        c = as_bool(self(e.cond))
-        lit_a = isinstance(e.true_value, N.Const) and not isinstance(e.false_value, N.Const)
-        lit_b = isinstance(e.false_value, N.Const) and not isinstance(e.true_value, N.Const)
-        a = None if lit_a else self._under(c, e.true_value)
-        b = None if lit_b else self._under(tirx.Not(c), e.false_value)
-        a = self._literal(e.true_value, dtype_of(b)) if a is None else a
-        b = self._literal(e.false_value, dtype_of(a)) if b is None else b
-        from .expr import match
-
-        a, b = match(a, b)
-        return tirx.if_then_else(c, a, b)
-
-    def _BoolOp(self, e):
-        from .._tvm import load
-
-        tirx = load().tirx
-        parts = []
-        for v in e.values:
-            guard = None
-            for p in parts:
-                p = p if e.op == "and" else tirx.Not(p)
-                guard = p if guard is None else tirx.And(guard, p)
-            parts.append(as_bool(self(v) if guard is None else self._under(guard, v)))
-        out = parts[0]
-        for p in parts[1:]:
-            out = tirx.And(out, p) if e.op == "and" else tirx.Or(out, p)
-        return out
 
 
 class SanitizingLowering(CpuLowering):
@@ -129,7 +62,7 @@ class SanitizingLowering(CpuLowering):
     def run(self):
         """The instrumented PrimFunc: the kernel's params, then the writer shadows, then the report."""
         prim = super().run()
-        body = self._seq(self._place(prim.body))
+        body = CheckPlacement(self.checks)(prim.body)
         params = list(prim.params) + self.writer_params + [self.report]
         out = self.tirx.PrimFunc(params, body)
         return out.with_attr("global_symbol", symbol(self.func)).with_attr("tirx.noalias", True)
@@ -138,10 +71,10 @@ class SanitizingLowering(CpuLowering):
         buf = super()._param(p)
         if isinstance(p, N.Buffer) and p in self.tracked:
             shadow = self.tirx.decl_buffer(buf.ty.shape, "int32", p.name + "_writer")
-            self.writers[_handle(buf)] = shadow
+            self.writers[handle(buf)] = shadow
             self.writer_params.append(shadow)
             if p in self.outputs:
-                self._fresh.add(_handle(buf))
+                self._fresh.add(handle(buf))
         return buf
 
     # -- statements --------------------------------------------------------------------------------------
@@ -172,7 +105,7 @@ class SanitizingLowering(CpuLowering):
             return out
         buf = self.buffers[b]
         shadow = self.tirx.decl_buffer(buf.ty.shape, "int8", b.name + "_init", scope=SCRATCH_SCOPE)
-        self.init_bits[_handle(buf)] = shadow
+        self.init_bits[handle(buf)] = shadow
         bit = const(1 if s.init is not None else 0, "int8")
         fill = self.loop_nest([("z", e) for e in buf.ty.shape], lambda v: self.tirx.BufferStore(shadow, bit, v))
         return out[:1] + [self.tirx.AllocBuffer(shadow), fill] + out[1:]
@@ -242,10 +175,10 @@ class SanitizingLowering(CpuLowering):
         return self.tirx.IfThenElse(cond, stmt, self.tirx.SeqStmt([self.tirx.Evaluate(value), oob]))
 
     def _shadow_store(self, buf, idx, stmt) -> list:
-        init = self.init_bits.get(_handle(buf))
+        init = self.init_bits.get(handle(buf))
         if init is not None:
             return [stmt, self.tirx.BufferStore(init, const(1, "int8"), idx)]
-        writer = self.writers.get(_handle(buf))
+        writer = self.writers.get(handle(buf))
         if writer is None:
             return [stmt]
         if self._atomic(self._stmts[-1] if self._stmts else None):
@@ -273,7 +206,7 @@ class SanitizingLowering(CpuLowering):
 
     # -- regions (T.gemm, T.reduce) ------------------------------------------------------------------------
     def _region_check(self, view, s):
-        init = self.init_bits.get(_handle(view.buf))
+        init = self.init_bits.get(handle(view.buf))
         if init is None:
             return None
         site = self._site("sanitize-uninitialized-read", s.span, view.region.buffer, False)
@@ -286,7 +219,7 @@ class SanitizingLowering(CpuLowering):
         return self.ops.nest(view.extents, body, "chk")
 
     def _region_mark(self, view, s):
-        if _handle(view.buf) not in self.init_bits and _handle(view.buf) not in self.writers:
+        if handle(view.buf) not in self.init_bits and handle(view.buf) not in self.writers:
             return None
         axes = list(range(len(view.extents)))
 
@@ -311,11 +244,11 @@ class SanitizingLowering(CpuLowering):
     def _unset(self, buf, idx):
         """The condition that buf[idx] was never written (scratch: its init bit; an out_idx output: its writer),
         or None when nothing tracks it."""
-        init = self.init_bits.get(_handle(buf))
+        init = self.init_bits.get(handle(buf))
         if init is not None:
             return self._clear(init, idx)
-        if _handle(buf) in self._fresh:
-            return self.tirx.EQ(self.tirx.BufferLoad(self.writers[_handle(buf)], idx), const(0, "int32"))
+        if handle(buf) in self._fresh:
+            return self.tirx.EQ(self.tirx.BufferLoad(self.writers[handle(buf)], idx), const(0, "int32"))
         return None
 
     def _when(self, conds, stmt):
@@ -326,7 +259,7 @@ class SanitizingLowering(CpuLowering):
 
     def _register(self, value, checks, path):
         if checks:
-            self.checks[_handle(value)] = self._when(path, self._seq(checks))
+            self.checks[handle(value)] = self._when(path, self._seq(checks))
 
     def _site(self, code: str, span, buffer: N.Buffer, element: bool) -> int:
         names = tuple(v.name for v in self._launch.block_vars) if self._launch is not None else ()
@@ -364,13 +297,13 @@ class SanitizingLowering(CpuLowering):
     def _tile_buffer(self, tirx_buf) -> N.Buffer:
         """The tile-IR buffer behind a tirx buffer (or its writer shadow), for messages."""
         for b, t in self.buffers.items():
-            if _handle(t) == _handle(tirx_buf) or self.writers.get(_handle(t)) is tirx_buf:
+            if handle(t) == handle(tirx_buf) or self.writers.get(handle(t)) is tirx_buf:
                 return b
         raise LoweringError("the sanitizer lost track of a buffer", self._span(), "internal-error")
 
     @staticmethod
     def _element_store(s) -> bool:
-        return isinstance(s, N.Store) or _atomic_call(s)
+        return isinstance(s, N.Store) or atomic_call(s)
 
     @staticmethod
     def _store_buffer(s) -> N.Buffer:
@@ -378,7 +311,7 @@ class SanitizingLowering(CpuLowering):
 
     @staticmethod
     def _atomic(s) -> bool:
-        return isinstance(s, N.AtomicAdd) or _atomic_call(s)
+        return isinstance(s, N.AtomicAdd) or atomic_call(s)
 
     def _seq(self, stmts):
         stmts = [s for s in (stmts if isinstance(stmts, list) else [stmts]) if s is not None]
@@ -386,99 +319,8 @@ class SanitizingLowering(CpuLowering):
             return self.tirx.Evaluate(const(0, "int32"))
         return stmts[0] if len(stmts) == 1 else self.tirx.SeqStmt(stmts)
 
-    # -- placing the load checks -------------------------------------------------------------------------------
-    def _place(self, s) -> list:
-        """`s` with each registered load's check right before the innermost statement holding the load."""
-        tirx = self.tirx
-        if isinstance(s, tirx.SeqStmt):
-            return [x for c in s.seq for x in self._place(c)]
-        if isinstance(s, tirx.For):
-            body = tirx.For(s.loop_var, s.min, s.extent, s.kind, self._seq(self._place(s.body)))
-            return self._checks_in([s.min, s.extent]) + [body]
-        if isinstance(s, tirx.IfThenElse):
-            other = self._seq(self._place(s.else_case)) if s.else_case is not None else None
-            return self._checks_in([s.condition]) + [
-                tirx.IfThenElse(s.condition, self._seq(self._place(s.then_case)), other)]
-        if isinstance(s, tirx.While):
-            return self._checks_in([s.condition]) + [tirx.While(s.condition, self._seq(self._place(s.body)))]
-        if isinstance(s, tirx.BufferStore):
-            return self._checks_in([s.value] + list(s.indices)) + [s]
-        if isinstance(s, (tirx.Bind, tirx.Evaluate)):
-            return self._checks_in([s.value]) + [s]
-        return [s]
-
-    def _checks_in(self, exprs) -> list:
-        if not self.checks:
-            return []
-        import tvm_ffi
-
-        found: dict = {}
-
-        def visit(x):
-            check = self.checks.get(_handle(x))
-            if check is not None:
-                found.setdefault(_handle(x), check)
-
-        for e in exprs:
-            tvm_ffi.structural_walk(e, (self.ir.TensorLoad, visit))
-        return list(found.values())
-
-
-def symbol(func: N.PrimFunc) -> str:
-    """The instrumented function's symbol (a kernel named `main` crashed when called under its own name)."""
-    return f"{func.name}_sanitized"
-
-
-def _atomic_call(s) -> bool:
-    from .build import ATOMIC_CALLS
-
-    return isinstance(s, N.Evaluate) and isinstance(s.value, N.Call) and s.value.name in ATOMIC_CALLS
-
-
 def _pad(values: list, n: int) -> list:
     return (values + [const(-1, "int32")] * n)[:n]
-
-
-def tracked_params(func: N.PrimFunc, outputs=()) -> list[N.Buffer]:
-    """Tensor parameters that get a writer shadow: the written ones and the outputs, unless a view aliases them."""
-    written, viewed = set(), set()
-    for n in walk(func.body):
-        if isinstance(n, N.Store):
-            written.add(n.buffer)
-        elif isinstance(n, (N.Copy, N.Fill, N.Reduce, N.CumSum, N.AtomicAdd)):
-            written.add(n.dst.buffer)
-        elif isinstance(n, N.Gemm):
-            written.add(n.c.buffer)
-        elif _atomic_call(n):
-            written.add(n.value.args[0].buffer)
-        buf = getattr(n, "buffer", None)
-        if isinstance(buf, N.Buffer) and buf.base is not None:
-            viewed.add(buf.base)
-    outs = {func.params[k] for k in outputs}
-    return [p for p in func.params if isinstance(p, N.Buffer) and (p in written or p in outs) and p not in viewed]
-
-
-class SanitizedModule:
-    """An instrumented kernel: `run(args)` returns the report rows that were hit and the writer tensors."""
-
-    def __init__(self, func: N.PrimFunc, executable, sites: list[Site], tracked: list[N.Buffer]):
-        self.func = func
-        self.sites = sites
-        self.tracked = tracked
-        self._fn = executable[symbol(func)]
-
-    def run(self, args: list) -> tuple[list[tuple[Site, list[int]]], dict]:
-        """Run on the kernel's arguments (torch CPU tensors and scalars, in parameter order)."""
-        import numpy
-        import torch
-
-        tensors = {p: a for p, a in zip(self.func.params, args) if isinstance(p, N.Buffer)}
-        # numpy's zeros come from calloc: no fill pass (torch's parallel fill costs more than the kernel here)
-        writers = {p: torch.from_numpy(numpy.zeros(tuple(tensors[p].shape), dtype=numpy.int32)) for p in self.tracked}
-        report = torch.zeros((max(len(self.sites), 1), len(COLUMNS)), dtype=torch.int32)
-        self._fn(*args, *writers.values(), report)
-        hits = [(site, report[k].tolist()) for k, site in enumerate(self.sites) if int(report[k, 0])]
-        return hits, writers
 
 
 def build_sanitized(func: N.PrimFunc, outputs=()) -> SanitizedModule:
