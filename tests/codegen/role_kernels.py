@@ -80,3 +80,40 @@ def cp_async_role(A: T.Tensor((64, 64), T.float16), C: T.Tensor((64, 64), T.floa
             T.barrier_wait(ready, 0)
             T.copy(A_s, C)
 """
+
+# a grid barrier between two passes over a tensor: each block doubles its slice, then reads its neighbour's
+GRID_SYNC = """
+import tilelang.language as T
+
+@T.prim_func
+def grid_sync(A: T.Tensor((33792,), T.float32), B: T.Tensor((33792,), T.float32)):
+    with T.Kernel(264, threads=128) as bx:
+        for i in T.Parallel(128):
+            A[bx * 128 + i] = A[bx * 128 + i] * 2
+        T.sync_grid()
+        for i in T.Parallel(128):
+            B[bx * 128 + i] = A[(bx * 128 + i + 128) % 33792]
+"""
+
+
+def ref_role_gemms(a, b, c, d):
+    """C = A @ B, D = 2 * A @ B^T (fp32)."""
+    c.copy_(a.float() @ b.float())
+    d.copy_(2 * a.float() @ b.float().T)
+
+
+def ref_role_sync(a, o, r):
+    """O = 2 * A, R = the row maxima of A."""
+    o.copy_(2 * a)
+    r.copy_(a.max(1).values)
+
+
+def ref_cp_async_role(a, c):
+    """C = A."""
+    c.copy_(a)
+
+
+def ref_grid_sync(a, b):
+    """A doubled in place; B = A rotated left by one block."""
+    a.mul_(2)
+    b.copy_(a.roll(-128))

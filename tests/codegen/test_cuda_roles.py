@@ -1,10 +1,11 @@
 """Tile ops inside branches on the thread index (warp-specialised roles): each runs on the threads its branch
 selects — copies stride over them, gemms split over their warps, fragments are laid out for them, barriers are
-named barriers of the role — on CUDA (lowered and compiled with nvcc) and on the CPU backend (numerics)."""
+named barriers of the role — on CUDA (lowered and compiled with nvcc) and on the CPU backend (numerics); and
+T.sync_grid (a cooperative launch on CUDA, a phase split on the CPU)."""
 from __future__ import annotations
 
 import pytest
-from role_kernels import CP_ASYNC, ROLE_GEMMS, ROLE_SYNC
+from role_kernels import CP_ASYNC, GRID_SYNC, ROLE_GEMMS, ROLE_SYNC
 from thread_kernels import kernel_of
 
 pytestmark = [pytest.mark.tvm]
@@ -164,3 +165,45 @@ def test_role_kernels_compute_on_the_cpu_backend():
     x, o, r = torch.randn(64, 64), torch.zeros(64, 64), torch.zeros(64)
     build_src(ROLE_SYNC)(x, o, r)
     assert torch.equal(o, 2 * x) and torch.equal(r, x.max(1).values)
+
+
+@pytest.mark.nvcc
+def test_a_grid_barrier_makes_a_cooperative_artifact():
+    from tilelang_core.runtime.artifact import build_artifact
+
+    art = build_artifact(kernel_of(GRID_SYNC), "sm_90a", cache=False)
+    assert "cooperative_groups::this_grid().sync()" in art.source and "tl::sync_grid();" in art.source
+    assert art.cooperative and art.launch_plan()[0]["cooperative"]
+    assert not build_artifact(kernel_of(CP_ASYNC), "sm_90a", cache=False).launch_plan()[0]["cooperative"]
+
+
+def test_a_grid_barrier_splits_the_blocks_into_phases_on_the_cpu_backend():
+    torch = pytest.importorskip("torch")
+    from test_cpu_backend import build_src
+
+    a = torch.randn(33792)
+    b, a0 = torch.zeros(33792), a.clone()
+    build_src(GRID_SYNC)(a, b)  # block 0's second phase reads what block 1 wrote in the first
+    assert torch.equal(a, 2 * a0) and torch.equal(b, (2 * a0).roll(-128))
+
+
+def test_block_storage_carried_over_a_grid_barrier_is_refused_on_the_cpu_backend():
+    from tilelang_core.check import check_source
+    from tilelang_core.codegen import cpu
+    from tilelang_core.diagnostics import CompileError
+
+    src = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((256,), T.float32)):
+    with T.Kernel(2, threads=128) as bx:
+        S = T.alloc_shared((128,), T.float32)
+        T.copy(A[bx * 128], S)
+        T.sync_grid()
+        T.copy(S, A[(1 - bx) * 128])
+"""
+    with pytest.raises(CompileError) as info:
+        cpu.build(check_source(src, "<t>").kernels[0])
+    (d,) = info.value.diagnostics
+    assert "'S' is written before T.sync_grid and read after it" in d.message and d.span.line == 10

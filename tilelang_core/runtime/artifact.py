@@ -41,6 +41,7 @@ class Artifact:
     launches: list = field(default_factory=list)
     workspaces: list = field(default_factory=list)
     tensor_maps: list = field(default_factory=list)  # TMA maps the launcher encodes (codegen/cuda/tma.py)
+    cooperative: bool = False  # T.sync_grid: a cooperative launch, all blocks resident at once (runtime.launch)
 
     def meta(self) -> dict:
         """Metadata without the source and cubin."""
@@ -72,7 +73,7 @@ class Artifact:
         """The kernel launches in order: `launches`, or the one kernel the top-level fields describe."""
         return self.launches or [{"kernel_symbol": self.kernel_symbol, "grid": self.grid, "block": self.block,
                                   "smem_bytes": self.smem_bytes, "params": self.params,
-                                  "tensor_maps": self.tensor_maps}]
+                                  "tensor_maps": self.tensor_maps, "cooperative": self.cooperative}]
 
     def grid_for(self, dims: dict, grid: list | None = None) -> tuple[int, int, int]:
         """The launch grid (the first kernel's unless `grid` is given) with symbolic dims bound."""
@@ -228,4 +229,4 @@ def from_kernel(ck, func, arch: str, cubin: bytes) -> Artifact:
                     content_hash=sha256(ck.source, arch, version), nvcc_version=version,
                     instance=func.instance, line_map=[list(x) for x in ck.line_map],
                     launches=[dict(step, grid=list(step["grid"]), block=list(step["block"])) for step in ck.launches],
-                    workspaces=ck.workspaces, tensor_maps=ck.tensor_maps)
+                    workspaces=ck.workspaces, tensor_maps=ck.tensor_maps, cooperative=ck.cooperative)

@@ -51,6 +51,7 @@ class CudaKernel:
     launches: list = field(default_factory=list)    # dicts: kernel_symbol, grid, block, smem_bytes, params
     workspaces: list = field(default_factory=list)  # dicts: name, dtype, shape (T.alloc_global, zero-filled)
     tensor_maps: list = field(default_factory=list)  # TMA maps the launcher encodes: arg, tensor, dtype, box, swizzle
+    cooperative: bool = False  # T.sync_grid: launched with cuLaunchCooperativeKernel, every block resident at once
 
 
 def threads_of(launch: N.Launch) -> int:
@@ -274,7 +275,7 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     return CudaKernel(func.name, first["kernel_symbol"], text, "\n".join(p.script() for p in prims), source,
                       first["grid"], first["block"], first["smem_bytes"], em.breakdown,
                       _user_params(first["params"]) if several else first["params"], line_map, layouts, pipes,
-                      launches if several else [], _workspaces(parts), first["tensor_maps"])
+                      launches if several else [], _workspaces(parts), first["tensor_maps"], first["cooperative"])
 
 
 def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
@@ -291,7 +292,7 @@ def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
     _order_params(maps, _kernel_signature(source, symbol) or "")
     grid = tuple(as_int(g) if as_int(g) is not None else expr_str(g) for g in part.func.launch.grid)
     return {"kernel_symbol": symbol, "grid": grid, "block": (em.block_threads, 1, 1), "smem_bytes": em.smem_total,
-            "params": params, "tensor_maps": maps}
+            "params": params, "tensor_maps": maps, "cooperative": em.thread_ops.cooperative}
 
 
 def _user_params(params: list) -> list:

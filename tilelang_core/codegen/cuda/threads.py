@@ -20,7 +20,7 @@ THREAD_INDEX = ("get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_
 _NO_OPS = ("no_set_max_nreg", "disable_warp_group_reg_alloc", "annotate_producer_reg_dealloc",
            "annotate_consumer_reg_alloc",
            "wait_wgmma")  # every wgmma gemm (T.wgmma_gemm too) waits for its own group: none is left in flight
-STATEMENTS = ("sync_threads", "sync_warp", "fence_proxy_async", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
+STATEMENTS = ("sync_threads", "sync_warp", "sync_grid", "fence_proxy_async", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
               *_NO_OPS, *cpasync.STATEMENTS)
 WARP_GROUP = 128
 _TX = re.compile(r"\btx\b")
@@ -76,6 +76,14 @@ __device__ __forceinline__ void set_max_nreg() {
 """
 
 
+GRID_LIBRARY = r"""
+#include <cooperative_groups.h>
+namespace tl {
+__device__ __forceinline__ void sync_grid() { cooperative_groups::this_grid().sync(); }
+}  // namespace tl
+"""
+
+
 class ThreadOps:
     """Thread indices, barriers and role guards, emitted through a KernelEmitter `em`."""
 
@@ -88,6 +96,7 @@ class ThreadOps:
         self.roles = Roles(em.func, em.threads)
         self.role = None  # (first thread, count) of the role being emitted
         self.barrier_ids: dict = {}  # role range -> named barrier id
+        self.cooperative = False  # T.sync_grid: the kernel needs a cooperative launch
         if any(synchronising(n) for n in walk(em.func.body) if isinstance(n, N.If) and id(n) in self.roles.branches):
             em.pipelines = {}  # the roles' barriers order the stages; loops run as written
 
@@ -158,6 +167,8 @@ class ThreadOps:
             em.line(f'T.cuda.func_call("tl::named_bar_sync", {bar_id}, {count}, source_code="")')
         elif name == "sync_warp":
             em.line('T.cuda.func_call("tl::sync_warp", source_code="")')
+        elif name == "sync_grid":
+            self.sync_grid(call)
         elif name == "fence_proxy_async":
             em.line('T.cuda.func_call("tl::fence_proxy_async", source_code="")')
         elif name in ("set_max_nreg", "inc_max_nreg", "dec_max_nreg"):
@@ -165,6 +176,19 @@ class ThreadOps:
         else:
             self._barrier(call)
         return True
+
+    def sync_grid(self, call: N.Call) -> None:
+        """A barrier of every thread of the grid (cooperative groups); the kernel must then be launched
+        cooperatively, with all its blocks resident at once (runtime.launch checks that they fit)."""
+        em = self.em
+        if self.role is not None or em.in_parallel:
+            raise LoweringError("T.sync_grid inside a thread role or a branch on the thread index: every thread of "
+                                "the grid must reach it; call it where the whole block runs", call.span)
+        if GRID_LIBRARY not in em.extra_cuda:
+            em.extra_cuda.append(GRID_LIBRARY)
+        self.cooperative = True
+        em.line('T.cuda.func_call("tl::sync_grid", source_code="")')
+        em.dirty_r = em.dirty_w = False
 
     def _set_max_nreg(self, call: N.Call) -> None:
         values = [as_int(a) for a in call.args]

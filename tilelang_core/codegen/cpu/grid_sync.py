@@ -1,0 +1,81 @@
+"""`T.sync_grid()` on the CPU backend: the blocks run one after another (or in a parallel loop), so a grid barrier
+splits the launch into phases, each a full loop over the blocks.
+
+Before: `with T.Kernel(n) as b: <allocs, lets> A; T.sync_grid(); B`.
+After: `with T.Kernel(n) as b: <allocs, lets> A` then `with T.Kernel(n) as b: <allocs, lets> B`.
+
+A block's own storage (shared, fragments, locals) does not survive from one phase to the next, so a buffer that
+an earlier phase writes and a later phase reads is refused with a diagnostic rather than read stale.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ...ir import nodes as N
+from ...ir.visitor import op_regions, walk
+from .expr import LoweringError
+
+
+def grid_phases(launch: N.Launch) -> list | None:
+    """The launch split at its top-level `T.sync_grid()` calls, None when it has none."""
+    stmts = _flat(launch.body)
+    cuts = [k for k, s in enumerate(stmts) if _is_grid_sync(s)]
+    if not cuts:
+        nested = next((n for n in walk(launch.body) if isinstance(n, N.Call) and n.name == "sync_grid"), None)
+        if nested is not None:
+            raise LoweringError("T.sync_grid inside a loop or branch is not supported by the CPU backend: it runs "
+                                "the grid's blocks one after another, so a grid barrier must be a statement of the "
+                                "kernel body itself", nested.span)
+        return None
+    bounds = [-1, *cuts, len(stmts)]
+    parts = [stmts[a + 1:b] for a, b in zip(bounds, bounds[1:])]
+    prelude: list = []  # allocations and lets every phase re-states
+    phases = []
+    for part in parts:
+        phases.append(prelude + part)
+        prelude = prelude + [s for s in part if isinstance(s, (N.Allocate, N.LetStmt))]
+    _refuse_carried_storage(phases)
+    return [dataclasses.replace(launch, body=N.SeqStmt(tuple(p))) for p in phases]
+
+
+def _refuse_carried_storage(phases: list) -> None:
+    """LoweringError at a read of block storage (not a global tensor) that an earlier phase wrote and this phase
+    has not written again before the read."""
+    written: set = set()
+    for phase in phases:
+        own = [s for s in phase if not isinstance(s, (N.Allocate, N.LetStmt))]
+        fresh: set = set()
+        for s in own:
+            for buf, span in _reads(s):
+                if buf in written and buf not in fresh:
+                    raise LoweringError(f"'{buf.name}' is written before T.sync_grid and read after it; the CPU "
+                                        "backend runs the blocks' phases as separate loops, so block storage does "
+                                        "not survive the grid barrier: keep the value in a global tensor", span)
+            fresh |= {buf for buf in _writes(s) if buf.scope != "global"}
+        written |= fresh
+
+
+def _reads(stmt):
+    for n in walk(stmt):
+        if isinstance(n, N.Load):
+            yield n.buffer, n.span
+        elif isinstance(n, N.TILE_OPS):
+            for r in op_regions(n)[0]:
+                yield r.buffer, n.span
+
+
+def _writes(stmt):
+    for n in walk(stmt):
+        if isinstance(n, N.Store):
+            yield n.buffer
+        elif isinstance(n, N.TILE_OPS):
+            for r in op_regions(n)[1]:
+                yield r.buffer
+
+
+def _flat(s) -> list:
+    return [x for st in s.stmts for x in _flat(st)] if isinstance(s, N.SeqStmt) else [s]
+
+
+def _is_grid_sync(s) -> bool:
+    return isinstance(s, N.Evaluate) and isinstance(s.value, N.Call) and s.value.name == "sync_grid"
