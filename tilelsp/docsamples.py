@@ -29,14 +29,16 @@ def run(command: str, root: Path = ROOT) -> str:
     from .cli import main
 
     argv = shlex.split(command)[1:]
-    out, cwd = io.StringIO(), os.getcwd()
+    raw, cwd = io.BytesIO(), os.getcwd()
+    out = io.TextIOWrapper(raw, encoding="utf-8", newline="")  # with .buffer: `tilelsp layout` writes bytes
     try:
         os.chdir(root)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             main(argv)
+        out.flush()
     finally:
         os.chdir(cwd)
-    return out.getvalue()
+    return raw.getvalue().decode("utf-8")
 
 
 def render(text: str, root: Path = ROOT) -> str:

@@ -43,10 +43,10 @@ def shared_text(m: SharedMap) -> str:
            "16-byte slot of the 128-byte bank line each element lands in (slot s = banks 4s..4s+3):"]
     for i in range(rows):
         out.append(f"{i:4d} " + "".join(str(m.chunk_slot(e)) for e in range(i * cols, (i + 1) * cols)))
-    dr = min(rows, 8)
-    out += ["", f"bank of each element, rows 0-{dr - 1}:"]
+    dr, dc = min(rows, 8), min(cols, 32)
+    out += ["", f"bank of each element, rows 0-{dr - 1}, columns 0-{dc - 1}:"]
     for i in range(dr):
-        out.append(f"{i:4d} " + " ".join(f"{b:2d}" for b in m.banks[i * cols:(i + 1) * cols]))
+        out.append(f"{i:4d} " + " ".join(f"{b:2d}" for b in m.banks[i * cols:i * cols + dc]))
     out += ["", "bank conflicts (per memory request: 8 lanes x 16 B, or a warp of 4-byte words):"]
     out += [f"  {pattern_line(p)}" for p in m.patterns]
     return "\n".join(out) + "\n"
