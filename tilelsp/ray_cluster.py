@@ -70,3 +70,11 @@ def drain(ray, pending: dict, handle, task_timeout: float) -> None:
         for ref in pending:
             ray.cancel(ref, force=True)
         raise
+
+
+def configured_address(settings) -> str | None:
+    """The server setting `tilelsp.ray.address` ({"ray": {"address": ...}} or a flat "ray.address"), or None."""
+    extra = getattr(settings, "extra", None) or {}
+    section = extra.get("ray")
+    value = section.get("address") if isinstance(section, dict) else extra.get("ray.address")
+    return value if isinstance(value, str) and value.strip() else None

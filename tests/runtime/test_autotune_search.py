@@ -91,3 +91,13 @@ def test_the_autotune_command_prints_every_config_and_the_winner(tmp_path, monke
     assert code == 0 and out["kernel"] == "scale" and out["call"] == {"M": 64, "N": 8}
     assert len(out["timings"]) == 2 and out["best"]["config"] in CONFIGS[:2] and len(out["failures"]) == 1
     assert main(["autotune", str(tmp_path / "missing.py")]) == 2
+
+
+def test_the_server_reads_the_ray_address_setting():
+    from tilelsp.ray_cluster import configured_address
+    from tilelsp.settings import parse_settings
+
+    assert configured_address(parse_settings({"ray": {"address": "ray://head:10001"}})[0]) == "ray://head:10001"
+    assert configured_address(parse_settings({"ray.address": "local"})[0]) == "local"
+    assert configured_address(parse_settings({"ray": {"address": ""}})[0]) is None
+    assert configured_address(parse_settings(None)[0]) is None

@@ -1,10 +1,11 @@
 """Custom requests and long-running commands of the server: `tilelsp/kernels`, `tilelsp/showIR`,
 `tilelsp/layout`, `tilelsp/status`, `tilelsp/documentText`, and the `tilelsp.server.*` commands (showIR in the lowering worker; verify/benchmark
-in a subprocess with progress and cancellation). Adapters only: the logic lives in ir_view and verify.
+/autotune in a subprocess with progress and cancellation, on the Ray cluster of `tilelsp.ray.address` when set). Adapters only: the logic lives in ir_view and verify.
 """
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from tilelang_core import __version__
 
 from ..check_child import MAX_CHECK_CHARS
+from ..ray_cluster import configured_address
 from . import ir_view, verify
 
 if TYPE_CHECKING:
@@ -149,6 +151,10 @@ async def run_verify(ls: TileLanguageServer, args, bench: bool, sanitize: bool =
     progress = await _begin_progress(ls, token, f"{what} {kernel}", cancel)
     device = "cpu" if sanitize else ls.settings.verifyDevice  # the sanitizer is the CPU backend's
     argv = verify.verify_argv(doc.path, kernel, device, bench, ls.settings.workerTimeoutSec, sanitize)
+    address = None if sanitize else configured_address(ls.settings)
+    if address:  # tilelsp.ray.address: the kernel is built and run on the cluster (docs/ray.md)
+        argv += ["--ray", address]
+        _report_progress(ls, token, progress, f"on the Ray cluster {address}")
     from ..worker import run_process
 
     # CUDA maps huge virtual ranges, so only CPU runs get an address-space cap (the runner adds its own)
@@ -166,9 +172,57 @@ async def run_verify(ls: TileLanguageServer, args, bench: bool, sanitize: bool =
     res = verify.parse_result(code, out, err, kernel)
     await _publish_verify(ls, doc, kernel, res)
     level = types.MessageType.Info if res["passed"] else types.MessageType.Error
-    ls.window_show_message(types.ShowMessageParams(level, f"tilelsp {what.lower()}: {res['message']}"))
-    return {k: res.get(k) for k in ("passed", "maxAbsErr", "maxRelErr", "timeMs", "device", "message", "findings")
-            if k != "findings" or sanitize}
+    where = f" (on the Ray cluster {address})" if address else ""
+    ls.window_show_message(types.ShowMessageParams(level, f"tilelsp {what.lower()}{where}: {res['message']}"))
+    out = {k: res.get(k) for k in ("passed", "maxAbsErr", "maxRelErr", "timeMs", "device", "message", "findings")
+           if k != "findings" or sanitize}
+    return dict(out, ray=address) if address else out
+
+
+def _report_progress(ls, token: str, progress: bool, message: str) -> None:
+    if progress:
+        ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
+
+
+async def cmd_autotune(ls, *args):
+    """Command `tilelsp.server.autotune [uri, kernel]`: `tilelsp autotune` in a subprocess (on the Ray cluster
+    when `tilelsp.ray.address` is set) with progress and cancellation; refused in untrusted workspaces."""
+    import json
+
+    uri, kernel = (list(args) + [None, None])[:2]
+    doc = ls.doc(uri) if isinstance(uri, str) else None
+    if doc is None or not kernel:
+        raise JsonRpcInvalidParams(f"autotune needs [uri, kernel] of an open document, got {list(args)!r}")
+    if not ls.settings.trustWorkspace:
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, verify.UNTRUSTED))
+        return {"best": None, "message": verify.UNTRUSTED}
+    address = configured_address(ls.settings)
+    argv = [sys.executable, "-m", "tilelsp", "autotune", doc.path, "--kernel", kernel, "--json",
+            "--device", ls.settings.verifyDevice] + (["--ray", address] if address else [])
+    cancel, token = threading.Event(), f"tilelsp-autotune-{next(ls._tokens)}"
+    progress = await _begin_progress(ls, token, f"Autotune {kernel}", cancel)
+    if address:
+        _report_progress(ls, token, progress, f"on the Ray cluster {address}")
+    from ..worker import run_process
+
+    try:
+        code, out, err = await asyncio.get_running_loop().run_in_executor(
+            None, lambda: run_process(argv, 10 * ls.settings.workerTimeoutSec, cancel, mem_mb=0))
+    finally:
+        if progress:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+    where = f" on the Ray cluster {address}" if address else ""
+    if code != 0 or not lines:
+        message = f"tilelsp autotune{where} failed: {(err.strip().splitlines() or ['exit ' + str(code)])[-1]}"
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
+        return {"best": None, "message": message, "ray": address}
+    result = json.loads(lines[-1])
+    best = result["best"]
+    message = f"tilelsp autotune{where}: best {best['config']} {best['latency_ms']:.4g} ms on {result['device']}"
+    ls.window_show_message(types.ShowMessageParams(types.MessageType.Info, message))
+    return {"best": best, "device": result["device"], "timings": result["timings"], "message": message,
+            "ray": address}
 
 
 async def _begin_progress(ls: TileLanguageServer, token: str, title: str, cancel: threading.Event) -> bool:
