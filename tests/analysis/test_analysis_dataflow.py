@@ -179,3 +179,18 @@ def k(X: T.Tensor((128, 512), T.float32), Y: T.Tensor((128,), T.float32)):
     hits = [m for c, m in found(src) if c == "reduction-axis-step"]
     assert len(hits) == 1 and "32 of every 64" in hits[0]
     assert "reduction-axis-step" not in codes(src.replace("k * 64", "k * 32").replace("T.serial(8)", "T.serial(16)"))
+
+
+def test_race_follows_what_the_stored_tile_holds():
+    src = '''
+@T.prim_func
+def k(X: T.Tensor((256, 64), T.float32), Y: T.Tensor((256, 64), T.float32), M: T.Tensor((64,), T.float32)):
+    with T.Kernel(4, threads=128) as bx:
+        S = T.alloc_shared((64,), T.float32)
+        T.copy(X[0, 0:64], S)
+        for i in T.Parallel(64):
+            M[i] = S[i]
+        T.copy(X[bx * 64:bx * 64 + 64, 0:64], Y[bx * 64:bx * 64 + 64, 0:64])
+'''
+    assert "cross-block-race" not in codes(src)  # every block stores the same row 0
+    assert "cross-block-race" in codes(src.replace("X[0, 0:64]", "X[bx, 0:64]"))

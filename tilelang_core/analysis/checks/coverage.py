@@ -26,14 +26,14 @@ def check_output_coverage(func: N.PrimFunc, ctx: Ctx) -> None:
             r = root(a.buffer)
             if r.scope != "global":
                 continue
-            if a.mode in ("read", "opaque", "accum"):
-                read.add(r)
+            if a.mode in ("read", "opaque", "accum") or a.buffer is not r:
+                read.add(r)  # read, or reached through a view whose indices are not the tensor's own
             if a.mode in ("write", "atomic", "opaque"):
                 by_tensor.setdefault(r, []).append((la.launch, a))
     out_idx = out_params(func)
     for tensor, writes in by_tensor.items():
-        if tensor in read or tensor.base is not None:
-            continue  # updated in place, or a view: partial writes may be intended
+        if tensor in read:
+            continue  # updated in place (partial writes may be intended), or written through a view
         _tensor(tensor, writes, tensor in out_idx, ctx)
 
 

@@ -25,7 +25,7 @@ def _launch(acc, ctx: Ctx) -> None:
     axes = [(v, as_int(g)) for v, g in zip(launch.block_vars, launch.grid) if (as_int(g) or 0) > 1]
     if not axes:
         return
-    used = {v for v, _ in axes if _used(launch.body, v)}
+    content = _contents(acc)
     reported: set = set()
     for a in acc.items:
         if a.mode != "write" or root(a.buffer).scope != "global" or a.axes is None or id(a.op) in reported:
@@ -33,19 +33,16 @@ def _launch(acc, ctx: Ctx) -> None:
         deps = _deps(a)
         if deps is None:
             continue
+        varies = _value_deps(a, content)
         for v, n in axes:
-            if v in deps or v not in used or not _value_varies(a):
-                continue
+            if v in deps or (varies is not ANY and v not in varies):
+                continue  # the position follows v, or every block along v writes the same value
             reported.add(id(a.op))
             _report_same(a, v, n, launch, ctx)
             break
         else:
             if _overlap(a, launch, deps, ctx):
                 reported.add(id(a.op))
-
-
-def _used(body, v) -> bool:
-    return any(isinstance(n, N.Var) and n is v for n in walk(body))
 
 
 def _deps(a: Access) -> set | None:
@@ -70,13 +67,71 @@ def _deps(a: Access) -> set | None:
     return out
 
 
-def _value_varies(a: Access) -> bool:
-    """False when the stored value is a constant or a parameter (every block writes the same thing)."""
-    value = a.op.value if isinstance(a.op, (N.Store, N.Fill)) else None
-    if value is None:
-        return True
-    return any(isinstance(n, (N.Load, N.Var)) and not (isinstance(n, N.Var) and n.kind in ("param", "symbolic"))
-               for n in walk(value))
+ANY = frozenset({"any"})  # depends on something the analysis does not follow (memory it does not model)
+
+
+def _vars_of(e, lets) -> frozenset:
+    e = substitute(e, lets)
+    if any(isinstance(n, N.Var) and n.kind in ("let", "dynamic") for n in walk(e)):
+        return ANY
+    return frozenset(n for n in walk(e) if isinstance(n, N.Var) and n.kind == "block")
+
+
+def _union(*sets) -> frozenset:
+    return ANY if any(s is ANY for s in sets) else frozenset().union(*sets)
+
+
+def _expr_deps(e, lets, content: dict) -> frozenset:
+    """Block indices an expression's value depends on: its own, and those of the memory its loads read."""
+    out = [_vars_of(e, lets)]
+    for n in walk(e):
+        if isinstance(n, N.Load):
+            out.append(content.get(root(n.buffer), frozenset()))
+            out += [_vars_of(i, lets) for i in n.indices]
+    return _union(*out)
+
+
+def _contents(acc) -> dict:
+    """Root buffer -> the block indices its contents depend on (ANY when unknown), to a fixed point over the
+    launch's writes. Tensors the kernel only reads hold the same data for every block."""
+    content: dict = {}
+    writes = [a for a in acc.items if a.mode != "read"]
+    for _ in range(6):
+        changed = False
+        for a in writes:
+            r = root(a.buffer)
+            new = _union(content.get(r, frozenset()), _value_deps(a, content), _position_deps(a))
+            if new != content.get(r, frozenset()):
+                content[r], changed = new, True
+        if not changed:
+            return content
+    return {r: ANY for r in content}
+
+
+def _position_deps(a: Access) -> frozenset:
+    exprs = [s for s, _ in a.axes] if a.axes is not None else []
+    exprs += list(a.guards) + [e for f in a.loops if isinstance(f, N.For) for e in (*f.starts, *f.extents)]
+    if any(isinstance(f, N.While) for f in a.loops):
+        return ANY
+    return _union(frozenset(), *(_expr_deps(e, a.lets, {}) for e in exprs))
+
+
+def _value_deps(a: Access, content: dict) -> frozenset:
+    """Block indices the value a write stores depends on."""
+    op = a.op
+    if a.mode == "opaque":  # an intrinsic's output follows its operands (every load and index in the call)
+        value = getattr(op, "value", None)
+        return _expr_deps(value, a.lets, content) if value is not None and not isinstance(value, N.Region) else ANY
+    if isinstance(op, (N.Store, N.Fill)):
+        return _expr_deps(op.value, a.lets, content)
+    if isinstance(op, N.Copy):
+        src = a.source
+        return _union(content.get(root(op.src.buffer), frozenset()), _position_deps(src) if src else ANY)
+    if isinstance(op, N.AtomicAdd):
+        v = op.value
+        return content.get(root(v.buffer), frozenset()) if isinstance(v, N.Region) else _expr_deps(v, a.lets, content)
+    regions = {N.Gemm: ("a", "b", "c"), N.Reduce: ("src", "dst"), N.CumSum: ("src", "dst")}.get(type(op), ())
+    return _union(frozenset(), *(content.get(root(getattr(op, f).buffer), frozenset()) for f in regions))
 
 
 def _report_same(a: Access, v, n: int, launch: N.Launch, ctx: Ctx) -> None:
