@@ -12,10 +12,12 @@ What `tilelang` then provides (docs/alias.md lists it with the behaviour of each
   (`do_bench`, `Profiler`), `autotune` / `autotuner` (a real search: `runtime.autotune`), `cdiv`,
   `next_power_of_2`, `math`, `PassConfigKey`, `TensorSupplyType`, `env`, cache switches;
 * helper submodules from `tilelang_core.compat`: `carver` (`arch`, `template`, `roller`), `utils.tensor`,
-  `contrib.nvcc`, `transform`, `engine` (`callback`), `tileop` (`base`), `tools`, `language.fp8`;
+  `contrib.nvcc`, `transform`, `engine` (`callback`), `tileop` (`base`), `tools` (`tools.cuda.iket`: in-kernel
+  event tracing), `language.fp8`, `cuda.intrinsics.sparse_layout` and the tensor-core macro emitter
+  `cuda.intrinsics.macro.mma_macro_generator.TensorCoreIntrinEmitter` (`compat.mma_emitter`);
 * `tilelang.tvm` / `tilelang.DataType`: the installed apache-tvm, imported on first use (`compat.tvm` says
   why); while the alias is installed tvm also has TileLang's `tirx.PrimExpr` and `testing.requires_package`;
-* what tilelang_core cannot do (`tilelang.cuda` intrinsic emitters — only `intrinsics.sparse_layout` is provided — `tilelang.tools.cuda` iket, AMD's
+* what tilelang_core cannot do (the rest of `tilelang.cuda`: its other intrinsic emitters and layouts, AMD's
   `tilelang.rocm`, CUDA source callbacks) imports fine and raises `UnsupportedFeatureError` at the call.
 
 When the real `tilelang` package is importable the alias is not installed (a warning says so) unless
@@ -57,12 +59,13 @@ _MODULES = {
     "tilelang.tileop.base": "tilelang_core.compat.tileop",
     "tilelang.cuda.intrinsics.sparse_layout": "tilelang_core.compat.sparse_layout",
     "tilelang.cuda.intrinsics.macro.mma_macro_generator": "tilelang_core.compat.mma_emitter",
+    "tilelang.tools.cuda": "tilelang_core.compat.tools_cuda",
+    "tilelang.tools.cuda.iket": "tilelang_core.compat.iket",
 }
 _BUILT = ("tilelang", "tilelang.jit", "tilelang.math", "tilelang.contrib")
 _UNSUPPORTED = {  # module prefix -> why
     "tilelang.cuda": "TileLang's CUDA intrinsic emitters generate TVM TIR for its own backend; write the "
                      "kernel with T.gemm / T.copy instead",
-    "tilelang.tools.cuda": "iket in-kernel event tracing instruments TileLang's CUDA codegen",
     "tilelang.rocm": "AMD devices are not a tilelang_core target",
 }
 

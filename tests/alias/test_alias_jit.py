@@ -136,7 +136,7 @@ def test_printing_a_prim_func_does_not_dump_its_globals(mod):
 EMITTER = '''
 import tilelang
 import tilelang.language as T
-from tilelang.cuda.intrinsics.macro.mma_macro_generator import TensorCoreIntrinEmitter
+from tilelang.cuda.intrinsics.macro.mma_macro_generator import INT4TensorCoreIntrinEmitter
 
 
 @tilelang.jit(target="cpu")
@@ -144,7 +144,7 @@ def with_emitter(A, block: int = 16):
     N = T.const("N")
     A: T.Tensor((N,), "float16")
     B = T.empty((N,), "float16")
-    emitter = TensorCoreIntrinEmitter(a_dtype="float16", b_dtype="float16", accum_dtype="float32")
+    emitter = INT4TensorCoreIntrinEmitter(a_dtype="int8", b_dtype="int8", accum_dtype="int32")
     with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
         for i in T.Parallel(block):
             B[bx * block + i] = A[bx * block + i]
@@ -152,7 +152,7 @@ def with_emitter(A, block: int = 16):
 '''
 
 
-def test_mma_emitters_are_rejected_at_the_users_line(mod, tmp_path):
+def test_unsupported_mma_emitters_are_rejected_at_the_users_line(mod, tmp_path):
     from tilelang_core.check import check_source
     from tilelang_core.diagnostics import CompileError
 
@@ -163,6 +163,6 @@ def test_mma_emitters_are_rejected_at_the_users_line(mod, tmp_path):
         kernel(torch.ones(32, dtype=torch.float16))
     errors = [d for d in info.value.diagnostics if d.is_error]
     assert errors[0].code == "unsupported-syntax" and errors[0].span.line == 12
-    assert "TensorCoreIntrinEmitter` is not supported by tilelang_core" in errors[0].message
+    assert "INT4TensorCoreIntrinEmitter` is not supported by tilelang_core" in errors[0].message
     static = [d for d in check_source(EMITTER, str(path)).diagnostics if d.is_error]
     assert [(d.code, d.span.line) for d in static] == [("unsupported-syntax", 12)]

@@ -121,13 +121,12 @@ def test_unsupported_features_raise_at_the_call(tilelang):
     from tilelang.cuda.intrinsics.layout.mma_layout import make_mma_swizzle_layout
     from tilelang.engine.callback import register_cuda_postproc_callback
     from tilelang.tools import plot_layout
-    from tilelang.tools.cuda import iket
 
     from tilelang_core.compat import UnsupportedFeatureError
 
     for call, feature in [(lambda: make_mma_swizzle_layout(None), "make_mma_swizzle_layout"),
                           (lambda: register_cuda_postproc_callback(print), "register_cuda_postproc_callback"),
-                          (lambda: plot_layout(None), "plot_layout"), (lambda: iket.session(), "iket.session")]:
+                          (lambda: plot_layout(None), "plot_layout")]:
         with pytest.raises(UnsupportedFeatureError, match=f"{feature}.*not supported by tilelang_core"):
             call()
 

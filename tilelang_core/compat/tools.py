@@ -2,12 +2,19 @@
 which tilelang_core does not provide, raise UnsupportedFeatureError when called."""
 from __future__ import annotations
 
-from . import Unsupported, UnsupportedModule
+from . import Unsupported
 from .tools_analyzer import AnalysisResult, Analyzer
 
 __all__ = ["plot_layout", "Analyzer", "AnalysisResult"]
 
 plot_layout = Unsupported("tilelang.tools.plot_layout", "layout plotting needs TileLang's Layout objects; "
                           "print the layout with `tilelsp ir --stage layouts FILE` instead")
-cuda = UnsupportedModule("tilelang.tools.cuda", "iket in-kernel event tracing instruments TileLang's CUDA "
-                         "codegen")
+
+
+def __getattr__(name: str):
+    """`tilelang.tools.cuda` (the iket tracer), imported on first use."""
+    if name == "cuda":
+        from . import tools_cuda
+
+        return tools_cuda
+    raise AttributeError(name)

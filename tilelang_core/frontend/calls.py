@@ -8,6 +8,7 @@ import ast
 from ..ir import nodes as N
 from .exprs import KernelError, bind_error
 from .signatures import bind_call, registry_entry
+from .iket import iket_call, is_iket
 from .tileops import HANDLERS, NO_BIND
 from .values import BuiltinRef, Unknown, is_scalar, normalize_dtype, to_expr
 
@@ -21,7 +22,9 @@ class CallsMixin:
             from .tirx import tirx_call
 
             ref, node = tirx_call(ref, node)
-        if ref.name.startswith(_UNSUPPORTED_APIS):
+        if is_iket(ref):  # tilelang.tools.cuda.iket markers (frontend/iket.py)
+            return iket_call(self, ref, node)
+        if ref.name.startswith(_UNSUPPORTED_APIS) and ref.name not in _PROVIDED_APIS:
             raise KernelError("unsupported-syntax", f"`{ref.name}` is not supported by tilelang_core (TileLang's "
                               "own CUDA/ROCm code emitters and instrumentation); write the kernel with T.gemm, "
                               "T.copy and the other T builtins", node)
@@ -144,6 +147,8 @@ class _ConstNode(ast.Constant):
 
 # real-TileLang APIs that emit their own TIR into a kernel (MMA macro emitters, iket tracing, ROCm intrinsics)
 _UNSUPPORTED_APIS = ("tilelang.cuda.intrinsics.macro", "tilelang.tools.cuda", "tilelang.rocm")
+# provided by compat/ (the JIT builds them; the static check leaves their values unknown)
+_PROVIDED_APIS = ("tilelang.cuda.intrinsics.macro.mma_macro_generator.TensorCoreIntrinEmitter",)
 
 
 def _tolerated(ref: BuiltinRef) -> bool:

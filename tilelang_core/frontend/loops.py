@@ -9,6 +9,7 @@ from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..language.registry import BindError
 from .exprs import INT32_MAX, KernelError, bind_error, check_value, difference
+from .iket import is_iket, ranged as iket_ranged
 from .signatures import bind_call
 from .values import BuiltinRef, to_expr
 
@@ -162,6 +163,8 @@ def parse_with(p, node: ast.With) -> list:
     if isinstance(callee, BuiltinRef) and callee.short in _LAUNCHES:
         p.launch_seen = True
         return [_launch(p, node, call, item.optional_vars, callee.name)]
+    if is_iket(callee) and callee.short == "range":  # `with iket.range(name):` (frontend/iket.py)
+        return iket_ranged(p, call, p.block(node.body))
     if isinstance(callee, BuiltinRef) and callee.short in ("ws", "WarpSpecialize"):
         return [_warp_role(p, node, call)]
     if isinstance(callee, BuiltinRef) and callee.short == "attr" and len(call.args) > 1 and \
@@ -212,6 +215,10 @@ def _launch(p, node, call, target, name) -> N.Launch:
     p.launch_depth += 1
     try:
         body = p.block(node.body)
+        for it in node.items:  # `with T.Kernel(...) as bx, iket.range(name):`
+            f = it.context_expr.func if isinstance(it.context_expr, ast.Call) else None
+            if f is not None and is_iket(p.ev.eval(f)) and p.ev.eval(f).short == "range":
+                body = iket_ranged(p, it.context_expr, body)
     finally:
         p.launch_depth -= 1
     return N.Launch(grid, threads, tuple(block_vars), p.seq(body, node), p.span(call))

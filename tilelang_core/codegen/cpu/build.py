@@ -14,17 +14,16 @@ from ...ir.visitor import walk
 from ...source import Span
 from .._tvm import load
 from .expr import ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, index_expr
-from .grid_sync import grid_phases
 from .mma import mma_sync
 from .ops import OpLowering
 from .simt import BARRIER_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
 from .storage import SCRATCH_SCOPE, StorageLowering
-# calls that only steer GPU code generation or synchronise threads: nothing to do on the CPU
+# calls that only steer GPU code generation, synchronise threads or trace GPU events: nothing to do on the CPU
 HINTS = frozenset({
     "sync_threads", "sync_warp", "syncwarp", "sync_grid", "sync_global", "tvm_storage_sync", "fence_proxy_async",
     "no_set_max_nreg", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", "disable_warp_group_reg_alloc",
     "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding", "annotate_restrict_buffers",
-    "use_swizzle", "pdl_trigger", "pdl_sync", "loop_break_hint",
+    "use_swizzle", "pdl_trigger", "pdl_sync", "loop_break_hint", "iket_event",
 }) | BARRIER_CALLS
 ATOMIC_CALLS = frozenset({"atomic_max", "atomic_min"})  # Evaluate(Call(name, (dst element, value)))
 
@@ -180,9 +179,6 @@ class CpuLowering(StorageLowering):
         return [x for st in s.stmts for x in self.stmts(st)]
 
     def _s_Launch(self, s):
-        phases = grid_phases(s)  # T.sync_grid: one loop over the blocks per phase
-        if phases is not None:
-            return [self._s_Launch(phase) for phase in phases]
         grid = [self.index(g) for g in s.grid]
         vars_ = [self.fresh(v.name) for v in s.block_vars]
         for iv, tv, ext in zip(s.block_vars, vars_, grid):
