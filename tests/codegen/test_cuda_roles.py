@@ -4,6 +4,8 @@ named barriers of the role — on CUDA (lowered and compiled with nvcc) and on t
 T.sync_grid (a cooperative launch on CUDA, a phase split on the CPU)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from role_kernels import CP_ASYNC, GRID_SYNC, ROLE_GEMMS, ROLE_SYNC
 from thread_kernels import kernel_of
@@ -79,6 +81,8 @@ def test_each_role_runs_its_tile_ops_on_its_own_warps(arch):
     assert "tvm_storage_sync" not in consumer and "fence_sync" not in consumer  # no block barrier inside roles
     if arch == "sm_90a":
         assert "tl_gemm_wgmma" in script and "/ 128 % 1;" in ck.source
+        # the producer's generic-proxy writes become visible to wgmma's async proxy after the wait
+        assert re.search(r"tl::mbar_wait\(.*, 0, 1\);", ck.source)
     assert _compiles(ck, arch)
 
 

@@ -46,12 +46,15 @@ __device__ __forceinline__ void mbar_arrive(void* bar, int proxy_fence = 0) {
 #endif
   asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(mbar_addr(bar)) : "memory");
 }
-__device__ __forceinline__ void mbar_wait(void* bar, int parity) {
+__device__ __forceinline__ void mbar_wait(void* bar, int parity, int proxy_fence = 0) {
   unsigned done = 0;
   do {
     asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
                  : "=r"(done) : "r"(mbar_addr(bar)), "r"(parity & 1) : "memory");
   } while (!done);
+#if __CUDA_ARCH__ >= 900
+  if (proxy_fence) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
 }
 __device__ __forceinline__ void named_bar_sync(int id, int count, int proxy_fence = 0) {
 #if __CUDA_ARCH__ >= 900
@@ -211,7 +214,9 @@ class ThreadOps:
             # wgmma reads shared memory through the async proxy: writes before the arrive must be fenced for it
             em.line(f'T.cuda.func_call("tl::mbar_arrive", {ptr}, {1 if em.wgmma else 0}, source_code="")')
         elif call.name == "mbarrier_wait_parity":
-            em.line(f'T.cuda.func_call("tl::mbar_wait", {ptr}, {em.idx(call.args[1])}, source_code="")')
+            # what the arriving threads wrote with cp.async (generic proxy) is read by wgmma (async proxy) after it
+            em.line(f'T.cuda.func_call("tl::mbar_wait", {ptr}, {em.idx(call.args[1])}, {1 if em.wgmma else 0}, '
+                    'source_code="")')
         else:  # no copy posts transaction bytes (T.tma_copy copies with the calling threads): the phase would hang
             raise LoweringError(f"T.{call.name} counts the bytes of TMA transfers, but the CUDA backend copies "
                                 "synchronously (T.tma_copy included) and posts none; let the copying threads "
