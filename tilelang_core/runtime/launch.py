@@ -153,11 +153,29 @@ def launch(artifact, tensors, stream=None) -> None:
         spaces = allocate_workspaces(artifact, dims, device)
     for step, (gx, gy, gz), (bx, by, bz), values, array in launch_steps(artifact, args, dims, spaces):
         _, fn = _function(artifact, step)
-        _check(cu.cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, step["smem_bytes"], cu.CUstream(stream.cuda_stream),
-                                 ctypes.addressof(array), 0))
+        if step.get("cooperative"):  # T.sync_grid: every block must be resident at once
+            _check_co_resident(fn, step, gx * gy * gz, bx * by * bz, device)
+            _check(cu.cuLaunchCooperativeKernel(fn, gx, gy, gz, bx, by, bz, step["smem_bytes"],
+                                                cu.CUstream(stream.cuda_stream), ctypes.addressof(array)))
+        else:
+            _check(cu.cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, step["smem_bytes"], cu.CUstream(stream.cuda_stream),
+                                     ctypes.addressof(array), 0))
         del values
     if is_instrumented(artifact.source):  # iket markers: read the trace back (runtime/iket_trace.py)
         collect(artifact, _function(artifact, artifact.launch_plan()[0])[0], stream)
+
+
+def _check_co_resident(fn, step: dict, blocks: int, threads: int, device) -> None:
+    """LaunchError unless `blocks` blocks of the kernel fit on the GPU at once (a grid barrier needs them all)."""
+    import torch
+    from cuda.bindings import driver as cu
+
+    per_sm = _check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, step["smem_bytes"]))
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    if blocks > per_sm * sms:
+        raise LaunchError(f"kernel '{step['kernel_symbol']}' calls T.sync_grid, so all {blocks} blocks must be "
+                          f"resident at once, but {sms} SMs hold {per_sm} block(s) each ({per_sm * sms}); launch a "
+                          "grid of at most that many blocks (a persistent kernel loops over its tiles)")
 
 
 def launch_steps(artifact, args: list, dims: dict, workspaces: dict):

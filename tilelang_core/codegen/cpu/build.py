@@ -14,6 +14,7 @@ from ...ir.visitor import walk
 from ...source import Span
 from .._tvm import load
 from .expr import ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, index_expr
+from .grid_sync import grid_phases
 from .mma import mma_sync
 from .ops import OpLowering
 from .simt import BARRIER_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
@@ -179,6 +180,9 @@ class CpuLowering(StorageLowering):
         return [x for st in s.stmts for x in self.stmts(st)]
 
     def _s_Launch(self, s):
+        phases = grid_phases(s)  # T.sync_grid: one loop over the blocks per phase
+        if phases is not None:
+            return [self._s_Launch(phase) for phase in phases]
         grid = [self.index(g) for g in s.grid]
         vars_ = [self.fresh(v.name) for v in s.block_vars]
         for iv, tv, ext in zip(s.block_vars, vars_, grid):
