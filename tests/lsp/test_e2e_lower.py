@@ -43,3 +43,10 @@ async def test_save_lowers_and_show_ir(client):
     hover = await client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), types.Position(def_line, broken.splitlines()[def_line].index("gemm") + 1)))
     assert "<summary>CUDA</summary>" in hover.contents.value
+    assert '__global__' in hover.contents.value.split("<summary>CUDA</summary>")[1]  # the kernel, not the header
+    # T.gemm after the save: this call's M/N/K, the instruction, warps and swizzles, and its CUDA lines
+    on_gemm = await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri), types.Position(gemm_line, broken.splitlines()[gemm_line].index("gemm") + 1)))
+    text = on_gemm.contents.value
+    assert "M=128 N=128 K=32" in text and "wgmma.mma_async m64n128k16" in text and "128-byte swizzle" in text
+    assert f"CUDA for line {gemm_line + 1}" in text and "```cuda" in text
