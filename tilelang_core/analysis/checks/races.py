@@ -25,7 +25,7 @@ def _launch(acc, ctx: Ctx) -> None:
     axes = [(v, as_int(g)) for v, g in zip(launch.block_vars, launch.grid) if (as_int(g) or 0) > 1]
     if not axes:
         return
-    content = _contents(acc)
+    content = None  # traced only when some write ignores a block index
     reported: set = set()
     for a in acc.items:
         if a.mode != "write" or root(a.buffer).scope != "global" or a.axes is None or id(a.op) in reported:
@@ -33,10 +33,15 @@ def _launch(acc, ctx: Ctx) -> None:
         deps = _deps(a)
         if deps is None:
             continue
-        varies = _value_deps(a, content)
+        varies = None
         for v, n in axes:
-            if v in deps or (varies is not ANY and v not in varies):
-                continue  # the position follows v, or every block along v writes the same value
+            if v in deps:
+                continue
+            if varies is None:
+                content = _contents(acc) if content is None else content
+                varies = _value_deps(a, content)
+            if varies is not ANY and v not in varies:
+                continue  # every block along v writes the same value
             reported.add(id(a.op))
             _report_same(a, v, n, launch, ctx)
             break
