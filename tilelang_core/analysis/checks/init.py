@@ -64,10 +64,11 @@ def _message(a: Access, buf: N.Buffer) -> str:
         start = {"max": "-T.infinity(dtype)", "min": "T.infinity(dtype)"}.get(op.op, "0")
         return (f"T.reduce_{op.op}(..., clear=False) combines the result with the current contents of {name}, "
                 f"but nothing initialised {name}; T.fill({name}, {start}) before the loop, or drop clear=False")
-    what = {N.Copy: "T.copy reads", N.Gemm: "T.gemm reads", N.Reduce: "the reduction reads",
-            N.CumSum: "T.cumsum reads", N.AtomicAdd: "T.atomic_add reads"}.get(type(op), "this reads")
-    return (f"{what} {name} before anything wrote it, so it gets whatever {_where(buf)} held; write {name} first "
-            f"(T.copy into it, T.fill/T.clear, or assign its elements) or read the buffer that holds the data")
+    by = {N.Copy: " by T.copy", N.Gemm: " by T.gemm", N.Reduce: " by the reduction", N.CumSum: " by T.cumsum",
+          N.AtomicAdd: " by T.atomic_add"}.get(type(op), "")
+    return (f"{name} is read here{by} before anything wrote it, so it holds whatever {_where(buf)} held; write "
+            f"{name} first (T.copy into it, T.fill/T.clear, or assign its elements) or read the buffer that holds "
+            f"the data")
 
 
 def _where(buf: N.Buffer) -> str:
