@@ -188,3 +188,28 @@ def first_column_of_a_passed_in_tensor(M=256, N=64, block=64):
                 Y[bx * block + i, 0] = X[bx * block + i, 0]
 
     return main
+
+
+@tilelang.jit(out_idx=[-1])
+def gemv_reducer(M=256, N=512, block_M=128, block_N=128):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float16), X: T.Tensor((N,), T.float16), O: T.Tensor((M,), T.float32)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=256) as bx:
+            acc = T.alloc_reducer(block_M, T.float32, replication="all")
+            hist = T.alloc_shared((16,), T.int32)
+            T.clear(acc)
+            for i in T.Parallel(16):
+                hist[i] = 0
+            for k in T.Pipelined(T.ceildiv(N, block_N), num_stages=2):
+                a = T.alloc_fragment((block_M, block_N), T.float16)
+                x = T.alloc_fragment((block_N,), T.float16)
+                T.copy(A[bx * block_M, k * block_N], a)
+                T.copy(X[k * block_N], x)
+                for i, j in T.Parallel(block_M, block_N):
+                    acc[i] += a[i, j] * x[j]
+                for i in T.Parallel(block_M):
+                    T.atomic_add(hist[i % 16], 1)
+            T.finalize_reducer(acc)
+            T.copy(acc, O[bx * block_M])
+
+    return main
