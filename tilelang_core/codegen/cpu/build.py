@@ -13,7 +13,7 @@ from ...ir.arith import as_int
 from ...ir.visitor import walk
 from ...source import Span
 from .._tvm import load
-from .expr import ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, index_expr
+from .expr import FP8, ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, from_fp8_bits, index_expr
 from .grid_sync import grid_phases
 from .mma import mma_sync
 from .ops import OpLowering
@@ -44,6 +44,7 @@ class CpuLowering(StorageLowering):
         self.buffers: dict = {}
         self.expr = ExprLowerer(self.vars, self.buffers, load_hook=self._load_hook, call_hook=self._call_hook)
         self.expr.view_hook = self.view
+        self.fp8_bits: dict = {}  # fp8 tensor parameter -> a uint8 view of it, read and decoded bit-exactly
         self.views: dict = {}  # base buffer -> the views (T.view / T.reshape) over it, declared with the base
         self._view_bases: dict = {}  # tirx view buffer -> tirx base buffer
         for n in walk(func.body):
@@ -113,6 +114,8 @@ class CpuLowering(StorageLowering):
         return store if cond is None else self.tirx.IfThenElse(cond, store, None)
 
     def _load_hook(self, e: N.Load, buf, idx):
+        if e.buffer in self.fp8_bits:  # the bits, never TVM's fp8 decode (wrong for zero and subnormals)
+            return from_fp8_bits(self.guarded_load(self.fp8_bits[e.buffer], idx, True), e.buffer.dtype)
         return self.guarded_load(buf, self.private(e.buffer, idx, e.span), e.buffer.scope == "global")
 
     def _call_hook(self, e: N.Call, args):
@@ -131,6 +134,7 @@ class CpuLowering(StorageLowering):
         params = [self.vars[p] if isinstance(p, N.Var) else self._param(p) for p in self.func.params]
         body = self._block(self.func.body)
         decls = [d for p in self.func.params if isinstance(p, N.Buffer) for d in self.declare_views(p)]
+        decls += [self.tirx.DeclBuffer(bits, data=self.buffers[p].data) for p, bits in self.fp8_bits.items()]
         if decls:
             body = self.tirx.SeqStmt(decls + [body])
         prim = self.tirx.PrimFunc(params, body)
@@ -154,6 +158,8 @@ class CpuLowering(StorageLowering):
         dtype = "int64" if p.dtype == "handle" else self._dtype(p.dtype, p.name, p.span)  # a T.ptr table
         buf = self.tirx.decl_buffer(shape, dtype, p.name)
         self.buffers[p] = buf
+        if p.dtype in FP8:
+            self.fp8_bits[p] = self.tirx.decl_buffer(shape, "uint8", p.name + "_bits")
         return buf
 
     # -- statements ----------------------------------------------------------------------------------

@@ -85,6 +85,27 @@ def _to_fp8(x, dtype: str):
     return tirx.reinterpret(dtype, tirx.Cast("uint8", code))
 
 
+def from_fp8_bits(bits, dtype: str):
+    """The float32 value of fp8 `bits` (a uint8 expression), exactly: zero and subnormals included (TVM's LLVM
+    fp8 -> float conversion reads them as normals), NaN for e4m3's S.1111.111, ±inf and NaN for e5m2's top exponent."""
+    tirx = load().tirx
+    bias, mant, _ = FP8[dtype]
+    u32 = lambda v: tirx.const(v, "uint32")  # noqa: E731
+    f32 = lambda v: tirx.const(v, "float32")  # noqa: E731
+    b = tirx.Cast("uint32", bits)
+    e = tirx.bitwise_and(tirx.shift_right(b, u32(mant)), u32((1 << (7 - mant)) - 1))
+    m = tirx.bitwise_and(b, u32((1 << mant) - 1))
+    normal = tirx.reinterpret("float32", tirx.bitwise_or(tirx.shift_left(e + u32(127 - bias), u32(23)),
+                                                         tirx.shift_left(m, u32(23 - mant))))
+    mag = tirx.Select(e == u32(0), tirx.Cast("float32", m) * f32(2.0 ** (1 - bias - mant)), normal)
+    if dtype == "float8_e5m2":
+        special = tirx.Select(m == u32(0), f32(float("inf")), f32(float("nan")))
+        mag = tirx.Select(e == u32(31), special, mag)
+    else:
+        mag = tirx.Select(tirx.bitwise_and(b, u32(0x7F)) == u32(0x7F), f32(float("nan")), mag)
+    return tirx.Select(tirx.shift_right(b, u32(7)) == u32(1), -mag, mag)
+
+
 def const(value, dtype: str):
     """A tirx constant of `dtype` (bools and ints coerced for float dtypes)."""
     tirx = load().tirx
