@@ -66,6 +66,7 @@ def main(argv=None) -> int:
             "same, checked with torch.testing.assert_close": [py, "snippet_assert_close.py"],
             "tilelsp verify examples/gemm.py --device cpu": [py, "-m", "tilelsp", "verify", "examples/gemm.py",
                                                              "--device", "cpu"],
+            "python -m tilelang_core.run examples/gemm.py": [py, "-m", "tilelang_core.run", "examples/gemm.py"],
         }
         # warm the interpreter's bytecode caches for the snapshot, so the first run measures the build only
         subprocess.run([py, "-c", "import compileall, sys; compileall.compile_dir(sys.argv[1], quiet=2)", str(work)],

@@ -8,7 +8,7 @@ a C compiler, a writable cache or a library loadable without tvm, the kernel run
 from __future__ import annotations
 
 import functools
-import json
+import platform
 import tempfile
 from pathlib import Path
 
@@ -20,10 +20,16 @@ from .cpu_library import CpuLibrary, CpuLibraryError
 
 @functools.lru_cache(maxsize=1)
 def cpu_arch() -> str:
-    """The arch part of a CPU key: the LLVM target this machine's kernels are built for."""
-    from ..codegen.cpu.build import host_target
-
-    return "cpu:" + json.dumps(host_target(), sort_keys=True)
+    """The arch part of a CPU key: what the LLVM host target is chosen from (`codegen.cpu.host_target` reads the
+    machine and the CPU's feature flags; its own code is in the compiler version). Computed without importing the
+    CPU backend, which a cache hit never needs."""
+    flags = ""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+            flags = next((ln.split(":", 1)[1] for ln in fh if ln.startswith("flags")), "")
+    except OSError:
+        pass
+    return f"cpu:{platform.machine()}:{sha256(' '.join(sorted(flags.split())))[:16]}"
 
 
 def cpu_cache(root=None) -> ArtifactCache:
