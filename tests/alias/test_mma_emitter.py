@@ -106,3 +106,38 @@ def test_emitter_gemm_compiles_for_sm90a(mod, in_dtype, accum):
     ptx = "mma.sync.aligned.m16n8k16.row.col.f32.f16" if in_dtype == "float16" else \
         "mma.sync.aligned.m16n8k32.row.col.s32.s8"
     assert kernel.arch == "sm_90a" and ptx in source
+
+
+BAD = '''
+import tilelang
+import tilelang.language as T
+from tilelang.cuda.intrinsics.macro.mma_macro_generator import TensorCoreIntrinEmitter
+
+
+def bad(dtype):
+    @tilelang.jit(target="cpu")
+    def kernel(A):
+        N = T.const("N")
+        A: T.Tensor((N,), "float32")
+        B = T.empty((N,), "float32")
+        em = TensorCoreIntrinEmitter(a_dtype=dtype, b_dtype=dtype, accum_dtype="float32", warp_row_tiles=16,
+                                     warp_col_tiles=16)
+        with T.Kernel(1, threads=128) as bx:
+            C_l = T.alloc_local((8,), "float32")
+            em.METHOD(C_l, B)
+        return B
+    return kernel
+'''
+
+
+@pytest.mark.parametrize("dtype, method, line, message", [
+    ("float64", "stmatrix", 13, "float64 x float64, reduce_k=1, is_m_first=False) is not supported"),
+    ("float16", "make_mma_load_layout", 17, "has no `make_mma_load_layout` in tilelang_core")])
+def test_emitter_misuse_is_an_error_at_the_users_line(run_aliased, dtype, method, line, message):
+    from tilelang_core.diagnostics import CompileError
+
+    kernel = run_aliased(f"bad_emitter_{method}", BAD.replace("METHOD", method))["bad"]
+    with pytest.raises(CompileError) as info:
+        kernel(dtype)(torch.zeros(8))
+    errors = [d for d in info.value.diagnostics if d.is_error]
+    assert errors[0].code == "unsupported-syntax" and errors[0].span.line == line and message in errors[0].message

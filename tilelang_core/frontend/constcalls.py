@@ -23,6 +23,11 @@ class ArgsNamespace:
 
 def get_attr(base, attr: str, node=None):
     """`base.attr` over frontend values."""
+    if isinstance(base, LiveNamespace) and not hasattr(base.live, attr):
+        from .exprs import KernelError
+
+        raise KernelError("unsupported-syntax", f"`{type(base.live).__name__}` has no `{attr}` in tilelang_core "
+                          f"(it provides {', '.join(n for n in vars(base.live) if not n.startswith('_'))})", node)
     if isinstance(base, (ModuleRef, BuiltinRef, LiveNamespace)):
         return base.attr(attr)
     if isinstance(base, ArgsNamespace):
@@ -155,13 +160,15 @@ def _concrete(v) -> bool:
 
 
 def _construct(cls, args, kwargs, text: str):
-    """A namespace object built while parsing (e.g. the tensor-core emitter); why it failed when it raises."""
+    """A namespace object built while parsing (e.g. the tensor-core emitter); what it raises is an error at the
+    statement that builds it (its macros would otherwise vanish from the kernel)."""
+    from .exprs import KernelError
     from .values import from_live
 
     try:
         return from_live(cls(*args, **kwargs))
-    except Exception as exc:  # noqa: BLE001 - its own argument checks; the message travels with the Unknown
-        return Unknown(text, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - its own argument checks
+        raise KernelError("unsupported-syntax", f"`{text}` failed: {exc}") from None
 
 
 def _try(fn, default):
