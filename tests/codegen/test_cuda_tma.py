@@ -34,7 +34,7 @@ def test_a_128x256_gemm_gets_a_tma_producer_warpgroup_and_two_consumer_warpgroup
     assert "const __grid_constant__ CUtensorMap A_tmap0" in src and "const __grid_constant__ CUtensorMap B_tmap1" in src
     assert src.count("tl::tma_load_2d(") == 5  # one A box, four 64-column atoms of B
     assert "tl::reg_dealloc<40>()" in src and "tl::reg_alloc<232>()" in src
-    assert "tl::mbar_expect_tx" in src and "tl::mbar_arrive_warp" in src and "cp.async.bulk.tensor.2d" in src
+    assert "tl::mbar_expect_tx" in src and "tl::mbar_arrive(" in src and "cp.async.bulk.tensor.2d" in src
     assert "tl::cp_async<" not in src.split("extern \"C\" __global__")[-1]
     # 3 stages of 128x64 + 64x256 fp16 tiles, then 6 mbarriers (full + empty per stage)
     assert big.smem_bytes == 3 * (128 * 64 + 64 * 256) * 2 + 6 * 8
@@ -105,3 +105,19 @@ def test_the_warp_specialised_gemm_compiles_for_sm90a_without_warnings(big):
                             str(Path(tmp) / "k.cubin"), str(cu)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "warning" not in p.stderr.lower() and "C7514" not in p.stderr and "C7508" not in p.stderr
+
+
+def test_opt_in_keeps_one_wgmma_group_in_flight_with_the_first_step_peeled(monkeypatch):
+    monkeypatch.setenv("TILELSP_ASYNC_WGMMA", "1")
+    body = generate(_gemm(**BIG), "sm_90a").source.split('extern "C" __global__')[-1]
+    assert body.count("tl::wgmma_wait<1>()") == 1 and body.count("tl::wgmma_wait<0>()") == 1
+    loop = body[body.index("for (int ko_i"):body.index("tl::wgmma_wait<0>()")]
+    assert "if (" not in loop  # a branch between a wgmma and its wait_group serialises every wgmma (C7514)
+
+
+def test_use_swizzle_remaps_the_block_indices():
+    path = ROOT / "benchmarks" / "gpu_hopper_kernels.py"
+    kw = dict(M=1000, N=1800, K=136, block_M=128, block_N=256, block_K=64, num_stages=4, threads=256, panel=3)
+    k = check_source(path.read_text(), str(path), instances={"hopper_matmul": [kw]}).kernels[0]
+    script = lower(k, "sm_90a", until="lowered").stages["lowered"]
+    assert "bx_r = " in script and "by_r = " in script and "T.min(8 - " in script  # 8 tile rows, panels of 3

@@ -205,17 +205,16 @@ __device__ __forceinline__ void mbar_fence_init() {
 __device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
 }
-// one arrival per warp: the warp's lanes are done with the stage (wgmma.wait_group is warp-synchronous)
-__device__ __forceinline__ void mbar_arrive_warp(uint64_t* bar) {
-  __syncwarp();
-  if (threadIdx.x % 32 == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+// every consumer thread arrives: an arrival elected per warp (a lane-divergent branch) between a wgmma and its
+// wait_group makes ptxas serialise every wgmma of the loop (C7514)
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 }
+// the spin loop stays inside one asm block (scoped labels): a C++ loop around try_wait inside a role branch makes
+// ptxas serialise the wgmmas in flight across it (C7514)
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, int parity) {
-  unsigned done;
-  do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(smem_u32(bar)), "r"(parity) : "memory");
-  } while (!done);
+  asm volatile("{\n.reg .pred p;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra WAIT;\n}\n"
+               ::"r"(smem_u32(bar)), "r"(parity) : "memory");
 }
 __device__ __forceinline__ void tma_prefetch(const CUtensorMap& m) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(&m) : "memory");
