@@ -50,3 +50,7 @@ async def test_save_lowers_and_show_ir(client):
     text = on_gemm.contents.value
     assert "M=128 N=128 K=32" in text and "wgmma.mma_async m64n128k16" in text and "128-byte swizzle" in text
     assert f"CUDA for line {gemm_line + 1}" in text and "```cuda" in text
+    a_line = next(i for i, l in enumerate(broken.splitlines()) if "A_shared = T.alloc_shared" in l)
+    on_a = await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri), types.Position(a_line, broken.splitlines()[a_line].index("A_shared") + 1)))
+    assert "swizzle: 16-byte chunks XOR-swizzled within each row" in on_a.contents.value

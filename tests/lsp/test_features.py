@@ -244,7 +244,8 @@ def _lowered_with_line_map():
             "warps": "2x2 warps (M x N), each 64x64", "threads": 128,
             "swizzle": {"A": "A_shared: 16-byte chunks XOR-swizzled", "B": "B_shared: 16-byte chunks XOR-swizzled"}}
     return [{"kernel": "main", "target": "sm_80", "cuda": cuda, "line_map": [[gemm_line, [4, 5]]], "gemms": [note],
-             "layout_images": {"C_local": "data:image/svg+xml;base64,PHN2Zy8+"}}]
+             "layout_images": {"C_local": "data:image/svg+xml;base64,PHN2Zy8+"},
+             "swizzles": {"A_shared": "16-byte chunks XOR-swizzled within each row: chunk ^= (row >> 1) & 3"}}]
 
 
 def test_hover_statement_shows_its_cuda_lines_not_the_file_header():
@@ -268,3 +269,5 @@ def test_hover_factory_def_and_layout_picture():
     assert "![layout of C_local](data:image/svg+xml;base64," in with_image and "tilelsp.showLayout" in with_image
     without = hover.hover(gemm_result(text), line, col, lowered=lowered, uri="file:///g.py")[0]
     assert "data:image" not in without
+    shared = hover_at(GEMM.replace("A_shared = ", "A_sh<CURSOR>ared = "), lowered)
+    assert "swizzle: 16-byte chunks XOR-swizzled within each row: chunk ^= (row >> 1) & 3" in shared

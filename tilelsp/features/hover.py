@@ -127,6 +127,10 @@ def buffer_hover(b, lowered=()) -> str:
     layout = _layout_of(b, lowered)
     if layout:
         lines.append(f"inferred layout:\n```\n{layout}\n```")
+    swizzle = next((e["swizzles"][b.name] for e in lowered or () if e.get("kernel") == getattr(b, "kernel", None)
+                    and b.name in (e.get("swizzles") or {})), None)
+    if swizzle:
+        lines.append(f"swizzle: {swizzle}")
     return "\n\n".join(lines)
 
 

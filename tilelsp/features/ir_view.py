@@ -145,13 +145,13 @@ def _layout_notes(func, target: str) -> dict:
     if target in ("cpu", "llvm"):
         return {}
     from .layout_maps import gemm_notes
-    from .layout_view import hover_images
+    from .layout_view import hover_notes
 
     try:
         gemms = gemm_notes(func, target)
     except Exception:  # noqa: BLE001 - the lowering already succeeded; a plan it could not describe stays silent
         gemms = []
-    return {"gemms": gemms, "layout_images": hover_images(func, target)}
+    return {"gemms": gemms, **hover_notes(func, target)}
 
 
 def _jsonable(value):

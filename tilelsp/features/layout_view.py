@@ -1,7 +1,7 @@
 """Layout views of one kernel instance: the maps (layout_maps.py) rendered as SVG, text, PNG and the webview page.
 
-`layout_request` is the worker's `layout` op behind the server's `tilelsp/layout` request; `hover_images` gives
-the on-save lowering a small picture per buffer for the hover. The CLI's `tilelsp layout` uses `render`.
+`layout_request` is the worker's `layout` op behind the server's `tilelsp/layout` request; `hover_notes` gives
+the on-save lowering a picture per buffer and each shared tile's swizzle for the hover. The CLI's `tilelsp layout` uses `render`.
 """
 from __future__ import annotations
 
@@ -68,15 +68,17 @@ def layout_request(req: dict, funcs: list) -> dict:
             "html": layout_html(title, [(b["name"], b["svg"]) for b in buffers])}
 
 
-def hover_images(func, arch: str) -> dict[str, str]:
-    """{buffer name: data: URI of its SVG} for the buffer hover (empty when the layout cannot be planned)."""
+def hover_notes(func, arch: str) -> dict:
+    """{"layout_images": {buffer: data: URI of its SVG}, "swizzles": {shared tile: swizzle}} for the buffer hover
+    (empty when the layout cannot be planned)."""
     try:
         maps = maps_for(func, arch)
     except Exception:  # noqa: BLE001 - the lowering reports its own errors; the hover goes without a picture
         return {}
-    out = {}
+    images = {}
     for m in maps:
         svg = buffer_svg(m).encode()
         if len(svg) <= HOVER_IMAGE_LIMIT:
-            out[m.name] = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
-    return out
+            images[m.name] = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+    swizzles = {m.name: m.swizzle_name for m in maps if not isinstance(m, FragmentMap)}
+    return {"layout_images": images, "swizzles": swizzles}
