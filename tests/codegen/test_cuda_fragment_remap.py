@@ -1,6 +1,6 @@
 """Fragments read across layouts: T.reduce_* over a 3-D fragment, T.copy between fragments of different layouts
-or slices, and a T.Parallel loop that reads a fragment at elements other threads hold (through a shared copy);
-lowered for sm_90a, compiled with nvcc, and run on the CPU backend against torch."""
+or slices, and a T.Parallel loop that reads a fragment at elements other threads hold (through a shared copy): what
+the lowering emits. Numerics (CPU vs torch, and on a GPU) and nvcc: the fuzz_layouts cases of tests/fuzzer_patterns."""
 from __future__ import annotations
 
 import textwrap
@@ -85,52 +85,14 @@ def _kernels():
     return res.kernels
 
 
-@pytest.mark.nvcc
-@pytest.mark.parametrize("idx", [0, 1, 2])
-def test_cross_layout_reads_lower_and_compile_for_sm90a(idx):
-    from tilelang_core.runtime.artifact import compile_cubin
-
-    res = lower(_kernels()[idx], "sm_90a")
-    assert compile_cubin(res.source, "sm_90a")[:4] == b"\x7fELF"
-
-
-def test_reduce_over_a_3d_fragment_matches_torch_on_the_cpu_backend():
-    torch = pytest.importorskip("torch")
-    from tilelang_core.codegen import cpu
-
-    r, x = torch.randn(4, 16, 16), torch.randn(4, 16)
-    y1, y2 = torch.zeros(4, 16), torch.zeros(4, 16)
-    cpu.build(_kernels()[0])(r, x, y1, y2)
-    buf = r * x[:, None, :]
-    torch.testing.assert_close(y1, buf.sum(-1), rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(y2, buf.amax(-2))
-
-
 def test_reduce_over_a_3d_fragment_reads_the_staged_rows():
     src = lower(_kernels()[0], "sm_90a").stages["lowered"]
     assert "// 16 * 16 +" in src  # dim=-2: output row (a, j) reads (a, i, j) at ((row // 16 * 16 + i) * 16 + row % 16)
 
 
-def test_fragment_slice_copy_matches_torch_on_the_cpu_backend():
-    torch = pytest.importorskip("torch")
-    from tilelang_core.codegen import cpu
-
-    lse, out = torch.randn(4, 128), torch.zeros(128)
-    cpu.build(_kernels()[1])(lse, out)
-    torch.testing.assert_close(out, (lse * torch.arange(1, 5)[:, None]).sum(0))
-
-
-def test_column_slices_of_a_gemm_fragment_match_torch_on_the_cpu_backend():
-    torch = pytest.importorskip("torch")
-    from tilelang_core.codegen import cpu
-
-    a, b = torch.randn(64, 32).half(), torch.randn(64, 32).half()
-    c, s, d = torch.zeros(64, 64), torch.zeros(64, 4), torch.zeros(64, 64)
-    cpu.build(_kernels()[2])(a, b, c, s, d)
-    ref = a.float() @ b.float().T
-    torch.testing.assert_close(c, ref, rtol=1e-3, atol=1e-3)
-    torch.testing.assert_close(d, ref, rtol=1e-3, atol=1e-3)
-    torch.testing.assert_close(s, (ref * ref).reshape(64, 16, 4).sum(1), rtol=1e-3, atol=1e-3)
+def test_a_slice_copy_between_distributed_fragments_goes_through_a_shared_stage():
+    src = lower(_kernels()[1], "sm_90a").stages["lowered"]
+    assert "frag_stage[" in src and "row[r_3] = frag_stage[(k * 128 + " in src
 
 
 def test_a_parallel_read_of_elements_other_threads_hold_goes_through_shared_memory():

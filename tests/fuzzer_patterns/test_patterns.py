@@ -11,7 +11,7 @@ from fuzz_checks import check_cpu, nvcc_results, params
 pytest.importorskip("torch")
 pytestmark = pytest.mark.tvm
 
-THEMES = ("fuzz_arith", "fuzz_atomics", "fuzz_control", "fuzz_fp8", "fuzz_gemm", "fuzz_values")
+THEMES = ("fuzz_arith", "fuzz_atomics", "fuzz_control", "fuzz_fp8", "fuzz_gemm", "fuzz_values", "fuzz_layouts")
 
 
 def _cases(theme: str):
@@ -47,7 +47,7 @@ def test_k_tile_not_a_multiple_of_16_is_refused_with_a_message():
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.codegen.cuda.common import LoweringError
 
-    case = next(c for c in _cases("fuzz_gemm") if not c.cuda)
+    case = next(c for c in _cases("fuzz_gemm", "fuzz_layouts") if not c.cuda)
     with pytest.raises(LoweringError, match="multiple of 16"):
         generate(kernel_ir(case), "sm_90a")
 

@@ -1,0 +1,134 @@
+"""Fragments read across layouts and tensors made from pointers, the constructs that kept corpus files from
+lowering: T.reduce_* over a 3-D fragment (deepseek_mhc/example_mhc_bwd), T.copy of a slice of a replicated
+fragment and between fragments of different layouts (flash_decoding/example_mha_inference), a T.Parallel loop that
+reads gemm accumulator columns other threads hold (deepseek_mhc/example_mhc_pre), and T.make_tensor over a T.ptr
+table (grouped_gemm/example_grouped_gemm_fwd_ptr)."""
+from __future__ import annotations
+
+from fuzz_harness import Case
+
+REDUCE_3D = """
+@T.prim_func
+def k(R: T.Tensor((4, 16, 16), "float32"), X: T.Tensor((4, 16), "float32"), Y1: T.Tensor((4, 16), "float32"),
+      Y2: T.Tensor((4, 16), "float32")):
+    with T.Kernel(1, threads=64) as _:
+        r = T.alloc_fragment((4, 16, 16), "float32")
+        x = T.alloc_fragment((4, 16), "float32")
+        buf = T.alloc_fragment((4, 16, 16), "float32")
+        y1 = T.alloc_fragment((4, 16), "float32")
+        y2 = T.alloc_fragment((4, 16), "float32")
+        T.copy(R, r)
+        T.copy(X, x)
+        for a, i, j in T.Parallel(4, 16, 16):
+            buf[a, i, j] = r[a, i, j] * x[a, j]
+        T.reduce_sum(buf, y1, dim=-1)
+        T.reduce_max(buf, y2, dim=-2)
+        T.copy(y1, Y1)
+        T.copy(y2, Y2)
+"""
+
+SLICE_COPY = """
+@T.prim_func
+def k(L: T.Tensor((4, 128), "float32"), O: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        lse = T.alloc_fragment((4, 128), "float32")
+        row = T.alloc_fragment((128,), "float32")
+        acc = T.alloc_fragment((128,), "float32")
+        T.copy(L, lse)
+        T.clear(acc)
+        for s in T.serial(4):
+            T.copy(lse[s, :], row)
+            for i in T.Parallel(128):
+                acc[i] += row[i] * (s + 1)
+        T.copy(acc, O)
+"""
+
+GEMM_COLUMNS = """
+@T.prim_func
+def k(A: T.Tensor((64, 32), "float16"), B: T.Tensor((64, 32), "float16"), S: T.Tensor((64, 4), "float32"),
+      D: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        a_s = T.alloc_shared((64, 32), "float16")
+        b_s = T.alloc_shared((64, 32), "float16")
+        c = T.alloc_fragment((64, 64), "float32")
+        g = T.alloc_fragment((64, 64), "float32")
+        part = T.alloc_fragment((64, 4), "float32")
+        T.copy(A, a_s)
+        T.copy(B, b_s)
+        T.gemm(a_s, b_s, c, transpose_B=True, clear_accum=True)
+        T.clear(part)
+        for jj in T.serial(16):
+            for i, j in T.Parallel(64, 4):
+                part[i, j] += c[i, jj * 4 + j] * c[i, jj * 4 + j]
+        for i, j in T.Parallel(64, 64):
+            g[i, j] = 0.0
+        T.copy(c[0:64, 0:32], g[0:64, 32:64])
+        T.copy(part, S)
+        T.copy(g, D)
+"""
+
+POINTER_TABLE = """
+@T.prim_func
+def k(ptrs: T.Tensor([3], T.ptr), A: T.Tensor((3, 16, 32), "float16"), scale: T.Tensor([3], "float32"),
+      O: T.Tensor((3, 16, 32), "float32")):
+    with T.Kernel(3, threads=128) as bx:
+        g = T.alloc_var(dtype=T.int32)
+        g = bx
+        X = T.make_tensor(ptrs[g], (16, 32), "float16")
+        x_s = T.alloc_shared((16, 32), "float16")
+        acc = T.alloc_fragment((16, 32), "float32")
+        T.copy(X, x_s)
+        T.copy(x_s, acc)
+        for i, j in T.Parallel(16, 32):
+            acc[i, j] = acc[i, j] * scale[g]
+        T.copy(acc, O[bx, :, :])
+"""
+
+
+def _randn(*shapes, half=()):
+    def make(device):
+        import torch
+
+        g = torch.Generator().manual_seed(0)
+        return [torch.randn(*s, generator=g).to(torch.float16 if k in half else torch.float32).to(device)
+                for k, s in enumerate(shapes)]
+    return make
+
+
+def _reduce_3d_ref(args):
+    buf = args[0] * args[1][:, None, :]
+    return [buf.sum(-1), buf.amax(-2)]
+
+
+def _gemm_columns_ref(args):
+    import torch
+
+    c = args[0].float() @ args[1].float().T
+    d = torch.zeros(64, 64)
+    d[:, 32:] = c[:, :32]
+    return [(c * c).reshape(64, 16, 4).sum(1), d]
+
+
+def _pointer_inputs(device):
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(3, 16, 32, generator=g).half().to(device)
+    table = torch.tensor([a[k].data_ptr() for k in range(3)], dtype=torch.int64, device=device)
+    return [table, a, torch.tensor([0.5, 2.0, -1.0], device=device), torch.zeros(3, 16, 32, device=device)]
+
+
+CASES = [
+    Case("T.reduce_sum / reduce_max over a 3-D fragment (dim -1 and -2)", "corpus: deepseek_mhc/example_mhc_bwd",
+         REDUCE_3D, _randn((4, 16, 16), (4, 16), (4, 16), (4, 16)), _reduce_3d_ref, outputs=(2, 3), rtol=1e-5,
+         atol=1e-5),
+    Case("T.copy of a slice of a replicated fragment into a 1-D fragment", "corpus: flash_decoding/example_mha_inference",
+         SLICE_COPY, _randn((4, 128), (128,)), lambda a: [(a[0] * __import__("torch").arange(1, 5)[:, None]).sum(0)],
+         rtol=1e-5, atol=1e-5),
+    Case("gemm accumulator columns read in a T.Parallel by other threads; a slice copy between fragments",
+         "corpus: deepseek_mhc/example_mhc_pre", GEMM_COLUMNS, _randn((64, 32), (64, 32), (64, 4), (64, 64),
+                                                                       half=(0, 1)),
+         _gemm_columns_ref, outputs=(2, 3), rtol=1e-3, atol=1e-3),
+    Case("T.make_tensor over a T.ptr table", "corpus: grouped_gemm/example_grouped_gemm_fwd_ptr", POINTER_TABLE,
+         _pointer_inputs, lambda a: [a[1].float() * a[2][:, None, None]], rtol=1e-3, atol=1e-3),
+]
