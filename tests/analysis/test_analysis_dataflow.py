@@ -194,3 +194,23 @@ def k(X: T.Tensor((256, 64), T.float32), Y: T.Tensor((256, 64), T.float32), M: T
 '''
     assert "cross-block-race" not in codes(src)  # every block stores the same row 0
     assert "cross-block-race" in codes(src.replace("X[0, 0:64]", "X[bx, 0:64]"))
+
+
+def _apply(text: str, fix) -> str:
+    lines = text.splitlines(keepends=True)
+    (edit,) = fix.edits
+    assert edit.span.col == 0 and edit.span.end_line == edit.span.line
+    lines.insert(edit.span.line - 1, edit.new_text)
+    return "".join(lines)
+
+
+def test_the_quick_fix_initialises_the_accumulator_before_its_loop():
+    from pathlib import Path
+
+    for name in ("uninitialized_accumulator.py", "uninitialized_reduce.py"):
+        path = Path(__file__).resolve().parents[2] / "examples" / "errors" / name
+        text = path.read_text()
+        (d,) = [d for d in check_source(text, str(path)).diagnostics if d.code == "uninitialized-read"]
+        fixed = _apply(text, d.fix)
+        assert [x.code for x in check_source(fixed, str(path)).diagnostics if x.is_error] == []
+        assert ("T.clear(C_local)" in fixed) if "accumulator" in name else ('T.fill(m, -T.infinity("float32"))' in fixed)

@@ -4,7 +4,9 @@ loop around the read (a write later in the loop body may run first on an earlier
 somewhere in the IR (or the read is a T.gemm / T.reduce accumulation)."""
 from __future__ import annotations
 
+from ...diagnostics import Fix, TextEdit
 from ...ir import nodes as N
+from ...source import Span
 from ..walker import Ctx, kernel_rule
 from .accesses import Access, launches, root, thread_guards
 from .common import related_for
@@ -40,7 +42,7 @@ def _launch(acc, ctx: Ctx) -> None:
         if any(w.pos < a.pos or _same_loop(w, a) or _other_role(w, a) for w in inits.get(r, ())):
             continue
         done.add(r)
-        ctx.emit("uninitialized-read", _message(a, r), a.span, related=related_for(r))
+        ctx.emit("uninitialized-read", _message(a, r), a.span, related=related_for(r), fix=_init_fix(a, r))
 
 
 def _same_loop(w: Access, a: Access) -> bool:
@@ -69,6 +71,21 @@ def _message(a: Access, buf: N.Buffer) -> str:
     return (f"{name} is read here{by} before anything wrote it, so it holds whatever {_where(buf)} held; write "
             f"{name} first (T.copy into it, T.fill/T.clear, or assign its elements) or read the buffer that holds "
             f"the data")
+
+
+def _init_fix(a: Access, buf: N.Buffer) -> Fix | None:
+    """For a T.gemm / T.reduce accumulation: insert the initialisation on its own line before the outermost loop
+    around it (or before the statement itself)."""
+    if a.mode != "accum" or not isinstance(a.op, (N.Gemm, N.Reduce)) or buf.base is not None:
+        return None
+    at = a.loops[0].span if a.loops else a.op.span
+    if at is None:
+        return None
+    start = {"max": f'-T.infinity("{buf.dtype}")', "min": f'T.infinity("{buf.dtype}")'}.get(getattr(a.op, "op", ""))
+    stmt = f"T.fill({buf.name}, {start})" if start else f"T.clear({buf.name})"
+    where = "before the loop" if a.loops else "before it"
+    return Fix(f"Initialise {buf.name} with {stmt} {where}", (TextEdit(Span(at.line, 0, at.line, 0),
+                                                                   " " * at.col + stmt + "\n"),))
 
 
 def _where(buf: N.Buffer) -> str:
