@@ -99,14 +99,19 @@ def test_unsupported_emitter_configuration_names_the_feature(mod):
 
 
 @pytest.mark.nvcc
-@pytest.mark.parametrize("in_dtype, accum", [("float16", "float32"), ("int8", "int32")])
-def test_emitter_gemm_compiles_for_sm90a(mod, in_dtype, accum):
-    kernel = mod["emitter_gemm"]("sm_90a", in_dtype, accum)(128, 128, 128)
+@pytest.mark.parametrize("in_dtype, accum, a_t, b_t, warp_n, loads", [
+    ("float16", "float32", False, True, 16, ("tl::ldsm_x4(",)),
+    ("float16", "float32", True, False, 8, ("tl::ldsm_x4_trans(", "tl::ldsm_x2_trans(")),
+    ("int8", "int32", False, True, 16, ("tl::ldsm_x4(",)), ("int8", "int32", True, False, 16, ())])
+def test_emitter_gemm_compiles_for_sm90a(mod, in_dtype, accum, a_t, b_t, warp_n, loads):
+    kernel = mod["emitter_gemm"]("sm_90a", in_dtype, accum, a_t, b_t, warp_n=warp_n)(128, 128, 128)
     source = kernel.get_kernel_source()
     ptx = "mma.sync.aligned.m16n8k16.row.col.f32.f16" if in_dtype == "float16" else \
         "mma.sync.aligned.m16n8k32.row.col.s32.s8"
     assert kernel.arch == "sm_90a" and ptx in source
-
+    assert all(load in source for load in loads)
+    if not loads:  # 8-bit tiles stored (K, rows): no ldmatrix (it moves 16-bit elements), registers loaded one by one
+        assert "tl::ldsm_" not in source
 
 BAD = '''
 import tilelang

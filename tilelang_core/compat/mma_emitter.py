@@ -3,8 +3,9 @@ macros (`ldmatrix_a`, `ldmatrix_b`, `mma`, `stmatrix`) that a kernel calls on it
 
 Each emitter instance builds its macros as `@T.macro` closures over its tile constants; the kernel frontend
 sees the instance as a namespace (`__tilelang_namespace__`) and inlines them like any macro. They expand to
-thread-level code: the loads and the store are per-thread loops over the registers of the `mma.sync`
-fragment layouts (below), the product is `T.ptx_mma` (one `mma.sync.aligned.m16n8kK` per 16 x 8 tile).
+thread-level code: the loads are `T.mma_fragment_load` (ldmatrix on CUDA), the store a per-thread loop over the
+registers of the `mma.sync` fragment layouts (below), the product `T.ptx_mma` (one `mma.sync.aligned.m16n8kK` per
+16 x 8 tile).
 
 Fragment layouts, for lane `l` of a warp and `e` = elements per 32-bit register (2 for 16-bit, 4 for 8-bit
 inputs; K = 8 * e):
@@ -92,37 +93,33 @@ def _macros(em: TensorCoreIntrinEmitter):
     local_size_a, local_size_b, local_size_out = em.local_size_a, em.local_size_b, em.local_size_out
     a_transposed, b_transposed = em.a_transposed, em.b_transposed
     per_reg = 32 // _dtype(em.a_dtype).bits
-    b_half = local_size_b // (n_dim // 8)
+    b_half = local_size_b // (n_dim // 8)  # B registers per 8-column half
     accum, prefix = em.accum_dtype, em.mma_prefix
     a_abbrev, b_abbrev, c_abbrev = em.a_dtype_abbrv, em.b_dtype_abbrv, em.accum_dtype_abbrv
 
     @T.macro
     def ldmatrix_a(A_local, A_shared, ki, rk=0):
         tx = T.get_thread_binding()
-        lane = tx % 32
         warp_m = tx // 32 % block_row_warps
         for i in T.unroll(warp_rows):
-            for v in T.unroll(local_size_a):
-                row = warp_m * warp_row_tiles + i * 16 + lane // 4 + 8 * (v // per_reg % 2)
-                col = rk * chunk + ki * micro_k + lane % 4 * per_reg + v % per_reg + 4 * per_reg * (v // per_reg // 2)
-                if a_transposed:
-                    A_local[i * local_size_a + v] = A_shared[col, row]
-                else:
-                    A_local[i * local_size_a + v] = A_shared[row, col]
+            row = warp_m * warp_row_tiles + i * 16
+            k = rk * chunk + ki * micro_k
+            if a_transposed:
+                T.mma_fragment_load(A_local[i * local_size_a], A_shared[k, row], "a", True, per_reg, local_size_a)
+            else:
+                T.mma_fragment_load(A_local[i * local_size_a], A_shared[row, k], "a", False, per_reg, local_size_a)
 
     @T.macro
     def ldmatrix_b(B_local, B_shared, ki, rk=0):
         tx = T.get_thread_binding()
-        lane = tx % 32
         warp_n = tx // (32 * block_row_warps) % block_col_warps
         for j in T.unroll(warp_cols):
-            for v in T.unroll(local_size_b):
-                n = warp_n * warp_col_tiles + j * n_dim + lane // 4 + 8 * (v // b_half)
-                k = rk * chunk + ki * micro_k + lane % 4 * per_reg + v % per_reg + 4 * per_reg * (v % b_half // per_reg)
-                if b_transposed:
-                    B_local[j * local_size_b + v] = B_shared[n, k]
-                else:
-                    B_local[j * local_size_b + v] = B_shared[k, n]
+            n = warp_n * warp_col_tiles + j * n_dim
+            k = rk * chunk + ki * micro_k
+            if b_transposed:
+                T.mma_fragment_load(B_local[j * local_size_b], B_shared[n, k], "b", False, per_reg, local_size_b)
+            else:
+                T.mma_fragment_load(B_local[j * local_size_b], B_shared[k, n], "b", True, per_reg, local_size_b)
 
     @T.macro
     def mma(A_local, B_local, C_local, k_inner=0):

@@ -1,6 +1,7 @@
 """Scalar intrinsics with non-expression arguments: IEEE arithmetic with a rounding mode, vector atomics,
 the reducer epoch (`T.alloc_reducer` / `T.finalize_reducer`), device printing (`T.print`), `T.transpose`
-(desugared to a T.Parallel loop) and the warp-wide tensor-core product `T.ptx_mma`.
+(desugared to a T.Parallel loop), the warp-wide tensor-core product `T.ptx_mma`
+and the operand fragment loads of the tensor-core emitter (`T.mma_fragment_load`).
 
 A rounding mode other than the default "rn" is part of the Call name (`ieee_add_rz`); a reducer's
 combine op is the Call argument `Const(op)` index into REDUCER_OPS; a print message is a `Const(msg, "str")`.
@@ -175,6 +176,26 @@ def h_ptx_mma(p, b, node, short):
                   "int32", p.span(node))
 
 
+def h_mma_fragment_load(p, b, node, short):
+    """T.mma_fragment_load(dst, src, matrix, transposed, per_reg, size): a thread's registers of one mma operand tile
+    (the TensorCoreIntrinEmitter's ldmatrix_a/_b, compat/mma_emitter.py), read from the tile at head address
+    `src` of a shared buffer, stored (rows, K), or (K, rows) when `transposed`. Value v of lane l is register
+    q = v // per_reg: row l // 4 + 8 * (q % 2) for "a", l // 4 + 8 * (q // 2) for "b"; column (K)
+    (l % 4) * per_reg + v % per_reg + 4 * per_reg * (q // 2 for "a", q % 2 for "b").
+    Call("mma_fragment_load", (dst head, src head, Const(matrix), Const(transposed), Const(per_reg), Const(size)))."""
+    if len(node.args) != 6:
+        raise KernelError("bad-arguments", "T.mma_fragment_load takes (dst, src, matrix, transposed, per_reg, size)",
+                          node)
+    dst, src = (p.ev.eval(a) for a in node.args[:2])
+    matrix, transposed, per_reg, size = (p.ev.eval(a) for a in node.args[2:])
+    if not isinstance(dst, N.Load) or dst.buffer.scope != "local" or not isinstance(src, N.Load) or \
+            src.buffer.scope not in ("shared", "shared.dyn") or len(src.indices) < 2 or matrix not in ("a", "b"):
+        raise KernelError("bad-arguments", "T.mma_fragment_load reads a tile of a shared buffer (`S[r, c]`) into a "
+                          "T.alloc_local buffer (`L[i]`); matrix is \"a\" or \"b\"", node)
+    return N.Call("mma_fragment_load", (dst, src, N.Const(matrix, "str"), N.Const(bool(transposed), "bool"),
+                                        N.Const(int(per_reg)), N.Const(int(size))), "int32", p.span(node))
+
+
 def _at(region: N.Region, loop_vars) -> tuple:
     """Element indices of a region with its sliced axes driven by `loop_vars` in order."""
     from ..ir.arith import as_int
@@ -188,4 +209,5 @@ INTRINSIC_HANDLERS = {
     **{name: h_ieee for name in IEEE_ARITY}, "atomic_addx2": h_atomic_addx, "atomic_addx4": h_atomic_addx,
     "alloc_reducer": h_alloc_reducer, "finalize_reducer": h_finalize_reducer, "print": h_print,
     "transpose": h_transpose, "tma_copy": h_tma_copy, "ptx_mma": h_ptx_mma,
+    "mma_fragment_load": h_mma_fragment_load,
 }

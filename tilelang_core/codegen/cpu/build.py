@@ -15,7 +15,7 @@ from ...source import Span
 from .._tvm import load
 from .expr import FP8, ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, from_fp8_bits, index_expr
 from .grid_sync import grid_phases
-from .mma import mma_sync
+from .mma import fragment_load, mma_sync
 from .ops import OpLowering
 from .simt import BARRIER_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
 from .storage import SCRATCH_SCOPE, StorageLowering
@@ -293,6 +293,8 @@ class CpuLowering(StorageLowering):
             return self._device_assert(s.value, s.span)
         if isinstance(s.value, N.Call) and s.value.name == "ptx_mma":
             return mma_sync(self, s.value)
+        if isinstance(s.value, N.Call) and s.value.name == "mma_fragment_load":
+            return fragment_load(self, s.value)
         return self.tirx.Evaluate(self.expr(s.value))
 
     def _device_assert(self, call: N.Call, span):

@@ -1,4 +1,5 @@
-"""`T.ptx_mma` on the CPU backend: one warp-wide `mma.sync.m16n8kK` computed by each thread for its own four
+"""`T.ptx_mma` and `T.mma_fragment_load` on the CPU backend. The load is per-thread: the registers of the thread's
+lane, read from shared memory. The product is one warp-wide `mma.sync.m16n8kK` computed by each thread for its own four
 accumulator registers from the A and B registers of the lanes of its warp (the PTX fragment layouts).
 
 It runs in a barrier phase of its own (cpu/simt.py makes it a collective), so every lane's operands are loaded
@@ -49,3 +50,25 @@ def mma_sync(ctx, call: N.Call) -> list:
     update = tirx.BufferStore(c_buf, cast(cast(acc, acc_dtype) + a * b, str(c_buf.dtype)), c_at)
     inner = tirx.For(k, const(0, "int32"), const(k_dim, "int32"), tirx.ForKind.SERIAL, update)
     return [tirx.For(v, const(0, "int32"), const(4, "int32"), tirx.ForKind.SERIAL, inner)]
+
+
+def fragment_load(ctx, call: N.Call) -> list:
+    """The current thread's registers of one T.mma_fragment_load (the layout of frontend/intrinsics.py)."""
+    tirx = ctx.tirx
+    dst, src = call.args[:2]
+    matrix, transposed, e, size = (a.value for a in call.args[2:])
+    lane = tirx.floormod(ctx.tid, const(32, "int32"))
+    v = ctx.fresh("frag_v")
+    q = tirx.floordiv(v, const(e, "int32"))
+    two = const(2, "int32")
+    row_block, k_block = (tirx.floormod(q, two), tirx.floordiv(q, two)) if matrix == "a" else \
+        (tirx.floordiv(q, two), tirx.floormod(q, two))
+    row = tirx.floordiv(lane, const(4, "int32")) + const(8, "int32") * row_block
+    col = tirx.floormod(lane, const(4, "int32")) * const(e, "int32") + tirx.floormod(v, const(e, "int32")) + \
+        const(4 * e, "int32") * k_block
+    origin = [index_expr(ctx.expr(i)) for i in src.indices]
+    at = origin[:-2] + ([origin[-2] + col, origin[-1] + row] if transposed else [origin[-2] + row, origin[-1] + col])
+    src_buf, dst_buf = ctx.buffer(src.buffer, call.span), ctx.buffer(dst.buffer, call.span)
+    dst_at = ctx.private(dst.buffer, [index_expr(ctx.expr(dst.indices[0])) + v], call.span)
+    store = tirx.BufferStore(dst_buf, cast(tirx.BufferLoad(src_buf, at), str(dst_buf.dtype)), dst_at)
+    return [tirx.For(v, const(0, "int32"), const(size, "int32"), tirx.ForKind.SERIAL, store)]

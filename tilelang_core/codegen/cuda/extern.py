@@ -1,6 +1,6 @@
 """CUDA lowering of user CUDA code: `T.import_source` puts the code into the generated file (before the
 kernels), `T.call_extern` becomes a call of the named function, `T.access_ptr` the address of an element and
-`T.dp4a` a call of `__dp4a` on the four int8 values at two addresses, `T.ptx_mma` a warp-wide mma.sync (mma.py), an iket marker a trace record (iket.py); `T.tvm_warp_shuffle` is `__shfl_sync`, TVM's
+`T.dp4a` a call of `__dp4a` on the four int8 values at two addresses, `T.ptx_mma` a warp-wide mma.sync and `T.mma_fragment_load` an ldmatrix (mma.py), an iket marker a trace record (iket.py); `T.tvm_warp_shuffle` is `__shfl_sync`, TVM's
 thread all-reduce over threadIdx.x lanes `tl::lanes_allreduce`."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ...ir.arith import as_int
 from .common import LoweringError
 from .expr import dtype_of
 from .iket import emit_event
-from .mma import emit_mma
+from .mma import emit_fragment_load, emit_mma
 
 
 DP4A = r"""
@@ -38,6 +38,9 @@ class ExternOps:
             return True
         if isinstance(call, N.Call) and call.name == "ptx_mma":
             emit_mma(self.em, call)
+            return True
+        if isinstance(call, N.Call) and call.name == "mma_fragment_load":
+            emit_fragment_load(self.em, call)
             return True
         if isinstance(call, N.Call) and call.name == "iket_event":
             emit_event(self.em, call)
