@@ -48,7 +48,7 @@ _ROWS = [
     DTypeInfo("bfloat16", 16, "float", "bfloat16", ("bf16",)),
     DTypeInfo("float32", 32, "float", "float32", ("float", "fp32"), ("float",)),
     DTypeInfo("float64", 64, "float", "float64", ("double", "fp64"), ("double",)),
-    DTypeInfo("tfloat32", 32, "float", None),
+    DTypeInfo("tfloat32", 32, "float", "float32"),  # stored as float32; torch passes float32 tensors
     DTypeInfo("float8_e4m3fn", 8, "float", "float8_e4m3fn"),
     DTypeInfo("float8_e4m3", 8, "float", "float8_e4m3fn", ("e4m3_float8",)),
     DTypeInfo("float8_e4m3fnuz", 8, "float", "float8_e4m3fnuz"),

@@ -52,7 +52,7 @@ def promote(a: str, b: str) -> str:
 def cast(expr, dtype: str):
     """`expr` converted to `dtype` (no-op when it already has it)."""
     tirx = load().tirx
-    src = dtype_of(expr)
+    src, dtype = dtype_of(expr), "float32" if dtype == "tfloat32" else dtype  # tfloat32 is stored as float32
     if src == dtype:
         return expr
     if dtype in ("float16", "bfloat16") and isinstance(expr, (tirx.FloatImm, tirx.IntImm)) and src != "bool":

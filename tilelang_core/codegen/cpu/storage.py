@@ -48,7 +48,9 @@ class StorageLowering:
         return [first] + list(idx[1:])
 
     def _dtype(self, dtype: str, name: str, span) -> str:
-        """`dtype` when TVM knows it, else a LoweringError naming the buffer."""
+        """`dtype` when TVM knows it (tfloat32 is stored as float32), else a LoweringError naming the buffer."""
+        if dtype == "tfloat32":
+            return "float32"
         try:
             load().tvm.DataType(dtype)
         except Exception:  # tvm raises its own error types
