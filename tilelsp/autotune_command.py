@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -71,6 +72,11 @@ def run_autotune(args) -> int:
           f"{len(tuning.configs)} configs from {tuning.config_source}" + (f" on the Ray cluster {address}"
                                                                          if address else ""), file=sys.stderr)
     try:
+        if address:  # the cluster starts (or is joined) before the search's clock starts
+            from .ray_cluster import connect
+
+            connect(address)
+        start = time.perf_counter()
         if address:
             from .ray_autotune import autotune_on_ray
 
@@ -85,13 +91,14 @@ def run_autotune(args) -> int:
         notes = "\n".join(getattr(exc, "__notes__", []))
         print(f"tilelsp autotune: {type(exc).__name__}: {exc}\n{notes}".rstrip(), file=sys.stderr)
         return EXIT_FAIL
-    _print(result, tuning, args.json)
+    _print(result, tuning, args.json, time.perf_counter() - start)
     return EXIT_OK
 
 
-def _print(result, tuning, as_json: bool) -> None:
+def _print(result, tuning, as_json: bool, seconds: float) -> None:
     if as_json:
         print(json.dumps({"kernel": tuning.name, "call": tuning.call, "device": result.device, "cached": result.cached,
+                          "search_s": seconds,
                           "best": {"config": result.config, "latency_ms": result.latency},
                           "timings": [{"config": c, "latency_ms": t} for c, t in result.timings],
                           "failures": [{"config": c, "error": f"{type(e).__name__}: {e}"}
@@ -104,4 +111,4 @@ def _print(result, tuning, as_json: bool) -> None:
     for config, exc in result.failures:
         first = (str(exc).strip().splitlines() or [""])[0]
         print(f"  {'failed':>13s}  {config}: {type(exc).__name__}: {first[:200]}")
-    print(f"best: {result.config}  {result.latency:.4f} ms")
+    print(f"best: {result.config}  {result.latency:.4f} ms  (search {seconds:.1f} s)")

@@ -101,3 +101,30 @@ def test_the_server_reads_the_ray_address_setting():
     assert configured_address(parse_settings({"ray.address": "local"})[0]) == "local"
     assert configured_address(parse_settings({"ray": {"address": ""}})[0]) is None
     assert configured_address(parse_settings(None)[0]) is None
+
+
+def test_the_server_actions_pass_the_cluster_and_say_so(monkeypatch):
+    import asyncio
+    import itertools
+    from types import SimpleNamespace
+
+    from tilelsp import worker
+    from tilelsp.features import commands
+    from tilelsp.settings import parse_settings
+
+    seen, shown = [], []
+    reply = json.dumps({"best": {"config": {"block_M": 64}, "latency_ms": 1.5}, "device": "cuda:H200",
+                        "timings": []})
+
+    def fake_process(argv, *args, **kwargs):
+        seen.append(argv)
+        return 0, (reply if "autotune" in argv else json.dumps({"passed": True, "device": "cuda"})) + "\n", ""
+
+    monkeypatch.setattr(worker, "run_process", fake_process)
+    settings = parse_settings({"trustWorkspace": True, "ray": {"address": "ray://head:10001"}})[0]
+    ls = SimpleNamespace(settings=settings, _tokens=itertools.count(), doc=lambda uri: SimpleNamespace(path="/k.py"),
+                         client_capabilities=SimpleNamespace(window=None),
+                         window_show_message=lambda params: shown.append(params.message))
+    out = asyncio.run(commands.cmd_autotune(ls, "file:///k.py", "matmul"))
+    assert seen[-1][-2:] == ["--ray", "ray://head:10001"] and out["ray"] == "ray://head:10001"
+    assert "on the Ray cluster ray://head:10001" in shown[-1] and "{'block_M': 64}" in shown[-1]
