@@ -68,6 +68,11 @@ def tolerating(areas: tuple[str, ...]):
         _TOLERATED.reset(token)
 
 
+def tolerated_areas() -> tuple[str, ...]:
+    """The code areas refuse_errors lets through here (empty outside `tolerating`)."""
+    return _TOLERATED.get()
+
+
 def refuse_errors(func, target) -> None:
     """The gate in front of every lowering (lower, artifacts, the JIT, verify): CompileError with the frontend's
     and the checks' errors for this instance on this target, so nothing the checks reject becomes code.

@@ -24,7 +24,7 @@ from .._tvm import load
 from .build import CpuLowering, _error, host_target
 from .expr import LoweringError, as_bool, cast, const
 from .shadow import (ATOMIC, COLUMNS, CheckPlacement, SanitizedModule, SanitizingExpr, Site, atomic_call, handle,
-                     symbol, tracked_params)
+                     tracked_params)
 from .storage import SCRATCH_SCOPE
 
 SHADOWED = ("shared", "shared.dyn", "local.fragment", "local", "local.var")
@@ -65,7 +65,7 @@ class SanitizingLowering(CpuLowering):
         body = CheckPlacement(self.checks)(prim.body)
         params = list(prim.params) + self.writer_params + [self.report]
         out = self.tirx.PrimFunc(params, body)
-        return out.with_attr("global_symbol", symbol(self.func)).with_attr("tirx.noalias", True)
+        return out.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", True)
 
     def _param(self, p):
         buf = super()._param(p)
@@ -337,7 +337,7 @@ def build_sanitized(func: N.PrimFunc, outputs=()) -> SanitizedModule:
         raise _error(func, RuntimeError(f"the sanitizer's CPU lowering failed: {msg}"), "codegen-error") from None
     ns = load()
     try:
-        ex = ns.tvm.compile(ns.tvm.IRModule({symbol(func): prim}), target=ns.tvm.target.Target(host_target()))
+        ex = ns.tvm.compile(ns.tvm.IRModule({func.name: prim}), target=ns.tvm.target.Target(host_target()))
     except Exception as err:  # tvm raises its own error types from C++
         msg = str(err).strip().splitlines()[-1][:300]
         raise _error(func, RuntimeError(f"LLVM build of the sanitizer failed: {msg}"), "codegen-error") from None

@@ -126,11 +126,6 @@ class CheckPlacement:
         return list(found.values())
 
 
-def symbol(func: N.PrimFunc) -> str:
-    """The instrumented function's symbol (a kernel named `main` crashed when called under its own name)."""
-    return f"{func.name}_sanitized"
-
-
 def atomic_call(s) -> bool:
     """True for `T.atomic_max/min(dst, value)` (an Evaluate of the call)."""
     return isinstance(s, N.Evaluate) and isinstance(s.value, N.Call) and s.value.name in ATOMIC_CALLS
@@ -162,17 +157,29 @@ class SanitizedModule:
         self.func = func
         self.sites = sites
         self.tracked = tracked
-        self._fn = executable[symbol(func)]
+        self._fn = executable[func.name]
 
     def run(self, args: list) -> tuple[list[tuple[Site, list[int]]], dict]:
         """Run on the kernel's arguments (torch CPU tensors and scalars, in parameter order)."""
-        import numpy
         import torch
 
         tensors = {p: a for p, a in zip(self.func.params, args) if isinstance(p, N.Buffer)}
-        # numpy's zeros come from calloc: no fill pass (torch's parallel fill costs more than the kernel here)
-        writers = {p: torch.from_numpy(numpy.zeros(tuple(tensors[p].shape), dtype=numpy.int32)) for p in self.tracked}
+        writers = {p: zeros_aligned(tuple(tensors[p].shape)) for p in self.tracked}
         report = torch.zeros((max(len(self.sites), 1), len(COLUMNS)), dtype=torch.int32)
         self._fn(*args, *writers.values(), report)
         hits = [(site, report[k].tolist()) for k, site in enumerate(self.sites) if int(report[k, 0])]
         return hits, writers
+
+
+def zeros_aligned(shape: tuple):
+    """An int32 zero tensor whose data is 64-byte aligned, as the LLVM code assumes (its vector loads fault
+    otherwise). numpy's zeros come from calloc, with no fill pass: torch's parallel fill cost more than the kernel."""
+    import numpy
+    import torch
+
+    n = 1
+    for d in shape:
+        n *= d
+    raw = numpy.zeros(n + 16, dtype=numpy.int32)
+    start = (-raw.ctypes.data % 64) // 4
+    return torch.from_numpy(raw[start:start + n].reshape(shape))
