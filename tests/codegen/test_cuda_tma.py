@@ -121,3 +121,12 @@ def test_use_swizzle_remaps_the_block_indices():
     k = check_source(path.read_text(), str(path), instances={"hopper_matmul": [kw]}).kernels[0]
     script = lower(k, "sm_90a", until="lowered").stages["lowered"]
     assert "bx_r = " in script and "by_r = " in script and "T.min(8 - " in script  # 8 tile rows, panels of 3
+
+
+def test_accumulators_are_stored_two_columns_at_a_time_when_rows_are_even(big):
+    assert "*(half2*)(C_ptr + " in big.source  # registers 2r, 2r+1 hold adjacent columns
+    sm80 = generate(_gemm(**BIG), "sm_80").source
+    assert "*(half2*)(C_ptr + " in sm80
+    odd = generate(_gemm(M=130, N=250 + 1, K=128, block_M=64, block_N=64, block_K=32, num_stages=3, threads=128),
+                   "sm_90a").source
+    assert "*(half2*)(C_ptr + " not in odd  # an odd row length: a pair may straddle rows or the edge

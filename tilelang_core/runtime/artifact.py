@@ -73,7 +73,8 @@ class Artifact:
         """The kernel launches in order: `launches`, or the one kernel the top-level fields describe."""
         return self.launches or [{"kernel_symbol": self.kernel_symbol, "grid": self.grid, "block": self.block,
                                   "smem_bytes": self.smem_bytes, "params": self.params,
-                                  "tensor_maps": self.tensor_maps, "cooperative": self.cooperative}]
+                                  **({"tensor_maps": self.tensor_maps} if self.tensor_maps else {}),
+                                  "cooperative": self.cooperative}]
 
     def grid_for(self, dims: dict, grid: list | None = None) -> tuple[int, int, int]:
         """The launch grid (the first kernel's unless `grid` is given) with symbolic dims bound."""

@@ -195,6 +195,8 @@ class CopyOps:
         tile = [as_int(e) for e in extents]
         if any(as_int(a.start) != 0 for a in frag.tile):
             raise LoweringError("copies of a fragment slice are not supported; copy the whole fragment", op.span)
+        if from_frag and _column_pairs(lay, other, tile):
+            return self._copy_frag_pairs(frag, other, lay)
         r = em.fresh("r")
         em.line(f"for {r} in {'T.unroll' if lay.regs <= 256 else 'T.serial'}({lay.regs}):")
         with em.block():
@@ -215,6 +217,25 @@ class CopyOps:
                 if conds:
                     val = f'T.if_then_else({all_of(conds)}, {val}, T.Cast("{frag.buf.dtype}", 0))'
                 em.line(f"{reg} = {val}")
+
+    def _copy_frag_pairs(self, frag: Side, other: Side, lay) -> None:
+        """An mma accumulator into global memory two columns (registers 2r, 2r+1) per vector store."""
+        em = self.em
+        r, e = em.fresh("r"), em.fresh("e")
+        em.line(f"for {r} in {'T.unroll' if lay.regs <= 512 else 'T.serial'}({lay.regs // 2}):")
+        with em.block():
+            conds = self.guard(other, self.index(other, lay.coords("tx", f"({r} * 2)")))  # even column: both fit
+            idx = self.index(other, lay.coords("tx", f"({r} * 2 + {e})"))
+            reg = f"{em.name(frag.buf)}[{r} * 2 + {e}]"
+            val = reg if frag.buf.dtype == other.buf.dtype else f'T.Cast("{other.buf.dtype}", {reg})'
+            if conds:
+                em.line(f"if {all_of(conds)}:")
+                em.depth += 1
+            em.line(f"for {e} in T.vectorized(2):")
+            with em.block():
+                em.line(f"{em.load_text(other.buf, idx)} = {val}")
+            if conds:
+                em.depth -= 1
 
     def _copy_serial(self, src: Side, dst: Side, extents) -> None:
         em = self.em
@@ -306,6 +327,18 @@ def _whole(side: Side) -> bool:
     """True when a fragment side covers its whole buffer."""
     return all(a.sliced and as_int(a.start) == 0 and as_int(a.extent) == d
                for a, d in zip(side.axes, shape_ints(side.buf.shape)))
+
+
+def _column_pairs(lay, other: Side, tile: list) -> bool:
+    """Registers 2r and 2r+1 of an mma/wgmma accumulator hold adjacent columns; they can be stored as one vector into
+    a global tensor whose rows and tile column start are even (an even column in bounds has its neighbour in too)."""
+    from ...passes.layouts import Mma
+
+    if not isinstance(lay, Mma) or lay.transpose or lay.regs % 2 or in_fragment(lay, "tx", "r"):
+        return False
+    last = as_int(other.buf.shape[-1]) if other.buf.shape else None
+    return (other.buf.scope == "global" and len(tile) == 2 == len(other.tile) and other.axes[-1].sliced
+            and last is not None and last % 2 == 0 and divisibility(other.axes[-1].start) % 2 == 0)
 
 
 def _unravel_text(e: str, extents: list[str]) -> list[str]:
