@@ -76,6 +76,7 @@ def precompile(build, configs: list[dict], jobs: int, progress: Progress | None 
 
     failures: dict[int, str] = {}
     _FORKED_BUILD = build
+    _warm_tvm()  # imported once here, every forked worker starts with it (seconds each otherwise)
     try:
         with ProcessPoolExecutor(min(jobs, len(configs)), mp_context=multiprocessing.get_context("fork")) as pool:
             for index, error in pool.map(_build_forked, list(enumerate(configs))):
@@ -88,6 +89,13 @@ def precompile(build, configs: list[dict], jobs: int, progress: Progress | None 
     finally:
         _FORKED_BUILD = None
     return failures
+
+
+def _warm_tvm() -> None:
+    from ..codegen import _tvm
+
+    if _tvm.available():
+        _tvm.load()
 
 
 def device_label(target: str) -> str:
