@@ -193,8 +193,16 @@ class KernelEmitter(PipelineEmitter):
         reads, writes = self.shared_rw(stmt)
         if (reads and self.dirty_w) or (writes and (self.dirty_w or self.dirty_r)):
             self.sync()
-        self.dirty_r |= reads
-        self.dirty_w |= writes
+        if not self._accounted_inside(stmt):
+            self.dirty_r |= reads
+            self.dirty_w |= writes
+
+    def _accounted_inside(self, stmt) -> bool:
+        """A serial loop or `while` emits its body statement by statement, each accounted (and synchronised) on its
+        own: marking the whole body dirty up front would put a barrier before its first statement."""
+        if isinstance(stmt, N.For):
+            return stmt.kind != "parallel" and not (stmt.kind == "pipelined" and id(stmt) in self.pipelines)
+        return isinstance(stmt, N.While)
 
     @property
     def block_threads(self) -> int:
