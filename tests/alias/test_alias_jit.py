@@ -8,11 +8,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.tvm
+T_FLOAT32 = "float32"
 
 KERNELS = '''
 import tilelang
 import tilelang.language as T
 from tilelang.carver.arch import driver
+from tvm import DataType
 
 
 def add_one(N, block=16):
@@ -47,6 +49,18 @@ def eager_neg(X, block: int = 8):
     with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
         for i in T.Parallel(block):
             Y[bx * block + i] = -X[bx * block + i]
+    return Y
+
+
+@tilelang.jit(target="cpu")
+def lanes_per_16_bytes(X, dtype: T.dtype = T.float16):
+    N = T.const("N")
+    lanes = 128 // DataType(dtype).bits
+    X: T.Tensor((N,), dtype)
+    Y = T.empty((N,), "float32")
+    with T.Kernel(1, threads=32) as bx:
+        for i in T.Parallel(N):
+            Y[i] = T.cast(X[i], "float32") * lanes
     return Y
 
 
@@ -119,6 +133,12 @@ def test_analyzer_counts_gemm_flops_and_global_bytes_over_the_grid(mod):
     assert result.total_global_bytes == 8 * (32 * (128 * 32 * 2 * 2) + 128 * 128 * 2)
     assert result.expected_tflops == 39.0 and result.expected_bandwidth_GBps == 12.08
     assert result.estimated_time == max(result.total_global_bytes / 12.08e9, result.total_flops / 39e12)
+
+
+def test_tvm_datatype_bits_is_a_compile_time_value_in_a_kernel(mod):
+    x = torch.ones(8, dtype=torch.float16)
+    torch.testing.assert_close(mod["lanes_per_16_bytes"](x), torch.full((8,), 8.0))
+    torch.testing.assert_close(mod["lanes_per_16_bytes"](torch.ones(4), dtype=T_FLOAT32), torch.full((4,), 4.0))
 
 
 def test_eager_kernel_body_calls_a_device_query(mod):

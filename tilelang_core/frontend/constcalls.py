@@ -55,6 +55,8 @@ def call_value(func, args, kwargs, text: str = "?"):
         return call_builtin_const(func, args, kwargs, text)
     if isinstance(func, DType):
         return args[0] if args else Unknown(text)
+    if _is_tvm_datatype(func) and len(args) == 1 and not kwargs and isinstance(args[0], str):
+        return DType(normalize_dtype(args[0]) or args[0])  # `DataType(dtype).bits`
     if func is len and len(args) == 1 and not kwargs and isinstance(args[0], (tuple, list)):
         return len(args[0])  # `len(buf.shape)`: the rank is known even where the extents are not
     known = all(_concrete(a) for a in args) and all(_concrete(v) for v in kwargs.values())
@@ -176,6 +178,12 @@ def _try(fn, default):
         return fn()
     except Exception:  # noqa: BLE001 - user arithmetic may fail; then the value is unknown
         return default
+
+
+def _is_tvm_datatype(func) -> bool:
+    """True for tvm's DataType class (`from tvm import DataType`; tvm_ffi's `dtype` in apache-tvm 0.27)."""
+    module = (getattr(func, "__module__", None) or "").split(".")[0]
+    return isinstance(func, type) and func.__name__ in ("DataType", "dtype") and module in ("tvm", "tvm_ffi")
 
 
 def _dtype_bits(name: str) -> int | Unknown:

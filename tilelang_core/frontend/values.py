@@ -229,6 +229,8 @@ def from_live(v, depth: int = 0):
         return LiveNamespace(v)
     if isinstance(v, type) and getattr(v, "__tilelang_namespace__", False):  # its constructor: constcalls.py
         return v
+    if isinstance(v, type) and v.__name__ in ("DataType", "dtype") and v.__module__.split(".")[0] in ("tvm", "tvm_ffi"):
+        return v  # tvm's DataType: `DataType(dtype).bits` (constcalls.call_value)
     if isinstance(v, dict) and depth < 4:
         return {k: from_live(x, depth + 1) for k, x in v.items()}
     mod = canonical_module(getattr(v, "__module__", "") or "")
