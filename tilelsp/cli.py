@@ -164,7 +164,8 @@ def main(argv=None) -> int:
     """Entry point of the `tilelsp` console script and `python -m tilelsp`."""
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser().parse_args(argv)
+        # what editors run (`tilelsp serve --stdio`) skips building every subcommand's parser: initialize sooner
+        args = _plain_serve(argv) or build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
@@ -183,6 +184,15 @@ def main(argv=None) -> int:
 
             traceback.print_exc()
         return _fail(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug or TILELSP_DEBUG=1 for details)")
+
+
+def _plain_serve(argv: list) -> argparse.Namespace | None:
+    """The arguments of `tilelsp [serve] [--stdio]` without argparse (None for anything else)."""
+    rest = argv[1:] if argv[:1] == ["serve"] else argv
+    if any(a != "--stdio" for a in rest):
+        return None
+    return argparse.Namespace(command="serve" if argv[:1] == ["serve"] else None, tcp=None, stdio=bool(rest),
+                              clientProcessId=None)
 
 
 def _run(args) -> int:

@@ -175,6 +175,18 @@ def test_serve_and_no_subcommand_dispatch_to_the_server(monkeypatch):
     assert calls == ["127.0.0.1:2087", None, None]
 
 
+def test_plain_serve_skips_the_argument_parser(monkeypatch):
+    """`tilelsp serve --stdio` (what editors start) answers initialize sooner without building every parser."""
+    calls = []
+    fake = types.ModuleType("tilelsp.server")
+    fake.run_serve = lambda args: calls.append((args.command, args.tcp)) or 0
+    monkeypatch.setitem(sys.modules, "tilelsp.server", fake)
+    monkeypatch.setattr(cli, "build_parser", lambda: (_ for _ in ()).throw(AssertionError("parser built")))
+    assert cli.main(["serve", "--stdio"]) == 0 and cli.main(["serve"]) == 0
+    assert calls == [("serve", None), ("serve", None)]
+    assert cli._plain_serve(["serve", "--tcp", "1:2"]) is None and cli._plain_serve(["check", "x.py"]) is None
+
+
 def test_missing_subcommand_module_exits_2(capsys):
     assert cli._dispatch("tilelsp.no_such_module", "run", None, "tilelsp nothing") == 2
     assert "tilelsp nothing is not available" in capsys.readouterr().err
