@@ -71,21 +71,18 @@ def build(out: Path) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     manifest = []
-    variants = (("tma", {}), ("cp.async", {"TILELSP_DISABLE_TMA": "1"}), ("tma-flight", {"TILELSP_ASYNC_WGMMA": "1"}))
-    for path_kind, env in variants:
+    for path_kind, env in (("tma", {}), ("cp.async", {"TILELSP_DISABLE_TMA": "1"})):
         os.environ.update(env)
         for n, (role, k, info) in enumerate(jobs()):
             if path_kind == "cp.async" and role not in ("tail", "attn_check") and n not in (0, len(GEMMS)
                                                                                          + len(TAILS)):
                 continue  # the cp.async path: tails, the small attention and one GEMM / attention for comparison
-            if path_kind == "tma-flight" and n not in (0, 3):
-                continue  # wgmma k in flight across the loop (opt-in: wrong with two consumer warpgroups)
             t0 = time.perf_counter()
             ck = generate(k, "sm_90a")
             gen_s = time.perf_counter() - t0
             art = from_kernel(ck, k, "sm_90a", compile_cubin(ck.source, "sm_90a"))
             meta = art.save(out)
-            kind = ("tma" if art.tensor_maps else "cp.async") + ("-flight" if "TILELSP_ASYNC_WGMMA" in env else "")
+            kind = "tma" if art.tensor_maps else "cp.async"
             manifest.append(dict(info, role=role, path=kind, meta=meta.name, instance=k.instance,
                                  gen_s=round(gen_s, 3)))
             print(f"{role:10s} {kind:8s} {info['tile']:20s} gen {gen_s:.2f}s {k.instance[:70]}", flush=True)

@@ -107,14 +107,6 @@ def test_the_warp_specialised_gemm_compiles_for_sm90a_without_warnings(big):
     assert "warning" not in p.stderr.lower() and "C7514" not in p.stderr and "C7508" not in p.stderr
 
 
-def test_opt_in_keeps_one_wgmma_group_in_flight_with_the_first_step_peeled(monkeypatch):
-    monkeypatch.setenv("TILELSP_ASYNC_WGMMA", "1")
-    body = generate(_gemm(**BIG), "sm_90a").source.split('extern "C" __global__')[-1]
-    assert body.count("tl::wgmma_wait<1>()") == 1 and body.count("tl::wgmma_wait<0>()") == 1
-    loop = body[body.index("for (int ko_i"):body.index("tl::wgmma_wait<0>()")]
-    assert "if (" not in loop  # a branch between a wgmma and its wait_group serialises every wgmma (C7514)
-
-
 def test_use_swizzle_remaps_the_block_indices():
     path = ROOT / "benchmarks" / "gpu_hopper_kernels.py"
     kw = dict(M=1000, N=1800, K=136, block_M=128, block_N=256, block_K=64, num_stages=4, threads=256, panel=3)

@@ -5,8 +5,6 @@ Mixed into `lower.KernelEmitter`; the plan (which copies are producers) comes fr
 """
 from __future__ import annotations
 
-import os
-
 from ...ir import nodes as N
 from ...ir.arith import as_int
 
@@ -159,45 +157,24 @@ class PipelineEmitter:
                                *coords)
 
     def _consumer_loop(self, s: N.For, plan) -> None:
-        """Consumers: wait for stage k's bytes, run the body on it, release it. With TILELSP_ASYNC_WGMMA=1 a lone
-        wgmma gemm stays in flight (wait_group 1): iteration 0 is peeled, iteration k releases stage k-1 once wgmma
-        k-1 is done. Opt-in: on the H200 it broke 2-consumer-warpgroup GEMMs (rel. err 2-4e-2 once stages are
-        reused; one warpgroup was right but slower), benchmarks/results/gpu_hopper_2026-12-03_inflight.json."""
+        """Consumers: wait for stage k's bytes, run the body on it (a wgmma gemm waits for its own group), release
+        the stage. Keeping wgmma k in flight (wait_group 1, stage k-1 released at k) measured slower on the H200
+        and once gave wrong results with two consumer warpgroups (results/gpu_hopper_2026-12-03_inflight.json)."""
         ns, v = plan.num_stages, s.vars[0]
         start, n, it = self.idx(s.starts[0]), self.idx(s.extents[0]), self.name(v)
-        only = plan.consumers[0] if len(plan.consumers) == 1 else None
-        n_static = as_int(s.extents[0])
-        in_flight = (isinstance(only, N.Gemm) and id(only) in self.wgmma and not only.clear_accum
-                     and n_static is not None and n_static >= 1 and os.environ.get("TILELSP_ASYNC_WGMMA") == "1")
-        if in_flight:
-            self._consumer_step(plan, v, start, "0", in_flight)
-        self.line(f"for {it}_i in T.serial({n_static - 1 if in_flight else n}):")
+        self.line(f"for {it}_i in T.serial({n}):")
         with self.block():
-            k = f"({it}_i + 1)" if in_flight else f"{it}_i"
-            self._consumer_step(plan, v, start, k, in_flight)
-            if in_flight:  # no C++ `if` between a wgmma and its wait_group: ptxas would serialise them all (C7514)
-                self._call("tl::wgmma_wait<1>")
-                self._call("tl::mbar_arrive", f"{self.bars}.ptr_to([T.floormod({it}_i, {ns}) + {ns}])")
-            else:
-                self._call("tl::mbar_arrive", f"{self.bars}.ptr_to([T.floormod({k}, {ns}) + {ns}])")
+            stage = f"T.floormod({it}_i, {ns})"
+            self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage}])", f"T.floormod(T.floordiv({it}_i, {ns}), 2)")
+            for buf in plan.buffers:
+                self.stage_idx[buf] = stage
+            self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
+            # the stage's tiles are ordered by full[]; earlier writes were synchronised before the loop; the back
+            # edge may race with this iteration only when the consumers write shared memory themselves
+            self.dirty_r = self.dirty_w = any(self.shared_rw(c)[1] for c in plan.consumers)
+            for c in plan.consumers:
+                self.stmt(c)
+            self._call("tl::mbar_arrive", f"{self.bars}.ptr_to([{stage} + {ns}])")
         for buf in plan.buffers:
             self.stage_idx.pop(buf, None)
-        if in_flight:
-            self._call("tl::wgmma_wait<0>")
         self.dirty_r = self.dirty_w = True
-
-    def _consumer_step(self, plan, v, start: str, k: str, in_flight: bool) -> None:
-        """Iteration k of the consumers: wait for its stage's bytes, then the loop body."""
-        ns = plan.num_stages
-        stage = f"T.floormod({k}, {ns})" if k != "0" else "0"
-        self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage}])", f"T.floormod(T.floordiv({k}, {ns}), 2)")
-        for buf in plan.buffers:
-            self.stage_idx[buf] = stage
-        self.var_text[v] = k if start == "0" else f"({start} + {k})"
-        # the stage's tiles are ordered by full[]; earlier writes were synchronised before the loop; the back edge
-        # may race with this iteration only when the consumers write shared memory themselves
-        self.dirty_r = self.dirty_w = any(self.shared_rw(c)[1] for c in plan.consumers)
-        self.wgmma_nowait = in_flight
-        for c in plan.consumers:
-            self.stmt(c)
-        self.wgmma_nowait = False

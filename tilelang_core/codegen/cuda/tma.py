@@ -205,8 +205,8 @@ __device__ __forceinline__ void mbar_fence_init() {
 __device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
 }
-// every consumer thread arrives: an arrival elected per warp (a lane-divergent branch) between a wgmma and its
-// wait_group makes ptxas serialise every wgmma of the loop (C7514)
+// every consumer thread arrives (no lane-divergent branch: one between a wgmma and its wait_group makes ptxas
+// serialise the loop's wgmmas, C7514)
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 }
