@@ -35,20 +35,20 @@ def build(folder: Path, jobs: int) -> int:
     path = ROOT / "examples" / "gemm.py"
     tuning = load_tuning(str(path), path.read_text(), "matmul", "sm_90a", count=3 * WANTED,
                          overrides={"M": SIZE, "N": SIZE, "K": SIZE})
-    failed = precompile(tuning.build, tuning.configs, jobs, Progress(len(tuning.configs), "nvcc"))
-    entries, invalid = [], []
-    for index, config in enumerate(tuning.configs):
-        if len(entries) == WANTED:
-            break
-        if index in failed:
-            invalid.append({"config": config, "error": failed[index][:500]})
-            continue
-        try:
-            kernel = tuning.build(config)
-        except Exception as exc:  # noqa: BLE001 -- an invalid config: listed with its diagnostic
-            invalid.append({"config": config, "error": f"{type(exc).__name__}: {exc}"[:500]})
-            continue
-        entries.append({"config": config, "artifact": kernel._backend.artifact.save(folder).name})
+    entries, invalid, start = [], [], 0
+    while len(entries) < WANTED and start < len(tuning.configs):  # batches until 16 configs built
+        batch = tuning.configs[start:start + WANTED - len(entries)]
+        failed = precompile(tuning.build, batch, jobs, Progress(len(batch), "nvcc"))
+        for index, config in enumerate(batch):
+            try:
+                if index in failed:
+                    raise RuntimeError(failed[index])
+                kernel = tuning.build(config)
+            except Exception as exc:  # noqa: BLE001 -- an invalid config: listed with its diagnostic
+                invalid.append({"config": config, "error": f"{type(exc).__name__}: {exc}"[:500]})
+                continue
+            entries.append({"config": config, "artifact": kernel._backend.artifact.save(folder).name})
+        start += len(batch)
     (folder / "manifest.json").write_text(json.dumps({"size": SIZE, "configs": entries, "invalid": invalid}, indent=1))
     print(f"built {len(entries)} configs into {folder} ({len(invalid)} invalid)")
     for item in invalid:
