@@ -22,7 +22,7 @@ from .storage import SCRATCH_SCOPE, StorageLowering
 # calls that only steer GPU code generation, synchronise threads or trace GPU events: nothing to do on the CPU
 HINTS = frozenset({
     "sync_threads", "sync_warp", "syncwarp", "sync_grid", "sync_global", "tvm_storage_sync", "fence_proxy_async",
-    "no_set_max_nreg", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", "disable_warp_group_reg_alloc",
+    "no_set_max_nreg", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", "disable_warp_group_reg_alloc", "wait_wgmma",
     "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding", "annotate_restrict_buffers",
     "use_swizzle", "pdl_trigger", "pdl_sync", "loop_break_hint", "iket_event",
 }) | BARRIER_CALLS

@@ -30,7 +30,9 @@ from __future__ import annotations
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.visitor import walk
+from .allreduce import REDUCE_CALLS
 from .expr import LoweringError, Late, as_bool, cast, const
+from .role_order import check_role_order
 
 THREAD_CALLS = frozenset({"get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_idx_sync",
                           "get_warp_group_idx", "ws"})
@@ -65,6 +67,7 @@ class ThreadEmulation:
     """Lowers one thread-level block body; `ctx` is the CpuLowering (its tid is the current thread id)."""
 
     def __init__(self, ctx, launch: N.Launch):
+        check_role_order(launch.body)  # roles run in program order here: a wait on a later role is refused
         self.ctx = ctx
         self.tirx = ctx.tirx
         self.extents = [ctx.index(t) for t in launch.threads] or [const(128, "int32")]
