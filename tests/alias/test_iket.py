@@ -90,3 +90,36 @@ def test_trace_records_decode_to_markers_ranges_and_payloads():
     assert launch["markers"] == [{"name": "v", "ts": 50, "block": 0, "warp": 1, "payloadVal": 2.5}]
     assert launch["ranges"] == [{"name": "r", "ts": 0, "block": 0, "warp": 1, "dur": 300}]
     assert launch["records"] == 3 and launch["dropped"] == 1
+
+
+def test_collect_reads_back_and_resets_the_trace_buffer(tmp_path, monkeypatch):
+    """The launcher's readback through the driver API (a fake driver whose device memory is host memory)."""
+    import ctypes
+    import json
+    import sys
+    import types
+
+    from tilelang_core.runtime import iket_trace
+
+    count = (ctypes.c_uint32 * 1)(2)
+    trace = (ctypes.c_uint32 * (iket_trace.RECORD_WORDS * 4))(*[10, 0, 1, 3, 0, 7, 30, 0, 1, 3, 1, 9])
+    memory = {b"tl_iket_count": count, b"tl_iket_trace": trace}
+    driver = types.SimpleNamespace(
+        CUstream=lambda s: s, cuStreamSynchronize=lambda s: (0,),
+        cuModuleGetGlobal=lambda module, name: (0, ctypes.addressof(memory[name]), ctypes.sizeof(memory[name])),
+        cuMemcpyDtoH=lambda dst, src, n: (ctypes.memmove(dst, src, n), (0,))[1],
+        cuMemsetD32=lambda ptr, value, n: (ctypes.memset(ptr, value, 4 * n), (0,))[1])
+    bindings = types.ModuleType("cuda.bindings")
+    bindings.driver = driver
+    monkeypatch.setitem(sys.modules, "cuda", types.ModuleType("cuda"))
+    monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", driver)
+    monkeypatch.setenv("TL_IKET_OUTPUT_DIR", str(tmp_path))
+    monkeypatch.setenv("TL_IKET_RUNTIME_PAYLOADS", "1")
+    art = types.SimpleNamespace(name="k", source='tl_iket_count; __device__ const char __iket_meta_info_k[] = '
+                                '"{\\"1\\":{\\"name\\":\\"m\\",\\"kind\\":\\"mark\\",\\"payload_type\\":\\"int32\\"}}";')
+    launch = iket_trace.collect(art, None, types.SimpleNamespace(cuda_stream=0))
+    assert [(m["ts"], m["warp"], m["payloadVal"]) for m in launch["markers"]] == [(0, 0, 7), (20, 1, 9)]
+    assert count[0] == 0  # reset for the next launch
+    saved = json.loads((tmp_path / "k.trace.json").read_text())
+    assert saved["launches"][0]["records"] == 2 and iket_trace.LAUNCHES[-1] == launch

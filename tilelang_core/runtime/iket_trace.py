@@ -56,6 +56,17 @@ def decode_records(words, count: int, names: dict, payloads: bool = True) -> dic
     return {"markers": markers, "ranges": ranges, "records": len(recs), "dropped": max(0, count - len(recs))}
 
 
+def _global(module, name: bytes):
+    """(device pointer, bytes) of a module global."""
+    from cuda.bindings import driver as cu
+
+    from .launch import _check
+
+    err, ptr, size = cu.cuModuleGetGlobal(module, name)
+    _check(err)
+    return ptr, int(size)
+
+
 def collect(artifact, module, stream) -> dict:
     """Read back and reset the trace buffer of `module` after a launch on `stream`; returns the decoded launch."""
     from cuda.bindings import driver as cu
@@ -63,8 +74,7 @@ def collect(artifact, module, stream) -> dict:
     from .launch import _check
 
     _check(cu.cuStreamSynchronize(cu.CUstream(stream.cuda_stream)))
-    count_ptr, _ = _check(cu.cuModuleGetGlobal(module, b"tl_iket_count"))
-    trace_ptr, trace_bytes = _check(cu.cuModuleGetGlobal(module, b"tl_iket_trace"))
+    count_ptr, trace_ptr, trace_bytes = _global(module, b"tl_iket_count")[0], *_global(module, b"tl_iket_trace")
     count = ctypes.c_uint32()
     _check(cu.cuMemcpyDtoH(ctypes.addressof(count), count_ptr, 4))
     n = min(count.value * RECORD_WORDS, trace_bytes // 4)
@@ -72,7 +82,7 @@ def collect(artifact, module, stream) -> dict:
     if n:
         _check(cu.cuMemcpyDtoH(ctypes.addressof(words), trace_ptr, n * 4))
     _check(cu.cuMemsetD32(count_ptr, 0, 1))
-    payloads = os.environ.get("TL_IKET_RUNTIME_PAYLOADS", "1") != "0"
+    payloads = os.environ.get("TL_IKET_RUNTIME_PAYLOADS", "0") == "1"  # iket.session(runtime_payloads=True)
     launch = {"kernel": artifact.name, **decode_records(list(words)[:n], count.value, event_names(artifact.source),
                                                         payloads)}
     LAUNCHES.append(launch)
