@@ -48,6 +48,17 @@ class Side:
         return [a for a in self.axes if a.sliced]
 
 
+def _part_of(frag: Side, shape: list) -> list | None:
+    """(start, extent) per dim when a fragment side is a static slice on every dim that is not the whole
+    fragment (`acc[:4, :]`, `acc[:, 64:128]`); None for the whole fragment or any other region."""
+    if len(frag.axes) != len(shape) or not all(a.sliced for a in frag.axes):
+        return None
+    part = [(as_int(a.start), as_int(a.extent)) for a in frag.axes]
+    if any(lo is None or n is None for lo, n in part) or all(p == (0, d) for p, d in zip(part, shape)):
+        return None
+    return part
+
+
 def _tile_axes(region: N.Region) -> list:
     axes = list(region.axes) or [N.Axis(N.Const(0), d, True) for d in region.buffer.shape]
     return [a for a in axes if a.sliced]
@@ -193,19 +204,25 @@ class CopyOps:
         frag, other = (src, dst) if from_frag else (dst, src)
         lay = em.layouts[frag.buf]
         tile = [as_int(e) for e in extents]
-        if any(as_int(a.start) != 0 for a in frag.tile):
+        shape = list(shape_ints(frag.buf.shape))
+        part = _part_of(frag, shape)
+        if part is None and any(as_int(a.start) != 0 for a in frag.tile):
             raise LoweringError("copies of a fragment slice are not supported; copy the whole fragment", op.span)
-        if from_frag and _column_pairs(lay, other, tile):
+        if part is None and from_frag and _column_pairs(lay, other, tile):
             return self._copy_frag_pairs(frag, other, lay)
         r = em.fresh("r")
         em.line(f"for {r} in {'T.unroll' if lay.regs <= 256 else 'T.serial'}({lay.regs}):")
         with em.block():
             coords = lay.coords("tx", r)
-            shape = list(shape_ints(frag.buf.shape))
-            if len(coords) != len(tile):
+            conds = []
+            if part is not None:  # a slice of the fragment: only its elements, re-based to the slice's origin
+                for k, (c, (lo, n)) in enumerate(zip(list(coords), part)):
+                    conds += ([f"{lo} <= {c}"] if lo else []) + ([f"{c} < {lo + n}"] if lo + n < shape[k] else [])
+                    coords[k] = f"({c} - {lo})" if lo else c
+            elif len(coords) != len(tile):
                 coords = _reshape_coords(coords, shape, tile)
             idx = self.index(other, coords)
-            conds = self.guard(other, idx)
+            conds += self.guard(other, idx)
             conds += in_fragment(lay, "tx", r)
             other_t = em.load_text(other.buf, idx)
             reg = f"{em.name(frag.buf)}[{r}]"
