@@ -241,3 +241,36 @@ def k(A: T.Tensor((64, 64), T.float16), B: T.Tensor((64, 64), T.float16), C: T.T
         cpu.build(check_source(src, "<t>").kernels[0])
     (d,) = info.value.diagnostics
     assert "satisfied by an arrival in a role that comes later" in d.message and d.span.line == 12
+
+
+def test_tile_ops_of_roles_inside_a_loop_run_once_per_iteration_on_the_cpu_backend():
+    torch = pytest.importorskip("torch")
+    from test_cpu_backend import build_src
+
+    src = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64, 128), T.float16), B: T.Tensor((128, 64), T.float16), C: T.Tensor((64, 64), T.float32)):
+    with T.Kernel(1, threads=256) as bx:
+        A_s = T.alloc_shared((64, 64), T.float16)
+        B_s = T.alloc_shared((64, 32), T.float16)
+        B_s1 = T.alloc_shared((64, 32), T.float16)
+        c0 = T.alloc_fragment((64, 32), T.float32)
+        c1 = T.alloc_fragment((64, 32), T.float32)
+        T.clear(c0)
+        T.clear(c1)
+        for ko in T.serial(2):
+            T.copy(A[0, ko * 64], A_s)
+            with T.ws(0):
+                T.copy(B[ko * 64, 0], B_s)
+                T.gemm(A_s, B_s, c0)
+            with T.ws(1):
+                T.copy(B[ko * 64, 32], B_s1)
+                T.gemm(A_s, B_s1, c1)
+        T.copy(c0, C[0, 0])
+        T.copy(c1, C[0, 32])
+"""
+    a, b, c = torch.randn(64, 128).half(), torch.randn(128, 64).half(), torch.zeros(64, 64)
+    build_src(src)(a, b, c)  # each gemm accumulated once per iteration, not once per thread of its warp group
+    assert torch.allclose(c, a.float() @ b.float(), atol=1e-2)

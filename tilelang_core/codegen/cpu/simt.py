@@ -130,12 +130,12 @@ class ThreadEmulation:
             if _is_collective(s):  # a phase of its own: every lane's operands are ready, none is overwritten yet
                 out += self._phase(run, mask) + self._phase([s], mask)
                 run = []
-            elif _is_barrier(s) or isinstance(s, N.Allocate) or _has_barrier(s) or self._is_role(s) \
+            elif _is_barrier(s) or isinstance(s, N.Allocate) or _has_barrier(s) or self._holds_role(s) \
                     or not self._per_thread(s):
                 out += self._phase(run, mask)
                 run = []
                 if not _is_barrier(s):
-                    control = _has_barrier(s) or self._is_role(s)
+                    control = _has_barrier(s) or self._holds_role(s)
                     out += self._control(s, mask) if control else self._barrier_free(s, mask)
             else:
                 run.append(s)
@@ -145,6 +145,12 @@ class ThreadEmulation:
         """An `if` on the thread around tile ops (`with T.ws(1): T.gemm(...)`): the threads that take it do
         each tile op together, once."""
         return isinstance(s, N.If) and self.depends(s.cond) and any(isinstance(n, N.TILE_OPS) for n in walk(s))
+
+    def _holds_role(self, s) -> bool:
+        """A role, or a loop / sequence with a role inside (`for ko: with T.ws(1): T.gemm(...)`): block-level
+        control, so each tile op in it runs once per iteration rather than once per thread."""
+        return self._is_role(s) or isinstance(s, (N.For, N.While, N.SeqStmt)) and any(
+            self._is_role(n) for n in walk(s) if isinstance(n, N.If))
 
     def _per_thread(self, s) -> bool:
         if isinstance(s, N.LetStmt) and self.depends(s.value):
