@@ -280,3 +280,26 @@ def test_copy_pairs_axes_from_the_right_when_non_unit_counts_differ():
     x, y = torch.randn(1, 8), torch.zeros(8)
     mod(x, y)
     torch.testing.assert_close(y, x[0])
+
+
+def test_user_cuda_code_is_a_compile_error_naming_it():
+    from tilelang_core.codegen import cpu
+
+    src = textwrap.dedent("""
+    import tilelang.language as T
+
+    @T.prim_func
+    def k(A: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32):
+            T.import_source("__device__ void twice(float* x) { *x *= 2; }")
+            T.call_extern("handle", "twice", T.address_of(A[0]))
+    """)
+    from tilelang_core.check import check_source
+
+    res = check_source(src, "<test>")
+    assert not res.errors, [d.message for d in res.errors]
+    with pytest.raises(CompileError) as info:
+        cpu.to_tir(res.kernels[0])
+    diag = info.value.diagnostics[0]
+    assert diag.code == "lowering-unsupported" and diag.span.line == 7
+    assert "T.import_source" in diag.message and "CUDA" in diag.message

@@ -249,6 +249,7 @@ def _intrinsics() -> dict:
 
 
 _TABLE: dict | None = None
+CUDA_SOURCE_CALLS = frozenset({"import_source", "call_extern"})  # user CUDA device code (frontend/externs.py)
 
 
 def intrinsic(name: str, args: list, dtype: str | None, span=None):
@@ -366,6 +367,9 @@ class ExprLowerer:
         return tirx.bitwise_not(x)
 
     def _Call(self, e):
+        if e.name in CUDA_SOURCE_CALLS:
+            raise LoweringError(f"T.{e.name} runs user CUDA code, which the CPU backend cannot compile; build this "
+                                "kernel for a CUDA target, or write the routine with T.* operations", e.span)
         args = [self(a) for a in e.args]
         if self.call_hook is not None:
             out = self.call_hook(e, args)
