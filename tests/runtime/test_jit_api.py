@@ -183,6 +183,8 @@ def test_profiler_mismatch_ratio_inputs_and_supply_types(gemm):
     zero = gemm.get_profiler(tensor_supply_type="Zero")
     zero.assert_allclose(lambda A, B: torch.zeros(64, 32), max_mismatched_ratio=0.0)
     assert zero._inputs()[0].abs().sum() == 0
+    assert zero.run_once().abs().sum() == 0  # the kernel once on the profiler's inputs (TileLang's run_once)
+    assert torch.equal(prof.run_once(lambda A, B: A[:1, :1]), prof._inputs()[0][:1, :1])
 
 
 def test_kernel_with_errors_raises_compile_error_with_location(mod):

@@ -77,6 +77,10 @@ class Profiler:
             if not res.passed and res.mismatched > max_mismatched_ratio * res.total:
                 raise AssertionError(res.message + f" (max abs err {res.max_abs_err:.3g})")
 
+    def run_once(self, func=None, dims=None):
+        """`func` (default: the kernel) called once on the profiler's generated inputs; its result."""
+        return (func or self.kernel)(*self._inputs(dims))
+
     def do_bench(self, func=None, warmup: int = 25, rep: int = 100, n_warmup: int = 0, n_repeat: int = 0,
                  input_tensors=None, dims=None, **kwargs) -> float:
         """Mean milliseconds per call of `func` (default: the kernel) on random (or the given) inputs."""
