@@ -17,7 +17,7 @@ from .expr import FP8, ExprLowerer, LoweringError, as_bool, cast, const, dtype_o
 from .grid_sync import grid_phases
 from .mma import fragment_load, mma_sync
 from .ops import OpLowering
-from .simt import BARRIER_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
+from .simt import BARRIER_CALLS, SHUFFLE_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
 from .storage import SCRATCH_SCOPE, StorageLowering
 # calls that only steer GPU code generation, synchronise threads or trace GPU events: nothing to do on the CPU
 HINTS = frozenset({
@@ -119,6 +119,8 @@ class CpuLowering(StorageLowering):
         return self.guarded_load(buf, self.private(e.buffer, idx, e.span), e.buffer.scope == "global")
 
     def _call_hook(self, e: N.Call, args):
+        if e.name in SHUFFLE_CALLS and self.simt is not None:
+            return self.simt.shuffle(e)
         if e.name not in THREAD_CALLS:
             return None
         if self.simt is None:

@@ -40,6 +40,7 @@ BARRIER_CALLS = frozenset({"sync_threads", "tvm_storage_sync", "mbarrier_arrive"
                            "mbarrier_expect_tx", "mbarrier_arrive_expect_tx", "barrier_arrive", "barrier_wait"})
 PRIVATE_SCOPES = ("local", "local.var")
 COLLECTIVE_CALLS = frozenset({"ptx_mma"})  # warp-wide: each thread reads other lanes' registers (cpu/mma.py)
+SHUFFLE_CALLS = frozenset({"tvm_warp_shuffle", "shfl_xor", "shfl_up", "shfl_down"})  # a value of another lane
 
 
 def is_thread_level(body) -> bool:
@@ -52,11 +53,52 @@ def _is_barrier(s) -> bool:
 
 
 def _is_collective(s) -> bool:
-    return isinstance(s, N.Evaluate) and isinstance(s.value, N.Call) and s.value.name in COLLECTIVE_CALLS
+    return isinstance(s, N.Evaluate) and isinstance(s.value, N.Call) and s.value.name in COLLECTIVE_CALLS \
+        or _is_shuffle(s)
+
+
+def _is_shuffle(s) -> bool:
+    """A store or let whose value reads another lane (a warp shuffle): its own phases."""
+    return isinstance(s, (N.Store, N.LetStmt)) and any(
+        isinstance(n, N.Call) and (n.name in SHUFFLE_CALLS or n.name in REDUCE_CALLS) for n in walk(s.value))
 
 
 def _has_barrier(s) -> bool:
-    return any(isinstance(n, N.Evaluate) and (_is_barrier(n) or _is_collective(n)) for n in walk(s))
+    return any(isinstance(n, N.Evaluate) and (_is_barrier(n) or _is_collective(n)) or _is_shuffle(n) for n in walk(s))
+
+
+def _shared_rw(s) -> tuple[set, set]:
+    """(shared buffers read, shared buffers written) by plain loads and stores in `s`."""
+    reads, writes = set(), set()
+    for n in walk(s):
+        if isinstance(n, N.Load) and n.buffer.scope in ("shared", "shared.dyn"):
+            reads.add(n.buffer)
+        elif isinstance(n, N.Store) and n.buffer.scope in ("shared", "shared.dyn"):
+            writes.add(n.buffer)
+    return reads, writes
+
+
+def _conflicts(before: tuple, after: tuple) -> bool:
+    """True when `after` (reads, writes) reads what `before` wrote or writes what it touched."""
+    return bool(after[0] & before[1] or after[1] & (before[0] | before[1]))
+
+
+def _has_phases(s) -> bool:
+    """A barrier inside, or a loop/branch whose statements exchange data through shared memory between them."""
+    if _has_barrier(s):
+        return True
+    if not isinstance(s, (N.For, N.If, N.While, N.SeqStmt)):
+        return False
+    touched = (set(), set())
+    for body in (getattr(s, "body", None), getattr(s, "then_body", None), getattr(s, "else_body", None)):
+        stmts = _flat(body) if body is not None else []
+        for st in stmts:
+            rw = _shared_rw(st)
+            if _conflicts(touched, rw) or _has_phases(st):
+                return True
+            touched[0].update(rw[0])
+            touched[1].update(rw[1])
+    return False
 
 
 def _flat(s) -> list:
@@ -124,22 +166,64 @@ class ThreadEmulation:
 
     # -- phases -------------------------------------------------------------------------------------
     def block(self, body, mask=None) -> list:
-        """A statement list as barrier phases (per-thread runs) and block-level statements."""
-        out, run = [], []
+        """A statement list as barrier phases (per-thread runs) and block-level statements. A run also ends
+        before a statement that reads shared memory the run wrote or writes what it read or wrote (where TileLang
+        inserts __syncthreads() by itself)."""
+        out, run, touched = [], [], (set(), set())
         for s in _flat(body):
+            if run and not _is_collective(s) and self._per_thread(s) and _conflicts(touched, _shared_rw(s)):
+                out += self._phase(run, mask)
+                run, touched = [], (set(), set())
             if _is_collective(s):  # a phase of its own: every lane's operands are ready, none is overwritten yet
-                out += self._phase(run, mask) + self._phase([s], mask)
+                out += self._phase(run, mask) + (self._shuffle_phases(s, mask) if _is_shuffle(s) else
+                                                 self._phase([s], mask))
                 run = []
-            elif _is_barrier(s) or isinstance(s, N.Allocate) or _has_barrier(s) or self._holds_role(s) \
+            elif _is_barrier(s) or isinstance(s, N.Allocate) or _has_phases(s) or self._holds_role(s) \
                     or not self._per_thread(s):
                 out += self._phase(run, mask)
-                run = []
+                run, touched = [], (set(), set())
                 if not _is_barrier(s):
-                    control = _has_barrier(s) or self._holds_role(s)
+                    control = _has_phases(s) or self._holds_role(s)
                     out += self._control(s, mask) if control else self._barrier_free(s, mask)
             else:
                 run.append(s)
+                reads, writes = _shared_rw(s)
+                touched[0].update(reads)
+                touched[1].update(writes)
         return out + self._phase(run, mask)
+
+    def _shuffle_phases(self, s, mask) -> list:
+        """A store whose value shuffles between lanes: every thread computes its value (reading the lanes it
+        names), then every thread stores it, so no lane reads a value another has already overwritten."""
+        if isinstance(s, N.LetStmt):
+            self.thread_vars.add(s.var)
+            return self._phase([s], mask)
+        value = N.Var(self.ctx.fresh("shuffled").name, s.buffer.dtype, "let", s.span)
+        self.thread_vars.add(value)
+        return self._phase([N.LetStmt(value, s.value, s.span)], mask) + self._phase(
+            [N.Store(s.buffer, s.indices, value, s.span)], mask)
+
+    def shuffle(self, e: N.Call):
+        """The value a warp shuffle gives the current thread: its operand evaluated on the source lane."""
+        tirx, ctx, t = self.tirx, self.ctx, self.ctx.tid
+        if t is None:
+            raise LoweringError(f"T.{e.name} is read outside the threads' phases", e.span)
+        if e.name == "tvm_warp_shuffle":
+            _, value, lane, width = e.args[:4]
+        else:
+            value, lane, width = e.args[:3]
+        width = ctx.index(width)
+        base, own = t - tirx.floormod(t, width), tirx.floormod(t, width)
+        delta = ctx.index(lane)
+        src = {"tvm_warp_shuffle": lambda: tirx.floormod(delta, width),
+               "shfl_xor": lambda: tirx.floormod(tirx.bitwise_xor(own, delta), width),
+               "shfl_down": lambda: tirx.Select(own + delta < width, own + delta, own),
+               "shfl_up": lambda: tirx.Select(own - delta >= 0, own - delta, own)}[e.name]()
+        saved, ctx.tid = ctx.tid, base + src
+        try:
+            return ctx.expr(value)
+        finally:
+            ctx.tid = saved
 
     def _is_role(self, s) -> bool:
         """An `if` on the thread around tile ops (`with T.ws(1): T.gemm(...)`): the threads that take it do
