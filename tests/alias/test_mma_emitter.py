@@ -146,3 +146,48 @@ def test_emitter_misuse_is_an_error_at_the_users_line(run_aliased, dtype, method
         kernel(dtype)(torch.zeros(8))
     errors = [d for d in info.value.diagnostics if d.is_error]
     assert errors[0].code == "unsupported-syntax" and errors[0].span.line == line and message in errors[0].message
+
+
+EAGER = '''
+import tilelang
+import tilelang.language as T
+from tilelang.cuda.intrinsics.macro.mma_macro_generator import TensorCoreIntrinEmitter
+
+
+@tilelang.jit
+def eager(A, B):
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), "float16")
+    B: T.Tensor((N, K), "float16")
+    C = T.empty((M, N), "float32")
+    em = TensorCoreIntrinEmitter(a_dtype="float16", b_dtype="float16", accum_dtype="float32", b_transposed=True,
+                                 block_row_warps=1, block_col_warps=1, warp_row_tiles=16, warp_col_tiles=16, chunk=16)
+    with T.Kernel(T.ceildiv(N, 16), T.ceildiv(M, 16), threads=32) as (bx, by):
+        A_s = T.alloc_shared((16, 16), "float16")
+        B_s = T.alloc_shared((16, 16), "float16")
+        C_s = T.alloc_shared((16, 16), "float32")
+        A_l = T.alloc_local((8,), "float16")
+        B_l = T.alloc_local((8,), "float16")
+        C_l = T.alloc_local((8,), "float32")
+        T.clear(C_l)
+        for ko in T.serial(K // 16):
+            T.copy(A[by * 16, ko * 16], A_s)
+            T.copy(B[bx * 16, ko * 16], B_s)
+            em.ldmatrix_a(A_l, A_s, 0)
+            em.ldmatrix_b(B_l, B_s, 0)
+            em.mma(A_l, B_l, C_l)
+        em.stmatrix(C_l, C_s)
+        T.copy(C_s, C[by * 16, bx * 16])
+    return C
+'''
+
+
+def test_eager_emitter_kernels_pass_the_static_check_and_run_on_the_cpu(run_aliased, tmp_path):
+    from tilelang_core import check_source
+
+    path = tmp_path / "eager_emitter.py"
+    path.write_text(EAGER)
+    assert [d for d in check_source(EAGER, str(path)).diagnostics if d.is_error] == []
+    a, b = torch.randn(32, 48).half(), torch.randn(16, 48).half()
+    got = run_aliased("eager_emitter_kernels", EAGER)["eager"].compile(M=32, N=16, K=48, target="cpu")(a, b)
+    torch.testing.assert_close(got, a.float() @ b.float().t(), rtol=1e-3, atol=1e-3)

@@ -32,7 +32,7 @@ def mma_sync(ctx, call: N.Call) -> list:
         """Element `reg` of lane `lane`'s copy of the private buffer, from the head offset."""
         buf = ctx.buffer(head.buffer, call.span)
         rows = ctx.simt.private_rows(head.buffer)
-        at = index_expr(ctx.expr(head.indices[0])) + reg_expr + (warp0 + lane_expr) * rows
+        at = ctx.analyzer.simplify(index_expr(ctx.expr(head.indices[0])) + reg_expr + (warp0 + lane_expr) * rows)
         return cast(tirx.BufferLoad(buf, [at]), acc_dtype)
 
     v, k = ctx.fresh("mma_v"), ctx.fresh("mma_k")
