@@ -274,3 +274,37 @@ def k(A: T.Tensor((64, 128), T.float16), B: T.Tensor((128, 64), T.float16), C: T
     a, b, c = torch.randn(64, 128).half(), torch.randn(128, 64).half(), torch.zeros(64, 64)
     build_src(src)(a, b, c)  # each gemm accumulated once per iteration, not once per thread of its warp group
     assert torch.allclose(c, a.float() @ b.float(), atol=1e-2)
+
+
+STACKED = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64, 64), T.float16), B: T.Tensor((2, 64, 128), T.float16), C: T.Tensor((64, 64), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        A_s = T.alloc_shared((64, 64), T.float16)
+        B_s = T.alloc_shared((2, 64, 128), T.float16)
+        acc = T.alloc_fragment((64, 64), T.float32)
+        T.copy(A, A_s)
+        T.copy(B, B_s)
+        T.clear(acc)
+        for s in T.serial(2):
+            T.gemm(A_s, B_s[s, :, 0:64], acc)
+        T.copy(acc, C)
+"""
+
+
+@pytest.mark.nvcc
+def test_gemm_operands_address_the_matrix_their_region_selects():
+    ck = _generate(STACKED.replace("B_s[s, :, 0:64]", "B_s[s, :, :]").replace("(64, 64), T.float32)):", "(64, 128), T.float32)):")
+                   .replace("acc = T.alloc_fragment((64, 64)", "acc = T.alloc_fragment((64, 128)"), "sm_80")
+    assert re.search(r"tl::gemm_ss<64, 128, 64, .*\(\(s \* 8192\)", ck.source)  # the stage's matrix, not [0, 0, 0]
+    assert _compiles(ck, "sm_80")
+
+
+def test_gemm_on_part_of_a_tile_the_templates_cannot_address_is_reported():
+    from tilelang_core.codegen.cuda.common import LoweringError
+
+    with pytest.raises(LoweringError) as info:  # it read the whole tile (K = 128) from column 0: wrong sums
+        _generate(STACKED, "sm_80")
+    assert "columns 0..63 of the shared tile 'B_s' (64x128)" in str(info.value) and info.value.span.line == 14

@@ -77,10 +77,8 @@ class TileOps(CopyOps, ReduceOps):
         if b.scope not in ("shared.dyn", "shared"):
             raise LoweringError("T.gemm needs B in shared memory (T.alloc_shared)", op.span)
         m, n = lay.m, lay.n
-        bshape = shape_ints(b.shape)
-        if bshape is None or len(bshape) < 2:
-            raise LoweringError(f"T.gemm needs the shape of '{b.name}' known at compile time", op.span)
-        k = bshape[-1] if op.transpose_b else bshape[-2]
+        bp, brows, bcols = self._operand(op.b, op, id(op) in em.wgmma)
+        k = bcols if op.transpose_b else brows
         if k % 16 and a.dtype in ("float16", "bfloat16"):
             raise LoweringError(f"gemm K={k} must be a multiple of 16 for tensor cores", op.span)
         if isinstance(op.clear_accum, N.Expr):  # a run-time condition
@@ -96,7 +94,6 @@ class TileOps(CopyOps, ReduceOps):
             raise LoweringError(f"T.gemm in a thread role of threads {role[0]}..{sum(role) - 1}: an mma.sync gemm "
                                 "needs its role to start at a multiple of its thread count; split the role into "
                                 "roles of that shape", op.span)
-        bp = f"{em.name(b)}.ptr_to([{', '.join(em.access(b, ['0'] * len(b.shape)))}])"
         cp = f"{em.name(c)}.ptr_to([0])"
         tc = a.dtype == b.dtype and a.dtype in ("float16", "bfloat16") and c.dtype == "float32"
         tb, swb = _b(op.transpose_b), _b(b in em.swizzled)
@@ -113,7 +110,7 @@ class TileOps(CopyOps, ReduceOps):
             return
         if a.scope not in ("shared.dyn", "shared"):
             raise LoweringError("T.gemm needs A in shared memory or in a fragment", op.span)
-        ap = f"{em.name(a)}.ptr_to([{', '.join(em.access(a, ['0'] * len(a.shape)))}])"
+        ap = self._operand(op.a, op, False)[0]
         ta, swa = _b(op.transpose_a), _b(a in em.swizzled)
         if tc:
             call = f"tl::gemm_ss<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {ta}, {tb}, {swa}, {swb}>"
@@ -132,10 +129,38 @@ class TileOps(CopyOps, ReduceOps):
         for t in texts:
             if t not in em.extra_cuda:
                 em.extra_cuda.append(t)
-        ap = f"{em.name(a)}.ptr_to([0])" if a.scope == "local.fragment" else \
-            f"{em.name(a)}.ptr_to([{', '.join(em.access(a, ['0'] * len(a.shape)))}])"
-        bp = f"{em.name(b)}.ptr_to([{', '.join(em.access(b, ['0'] * len(b.shape)))}])"
+        ap = f"{em.name(a)}.ptr_to([0])" if a.scope == "local.fragment" else self._operand(op.a, op, True)[0]
+        bp = self._operand(op.b, op, True)[0]
         em.line(f'T.cuda.func_call("{name}", {ap}, {bp}, {em.name(c)}.ptr_to([0]), source_code="")')
+
+    def _operand(self, region: N.Region, op: N.Gemm, wgmma: bool) -> tuple[str, int, int]:
+        """(address text, rows, cols) of a shared gemm operand: a tile, one matrix of a stacked tile
+        (`K_s[stage, :, :]`), or, for wgmma on 128-byte-swizzled atoms, whole 64-column atoms of a tile (the
+        descriptors step over atoms of the full tile). Other parts of a tile: LoweringError."""
+        em, buf = self.em, region.buffer
+        shape = shape_ints(buf.shape)
+        if shape is None or len(shape) < 2:
+            raise LoweringError(f"T.gemm needs the shape of '{buf.name}' known at compile time", op.span)
+        axes = region.axes if region.kind != "full" and len(region.axes) == len(shape) else ()
+        lead = [em.idx(a.start) for a in axes[:-2]] or ["0"] * (len(shape) - 2)
+        if any(a.sliced and as_int(a.extent) != 1 for a in axes[:-2]):
+            raise LoweringError(f"T.gemm needs a 2-D operand: index the leading axes of '{buf.name}' "
+                                "(`tile[stage, :, :]`)", op.span)
+        full = region.kind == "point" or not axes
+        starts = [0, 0] if full else [as_int(a.start) for a in axes[-2:]]
+        exts = list(shape[-2:]) if full else [as_int(a.extent) for a in axes[-2:]]
+        if None in starts or None in exts:
+            raise LoweringError(f"T.gemm on a part of '{buf.name}' needs compile-time offsets and extents", op.span)
+        whole = starts == [0, 0] and exts == list(shape[-2:])
+        atoms = wgmma and em.swizzled.get(buf) == "atoms" and starts[1] % 64 == 0 and exts[1] % 64 == 0 \
+            and starts[0] % 8 == 0
+        if not whole and not atoms:
+            raise LoweringError(f"T.gemm on rows {starts[0]}..{starts[0] + exts[0] - 1}, columns {starts[1]}.."
+                                f"{starts[1] + exts[1] - 1} of the shared tile '{buf.name}' ({shape[-2]}x{shape[-1]}) "
+                                "is not supported by this gemm lowering (its templates read whole tiles); copy that "
+                                "part into a tile of its own", op.span)
+        idx = em.access(buf, lead + [str(starts[0]), str(starts[1])])
+        return f"{em.name(buf)}.ptr_to([{', '.join(idx)}])", exts[0], exts[1]
 
     # ------------------------------------------------------------------ atomics
     def atomic_add(self, op: N.AtomicAdd) -> None:
