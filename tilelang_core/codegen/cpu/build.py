@@ -13,6 +13,7 @@ from ...ir.arith import as_int
 from ...ir.visitor import walk
 from ...source import Span
 from .._tvm import load
+from .allreduce import REDUCE_CALLS, allreduce_value
 from .expr import FP8, ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, from_fp8_bits, index_expr
 from .grid_sync import grid_phases
 from .mma import fragment_load, mma_sync
@@ -121,6 +122,8 @@ class CpuLowering(StorageLowering):
     def _call_hook(self, e: N.Call, args):
         if e.name in SHUFFLE_CALLS and self.simt is not None:
             return self.simt.shuffle(e)
+        if e.name in REDUCE_CALLS and self.simt is not None:
+            return allreduce_value(self.simt, e)
         if e.name not in THREAD_CALLS:
             return None
         if self.simt is None:
