@@ -166,13 +166,25 @@ def prepare_args(func: N.PrimFunc, out_idx: tuple[int, ...], args: tuple, device
     return full, binder
 
 
+_ALIGN = 64
+
+
 def new_output(shape, dtype, device):
     """An output tensor: zero-filled on the CPU, where torch.empty reuses freed host memory that may hold NaN
-    (kernels that leave padding rows unwritten, as fresh GPU memory is zeros in practice, then read NaN)."""
+    (kernels that leave padding rows unwritten, as fresh GPU memory is zeros in practice, then read NaN).
+
+    The CPU zeros come from numpy (calloc'ed pages, zeroed by the OS on first touch): torch.zeros fills with its OpenMP pool,
+    whose threads then spin and slowed the CPU kernel that runs right after by 3-4x (its own thread pool)."""
     import torch
 
     if str(device) == "cpu":
-        return torch.zeros(shape, dtype=dtype)
+        import numpy as np
+
+        shape = tuple(int(d) for d in shape)
+        nbytes = torch.empty((), dtype=dtype).element_size() * int(np.prod(shape, dtype=np.int64))
+        raw = np.zeros(nbytes + _ALIGN, dtype=np.uint8)
+        start = -raw.ctypes.data % _ALIGN  # the CPU backend's code assumes 64-byte aligned buffers (as torch's are)
+        return torch.from_numpy(raw)[start:start + nbytes].view(dtype).reshape(shape)
     return torch.empty(shape, dtype=dtype, device=device)
 
 
