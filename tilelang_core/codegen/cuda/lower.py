@@ -39,6 +39,7 @@ class KernelEmitter(PipelineEmitter):
         self.dirty_w = self.dirty_r = False
         self.scratch: dict = {}     # name -> (dtype, elems) extra shared buffers
         self.staged: dict = {}      # fragment Buffer -> shared copy read by the current Parallel loop
+        self.stage_sites: list = []  # the serial loops (and the Parallel loop) being emitted, outermost first
         self.exprs = ExprEmitter(self.var_text, self.load_text)
         self.ops = TileOps(self)
         self.counter = 0
@@ -311,6 +312,11 @@ class KernelEmitter(PipelineEmitter):
             self.serial(s)
 
     def serial(self, s: N.For) -> None:
+        if self.in_parallel:
+            return self._serial(s)
+        self._staged_emit(s, self._serial)
+
+    def _serial(self, s: N.For) -> None:
         kind = "T.unroll" if s.kind == "unroll" else "T.serial"
         inner_reads, inner_writes = self.shared_rw(s.body)
         for k, (v, start, ext) in enumerate(zip(s.vars, s.starts, s.extents)):
@@ -333,16 +339,25 @@ class KernelEmitter(PipelineEmitter):
     # ------------------------------------------------------------------ Parallel loops
     def parallel(self, s: N.For) -> None:
         """A T.Parallel loop; a fragment it reads at elements other threads hold is read from a shared copy."""
+        if self.in_parallel:
+            return self._parallel(s)
+        self._staged_emit(s, self._parallel)
+
+    def _staged_emit(self, s: N.For, emit) -> None:
+        """`emit(s)`; when a T.Parallel loop inside reads fragment elements other threads hold, emit again with a
+        shared copy of that fragment staged before the outermost loop of serial loops around it that never
+        writes the fragment (once, not every iteration), or else before the Parallel loop itself."""
         state = (len(self.lines), len(self.allocs), dict(self.scratch), self.depth, self.par, self.owner,
                  self.in_parallel, self.dirty_r, self.dirty_w)
         staged = []
+        self.stage_sites.append(s)
         try:
             while True:
                 try:
-                    return self._parallel(s)
+                    return emit(s)
                 except UnservedFragmentRead as exc:
                     buf = exc.buffer
-                    if state[6] or buf in self.staged or _writes(s, buf):
+                    if buf in self.staged or _stage_site(self.stage_sites, buf) is not s:
                         raise
                     del self.lines[state[0]:], self.allocs[state[1]:]
                     self.scratch = dict(state[2])
@@ -353,6 +368,7 @@ class KernelEmitter(PipelineEmitter):
                     self._stage_fragment(buf)
                     state = (len(self.lines), len(self.allocs), dict(self.scratch), *state[3:])
         finally:
+            self.stage_sites.pop()
             for b in staged:
                 self.staged.pop(b, None)
 
@@ -598,6 +614,24 @@ class UnservedFragmentRead(LoweringError):
     def __init__(self, message: str, span, buffer):
         super().__init__(message, span, "layout-inference-failed")
         self.buffer = buffer
+
+
+def _stage_site(sites: list, buf):
+    """The loop to stage `buf` before: from the innermost site (a T.Parallel loop) outwards through serial loops
+    that hold the next one directly and never write `buf`; None when the Parallel loop itself writes it."""
+    inner = sites[-1]
+    if _writes(inner, buf):
+        return None
+    for outer in reversed(sites[:-1]):
+        if outer.kind not in ("serial", "unroll") or _writes(outer, buf) or not any(
+                st is inner for st in _flat_seq(outer.body)):
+            break
+        inner = outer
+    return inner
+
+
+def _flat_seq(s) -> list:
+    return [x for st in s.stmts for x in _flat_seq(st)] if isinstance(s, N.SeqStmt) else [s]
 
 
 def _writes(s: N.For, buf) -> bool:
