@@ -308,3 +308,11 @@ def test_gemm_on_part_of_a_tile_the_templates_cannot_address_is_reported():
     with pytest.raises(LoweringError) as info:  # it read the whole tile (K = 128) from column 0: wrong sums
         _generate(STACKED, "sm_80")
     assert "columns 0..63 of the shared tile 'B_s' (64x128)" in str(info.value) and info.value.span.line == 14
+
+
+@pytest.mark.nvcc
+def test_wgmma_reads_whole_atoms_of_a_stacked_tile():
+    ck = _generate(STACKED.replace("B_s[s, :, 0:64]", "B_s[s, :, 64:128]"), "sm_90a")
+    # B_s starts after A_s (4096 halves); stage s is 8192 halves on, its second 64-column atom 4096 more
+    assert re.search(r"tl_gemm_wgmma_\d+\(.*\(\(s \* 8192\) \+ 8192\)", ck.source)
+    assert _compiles(ck, "sm_90a")

@@ -112,8 +112,9 @@ def _is_producer(body, loop, s, local_defs) -> bool:
 
 
 def _mat(buf):
+    """(rows, cols) of a gemm operand's matrices: a 2-D tile, or the last two axes of a stacked one (K_s[stage])."""
     shape = shape_ints(buf.shape)
-    return shape if shape and len(shape) == 2 else None
+    return tuple(shape[-2:]) if shape and len(shape) >= 2 else None
 
 
 def wgmma_gemms(func: N.PrimFunc, arch: str, threads: int, roles=None) -> dict:

@@ -147,19 +147,23 @@ class TileOps(CopyOps, ReduceOps):
             raise LoweringError(f"T.gemm needs a 2-D operand: index the leading axes of '{buf.name}' "
                                 "(`tile[stage, :, :]`)", op.span)
         full = region.kind == "point" or not axes
+        col = None if full else axes[-1].start  # whole atoms may start at a run-time multiple of 64 (j * 64)
         starts = [0, 0] if full else [as_int(a.start) for a in axes[-2:]]
         exts = list(shape[-2:]) if full else [as_int(a.extent) for a in axes[-2:]]
+        if starts[1] is None and _multiple_of(col, 64) and wgmma:
+            starts[1] = col
         if None in starts or None in exts:
             raise LoweringError(f"T.gemm on a part of '{buf.name}' needs compile-time offsets and extents", op.span)
         whole = starts == [0, 0] and exts == list(shape[-2:])
-        atoms = wgmma and em.swizzled.get(buf) == "atoms" and starts[1] % 64 == 0 and exts[1] % 64 == 0 \
+        atoms = wgmma and em.swizzled.get(buf) == "atoms" and _multiple_of(starts[1], 64) and exts[1] % 64 == 0 \
             and starts[0] % 8 == 0
         if not whole and not atoms:
             raise LoweringError(f"T.gemm on rows {starts[0]}..{starts[0] + exts[0] - 1}, columns {starts[1]}.."
                                 f"{starts[1] + exts[1] - 1} of the shared tile '{buf.name}' ({shape[-2]}x{shape[-1]}) "
                                 "is not supported by this gemm lowering (its templates read whole tiles); copy that "
                                 "part into a tile of its own", op.span)
-        idx = em.access(buf, lead + [str(starts[0]), str(starts[1])])
+        cols = str(starts[1]) if isinstance(starts[1], int) else em.idx(starts[1])
+        idx = em.access(buf, lead + [str(starts[0]), cols])
         return f"{em.name(buf)}.ptr_to([{', '.join(idx)}])", exts[0], exts[1]
 
     # ------------------------------------------------------------------ atomics
@@ -202,6 +206,17 @@ class TileOps(CopyOps, ReduceOps):
         ptr = f"{em.name(old.buffer)}.ptr_to([{', '.join(em.access(old.buffer, idx))}])"
         line = f'T.cuda.func_call("tl::{call.name}", {ptr}, {em.emit(value, old.buffer.dtype)}, source_code="")'
         self.em.guarded([em.owner] if em.owner else [], line)
+
+
+def _multiple_of(e, k: int) -> bool:
+    """True when `e` (an int or an expression) is a multiple of `k` for every value of its variables."""
+    if isinstance(e, int) or as_int(e) is not None:
+        return (e if isinstance(e, int) else as_int(e)) % k == 0
+    if isinstance(e, N.BinOp) and e.op == "*":
+        return _multiple_of(e.lhs, k) or _multiple_of(e.rhs, k)
+    if isinstance(e, N.BinOp) and e.op in ("+", "-"):
+        return _multiple_of(e.lhs, k) and _multiple_of(e.rhs, k)
+    return False
 
 
 def _b(flag: bool) -> str:

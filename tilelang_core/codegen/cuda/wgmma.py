@@ -82,7 +82,7 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
     rs = a.scope == "local.fragment"
     tnsp_b = 0 if g.transpose_b else 1
     inst, inst_text = instruction(n, a.dtype, rs, tnsp_b)
-    brows, bcols = shape_ints(b.shape)
+    brows, bcols = shape_ints(b.shape)[-2:]
     bop = _operand(layouts[b], brows, bcols, kmajor=bool(g.transpose_b))
     t = _c_type(a.dtype)
     name = f"tl_gemm_wgmma_{ident}"
@@ -100,7 +100,7 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
         body += [f"      const unsigned* a = reinterpret_cast<const unsigned*>(A) + (mi * {k // 8} + 2 * kk) * 2;",
                  f"      {inst}(C + mi * {n // 2}, a[0], a[1], a[2], a[3], db);"]
     else:
-        arows, acols = shape_ints(a.shape)
+        arows, acols = shape_ints(a.shape)[-2:]
         aop = _operand(layouts[a], arows, acols, kmajor=True)
         body += [f"      unsigned long long da = tl::wg_desc(reinterpret_cast<const char*>(A) + ({aop['off']}), "
                  f"{aop['lbo']}, {aop['sbo']}, {aop['mode']});",
