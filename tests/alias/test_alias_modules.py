@@ -111,6 +111,13 @@ def test_utils_nvcc_fp8_dtypes(tilelang, monkeypatch):
     with pytest.raises(ValueError, match="symbolic"):
         get_tensor_supply(TensorSupplyType.Auto)(KernelParam("A", "float16", ("M", 2)))
     torch_assert_close(torch.ones(3), torch.ones(3) + 1e-4)
+    near = torch.zeros(4000)
+    near[0] = 1.0  # 1 of 4000 wrong: within TileLang's default ratio (int(4000 * 0.001) = 4 allowed)
+    torch_assert_close(near, torch.zeros(4000))
+    with pytest.raises(AssertionError):
+        torch_assert_close(near[:999], torch.zeros(999))  # int(0.999) = 0 allowed
+    with pytest.raises(AssertionError):
+        torch_assert_close(near, torch.zeros(4000), max_mismatched_ratio=0.0)
     assert nvcc.get_target_compute_version() == "9.0" and nvcc.get_target_compute_version("sm_86") == "8.6"
     assert nvcc.parse_compute_version("8.9") == (8, 9) and nvcc.have_tma("sm_90a")
     assert determine_fp8_type() == "float8_e4m3fn" and determine_torch_fp8_type("e5m2") is torch.float8_e5m2
