@@ -74,7 +74,7 @@ class Artifact:
         return self.launches or [{"kernel_symbol": self.kernel_symbol, "grid": self.grid, "block": self.block,
                                   "smem_bytes": self.smem_bytes, "params": self.params,
                                   **({"tensor_maps": self.tensor_maps} if self.tensor_maps else {}),
-                                  "cooperative": self.cooperative}]
+                                  **({"cooperative": True} if self.cooperative else {})}]
 
     def grid_for(self, dims: dict, grid: list | None = None) -> tuple[int, int, int]:
         """The launch grid (the first kernel's unless `grid` is given) with symbolic dims bound."""
