@@ -303,3 +303,24 @@ def test_user_cuda_code_is_a_compile_error_naming_it():
     diag = info.value.diagnostics[0]
     assert diag.code == "lowering-unsupported" and diag.span.line == 7
     assert "T.import_source" in diag.message and "CUDA" in diag.message
+
+
+PARAM_VIEW = """
+import tilelang
+import tilelang.language as T
+
+@T.prim_func
+def flat(W: T.Tensor((4, 4, 8), "float32"), O: T.Tensor((16, 8), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        W_flat = T.Tensor((16, 8), "float32", W.data)
+        s = T.alloc_shared((16, 8), "float32")
+        T.copy(W_flat[0, 0], s)
+        T.copy(s, O)
+"""
+
+
+def test_view_of_a_parameter_made_in_the_kernel_is_declared_once():  # convolution/example_convolution's kernel_flat
+    mod = build_src(PARAM_VIEW)
+    w, o = torch.randn(4, 4, 8), torch.zeros(16, 8)
+    mod(w, o)
+    assert torch.equal(o, w.view(16, 8))

@@ -33,9 +33,10 @@ class StorageLowering:
         return out
 
     def declare_views(self, base: N.Buffer) -> list:
-        """DeclBuffer statements for the views over `base` (right after it is allocated or bound)."""
-        return [self.tirx.DeclBuffer(view, data=self._view_bases[view].data)
-                for view in (self.view(v) for v in self.views.get(base, ()))]
+        """DeclBuffer statements for the views over `base` (right after it is allocated or bound; a parameter's
+        views are declared after the body, so the view buffers its body already made are the ones declared)."""
+        views = (self.buffers[v] if v in self.buffers else self.view(v) for v in self.views.get(base, ()))
+        return [self.tirx.DeclBuffer(view, data=self._view_bases[view].data) for view in views]
 
     def private(self, buf: N.Buffer, idx: list, span=None) -> list:
         """Indices into the current thread's copy of a private buffer (others unchanged)."""
