@@ -31,7 +31,7 @@ KERNEL = textwrap.dedent('''
             with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
                 acc = T.alloc_fragment((block,), T.float32)
                 T.clear(acc)
-                for p in T.serial(passes * 256):
+                for p in T.serial(passes * 4096):
                     for i in T.Parallel(block):
                         acc[i] = acc[i] * 0.5 + A[bx * block + i] * 0.5
                 for i in T.Parallel(block):
