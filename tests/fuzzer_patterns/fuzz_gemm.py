@@ -108,3 +108,30 @@ CASES = [
          note="CUDA refuses K=24 with 'gemm K=24 must be a multiple of 16 for tensor cores' (upstream silently "
               "dropped the K tail); the CPU backend computes it"),
 ]
+
+TILE_PART = """
+@T.prim_func
+def k(A: T.Tensor((64, 128), "float16"), B: T.Tensor((128, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, threads=256) as _:
+        a = T.alloc_shared((64, 128), "float16")
+        b = T.alloc_shared((128, 64), "float16")
+        c = T.alloc_fragment((64, 64), "float32")
+        T.copy(A, a)
+        T.copy(B, b)
+        T.gemm(a[:, 64:128], b[0:64, :], c, clear_accum=True)
+        T.copy(c, C)
+"""
+
+
+def _tile_part_inputs(device):
+    import torch
+
+    g = torch.Generator().manual_seed(7)
+    a = torch.randn(64, 128, generator=g).half().to(device)
+    b = torch.randn(128, 64, generator=g).half().to(device)
+    return [a, b, torch.full((64, 64), float("nan"), device=device)]
+
+
+CASES.append(Case("gemm on a part of a shared tile (columns 64.. of A, rows ..64 of B) reads that part only",
+                  "sparse_mla_fwd's Q_s[:, :D]", TILE_PART, _tile_part_inputs,
+                  lambda args: args[0][:, 64:].float() @ args[1][:64, :].float(), atol=1e-2, rtol=1e-2))

@@ -78,40 +78,44 @@ __device__ __forceinline__ void mma16816(float* c, const unsigned* a, const unsi
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-// A fragments (16x16) of one m-atom at k-step kk. A stored [M][K] (TA=0) or [K][M] (TA=1).
-template <int M, int K, bool TA, bool SW, typename T>
-__device__ __forceinline__ void load_a(unsigned* a, const T* A, int m0, int k0, int lane) {
+// A fragments (16x16) of one m-atom at k-step kk. A stored [M][K] (TA=0) or [K][M] (TA=1), in a tile of LD
+// columns at rows r0.., columns c0.. (a part of a larger tile; the whole tile when LD is the stored width).
+template <int M, int K, bool TA, bool SW, int LD = (TA ? M : K), typename T>
+__device__ __forceinline__ void load_a(unsigned* a, const T* A, int m0, int k0, int lane, int r0 = 0, int c0 = 0) {
   if constexpr (!TA) {
-    int r = m0 + (lane & 15), c = k0 + (lane >> 4) * 8;
-    ldsm_x4(a, A + off16<K, SW>(r, c));
+    int r = r0 + m0 + (lane & 15), c = c0 + k0 + (lane >> 4) * 8;
+    ldsm_x4(a, A + off16<LD, SW>(r, c));
   } else {
-    int r = k0 + (lane >> 4) * 8 + (lane & 7), c = m0 + ((lane >> 3) & 1) * 8;
-    ldsm_x4_t(a, A + off16<M, SW>(r, c));
+    int r = r0 + k0 + (lane >> 4) * 8 + (lane & 7), c = c0 + m0 + ((lane >> 3) & 1) * 8;
+    ldsm_x4_t(a, A + off16<LD, SW>(r, c));
   }
 }
 // B fragments for two n-atoms (n0, n0+8) at k-step k0. B stored [K][N] (TB=0) or [N][K] (TB=1).
-template <int N, int K, bool TB, bool SW, typename T>
-__device__ __forceinline__ void load_b2(unsigned* b, const T* B, int n0, int k0, int lane) {
+template <int N, int K, bool TB, bool SW, int LD = (TB ? K : N), typename T>
+__device__ __forceinline__ void load_b2(unsigned* b, const T* B, int n0, int k0, int lane, int r0 = 0, int c0 = 0) {
   if constexpr (!TB) {
-    int r = k0 + (lane & 7) + ((lane >> 3) & 1) * 8, c = n0 + (lane >> 4) * 8;
-    ldsm_x4_t(b, B + off16<N, SW>(r, c));
+    int r = r0 + k0 + (lane & 7) + ((lane >> 3) & 1) * 8, c = c0 + n0 + (lane >> 4) * 8;
+    ldsm_x4_t(b, B + off16<LD, SW>(r, c));
   } else {
-    int r = n0 + (lane & 7) + (lane >> 4) * 8, c = k0 + ((lane >> 3) & 1) * 8;
-    ldsm_x4(b, B + off16<K, SW>(r, c));
+    int r = r0 + n0 + (lane & 7) + (lane >> 4) * 8, c = c0 + k0 + ((lane >> 3) & 1) * 8;
+    ldsm_x4(b, B + off16<LD, SW>(r, c));
   }
 }
-template <int N, int K, bool TB, bool SW, typename T>
-__device__ __forceinline__ void load_b1(unsigned* b, const T* B, int n0, int k0, int lane) {
+template <int N, int K, bool TB, bool SW, int LD = (TB ? K : N), typename T>
+__device__ __forceinline__ void load_b1(unsigned* b, const T* B, int n0, int k0, int lane, int r0 = 0, int c0 = 0) {
   int l = lane & 15;
   if constexpr (!TB) {
-    ldsm_x2_t(b, B + off16<N, SW>(k0 + l, n0));
+    ldsm_x2_t(b, B + off16<LD, SW>(r0 + k0 + l, c0 + n0));
   } else {
-    ldsm_x2(b, B + off16<K, SW>(n0 + (l & 7), k0 + (l >> 3) * 8));
+    ldsm_x2(b, B + off16<LD, SW>(r0 + n0 + (l & 7), c0 + k0 + (l >> 3) * 8));
   }
 }
-// C[M][N] (+)= A * B with A and B in shared memory; C in the mma accumulator layout over WMxWN warps.
-template <int M, int N, int K, int WM, int WN, bool TA, bool TB, bool SWA, bool SWB, typename T>
-__device__ __forceinline__ void gemm_ss(const T* A, const T* B, float* C) {
+// C[M][N] (+)= A * B with A and B in shared memory; C in the mma accumulator layout over WMxWN warps. A and B
+// may be parts of wider tiles: LDA/LDB columns stored, the part at (ar0, ac0) / (br0, bc0) of the tile at A / B.
+template <int M, int N, int K, int WM, int WN, bool TA, bool TB, bool SWA, bool SWB, int LDA = (TA ? M : K),
+          int LDB = (TB ? K : N), typename T>
+__device__ __forceinline__ void gemm_ss(const T* A, const T* B, float* C, int ar0 = 0, int ac0 = 0, int br0 = 0,
+                                        int bc0 = 0) {
   constexpr int MI = M / WM / 16, NI = N / WN / 8;
   int warp = threadIdx.x / 32 % (WM * WN), lane = threadIdx.x % 32;  // % : a warp-specialised role's warps
   int wm0 = (warp / WN) * (M / WM), wn0 = (warp % WN) * (N / WN);
@@ -119,14 +123,14 @@ __device__ __forceinline__ void gemm_ss(const T* A, const T* B, float* C) {
   for (int k0 = 0; k0 < K; k0 += 16) {
     unsigned a[MI][4], b[NI][2];
 #pragma unroll
-    for (int i = 0; i < MI; ++i) load_a<M, K, TA, SWA>(a[i], A, wm0 + i * 16, k0, lane);
+    for (int i = 0; i < MI; ++i) load_a<M, K, TA, SWA, LDA>(a[i], A, wm0 + i * 16, k0, lane, ar0, ac0);
 #pragma unroll
     for (int j = 0; j + 1 < NI; j += 2) {
       unsigned t[4];
-      load_b2<N, K, TB, SWB>(t, B, wn0 + j * 8, k0, lane);
+      load_b2<N, K, TB, SWB, LDB>(t, B, wn0 + j * 8, k0, lane, br0, bc0);
       b[j][0] = t[0]; b[j][1] = t[1]; b[j + 1][0] = t[2]; b[j + 1][1] = t[3];
     }
-    if constexpr (NI % 2) load_b1<N, K, TB, SWB>(b[NI - 1], B, wn0 + (NI - 1) * 8, k0, lane);
+    if constexpr (NI % 2) load_b1<N, K, TB, SWB, LDB>(b[NI - 1], B, wn0 + (NI - 1) * 8, k0, lane, br0, bc0);
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll
@@ -135,8 +139,8 @@ __device__ __forceinline__ void gemm_ss(const T* A, const T* B, float* C) {
 }
 // Same with A in registers: a 16-bit fragment in the accumulator layout of an MxK tile over warps WMx1, each
 // warp's rows replicated over the WN warps that split N (warp w holds the A rows of its M slice w / WN).
-template <int M, int N, int K, int WM, int WN, bool TB, bool SWB, typename T>
-__device__ __forceinline__ void gemm_rs(const T* A, const T* B, float* C) {
+template <int M, int N, int K, int WM, int WN, bool TB, bool SWB, int LDB = (TB ? K : N), typename T>
+__device__ __forceinline__ void gemm_rs(const T* A, const T* B, float* C, int br0 = 0, int bc0 = 0) {
   constexpr int MI = M / WM / 16, NI = N / WN / 8, KA = K / 8;
   int warp = threadIdx.x / 32 % (WM * WN), lane = threadIdx.x % 32;  // % : a warp-specialised role's warps
   int wn0 = (warp % WN) * (N / WN);
@@ -147,10 +151,10 @@ __device__ __forceinline__ void gemm_rs(const T* A, const T* B, float* C) {
 #pragma unroll
     for (int j = 0; j + 1 < NI; j += 2) {
       unsigned t[4];
-      load_b2<N, K, TB, SWB>(t, B, wn0 + j * 8, k0, lane);
+      load_b2<N, K, TB, SWB, LDB>(t, B, wn0 + j * 8, k0, lane, br0, bc0);
       b[j][0] = t[0]; b[j][1] = t[1]; b[j + 1][0] = t[2]; b[j + 1][1] = t[3];
     }
-    if constexpr (NI % 2) load_b1<N, K, TB, SWB>(b[NI - 1], B, wn0 + (NI - 1) * 8, k0, lane);
+    if constexpr (NI % 2) load_b1<N, K, TB, SWB, LDB>(b[NI - 1], B, wn0 + (NI - 1) * 8, k0, lane, br0, bc0);
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
       int base = (i * KA + k0 / 8) * 2;  // in 32-bit words: 4 halves per atom = 2 words

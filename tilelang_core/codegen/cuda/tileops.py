@@ -77,7 +77,7 @@ class TileOps(CopyOps, ReduceOps):
         if b.scope not in ("shared.dyn", "shared"):
             raise LoweringError("T.gemm needs B in shared memory (T.alloc_shared)", op.span)
         m, n = lay.m, lay.n
-        bp, brows, bcols = self._operand(op.b, op, id(op) in em.wgmma)
+        bp, brows, bcols, bpart = self._operand(op.b, op, id(op) in em.wgmma)
         k = bcols if op.transpose_b else brows
         if k % 16 and a.dtype in ("float16", "bfloat16"):
             raise LoweringError(f"gemm K={k} must be a multiple of 16 for tensor cores", op.span)
@@ -100,23 +100,31 @@ class TileOps(CopyOps, ReduceOps):
         if a.scope == "local.fragment":
             # a transposed A is the same registers (its layout stores element (m, k) at [k][m])
             if tc:
-                call = f"tl::gemm_rs<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {tb}, {swb}>"
+                call = f"tl::gemm_rs<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {tb}, {swb}{_ld(bpart)}>"
+            elif bpart is not None:
+                raise _part_error(op.b, bpart, op.span)
             elif b in em.swizzled or k % 8:
                 raise LoweringError(f"T.gemm with A in registers of {a.dtype} needs B unswizzled and K a multiple "
                                     "of 8 on the CUDA backend", op.span)
             else:
                 call = f"tl::gemm_rs_fma<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {tb}>"
-            em.line(f'T.cuda.func_call("{call}", {em.name(a)}.ptr_to([0]), {bp}, {cp}, source_code="")')
+            em.line(f'T.cuda.func_call("{call}", {em.name(a)}.ptr_to([0]), {bp}, {cp}{_at(bpart)}, source_code="")')
             return
         if a.scope not in ("shared.dyn", "shared"):
             raise LoweringError("T.gemm needs A in shared memory or in a fragment", op.span)
-        ap = self._operand(op.a, op, False)[0]
+        ap, _, _, apart = self._operand(op.a, op, False)
         ta, swa = _b(op.transpose_a), _b(a in em.swizzled)
         if tc:
-            call = f"tl::gemm_ss<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {ta}, {tb}, {swa}, {swb}>"
+            lds = "" if apart is bpart is None else _ld(apart or (0, 0, shape_ints(a.shape)[-1])) + _ld(bpart or (
+                0, 0, shape_ints(b.shape)[-1]))
+            offsets = "" if apart is bpart is None else _at(apart or (0, 0, 0)) + _at(bpart or (0, 0, 0))
+            call = f"tl::gemm_ss<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {ta}, {tb}, {swa}, {swb}{lds}>"
         else:
-            call = f"tl::gemm_fma<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {ta}, {tb}>"
-        em.line(f'T.cuda.func_call("{call}", {ap}, {bp}, {cp}, source_code="")')
+            for region, part in ((op.a, apart), (op.b, bpart)):
+                if part is not None:
+                    raise _part_error(region, part, op.span)
+            call, offsets = f"tl::gemm_fma<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {ta}, {tb}>", ""
+        em.line(f'T.cuda.func_call("{call}", {ap}, {bp}, {cp}{offsets}, source_code="")')
 
     def _gemm_wgmma(self, op: N.Gemm, lay: Mma, k: int) -> None:
         from .wgmma import gemm_function
@@ -133,10 +141,12 @@ class TileOps(CopyOps, ReduceOps):
         bp = self._operand(op.b, op, True)[0]
         em.line(f'T.cuda.func_call("{name}", {ap}, {bp}, {em.name(c)}.ptr_to([0]), source_code="")')
 
-    def _operand(self, region: N.Region, op: N.Gemm, wgmma: bool) -> tuple[str, int, int]:
-        """(address text, rows, cols) of a shared gemm operand: a tile, one matrix of a stacked tile
+    def _operand(self, region: N.Region, op: N.Gemm, wgmma: bool) -> tuple[str, int, int, tuple | None]:
+        """(address text, rows, cols, part) of a shared gemm operand: a tile, one matrix of a stacked tile
         (`K_s[stage, :, :]`), or, for wgmma on 128-byte-swizzled atoms, whole 64-column atoms of a tile (the
-        descriptors step over atoms of the full tile). Other parts of a tile: LoweringError."""
+        descriptors step over atoms of the full tile). For mma.sync another static part of a tile whose columns
+        start at a multiple of 8 (`Q_s[:, :256]`) is the whole matrix's address and part = (row, column, stored
+        columns), which the templates add to every ldmatrix address. Other parts of a tile: LoweringError."""
         em, buf = self.em, region.buffer
         shape = shape_ints(buf.shape)
         if shape is None or len(shape) < 2:
@@ -158,13 +168,14 @@ class TileOps(CopyOps, ReduceOps):
         atoms = wgmma and em.swizzled.get(buf) == "atoms" and _multiple_of(starts[1], 64) and exts[1] % 64 == 0 \
             and starts[0] % 8 == 0
         if not whole and not atoms:
-            raise LoweringError(f"T.gemm on rows {starts[0]}..{starts[0] + exts[0] - 1}, columns {starts[1]}.."
-                                f"{starts[1] + exts[1] - 1} of the shared tile '{buf.name}' ({shape[-2]}x{shape[-1]}) "
-                                "is not supported by this gemm lowering (its templates read whole tiles); copy that "
-                                "part into a tile of its own", op.span)
+            part = (starts[0], starts[1], shape[-1])
+            if wgmma or starts[1] % 8:
+                raise _part_error(region, part + (exts[0], exts[1], shape[-2]), op.span)
+            idx = em.access(buf, lead + ["0", "0"])
+            return f"{em.name(buf)}.ptr_to([{', '.join(idx)}])", exts[0], exts[1], part
         cols = str(starts[1]) if isinstance(starts[1], int) else em.idx(starts[1])
         idx = em.access(buf, lead + [str(starts[0]), cols])
-        return f"{em.name(buf)}.ptr_to([{', '.join(idx)}])", exts[0], exts[1]
+        return f"{em.name(buf)}.ptr_to([{', '.join(idx)}])", exts[0], exts[1], None
 
     # ------------------------------------------------------------------ atomics
     def atomic_add(self, op: N.AtomicAdd) -> None:
@@ -232,3 +243,22 @@ def _side_index_exprs(side: Side, vs):
         else:
             out.append(a.start)
     return out
+
+
+def _ld(part: tuple | None) -> str:
+    """The stored-columns template argument of a tile part (nothing for a whole tile)."""
+    return "" if part is None else f", {part[2]}"
+
+
+def _at(part: tuple | None) -> str:
+    """The (row, column) call arguments of a tile part (nothing for a whole tile)."""
+    return "" if part is None else f", {part[0]}, {part[1]}"
+
+
+def _part_error(region: N.Region, part: tuple, span) -> LoweringError:
+    """The diagnostic for a part of a shared tile this gemm cannot address."""
+    buf = region.buffer
+    return LoweringError(f"T.gemm on a part of the shared tile '{buf.name}' (rows from {part[0]}, columns from "
+                         f"{part[1]}) is only supported for fp16/bf16 mma.sync gemms with the part's columns starting "
+                         "at a multiple of 8, or whole 64-column atoms on wgmma; copy that part into a tile of its "
+                         "own", span)
