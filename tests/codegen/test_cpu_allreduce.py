@@ -69,3 +69,34 @@ def test_warp_reduce_sum_and_max_per_warp():
     mod(a, s, x)
     torch.testing.assert_close(s, a.view(4, 2, 32).sum(2), rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(x, a.view(4, 2, 32).max(2, keepdim=True).values.expand(4, 2, 32).reshape(4, 64))
+
+
+PIPELINED_DEQUANT = """
+import tilelang
+import tilelang.language as T
+
+@T.prim_func
+def mm(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        A_s = T.alloc_shared((64, 16), "float16")
+        B_s = T.alloc_shared((64, 16), "float16")
+        B_d = T.alloc_shared((64, 16), "float16")
+        acc = T.alloc_fragment((64, 64), "float32")
+        tx = T.get_thread_binding()
+        T.clear(acc)
+        for k in T.Pipelined(4, num_stages=2):
+            T.copy(A[0, k * 16], A_s)
+            T.copy(B[0, k * 16], B_s)
+            for i in T.serial(8):
+                B_d[(i * 128 + tx) // 16, (i * 128 + tx) % 16] = B_s[(i * 128 + tx) // 16, (i * 128 + tx) % 16] * 2
+            T.gemm(A_s, B_d, acc, transpose_B=True)
+        T.copy(acc, C)
+"""
+
+
+def test_thread_statements_in_a_loop_with_tile_ops_run_the_tile_ops_once():  # dequant_gemm_fine_grained
+    mod = build_src(PIPELINED_DEQUANT)
+    a, b = torch.randn(64, 64).half(), torch.randn(64, 64).half()
+    c = torch.zeros(64, 64)
+    mod(a, b, c)
+    torch.testing.assert_close(c, a.float() @ (2 * b.float()).T, rtol=1e-3, atol=1e-3)

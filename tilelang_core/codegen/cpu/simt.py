@@ -84,11 +84,14 @@ def _conflicts(before: tuple, after: tuple) -> bool:
 
 
 def _has_phases(s) -> bool:
-    """A barrier inside, or a loop/branch whose statements exchange data through shared memory between them."""
+    """A barrier inside, or a loop/branch whose statements exchange data through shared memory between them or
+    that holds a tile op (which the block runs once, never once per thread)."""
     if _has_barrier(s):
         return True
     if not isinstance(s, (N.For, N.If, N.While, N.SeqStmt)):
         return False
+    if any(isinstance(n, N.TILE_OPS) for n in walk(s)):
+        return True
     touched = (set(), set())
     for body in (getattr(s, "body", None), getattr(s, "then_body", None), getattr(s, "else_body", None)):
         stmts = _flat(body) if body is not None else []
