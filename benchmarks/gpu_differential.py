@@ -96,7 +96,7 @@ def revert_worktree() -> Path:
     """A detached worktree of HEAD at REVERT_AT with the atomic guard's lowering removed."""
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", REVERT_AT, "HEAD"], check=True,
                    capture_output=True)
-    path = Path(REVERT_AT) / "tilelang_core" / "codegen" / "cuda" / "lower.py"
+    path = Path(REVERT_AT) / "tilelang_core" / "codegen" / "cuda" / "parallel.py"
     text = path.read_text()
     for old, new in REVERT:
         if text.count(old) != 1:

@@ -57,6 +57,6 @@ def test_poison_keeps_atomic_start_values():
 
 
 def test_the_revert_still_applies_to_the_lowering():
-    text = (ROOT / "tilelang_core" / "codegen" / "cuda" / "lower.py").read_text()
+    text = (ROOT / "tilelang_core" / "codegen" / "cuda" / "parallel.py").read_text()
     for old, _ in gpu_differential.REVERT:
         assert text.count(old) == 1, old

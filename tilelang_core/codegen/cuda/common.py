@@ -47,3 +47,8 @@ def used_buffers(stmt):
             for side in op_regions(node):
                 for r in side:
                     yield r.buffer
+
+
+def is_shared(buf) -> bool:
+    """True for a buffer in shared memory."""
+    return buf.scope in ("shared.dyn", "shared")

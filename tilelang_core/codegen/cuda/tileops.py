@@ -130,7 +130,7 @@ class TileOps(CopyOps, ReduceOps):
         from .wgmma import gemm_function
 
         em = self.em
-        a, b, c = op.a.buffer, op.b.buffer, op.c.buffer
+        a, c = op.a.buffer, op.c.buffer
         role = em.thread_ops.role
         name, texts = gemm_function(len(em.extra_cuda), op, lay.m, lay.n, k, em.threads // 128, em.swizzled,
                                     wait=not em.wgmma_nowait, first=role[0] if role else 0)

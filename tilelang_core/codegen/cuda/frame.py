@@ -1,0 +1,108 @@
+"""The CUDA kernel frame: registers and local buffers, views, and the one dynamic shared-memory pool with its
+plan. Mixed into KernelEmitter."""
+from __future__ import annotations
+
+from ...ir import nodes as N
+from ...ir.arith import shape_ints
+from ...ir.visitor import walk
+from . import smem
+from .common import LoweringError, is_shared, nbytes, used_buffers, view_root
+
+
+class FrameEmitter:
+    """Allocations and the shared-memory plan; mixed into KernelEmitter."""
+
+    def allocate(self) -> None:
+        """Declare fragments, locals and vars (shared memory views are added by `frame`)."""
+        for node in walk(self.func.body):
+            if not isinstance(node, N.Allocate):
+                continue
+            b = node.buffer
+            if b.scope == "local.fragment":
+                lay = self.layouts[b]
+                self.allocs.append(f'{self.name(b)} = T.alloc_buffer(({lay.regs},), "{b.dtype}", scope="local")')
+            elif b.scope in ("local", "local.var"):
+                shape = shape_ints(b.shape) or (1,)
+                if b.scope == "local" and shape_ints(b.shape) is None:
+                    raise LoweringError(f"local buffer '{b.name}' needs a static shape", node.span)
+                dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
+                self.allocs.append(f'{self.name(b)} = T.alloc_buffer(({dims}), "{b.dtype}", scope="local")')
+            elif is_shared(b):
+                self.name(b)
+        for v in self.views():
+            root = view_root(v)
+            if root.scope == "local.fragment":  # the same registers (layouts.View maps them to the view's shape)
+                self.names[v] = self.name(root)
+            if root.scope == "global":
+                dims = ", ".join(self.idx(d) for d in v.shape) + ("," if len(v.shape) == 1 else "")
+                self.allocs.append(f'{self.name(v)} = T.decl_buffer(({dims}), "{v.dtype}", '
+                                   f'data={self.name(root)}.data)')
+
+    def views(self) -> list:
+        """The buffer views the kernel uses (T.reshape, T.view, T.Tensor(shape, dtype, A.data)), in order."""
+        return list(dict.fromkeys(b for b in used_buffers(self.func.body) if b.base is not None))
+
+    def shared_views(self, offsets: dict, sizes: dict) -> list[str]:
+        """decl_buffer lines of views of shared tiles: the tile's bytes read as another shape or dtype."""
+        lines = []
+        for v in self.views():
+            root = view_root(v)
+            if not is_shared(root):
+                continue
+            shape = shape_ints(v.shape)
+            problem = ("needs a static shape" if shape is None else
+                       "views a multi-buffered tile" if root in self.stages or v in self.stages else
+                       # another dtype reuses the bytes as scratch; the same dtype would read swizzled elements
+                       "views a swizzled gemm tile with its own dtype" if (self.swizzled.get(root) or
+                                                                          self.swizzled.get(v)) and
+                       v.dtype == root.dtype else None)
+            size = nbytes(v.dtype)
+            for d in shape or ():
+                size *= d
+            if problem is None and size > sizes[root]:
+                problem = f"is larger ({size} bytes) than the tile it views ({sizes[root]} bytes)"
+            if problem is not None:
+                raise LoweringError(f"shared view '{v.name}' of '{root.name}' {problem}; the CUDA lowering does "
+                                    "not support that yet", v.span)
+            dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
+            lines.append(f'{self.name(v)} = T.decl_buffer(({dims}), "{v.dtype}", data=smem.data, '
+                         f'elem_offset={offsets[root] // nbytes(v.dtype)}, scope="shared.dyn")')
+        return lines
+
+    def shared_buffers(self) -> list:
+        return [n.buffer for n in walk(self.func.body) if isinstance(n, N.Allocate) and is_shared(n.buffer)]
+
+    def smem_plan(self, limit: int | None = None) -> tuple[list[str], int, list]:
+        """Views into one dynamic shared-memory pool; returns (lines, total bytes, breakdown).
+
+        Buffers go one after another; when that exceeds `limit` bytes, buffers never live together share bytes."""
+        entries = []
+        for b in self.shared_buffers():
+            shape = shape_ints(b.shape)
+            if shape is None:
+                raise LoweringError(f"shared buffer '{b.name}' needs a static shape", b.span)
+            stages = self.stages.get(b, 1)
+            if self.swizzled.get(b) == "atoms":
+                shape = shape[:-2] + (shape[-1] // 64, shape[-2], 64)
+            entries.append((self.name(b), b.dtype, ((stages,) if b in self.stages else ()) + shape, stages, b))
+        for name, (dtype, elems) in self.scratch.items():
+            entries.append((name, dtype, (elems,), 1, name))
+        sizes = []
+        for _, dtype, shape, _, _ in entries:
+            size = nbytes(dtype)
+            for d in shape:
+                size *= d
+            sizes.append(size)
+        align = 1024 if self.wgmma else 128  # wgmma's 128-byte swizzle repeats every 1024 bytes
+        at = smem.sequential(sizes, align)
+        if limit is not None and entries and at[-1] + sizes[-1] > limit:
+            at = smem.packed(sizes, smem.live_ranges(self.func, [e[4] for e in entries]), align)
+        lines, breakdown, offsets, by_label = [], [], {}, {}
+        for (name, dtype, shape, stages, label), size, offset in zip(entries, sizes, at):
+            dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
+            lines.append(f'{name} = T.decl_buffer(({dims}), "{dtype}", data=smem.data, '
+                         f'elem_offset={offset // nbytes(dtype)}, scope="shared.dyn")')
+            breakdown.append((getattr(label, "name", label), size // stages, stages))
+            offsets[label], by_label[label] = offset, size
+        total = max((o + s for o, s in zip(at, sizes)), default=0)
+        return lines + self.shared_views(offsets, by_label), total, breakdown
