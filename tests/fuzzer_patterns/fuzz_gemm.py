@@ -135,3 +135,35 @@ def _tile_part_inputs(device):
 CASES.append(Case("gemm on a part of a shared tile (columns 64.. of A, rows ..64 of B) reads that part only",
                   "sparse_mla_fwd's Q_s[:, :D]", TILE_PART, _tile_part_inputs,
                   lambda args: args[0][:, 64:].float() @ args[1][:64, :].float(), atol=1e-2, rtol=1e-2))
+
+MLA_PARTS = """
+@T.prim_func
+def k(Q: T.Tensor((64, 576), "bfloat16"), K: T.Tensor((64, 576), "bfloat16"), C: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, threads=256) as _:
+        q = T.alloc_shared((64, 576), "bfloat16")
+        kv = T.alloc_shared((64, 512), "bfloat16")
+        kt = T.alloc_shared((64, 64), "bfloat16")
+        c = T.alloc_fragment((64, 64), "float32")
+        T.copy(Q[:, :512], q[:, :512])
+        T.copy(Q[:, 512:], q[:, 512:])
+        T.copy(K[:, :512], kv)
+        T.copy(K[:, 512:], kt)
+        T.clear(c)
+        T.gemm(q[:, :512], kv, c, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+        T.gemm(q[:, 512:], kt, c, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+        T.copy(c, C)
+"""
+
+
+def _mla_inputs(device):
+    import torch
+
+    g = torch.Generator().manual_seed(11)
+    q = torch.randn(64, 576, generator=g).bfloat16().to(device)
+    kv = torch.randn(64, 576, generator=g).bfloat16().to(device)
+    return [q, kv, torch.full((64, 64), float("nan"), device=device)]
+
+
+CASES.append(Case("gemm on the head and tail columns of a 576-wide swizzled bf16 tile (sparse MLA's Q_s[:, :D])",
+                  "deepseek_v32/sparse_mla_fwd", MLA_PARTS, _mla_inputs,
+                  lambda args: args[0].float() @ args[1].float().T, atol=0.1, rtol=1e-2))

@@ -55,3 +55,13 @@ def test_bad_arguments_name_the_parameter(args, needle):
     art = _art()
     with pytest.raises(LaunchError, match=needle):
         pack_args(art, args, bind_dims(art, args))
+
+
+def test_a_tfloat32_parameter_takes_a_float32_tensor_and_nothing_else():
+    """torch has no tfloat32 tensors: deepseek_mhc/example_mhc_pre passes float32 (refused on the H200 before)."""
+    params = [{"name": "fn", "kind": "tensor", "dtype": "tfloat32", "shape": [64], "is_output": False, "position": 0}]
+    art = Artifact("k", "k_kernel", "sm_90a", "", b"", [1], [128, 1, 1], 0, params)
+    values, _ = pack_args(art, [FakeTensor((64,), dtype="float32", ptr=0xC000)], {})
+    assert values[0].value == 0xC000
+    with pytest.raises(LaunchError, match="must be tfloat32, got float16"):
+        pack_args(art, [FakeTensor((64,), dtype="float16")], {})

@@ -92,9 +92,12 @@ def _tensor_map(spec: dict, t):
         raise LaunchError(str(exc)) from None
 
 
+_STORED_AS = {"tfloat32": "float32"}  # dtypes torch has no tensors of, and the torch dtype that carries them
+
+
 def _data_ptr(t, p) -> int:
     dtype = str(getattr(t, "dtype", "")).replace("torch.", "")
-    if dtype and dtype != p["dtype"]:
+    if dtype and dtype != _STORED_AS.get(p["dtype"], p["dtype"]):
         raise LaunchError(f"argument '{p['name']}' must be {p['dtype']}, got {dtype}")
     if hasattr(t, "is_cuda") and not t.is_cuda:
         raise LaunchError(f"argument '{p['name']}' must be a CUDA tensor, got one on {t.device}")
