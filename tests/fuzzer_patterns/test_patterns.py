@@ -14,8 +14,8 @@ pytestmark = pytest.mark.tvm
 THEMES = ("fuzz_arith", "fuzz_atomics", "fuzz_control", "fuzz_fp8", "fuzz_gemm", "fuzz_values", "fuzz_layouts")
 
 
-def _cases(theme: str):
-    return importlib.import_module(theme).CASES
+def _cases(*themes: str) -> list:
+    return [case for theme in themes for case in importlib.import_module(theme).CASES]
 
 
 def _params(cuda: bool = False) -> list:

@@ -45,12 +45,15 @@ def test_example_shape(path):
 
 
 @pytest.mark.parametrize("path", ERRORS, ids=lambda p: p.name)
-def test_error_file_has_one_known_marker(path):
+def test_error_file_has_one_mistake_with_known_markers(path):
+    """One deliberate mistake per file: one code (it may fire on several lines, e.g. both copies of a K loop) or
+    one line (a mistake two rules see, e.g. a tile past the tensor that also leaves part of it unwritten)."""
     marks = [(i, m) for i, line in enumerate(path.read_text().splitlines(), 1) for m in MARK.finditer(line)]
-    assert len(marks) == 1, marks
-    (_, m), = marks
-    assert m.group(2) in CODES, m.group(2)
-    assert CODES[m.group(2)].severity.value == m.group(1)
+    assert marks
+    assert len({m.group(2) for _, m in marks}) == 1 or len({i for i, _ in marks}) == 1, marks
+    for _, m in marks:
+        assert m.group(2) in CODES, m.group(2)
+        assert CODES[m.group(2)].severity.value == m.group(1)
 
 
 def test_every_required_error_class_has_a_file():
