@@ -123,17 +123,21 @@ def k(A: T.Tensor((64, 128), "float16"), B: T.Tensor((128, 64), "float16"), C: T
 """
 
 
-def _tile_part_inputs(device):
-    import torch
+def _two_operands(shape_a: tuple, shape_b: tuple, dtype: str, seed: int):
+    """inputs(device) of a gemm case: two random operands and a NaN-filled 64x64 float32 output."""
 
-    g = torch.Generator().manual_seed(7)
-    a = torch.randn(64, 128, generator=g).half().to(device)
-    b = torch.randn(128, 64, generator=g).half().to(device)
-    return [a, b, torch.full((64, 64), float("nan"), device=device)]
+    def inputs(device):
+        import torch
+
+        g = torch.Generator().manual_seed(seed)
+        a = torch.randn(*shape_a, generator=g).to(getattr(torch, dtype)).to(device)
+        b = torch.randn(*shape_b, generator=g).to(getattr(torch, dtype)).to(device)
+        return [a, b, torch.full((64, 64), float("nan"), device=device)]
+    return inputs
 
 
 CASES.append(Case("gemm on a part of a shared tile (columns 64.. of A, rows ..64 of B) reads that part only",
-                  "sparse_mla_fwd's Q_s[:, :D]", TILE_PART, _tile_part_inputs,
+                  "sparse_mla_fwd's Q_s[:, :D]", TILE_PART, _two_operands((64, 128), (128, 64), "float16", 7),
                   lambda args: args[0][:, 64:].float() @ args[1][:64, :].float(), atol=1e-2, rtol=1e-2))
 
 MLA_PARTS = """
@@ -155,15 +159,6 @@ def k(Q: T.Tensor((64, 576), "bfloat16"), K: T.Tensor((64, 576), "bfloat16"), C:
 """
 
 
-def _mla_inputs(device):
-    import torch
-
-    g = torch.Generator().manual_seed(11)
-    q = torch.randn(64, 576, generator=g).bfloat16().to(device)
-    kv = torch.randn(64, 576, generator=g).bfloat16().to(device)
-    return [q, kv, torch.full((64, 64), float("nan"), device=device)]
-
-
 CASES.append(Case("gemm on the head and tail columns of a 576-wide swizzled bf16 tile (sparse MLA's Q_s[:, :D])",
-                  "deepseek_v32/sparse_mla_fwd", MLA_PARTS, _mla_inputs,
+                  "deepseek_v32/sparse_mla_fwd", MLA_PARTS, _two_operands((64, 576), (64, 576), "bfloat16", 11),
                   lambda args: args[0].float() @ args[1].float().T, atol=0.1, rtol=1e-2))
