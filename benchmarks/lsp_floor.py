@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import selectors
+import signal
 import statistics
 import subprocess
 import sys
@@ -36,7 +37,7 @@ class Session:
     def __init__(self, cmd: list[str], env: dict):
         self.t0 = time.perf_counter()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     cwd=ROOT, env=env)
+                                     cwd=ROOT, env=env, start_new_session=True)  # its own process group
         self.sel = selectors.DefaultSelector()
         self.sel.register(self.proc.stdout, selectors.EVENT_READ)
         self.buf = b""
@@ -70,8 +71,20 @@ class Session:
                 return msg
 
     def close(self) -> None:
-        self.proc.kill()
+        """Kill the server and every process it started (check children, workers), and wait until all are gone,
+        so a round never runs beside the previous server's children still starting up."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         self.proc.wait()
+        deadline = time.perf_counter() + 30
+        while time.perf_counter() < deadline:
+            try:
+                os.killpg(self.proc.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
 
 
 def initialize(session: Session) -> tuple[float, float]:
