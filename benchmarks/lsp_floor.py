@@ -78,13 +78,38 @@ class Session:
         except ProcessLookupError:
             pass
         self.proc.wait()
-        deadline = time.perf_counter() + 30
-        while time.perf_counter() < deadline:
+        for pid in _tilelsp_processes() - _BEFORE:  # workers run in sessions of their own
             try:
-                os.killpg(self.proc.pid, 0)
+                os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
-                return
+                pass
+        deadline = time.perf_counter() + 30
+        while time.perf_counter() < deadline and (_tilelsp_processes() - _BEFORE or _alive(self.proc.pid)):
             time.sleep(0.05)
+
+
+def _alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def _tilelsp_processes() -> set[int]:
+    """PIDs of running processes of tilelsp (servers, check children, workers), zombies excluded."""
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if b"tilelsp" in (entry / "cmdline").read_bytes() and " Z " not in (entry / "stat").read_text():
+                    out.add(int(entry.name))
+            except OSError:
+                continue
+    return out - {os.getpid()}
+
+
+_BEFORE = _tilelsp_processes()  # an editor's servers running beside the benchmark are left alone
 
 
 def initialize(session: Session) -> tuple[float, float]:
