@@ -26,14 +26,17 @@ _KINDS = {"function": types.CompletionItemKind.Function, "dtype": types.Completi
 
 
 def preload() -> None:
-    """Import the feature modules and libcst (quick fixes) in a daemon thread once the session is up, so neither
-    `initialize` nor the first hover or code action waits for them."""
+    """Import the feature modules and libcst (quick fixes) in a thread once the session is up, so neither
+    `initialize` nor the first hover or code action waits for them.
+
+    Not a daemon thread: the interpreter joins it before it finalizes. A daemon stopped mid-import at exit keeps
+    that module's import lock, and the main thread's next import during shutdown waited for it forever."""
     import importlib
     import threading
 
     modules = ("tilelsp.features.hover", "tilelsp.features.inlay", "tilelsp.features.codelens",
                "tilelsp.features.completion", "tilelsp.features.actions", "libcst", "libcst.metadata")
-    threading.Thread(target=lambda: [importlib.import_module(m) for m in modules], daemon=True).start()
+    threading.Thread(target=lambda: [importlib.import_module(m) for m in modules], daemon=False).start()
 
 
 def _open(ls: TileLanguageServer, uri: str) -> DocState | None:
