@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ...analysis.targets import ARCHS as LIMITS
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.printer import expr_str
@@ -25,7 +26,7 @@ from .tma import DEVICE as TMA_DEVICE
 from .tma import plan_tma, rewrite_signature
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
-SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_90": 232448, "sm_90a": 232448}
+SMEM_LIMIT = {a: LIMITS[a].smem_per_block for a in ARCHS}  # bytes of dynamic shared memory per block
 _LINE_MARK = re.compile(r"^(\s*)tl_line_(\d+)\(\);\s*$")
 _CUDA_FP8 = re.compile(r"\bfloat8_e4m3\b")  # CUDA has one e4m3 type (__nv_fp8_e4m3); TVM knows it as e4m3fn
 _TF32 = '"tfloat32"'  # TileLang's tfloat32 is stored as float32 (TVM has no such dtype); gemms read it as float32
