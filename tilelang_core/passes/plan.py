@@ -118,7 +118,7 @@ def _mat(buf):
 
 
 def wgmma_gemms(func: N.PrimFunc, arch: str, threads: int, roles=None) -> dict:
-    """{id(gemm): Gemm} for the gemms that lower to Hopper wgmma (sm_90a, 16-bit inputs, fp32 accumulator,
+    """{id(gemm): Gemm} for the gemms that lower to Hopper wgmma (sm_90a, fp16/bf16/fp8 inputs, fp32 accumulator,
     warpgroups along M, B in shared memory in a layout wgmma can describe). `roles` (passes.roles.Roles): a
     gemm inside a thread role runs on the role's warp groups, which must be whole ones."""
     import os
@@ -135,18 +135,18 @@ def wgmma_gemms(func: N.PrimFunc, arch: str, threads: int, roles=None) -> dict:
         cs, bs = _mat(c), _mat(b)
         if c.scope != "local.fragment" or c.dtype != "float32" or cs is None or bs is None:
             continue
-        if a.dtype != b.dtype or a.dtype not in ("float16", "bfloat16") or g.transpose_a:
+        if not _wgmma_inputs(g) or g.transpose_a:
             continue
         if b.scope not in ("shared.dyn", "shared"):
             continue
         m, n = cs
         k = bs[1] if g.transpose_b else bs[0]
-        if m % (64 * n_wg) or n % 8 or n > 256 or k % 16:
+        if m % (64 * n_wg) or n % 8 or n > 256 or k * _esize(a) % 32:
             continue
-        if not (_kmajor_ok(bs[1]) if g.transpose_b else bs[1] % 64 == 0):
+        if not (_kmajor_ok(bs[1] * _esize(b)) if g.transpose_b else bs[1] % 64 == 0):
             continue
         if a.scope in ("shared.dyn", "shared"):
-            if _mat(a) is None or not _kmajor_ok(_mat(a)[1]):
+            if _mat(a) is None or not _kmajor_ok(_mat(a)[1] * _esize(a)):
                 continue
         elif a.scope != "local.fragment":
             continue
@@ -154,8 +154,27 @@ def wgmma_gemms(func: N.PrimFunc, arch: str, threads: int, roles=None) -> dict:
     return out
 
 
-def _kmajor_ok(cols: int) -> bool:
-    return cols in (16, 32) or cols % 64 == 0
+FP8 = ("float8_e4m3fn", "float8_e4m3", "float8_e5m2")
+
+
+def _wgmma_inputs(g) -> bool:
+    """fp16 or bf16 pairs; fp8 (e4m3 / e5m2, mixed too) only K-major in shared memory: A in a shared tile and B
+    given N x K (transpose_B=True) — fp8 wgmma reads neither a transposed B nor A from registers of this layout.
+    A fp8 gemm with B as K x N keeps the FMA gemm (transpose B to N x K for tensor cores)."""
+    a, b = g.a.buffer, g.b.buffer
+    if a.dtype in ("float16", "bfloat16"):
+        return a.dtype == b.dtype
+    return a.dtype in FP8 and b.dtype in FP8 and bool(g.transpose_b) and a.scope in ("shared.dyn", "shared")
+
+
+def _esize(buf) -> int:
+    """Bytes per element of a wgmma operand (1 for fp8, 2 for fp16 / bf16)."""
+    return 1 if buf.dtype in FP8 else 2
+
+
+def _kmajor_ok(row_bytes: int) -> bool:
+    """A K-major row of this many bytes is one of wgmma's swizzle widths (32 / 64 bytes) or whole 128-byte atoms."""
+    return row_bytes in (32, 64) or row_bytes % 128 == 0
 
 
 def shared_layouts(func: N.PrimFunc, arch: str = "sm_80", threads: int = 128, wgmma: dict | None = None) -> dict:
@@ -163,21 +182,20 @@ def shared_layouts(func: N.PrimFunc, arch: str = "sm_80", threads: int = 128, wg
 
     "rows": 16-byte chunks XOR-swizzled within each row (ldmatrix bank-conflict free; for rows of 32 or 64
     bytes also wgmma's 32B/64B swizzle); "atoms": the tile stored as [cols/64][rows][64] with the 128-byte
-    swizzle, the canonical layout wgmma descriptors address. `wgmma`: the gemms lowered to wgmma (default:
+    swizzle (128 columns of fp8), the canonical layout wgmma descriptors address. `wgmma`: the gemms lowered to wgmma (default:
     every one that qualifies, see `wgmma_gemms`).
     """
     wg = wgmma_gemms(func, arch, threads) if wgmma is None else wgmma
     out: dict = {}
     for g in (n for n in walk(func.body) if isinstance(n, N.Gemm)):
-        if g.c.buffer.dtype != "float32" or g.b.buffer.dtype != g.a.buffer.dtype:
-            continue
-        if g.a.buffer.dtype not in ("float16", "bfloat16"):
+        if g.c.buffer.dtype != "float32" or not (id(g) in wg or g.b.buffer.dtype == g.a.buffer.dtype in (
+                "float16", "bfloat16")):  # fp8 tiles are laid out for wgmma only
             continue
         for buf in (g.a.buffer, g.b.buffer):
             shape = _mat(buf)
-            if buf.scope not in ("shared.dyn", "shared") or shape is None or shape[1] % 16:
+            if buf.scope not in ("shared.dyn", "shared") or shape is None or shape[1] * _esize(buf) % 32:
                 continue
-            kind = "atoms" if id(g) in wg and shape[1] % 64 == 0 else "rows"
+            kind = "atoms" if id(g) in wg and shape[1] * _esize(buf) % 128 == 0 else "rows"
             if out.get(buf, kind) != kind:
                 raise ValueError(f"shared tile '{buf.name}' feeds gemms that need different layouts")
             out[buf] = kind

@@ -82,8 +82,9 @@ class FrameEmitter:
             if shape is None:
                 raise LoweringError(f"shared buffer '{b.name}' needs a static shape", b.span)
             stages = self.stages.get(b, 1)
-            if self.swizzled.get(b) == "atoms":
-                shape = shape[:-2] + (shape[-1] // 64, shape[-2], 64)
+            if self.swizzled.get(b) == "atoms":  # 128-byte atoms: 64 columns of fp16, 128 of fp8
+                w = 128 // nbytes(b.dtype)
+                shape = shape[:-2] + (shape[-1] // w, shape[-2], w)
             entries.append((self.name(b), b.dtype, ((stages,) if b in self.stages else ()) + shape, stages, b))
         for name, (dtype, elems) in self.scratch.items():
             entries.append((name, dtype, (elems,), 1, name))

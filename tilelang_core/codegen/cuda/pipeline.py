@@ -151,7 +151,7 @@ class PipelineEmitter:
                 starts = [self.idx(a.start) for a in reversed(ld.axes)]
                 atoms = self.swizzled.get(ld.tile) == "atoms"
                 for j in range(ld.atoms):
-                    coords = [f"({starts[0]} + {64 * j})" if j else starts[0]] + starts[1:]
+                    coords = [f"({starts[0]} + {ld.tmap['box'][0] * j})" if j else starts[0]] + starts[1:]
                     dst = f"{self.name(ld.tile)}.ptr_to([{stage}, {f'{j}, 0, 0' if atoms else '0, 0'}])"
                     self._call(f"tl::tma_load_{len(ld.axes)}d", ld.tmap["arg"], dst, f"{self.bars}.ptr_to([{stage}])",
                                *coords)

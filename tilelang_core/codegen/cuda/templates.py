@@ -307,12 +307,12 @@ def swizzle_chunk_text(row: str, chunk: str, chunks_per_row: int) -> str:
 
 def swizzled_index(kind: str, cols: int, elem_bytes: int, idx: list[str]) -> list[str]:
     """Physical index (TVMScript text) of element `idx` of a shared tile laid out as `kind` (plan.shared_layouts):
-    "rows" XOR-swizzles the 16-byte chunks of each row; "atoms" stores the tile as [cols/64][rows][64] with the
-    128-byte swizzle (mirrors tl::off16 and the wgmma descriptors)."""
-    epc = 16 // elem_bytes
+    "rows" XOR-swizzles the 16-byte chunks of each row; "atoms" stores the tile as [cols/w][rows][w] (w: 128 bytes of
+    elements, 64 of fp16, 128 of fp8) with the 128-byte swizzle (mirrors tl::off16 and the wgmma descriptors)."""
+    epc, w = 16 // elem_bytes, 128 // elem_bytes
     row, col = idx[-2], idx[-1]
     if kind == "atoms":
-        chunk = swizzle_chunk_text(row, f"T.floordiv(T.floormod({col}, 64), {epc})", 8)
-        return idx[:-2] + [f"T.floordiv({col}, 64)", row, f"({chunk} * {epc} + T.floormod({col}, {epc}))"]
+        chunk = swizzle_chunk_text(row, f"T.floordiv(T.floormod({col}, {w}), {epc})", 8)
+        return idx[:-2] + [f"T.floordiv({col}, {w})", row, f"({chunk} * {epc} + T.floormod({col}, {epc}))"]
     chunk = swizzle_chunk_text(row, f"T.floordiv({col}, {epc})", cols // epc)
     return idx[:-1] + [f"({chunk} * {epc} + T.floormod({col}, {epc}))"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...passes.layouts import Mma, MmaRow, Replicated
-from .common import LoweringError
+from .common import LoweringError, nbytes
 from .copy import CopyOps, Side
 from .reduce import ReduceOps
 
@@ -160,12 +160,13 @@ class TileOps(CopyOps, ReduceOps):
         col = None if full else axes[-1].start  # whole atoms may start at a run-time multiple of 64 (j * 64)
         starts = [0, 0] if full else [as_int(a.start) for a in axes[-2:]]
         exts = list(shape[-2:]) if full else [as_int(a.extent) for a in axes[-2:]]
-        if starts[1] is None and _multiple_of(col, 64) and wgmma:
+        w = 128 // nbytes(buf.dtype)  # columns of a 128-byte atom
+        if starts[1] is None and _multiple_of(col, w) and wgmma:
             starts[1] = col
         if None in starts or None in exts:
             raise LoweringError(f"T.gemm on a part of '{buf.name}' needs compile-time offsets and extents", op.span)
         whole = starts == [0, 0] and exts == list(shape[-2:])
-        atoms = wgmma and em.swizzled.get(buf) == "atoms" and _multiple_of(starts[1], 64) and exts[1] % 64 == 0 \
+        atoms = wgmma and em.swizzled.get(buf) == "atoms" and _multiple_of(starts[1], w) and exts[1] % w == 0 \
             and starts[0] % 8 == 0
         if not whole and not atoms:
             part = (starts[0], starts[1], shape[-1])
@@ -260,5 +261,5 @@ def _part_error(region: N.Region, part: tuple, span) -> LoweringError:
     buf = region.buffer
     return LoweringError(f"T.gemm on a part of the shared tile '{buf.name}' (rows from {part[0]}, columns from "
                          f"{part[1]}) is only supported for fp16/bf16 mma.sync gemms with the part's columns starting "
-                         "at a multiple of 8, or whole 64-column atoms on wgmma; copy that part into a tile of its "
-                         "own", span)
+                         "at a multiple of 8, or whole 128-byte atoms (64 columns of fp16) on wgmma; copy that part "
+                         "into a tile of its own", span)

@@ -25,8 +25,8 @@ _MAX_RANK = 5
 
 @dataclass
 class TmaLoad:
-    """One producer copy as bulk tensor copies: `atoms` boxes of the map `tmap` (64-column atoms for the
-    128-byte swizzle; one box otherwise)."""
+    """One producer copy as bulk tensor copies: `atoms` boxes of the map `tmap` (128-byte atoms for the 128-byte
+    swizzle, box width `tmap["box"][0]` columns; one box otherwise)."""
 
     copy: N.Copy
     tile: N.Buffer
@@ -135,8 +135,9 @@ def _tma_load(op: N.Copy, kind: str | None, maps: list) -> TmaLoad | None:
     esize, (rows, cols) = nbytes(g.dtype), shape
     if any(d is None for d in gshape[1:]) or any(d * esize % 16 for d in _strides(gshape[1:])):
         return None
-    if kind == "atoms":
-        swizzle, inner, atoms = 128, 64, cols // 64
+    if kind == "atoms":  # 128-byte atoms: 64 columns of fp16, 128 of fp8
+        swizzle, inner = 128, 128 // esize
+        atoms = cols // inner
     elif kind == "rows":
         swizzle, inner, atoms = cols * esize, cols, 1
         if swizzle not in (32, 64, 128):

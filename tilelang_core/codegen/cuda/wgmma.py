@@ -1,8 +1,9 @@
 """Hopper (sm_90a) wgmma gemm: per-kernel CUDA functions with shared-memory descriptors.
 
 A and B live in shared memory in the canonical layouts of `passes.plan.shared_layouts` ("rows": 32/64/128-byte
-rows, XOR-swizzled; "atoms": [cols/64][rows][64] with the 128-byte swizzle). Warpgroups split M; each issues
-m64nNk16 instructions; the accumulator layout is `Mma(..., interleave=True)`.
+rows, XOR-swizzled; "atoms": [cols/w][rows][w] with the 128-byte swizzle, w = 64 fp16 or 128 fp8 columns).
+Warpgroups split M; each issues m64nNk16 (fp16/bf16) or m64nNk32 (fp8 e4m3/e5m2, both operands K-major in shared
+memory) instructions, one per 32 bytes of K; the accumulator layout is `Mma(..., interleave=True)`.
 """
 from __future__ import annotations
 
@@ -29,18 +30,22 @@ __device__ __forceinline__ void fence_sync() {
 """
 
 
-def _ptx_type(dtype: str) -> str:
-    return {"float16": "f16", "bfloat16": "bf16"}[dtype]
+_PTX = {"float16": "f16", "bfloat16": "bf16", "float8_e4m3fn": "e4m3", "float8_e4m3": "e4m3", "float8_e5m2": "e5m2"}
+_CTYPE = {"float16": "half", "bfloat16": "__nv_bfloat16", "float8_e4m3fn": "__nv_fp8_e4m3",
+          "float8_e4m3": "__nv_fp8_e4m3", "float8_e5m2": "__nv_fp8_e5m2"}
 
 
-def _c_type(dtype: str) -> str:
-    return {"float16": "half", "bfloat16": "__nv_bfloat16"}[dtype]
+def _esize(dtype: str) -> int:
+    return 2 if dtype in ("float16", "bfloat16") else 1
 
 
-def instruction(n: int, dtype: str, rs: bool, tnsp_b: int) -> tuple[str, str]:
-    """(function name, CUDA text) of one m64nNk16 wgmma wrapper."""
-    t = _ptx_type(dtype)
-    name = f"tl_wgmma_{'rs' if rs else 'ss'}_n{n}_{t}_t{tnsp_b}"
+def instruction(n: int, dtype: str, rs: bool, tnsp_b: int, b_dtype: str | None = None) -> tuple[str, str]:
+    """(function name, CUDA text) of one wgmma wrapper: m64nNk16 for fp16/bf16, m64nNk32 for fp8 (A and B may be
+    e4m3 and e5m2; fp8 has no transpose immediates: both operands are K-major)."""
+    ta, tb = _PTX[dtype], _PTX[b_dtype or dtype]
+    fp8 = _esize(dtype) == 1
+    kdim = 32 if fp8 else 16
+    name = f"tl_wgmma_{'rs' if rs else 'ss'}_n{n}_{ta}{'' if tb == ta else tb}_t{tnsp_b}"
     nd = n // 2
     dregs = ", ".join(f"%{i}" for i in range(nd))
     outs = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
@@ -50,23 +55,24 @@ def instruction(n: int, dtype: str, rs: bool, tnsp_b: int) -> tuple[str, str]:
         params = "float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned long long db"
     else:
         a_ops, ins = f"%{nd}", '"l"(da), "l"(db), "r"(1)'
-        b_op, p_op, tail = f"%{nd + 1}", f"%{nd + 2}", f"p, 1, 1, 0, {tnsp_b}"
+        b_op, p_op, tail = f"%{nd + 1}", f"%{nd + 2}", "p, 1, 1" if fp8 else f"p, 1, 1, 0, {tnsp_b}"
         params = "float* d, unsigned long long da, unsigned long long db"
     text = (f"__device__ __forceinline__ void {name}({params}) {{\n"
             f'  asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, {p_op}, 0;\\n"\n'
-            f'    "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} {{{dregs}}}, {a_ops}, {b_op}, {tail};\\n}}\\n"\n'
+            f'    "wgmma.mma_async.sync.aligned.m64n{n}k{kdim}.f32.{ta}.{tb} {{{dregs}}}, {a_ops}, {b_op}, {tail};\\n}}\\n"\n'
             f"    : {outs}\n    : {ins});\n}}\n")
     return name, text
 
 
-def _operand(kind: str, rows: int, cols: int, kmajor: bool) -> dict:
-    """Descriptor constants and offset expressions (bytes; `row0`, `kk` are C++ names) of one operand."""
+def _operand(kind: str, rows: int, cols: int, esize: int, kmajor: bool) -> dict:
+    """Descriptor constants and offset expressions (bytes; `row0`, `kk` are C++ names, kk counting 32-byte K steps)
+    of one operand with `esize`-byte elements."""
     if kind == "atoms":
         if kmajor:
-            off = f"(kk * 16 / 64) * {rows * 128} + row0 * 128 + (kk * 16 % 64) * 2"
+            off = f"(kk * 32 / 128) * {rows * 128} + row0 * 128 + (kk * 32 % 128)"
             return {"off": off, "lbo": 16, "sbo": 1024, "mode": 1}
         return {"off": "kk * 16 * 128", "lbo": rows * 128, "sbo": 1024, "mode": 1}
-    rowbytes = cols * 2
+    rowbytes = cols * esize
     return {"off": f"row0 * {rowbytes} + kk * 32", "lbo": 16, "sbo": 8 * rowbytes, "mode": _MODE[rowbytes]}
 
 
@@ -81,19 +87,20 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
     a, b = g.a.buffer, g.b.buffer
     rs = a.scope == "local.fragment"
     tnsp_b = 0 if g.transpose_b else 1
-    inst, inst_text = instruction(n, a.dtype, rs, tnsp_b)
+    inst, inst_text = instruction(n, a.dtype, rs, tnsp_b, b.dtype)
     brows, bcols = shape_ints(b.shape)[-2:]
-    bop = _operand(layouts[b], brows, bcols, kmajor=bool(g.transpose_b))
-    t = _c_type(a.dtype)
+    bop = _operand(layouts[b], brows, bcols, _esize(b.dtype), kmajor=bool(g.transpose_b))
+    t, tb = _CTYPE[a.dtype], _CTYPE[b.dtype]
+    ksteps = k * _esize(a.dtype) // 32  # one instruction per 32 bytes of K (k16 fp16, k32 fp8)
     name = f"tl_gemm_wgmma_{ident}"
     mi = m // (64 * n_wg)
     tid = f"(threadIdx.x - {first})" if first else "threadIdx.x"
-    body = [f"__device__ __forceinline__ void {name}(const {t}* A, const {t}* B, float* C) {{",
+    body = [f"__device__ __forceinline__ void {name}(const {t}* A, const {tb}* B, float* C) {{",
             *([] if rs else [f"  const int wg = {tid} / 128 % {n_wg};"]),  # A's rows (registers need none)
             '  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");',
             "#pragma unroll", f"  for (int mi = 0; mi < {mi}; ++mi) {{",
             *([] if rs else [f"    const int row0 = (mi * {n_wg} + wg) * 64;"]),
-            "#pragma unroll", f"    for (int kk = 0; kk < {k // 16}; ++kk) {{",
+            "#pragma unroll", f"    for (int kk = 0; kk < {ksteps}; ++kk) {{",
             f"      unsigned long long db = tl::wg_desc(reinterpret_cast<const char*>(B) + ({bop['off'].replace('row0', '0')}), "
             f"{bop['lbo']}, {bop['sbo']}, {bop['mode']});"]
     if rs:
@@ -101,7 +108,7 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
                  f"      {inst}(C + mi * {n // 2}, a[0], a[1], a[2], a[3], db);"]
     else:
         arows, acols = shape_ints(a.shape)[-2:]
-        aop = _operand(layouts[a], arows, acols, kmajor=True)
+        aop = _operand(layouts[a], arows, acols, _esize(a.dtype), kmajor=True)
         body += [f"      unsigned long long da = tl::wg_desc(reinterpret_cast<const char*>(A) + ({aop['off']}), "
                  f"{aop['lbo']}, {aop['sbo']}, {aop['mode']});",
                  f"      {inst}(C + mi * {n // 2}, da, db);"]
