@@ -207,6 +207,31 @@ _ROWS = [
              "global access), so they are not reported.",
              "for i, j in T.Parallel(64, 64):\n    B_local[i, j] = S[i + 1, j]  # S is 64 x 64",
              "Guard the access (`if i + 1 < 64:`), size the buffer for the halo, or fix the index expression."),
+    CodeInfo("sanitize-reduction-step", E, "sanitize",
+             "At run time, a T.copy in a serial or pipelined loop that feeds T.gemm (or T.reduce_*(clear=False)) "
+             "moved its offset along one axis between two iterations by a different amount than its tile holds, so "
+             "part of that axis is skipped or summed twice (the block and the two offsets are named). Gathers "
+             "(offsets read from a tensor) are not checked.",
+             "for k in T.Pipelined(T.ceildiv(K, 64)):\n    T.copy(A[by * 64, k * 64], A_s)  # A_s is 64 x 32",
+             "Step the offset by the tile's extent (k * block_K) and loop T.ceildiv(K, block_K) times."),
+    CodeInfo("sanitize-inplace-hazard", E, "sanitize",
+             "At run time, one block read a global element that another block of the same launch wrote without "
+             "an atomic (or wrote one that another block had read): on a GPU the value read depends on the order "
+             "the blocks run in. Both blocks and the writing lines are named.",
+             "T.copy(X[by * 64, k * 32], X_s)  ...  T.copy(acc, X[by * 64, bx * 64])  # X = X @ W in place",
+             "Write the result into a separate output tensor (or split the kernel in two launches)."),
+    CodeInfo("sanitize-index-overflow", E, "sanitize",
+             "At run time, int32 arithmetic in a scalar bound by assignment, a value stored into an int32 local, or "
+             "a loop bound left the int32 range and wrapped (checked in 64 bits; the block, thread and the value "
+             "are named). For large grids only the first and last block of each grid axis run (see docs/cli.md).",
+             "bit = ((by * 32 + i) * K + bx * 256 + j) * 4  # K = 32768: up to 4,294,967,292",
+             "Compute it in 64 bits (T.cast(x, T.int64) on the first operand), or index the buffer with it directly."),
+    CodeInfo("sanitize-sampled", I, "sanitize",
+             "The instance's tensors were too large to sanitize every block, so only the first and last block of "
+             "each grid axis ran: per-block findings hold for those blocks, races and hazards only between them, "
+             "and unwritten outputs are not checked.",
+             "unpack_int4(32768, 32768)  # 131072 blocks, 1.5G tensor elements",
+             "Informational; sanitize a smaller instance of the kernel to check the whole grid."),
 ]
 
 CODES: dict[str, CodeInfo] = {row.code: row for row in _ROWS}

@@ -4,8 +4,17 @@ and turn its report into Diagnostics at the user's lines (first block / thread, 
 What it finds (codes in tilelang_core/codes.py): reads of shared / fragment / local values nothing wrote
 (`sanitize-uninitialized-read`), elements of an `out_idx` output no block writes, as regions
 (`sanitize-unwritten-output`), one element written by two blocks of a launch without an atomic
-(`sanitize-block-race`), and the user's own element indexing outside a shared / fragment / local buffer
-(`sanitize-out-of-bounds`; global accesses are bounds-guarded in TileLang, as tile ops are).
+(`sanitize-block-race`), the user's own element indexing outside a shared / fragment / local buffer
+(`sanitize-out-of-bounds`; global accesses are bounds-guarded in TileLang, as tile ops are), a reduction loop's
+copy whose offset steps past or short of its tile (`sanitize-reduction-step`), a global element one block reads
+and another writes in one launch (`sanitize-inplace-hazard`), and int32 scalar arithmetic that wraps
+(`sanitize-index-overflow`).
+
+Instances whose tensors hold more than SAMPLE_ELEMENTS elements in all run *sampled*: only the first and last
+block of each grid axis (2**rank blocks), so a 1G-element kernel is checked in seconds. Per-block findings
+(uninitialised scratch reads, out-of-bounds, steps, overflow) hold for the blocks that ran; races and hazards only
+between them; unwritten outputs and reads of unwritten out_idx elements are not reported. A `sanitize-sampled`
+note says so.
 """
 from __future__ import annotations
 
@@ -15,6 +24,7 @@ from ..ir.arith import as_int
 from ..source import Span
 
 MAX_RUNS = 3  # index ranges named in a coverage message
+SAMPLE_ELEMENTS = 1 << 26  # tensor elements (all parameters) above which only the grid's corner blocks run
 RUNTIME_CHECKED = ("dataflow",)  # check areas whose bugs the sanitizer observes: their errors do not stop it
 
 
@@ -45,12 +55,27 @@ def sanitize_run(func: N.PrimFunc, out_idx, args: list) -> list[Diagnostic]:
     """Build `func` sanitized and run it on every argument (contiguous CPU tensors and scalars); the findings."""
     from ..codegen.cpu.sanitize import build_sanitized
 
-    module = build_sanitized(func, out_idx)
+    elements = sum(a.numel() for p, a in zip(func.params, args) if isinstance(p, N.Buffer))
+    sample = elements > SAMPLE_ELEMENTS
+    module = build_sanitized(func, out_idx, sample)
     hits, writers = module.run(args)
     shapes = {p: tuple(a.shape) for p, a in zip(func.params, args) if isinstance(p, N.Buffer)}
     diags = [_finding(func, site, row, shapes) for site, row in hits]
+    if sample:
+        return diags + [_sampled_note(func, elements)]
     outputs = [func.params[k] for k in out_idx]
     return diags + [d for p in outputs if p in writers for d in _coverage(func, p, writers[p])]
+
+
+def _sampled_note(func: N.PrimFunc, elements: int) -> Diagnostic:
+    launch = func.launch
+    names = ", ".join(v.name for v in launch.block_vars) if launch is not None else "the grid"
+    msg = (f"the tensors hold {elements:,} elements (more than {SAMPLE_ELEMENTS:,}), so only the first and last "
+           f"block of each grid axis ({names}) ran sanitized: reads, bounds, steps and int32 overflow are checked "
+           "in those blocks, races and in-place hazards only between them, and unwritten outputs are not checked; "
+           "run a smaller instance for the whole grid")
+    return Diagnostic("sanitize-sampled", Severity.INFO, msg, _anchor(func), kernel=func.name,
+                      instance=func.instance or None, target="cpu")
 
 
 def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict) -> Diagnostic:
@@ -65,6 +90,18 @@ def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict) -> Diagnostic
                "assignments before the loop that reads it)")
         msg = (f"{reader} {element} ({_scope(buf)}) before anything wrote it ({where}), so it gets whatever the "
                f"memory held; {fix}")
+    elif site.code == "sanitize-reduction-step":
+        return _step_finding(func, site, row, where)
+    elif site.code == "sanitize-inplace-hazard":
+        return _hazard_finding(func, site, row, where, element)
+    elif site.code == "sanitize-index-overflow":
+        expr, what = site.detail
+        value = row[5] * 2**31 + row[6]
+        msg = (f"{expr} reached {value:,} ({where}), beyond int32 (-2,147,483,648 .. 2,147,483,647); {what} is "
+               "computed in 32 bits and wrapped around, so the addresses built from it are wrong; compute it in 64 "
+               "bits (T.cast(..., T.int64) on the first operand) or keep the offset inside a buffer index")
+        return Diagnostic(site.code, Severity.ERROR, msg, site.span or _anchor(func), kernel=func.name,
+                          instance=func.instance or None, target="cpu")
     elif site.code == "sanitize-block-race":
         other = _where(site.block_names, row[9:12], -1)
         msg = (f"{other.replace('first in ', '')} and {where.replace('first in ', '')} both write {element} "
@@ -77,6 +114,46 @@ def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict) -> Diagnostic
                "on a GPU this reads or overwrites the neighbouring memory or registers: guard the access, size the "
                "buffer for it, or fix the index expression")
     related = (Related(buf.span, f"'{buf.name}' is declared here"),) if buf.span is not None else ()
+    return Diagnostic(site.code, Severity.ERROR, msg, site.span or _anchor(func), related, kernel=func.name,
+                      instance=func.instance or None, target="cpu")
+
+
+def _step_finding(func: N.PrimFunc, site, row: list[int], where: str) -> Diagnostic:
+    buf, (loop, axis) = site.buffer, site.detail
+    rank = max(len(buf.shape), 1)
+    start, prev, extent = row[5 + axis], row[9], row[10]
+    first, second = sorted((prev, start))  # the two tiles along the axis, lower one first
+    if second - first > extent:
+        lost = f"so {buf.name}{_axis_slice(rank, axis, first + extent, second)} is never read (part of the sum is skipped)"
+    else:
+        lost = f"so {buf.name}{_axis_slice(rank, axis, second, first + extent)} is read twice (summed twice)"
+    msg = (f"T.copy here reads {buf.name} at offset {prev} and then {start} along axis {axis} in consecutive "
+           f"iterations of the `{loop}` loop ({where}), but the tile holds {extent} along that axis, {lost}; step "
+           f"the offset by the tile's extent ({loop} * {extent}) and loop T.ceildiv(size, {extent}) times")
+    related = (Related(buf.span, f"'{buf.name}' is declared here"),) if buf.span is not None else ()
+    return Diagnostic(site.code, Severity.ERROR, msg, site.span or _anchor(func), related, kernel=func.name,
+                      instance=func.instance or None, target="cpu")
+
+
+def _axis_slice(rank: int, axis: int, lo: int, hi: int) -> str:
+    return "[" + ", ".join(f"{lo}:{hi}" if d == axis else ":" for d in range(rank)) + "]"
+
+
+def _hazard_finding(func: N.PrimFunc, site, row: list[int], where: str, element: str) -> Diagnostic:
+    buf, kind, writes = site.buffer, site.detail[0], site.detail[1:]
+    other = _where(site.block_names, row[9:12], -1).replace("first in ", "")
+    me = where.replace("first in ", "")
+    lines = ", ".join(str(s.line) for s in writes)
+    by = f" (line{'s' if len(writes) > 1 else ''} {lines})" if writes else ""
+    if kind == "read":
+        msg = (f"{me} reads {element}, which {other} of the same launch wrote{by} without an atomic: on a GPU "
+               f"whether it sees the old or the new value depends on the order the blocks run in; write the result "
+               f"into a separate output tensor instead of {buf.name}")
+    else:
+        msg = (f"{me} overwrites {element}, which {other} of the same launch read: on a GPU that block may see the "
+               f"old or the new value, depending on the order the blocks run in; write the result into a separate "
+               f"output tensor instead of {buf.name}")
+    related = tuple(Related(s, f"'{buf.name}' is written here") for s in writes)
     return Diagnostic(site.code, Severity.ERROR, msg, site.span or _anchor(func), related, kernel=func.name,
                       instance=func.instance or None, target="cpu")
 

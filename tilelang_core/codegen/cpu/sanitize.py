@@ -7,6 +7,11 @@ Shadow state lives in TIR next to the kernel's own buffers:
 - every tracked tensor parameter (written by the kernel, or an `out_idx` output) gets an int32 *writer* tensor
   from the host, zeroed: each plain store checks the writer (another block of the same launch: a race) and sets
   it to 1 + the block's id; atomic stores set -1; what stays 0 in an output was never written;
+- a tracked tensor the kernel also reads gets an int32 *reader* tensor: the first block of the launch that read
+  each element. A read of an element another block of the launch wrote, and a plain store to an element another
+  block read, are in-place hazards (the order of the blocks decides what is read);
+- sanitize_steps.py checks the offsets of the copies that feed a reduction loop, sanitize_overflow.py evaluates
+  int32 scalar arithmetic in 64 bits; `sample=True` runs only the first and last block of each grid axis;
 - user element indexing of a shared / fragment / local buffer outside its shape is recorded, and the access is
   still skipped (stores) or reads 0 (loads), as in a plain build. Tile ops and global accesses are not checked:
   they are bounds-guarded by design (TileLang's LegalizeSafeMemoryAccess predicates every global access).
@@ -20,11 +25,14 @@ mark whole regions around the op, so their inner loops stay as in a plain build.
 from __future__ import annotations
 
 from ...ir import nodes as N
+from ...ir.visitor import walk
 from .._tvm import load
 from .build import CpuLowering, _error, host_target
-from .expr import LoweringError, as_bool, cast, const
+from .expr import LoweringError, as_bool, cast, const, dtype_of
+from .sanitize_overflow import OverflowChecks
+from .sanitize_steps import StepChecks
 from .shadow import (ATOMIC, COLUMNS, CheckPlacement, SanitizedModule, SanitizingExpr, Site, atomic_call, handle,
-                     tracked_params)
+                     read_params, tracked_params)
 from .storage import SCRATCH_SCOPE
 
 SHADOWED = ("shared", "shared.dyn", "local.fragment", "local", "local.var")
@@ -33,11 +41,13 @@ TILE_OP_NAMES = {N.Copy: "T.copy", N.Gemm: "T.gemm", N.Fill: "T.fill", N.Reduce:
 
 
 
-class SanitizingLowering(CpuLowering):
-    """CpuLowering plus shadow buffers, checks at each access and the report; `outputs`: out_idx positions."""
+class SanitizingLowering(StepChecks, OverflowChecks, CpuLowering):
+    """CpuLowering plus shadow buffers, checks at each access and the report; `outputs`: out_idx positions;
+    `sample`: run only the blocks at the ends of each grid axis."""
 
-    def __init__(self, func: N.PrimFunc, outputs=()):
+    def __init__(self, func: N.PrimFunc, outputs=(), sample: bool = False):
         super().__init__(func)
+        self.sample = sample
         self.serial_grid = True  # deterministic first violation; writer checks need one block at a time
         self.expr = SanitizingExpr(self.vars, self.buffers, load_hook=self._load_hook, call_hook=self._call_hook)
         self.expr.view_hook = self.view
@@ -46,10 +56,16 @@ class SanitizingLowering(CpuLowering):
         self.report = self.tirx.decl_buffer((self.tirx.Var("sanitizer_sites", "int32"), len(COLUMNS)), "int32",
                                             "sanitizer_report")
         self.tracked = tracked_params(func, outputs)
+        self.read_tracked = read_params(func, self.tracked)
         self.outputs = {func.params[k] for k in outputs}
         self._fresh: set = set()  # handles of the out_idx outputs' tirx buffers (their writer 0: never written)
         self.writers: dict = {}  # handle of a param's tirx buffer -> its writer shadow
         self.writer_params: list = []
+        self.readers: dict = {}  # handle of a param's tirx buffer -> its reader shadow
+        self.reader_params: list = []
+        self.write_spans = _write_spans(func)
+        self.state = self.tirx.decl_buffer((self.tirx.Var("sanitizer_slots", "int32"),), "int32", "sanitizer_state")
+        self.slots = 0  # int32 state slots used (sanitize_steps.py)
         self.init_bits: dict = {}  # handle of a scratch tirx buffer -> its init shadow
         self.checks: dict = {}  # handle of a BufferLoad -> the check statement placed before its statement
         self._stmts: list = []  # the tile-IR statements being lowered, innermost last
@@ -63,7 +79,7 @@ class SanitizingLowering(CpuLowering):
         """The instrumented PrimFunc: the kernel's params, then the writer shadows, then the report."""
         prim = super().run()
         body = CheckPlacement(self.checks)(prim.body)
-        params = list(prim.params) + self.writer_params + [self.report]
+        params = list(prim.params) + self.writer_params + self.reader_params + [self.state, self.report]
         out = self.tirx.PrimFunc(params, body)
         return out.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", True)
 
@@ -75,6 +91,10 @@ class SanitizingLowering(CpuLowering):
             self.writer_params.append(shadow)
             if p in self.outputs:
                 self._fresh.add(handle(buf))
+        if isinstance(p, N.Buffer) and p in self.read_tracked:
+            shadow = self.tirx.decl_buffer(buf.ty.shape, "int32", p.name + "_reader")
+            self.readers[handle(buf)] = shadow
+            self.reader_params.append(shadow)
         return buf
 
     # -- statements --------------------------------------------------------------------------------------
@@ -90,6 +110,8 @@ class SanitizingLowering(CpuLowering):
         self._launch, self._grid = s, [self.index(g) for g in s.grid]
         try:
             out = super()._s_Launch(s)
+            if self.sample and isinstance(out, self.tirx.For):
+                out = self._sampled(out, s)
         finally:
             total = self._grid[0]
             for g in self._grid[1:]:
@@ -97,6 +119,24 @@ class SanitizingLowering(CpuLowering):
             self._base = self._base + total
             self._launch, self._grid = saved
         return out
+
+    def _sampled(self, loop, s: N.Launch):
+        """The grid loop with its body run only for the first and last block of each axis."""
+        tirx = self.tirx
+        cond = None
+        for v, g in zip(s.block_vars, self._grid):
+            b = self.vars[v]
+            end = tirx.Or(tirx.EQ(b, const(0, dtype_of(b))), tirx.EQ(b, cast(g, dtype_of(b)) - const(1, dtype_of(b))))
+            cond = end if cond is None else tirx.And(cond, end)
+        body = loop.body
+        if isinstance(body, tirx.SeqStmt) and len(s.block_vars) > 1:  # the block indices' Binds stay first
+            seq = list(body.seq)
+            head = [x for x in seq if isinstance(x, tirx.Bind)][:len(s.block_vars)]
+            rest = seq[len(head):]
+            body = tirx.SeqStmt(head + [tirx.IfThenElse(cond, self._seq(rest), None)])
+        else:
+            body = tirx.IfThenElse(cond, body, None)
+        return tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body)
 
     def _s_Allocate(self, s):
         out = super()._s_Allocate(s)
@@ -146,6 +186,7 @@ class SanitizingLowering(CpuLowering):
         if unset is not None:
             site = self._site("sanitize-uninitialized-read", e.span, e.buffer, True)
             checks.append(self._when([cond, unset], self._record(site, idx)))
+        checks += self._read_hazard(buf, idx, cond, e.span, e.buffer, True)
         self._register(value, checks, list(self.expr.path))
         return out
 
@@ -153,9 +194,13 @@ class SanitizingLowering(CpuLowering):
         """A tile op's read: checked against the shadows unless the op checks its regions in bulk."""
         value, out, cond = self._load(buf, idx)
         unset = None if self._bulk else self._unset(buf, idx)
+        checks = []
         if unset is not None:
             site = self._site("sanitize-uninitialized-read", self._span(), self._tile_buffer(buf), False)
-            self._register(value, [self._when([cond, unset], self._record(site, idx))], [])
+            checks.append(self._when([cond, unset], self._record(site, idx)))
+        if not self._bulk and handle(buf) in self.writers:
+            checks += self._read_hazard(buf, idx, cond, self._span(), self._tile_buffer(buf), False)
+        self._register(value, checks, [])
         return out
 
     def guarded_store(self, buf, idx, value, is_global: bool = True):
@@ -183,7 +228,38 @@ class SanitizingLowering(CpuLowering):
             return [stmt]
         if self._atomic(self._stmts[-1] if self._stmts else None):
             return [stmt, self.tirx.BufferStore(writer, const(ATOMIC, "int32"), idx)]
-        return [self._race_check(writer, idx), stmt, self.tirx.BufferStore(writer, self._me(), idx)]
+        return [self._race_check(writer, idx), self._write_hazard(buf, idx), stmt,
+                self.tirx.BufferStore(writer, self._me(), idx)]
+
+    def _read_hazard(self, buf, idx, cond, span, buffer: N.Buffer, element: bool) -> list:
+        """A read of a tracked tensor: report an element another block of this launch wrote (not atomically),
+        and note this block as the element's first reader."""
+        writer, reader = self.writers.get(handle(buf)), self.readers.get(handle(buf))
+        if writer is None or buffer.scope != "global":
+            return []
+        tirx = self.tirx
+        w = tirx.BufferLoad(writer, idx)
+        site = self._site("sanitize-inplace-hazard", span, buffer, element, ("read",) + self.write_spans.get(buffer, ()))
+        other = tirx.And(tirx.GE(w, self._base), tirx.NE(w, self._me()))
+        stmts = [tirx.IfThenElse(other, self._record(site, idx, self._coords(w - self._base)), None)]
+        if reader is not None:
+            first = tirx.LT(tirx.BufferLoad(reader, idx), self._base)
+            stmts.append(tirx.IfThenElse(first, tirx.BufferStore(reader, self._me(), idx), None))
+        return [self._when([cond], self._seq(stmts))]
+
+    def _write_hazard(self, buf, idx):
+        """A plain store to a tracked tensor: report an element another block of this launch read first."""
+        reader = self.readers.get(handle(buf))
+        if reader is None:
+            return None
+        tirx = self.tirx
+        r = tirx.BufferLoad(reader, idx)
+        current = self._stmts[-1] if self._stmts else None
+        element = self._element_store(current)
+        buffer = self._store_buffer(current) if element else self._tile_buffer(buf)
+        site = self._site("sanitize-inplace-hazard", getattr(current, "span", None), buffer, element, ("write",))
+        other = tirx.And(tirx.GE(r, self._base), tirx.NE(r, self._me()))
+        return tirx.IfThenElse(other, self._record(site, idx, self._coords(r - self._base)), None)
 
     def _race_check(self, writer, idx):
         tirx = self.tirx
@@ -247,7 +323,7 @@ class SanitizingLowering(CpuLowering):
         init = self.init_bits.get(handle(buf))
         if init is not None:
             return self._clear(init, idx)
-        if handle(buf) in self._fresh:
+        if handle(buf) in self._fresh and not self.sample:  # sampled: other blocks' writes did not happen
             return self.tirx.EQ(self.tirx.BufferLoad(self.writers[handle(buf)], idx), const(0, "int32"))
         return None
 
@@ -261,14 +337,14 @@ class SanitizingLowering(CpuLowering):
         if checks:
             self.checks[handle(value)] = self._when(path, self._seq(checks))
 
-    def _site(self, code: str, span, buffer: N.Buffer, element: bool) -> int:
+    def _site(self, code: str, span, buffer: N.Buffer, element: bool, detail: tuple = ()) -> int:
         names = tuple(v.name for v in self._launch.block_vars) if self._launch is not None else ()
         current = self._stmts[-1] if self._stmts else None
         construct = "element" if element else TILE_OP_NAMES.get(type(current), "the tile op")
-        key = (code, span, buffer, construct)
+        key = (code, span, buffer, construct, detail)
         if key not in self._site_ids:
             self._site_ids[key] = len(self.sites)
-            self.sites.append(Site(code, span, buffer, names, construct))
+            self.sites.append(Site(code, span, buffer, names, construct, detail))
         return self._site_ids[key]
 
     def _record(self, site: int, idx, other=None):
@@ -323,12 +399,29 @@ def _pad(values: list, n: int) -> list:
     return (values + [const(-1, "int32")] * n)[:n]
 
 
-def build_sanitized(func: N.PrimFunc, outputs=()) -> SanitizedModule:
-    """Lower `func` in the instrumented mode and build it with LLVM (`outputs`: the out_idx positions)."""
+def _write_spans(func: N.PrimFunc) -> dict:
+    """Each tensor parameter -> the spans of the statements that write it plainly (for hazard messages)."""
+    out: dict = {}
+    for n in walk(func.body):
+        dst = None
+        if isinstance(n, N.Store):
+            dst = n.buffer
+        elif isinstance(n, (N.Copy, N.Fill, N.Reduce, N.CumSum)):
+            dst = n.dst.buffer
+        elif isinstance(n, N.Gemm):
+            dst = n.c.buffer
+        if dst is not None and dst.scope == "global" and n.span is not None and n.span not in out.get(dst, ()):
+            out[dst] = out.get(dst, ()) + (n.span,)
+    return out
+
+
+def build_sanitized(func: N.PrimFunc, outputs=(), sample: bool = False) -> SanitizedModule:
+    """Lower `func` in the instrumented mode and build it with LLVM (`outputs`: the out_idx positions; `sample`:
+    only the first and last block of each grid axis run)."""
     from ...passes.loop_exits import lower_loop_exits
 
     try:
-        lowering = SanitizingLowering(lower_loop_exits(func), outputs)
+        lowering = SanitizingLowering(lower_loop_exits(func), outputs, sample)
         prim = lowering.run()
     except LoweringError as err:
         raise _error(func, err, "lowering-unsupported") from None
@@ -342,4 +435,5 @@ def build_sanitized(func: N.PrimFunc, outputs=()) -> SanitizedModule:
         msg = str(err).strip().splitlines()[-1][:300]
         raise _error(func, RuntimeError(f"LLVM build of the sanitizer failed: {msg}"), "codegen-error") from None
     by_name = {p.name: p for p in func.params if isinstance(p, N.Buffer)}
-    return SanitizedModule(func, ex, lowering.sites, [by_name[p.name] for p in lowering.tracked])
+    return SanitizedModule(func, ex, lowering.sites, [by_name[p.name] for p in lowering.tracked],
+                           [by_name[p.name] for p in lowering.read_tracked], lowering.slots)

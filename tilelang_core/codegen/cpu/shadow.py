@@ -1,5 +1,6 @@
 """Pieces of the CPU backend's instrumented mode (sanitize.py): the report's layout and sites, expressions that
-keep their path condition, the pass that places load checks, which tensors get writer shadows, and the run."""
+keep their path condition, the pass that places load checks, which tensors get writer and reader shadows, and the
+run."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,14 +18,17 @@ COLUMNS = ("hit", "b0", "b1", "b2", "thread", "i0", "i1", "i2", "i3", "o0", "o1"
 
 @dataclass(frozen=True)
 class Site:
-    """One check: its diagnostic code, the user's span, the buffer, the launch's block index names, and the
-    construct (`element` for the user's own indexing, else the tile op: `T.copy`, `T.gemm`, ...)."""
+    """One check: its diagnostic code, the user's span, the buffer, the launch's block index names, the
+    construct (`element` for the user's own indexing, else the tile op: `T.copy`, `T.gemm`, ...) and what the
+    message needs beyond the report row (the loop and axis of a step check, the expression that overflows, the
+    lines that write the tensor)."""
 
     code: str
     span: Span | None
     buffer: N.Buffer
     block_names: tuple[str, ...]
     construct: str
+    detail: tuple = ()
 
 
 def handle(obj) -> int:
@@ -150,13 +154,32 @@ def tracked_params(func: N.PrimFunc, outputs=()) -> list[N.Buffer]:
     return [p for p in func.params if isinstance(p, N.Buffer) and (p in written or p in outs) and p not in viewed]
 
 
-class SanitizedModule:
-    """An instrumented kernel: `run(args)` returns the report rows that were hit and the writer tensors."""
+def read_params(func: N.PrimFunc, tracked: list[N.Buffer]) -> list[N.Buffer]:
+    """The tracked parameters the kernel also reads (element loads, tile-op sources): they get a reader shadow."""
+    read = set()
+    for n in walk(func.body):
+        if isinstance(n, N.Load):
+            read.add(n.buffer)
+        elif isinstance(n, N.Copy):
+            read.add(n.src.buffer)
+        elif isinstance(n, N.Gemm):
+            read.update((n.a.buffer, n.b.buffer))
+        elif isinstance(n, (N.Reduce, N.CumSum)):
+            read.add(n.src.buffer)
+    return [p for p in tracked if p in read]
 
-    def __init__(self, func: N.PrimFunc, executable, sites: list[Site], tracked: list[N.Buffer]):
+
+class SanitizedModule:
+    """An instrumented kernel: `run(args)` returns the report rows that were hit and the writer tensors.
+    `readers`: the tracked tensors with a reader shadow; `slots`: the int32 state the step checks keep."""
+
+    def __init__(self, func: N.PrimFunc, executable, sites: list[Site], tracked: list[N.Buffer],
+                 readers: list[N.Buffer] = (), slots: int = 0):
         self.func = func
         self.sites = sites
         self.tracked = tracked
+        self.readers = list(readers)
+        self.slots = slots
         self._fn = executable[func.name]
 
     def run(self, args: list) -> tuple[list[tuple[Site, list[int]]], dict]:
@@ -165,8 +188,10 @@ class SanitizedModule:
 
         tensors = {p: a for p, a in zip(self.func.params, args) if isinstance(p, N.Buffer)}
         writers = {p: zeros_aligned(tuple(tensors[p].shape)) for p in self.tracked}
+        readers = [zeros_aligned(tuple(tensors[p].shape)) for p in self.readers]
+        state = torch.zeros((max(self.slots, 1),), dtype=torch.int32)
         report = torch.zeros((max(len(self.sites), 1), len(COLUMNS)), dtype=torch.int32)
-        self._fn(*args, *writers.values(), report)
+        self._fn(*args, *writers.values(), *readers, state, report)
         hits = [(site, report[k].tolist()) for k, site in enumerate(self.sites) if int(report[k, 0])]
         return hits, writers
 
