@@ -71,17 +71,21 @@ def run_autotune(args) -> int:
     print(f"tilelsp autotune: {tuning.name}({', '.join(f'{k}={v!r}' for k, v in tuning.call.items())}) over "
           f"{len(tuning.configs)} configs from {tuning.config_source}" + (f" on the Ray cluster {address}"
                                                                          if address else ""), file=sys.stderr)
+    cluster_s = None
     try:
         if address:  # the cluster starts (or is joined) before the search's clock starts
             from .ray_cluster import connect
 
+            start = time.perf_counter()
             connect(address)
+            cluster_s = time.perf_counter() - start
         start = time.perf_counter()
         if address:
             from .ray_autotune import autotune_on_ray
 
             result = autotune_on_ray(address, args.file, loaded.text, args.kernel, device, args.configs, overrides,
-                                     warmup=args.warmup, rep=args.rep, task_timeout=args.task_timeout)
+                                     warmup=args.warmup, rep=args.rep, task_timeout=args.task_timeout,
+                                     configs=tuning.configs)
         else:
             result = tuning.tuner().run(warmup=args.warmup, rep=args.rep, jobs=args.jobs or os.cpu_count() or 1)
     except RayUnavailable as exc:
@@ -91,14 +95,15 @@ def run_autotune(args) -> int:
         notes = "\n".join(getattr(exc, "__notes__", []))
         print(f"tilelsp autotune: {type(exc).__name__}: {exc}\n{notes}".rstrip(), file=sys.stderr)
         return EXIT_FAIL
-    _print(result, tuning, args.json, time.perf_counter() - start)
+    _print(result, tuning, args.json, time.perf_counter() - start, cluster_s)
     return EXIT_OK
 
 
-def _print(result, tuning, as_json: bool, seconds: float) -> None:
-    if as_json:
+def _print(result, tuning, as_json: bool, seconds: float, cluster_s: float | None) -> None:
+    if as_json:  # trace: a Ray search's tasks (wall-clock stamps); search_started: when the search's clock started
         print(json.dumps({"kernel": tuning.name, "call": tuning.call, "device": result.device, "cached": result.cached,
-                          "search_s": seconds,
+                          "search_s": seconds, "cluster_s": cluster_s, "search_started": time.time() - seconds,
+                          "trace": result.trace,
                           "best": {"config": result.config, "latency_ms": result.latency},
                           "timings": [{"config": c, "latency_ms": t} for c, t in result.timings],
                           "failures": [{"config": c, "error": f"{type(e).__name__}: {e}"}

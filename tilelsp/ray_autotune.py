@@ -1,12 +1,15 @@
 """`tilelsp autotune --ray ADDRESS`: the search spread over a Ray cluster (`pip install 'tilelsp[ray]'`).
 
 Each config compiles as a task on a CPU worker (`ray_tasks.compile_config`: the file's text travels, the worker
-lowers and builds) and is timed as a task on a device worker (`measure_packed`: `num_gpus=1` for CUDA, a CPU for
-the CPU backend; only the packed kernel travels). Tasks are retried on another worker when theirs dies
+lowers and builds). For CUDA each built kernel is timed as it arrives by a task on a GPU worker
+(`measure_packed`, `num_gpus=1`: only the packed kernel travels). When the CPU backend is the device, the CPUs
+that compile are the device: timing waits until every config is compiled and then runs in one task, every
+kernel one after another (`measure_on_cpu`), with the driver's kernel thread count, as a local search times
+them. Either way the fastest few are timed again, interleaved (`autotune_search.final_round`), and the winner is
+the fastest of that round, as in a local search. Tasks are retried on another worker when theirs dies
 (`max_retries`), a task running past `task_timeout` is cancelled and its config counted as failed, Ctrl-C cancels
-everything. Timings made side by side may disturb each other, so the three fastest are timed again one after
-another on one worker and the winner is the fastest of that round. `--ray local` starts a cluster in this process
-(TILELSP_RAY_CPUS caps its CPUs).
+everything. `--ray local` starts a cluster in this process (TILELSP_RAY_CPUS caps its CPUs). Each task's time
+stamps are kept in `AutotuneResult.trace`.
 """
 from __future__ import annotations
 
@@ -15,54 +18,95 @@ import time
 
 from .ray_cluster import RETRIES, connect, drain
 
-FINALISTS = 3
-
 
 def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, count: int, overrides: dict,
-                    warmup: int = 5, rep: int = 20, task_timeout: float = 600.0, progress: bool = True):
-    """Search the configs of the file's factory on the cluster; an AutotuneResult without a local kernel."""
+                    warmup: int = 5, rep: int = 20, task_timeout: float = 600.0, progress: bool = True,
+                    configs: list | None = None):
+    """Search the configs of the file's factory (`configs`: already loaded ones) on the cluster; an
+    AutotuneResult without a local kernel."""
     from tilelang_core.runtime import ray_tasks
     from tilelang_core.runtime.autotune import AutotuneResult, ConfigBuildError
-    from tilelang_core.runtime.autotune_file import load_tuning
     from tilelang_core.runtime.autotune_search import Progress
 
     ray = connect(address)
-    configs = load_tuning(path, text, kernel, device, count, overrides).configs
-    name = os.path.basename(path)
-    gpus = 1 if device == "cuda" else 0
+    if configs is None:
+        from tilelang_core.runtime.autotune_file import load_tuning
+
+        configs = load_tuning(path, text, kernel, device, count, overrides).configs
+    gpu = device == "cuda"
     compile_task = ray.remote(num_cpus=1, max_retries=RETRIES)(ray_tasks.compile_config)
-    measure_task = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_retries=RETRIES)(ray_tasks.measure_packed)
-    final_task = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_retries=RETRIES)(ray_tasks.measure_many)
-    bar = Progress(len(configs), f"autotune on Ray ({address})", enabled=progress)
-    result, packed = AutotuneResult(), {}
+    measure_task = ray.remote(num_cpus=0, num_gpus=1, max_retries=RETRIES)(ray_tasks.measure_packed)
+    bar = Progress(len(configs), f"autotune on Ray ({address})" + ("" if gpu else ": compiling"), enabled=progress)
+    result, packed, timed = AutotuneResult(), {}, []
 
     def handle(index, stage, value, error):
         if error is not None:
             result.failures.append((configs[index], ConfigBuildError(error)))
             bar.step("failed")
         elif stage == "compile":
-            packed[index] = value
-            return measure_task.remote(value, warmup, rep), "measure"
+            packed[index], stamp = value
+            result.trace.append(stamp)
+            if gpu:
+                return measure_task.remote(packed[index], warmup, rep), "measure"
+            bar.step("compiled")
         else:
             latency, result.device = value
             result.timings.append((configs[index], latency))
+            timed.append(index)
             bar.step(f"{latency:.4g} ms")
         return None
 
+    name = os.path.basename(path)
     pending = {compile_task.remote(name, text, kernel, device, count, overrides, c): (i, "compile", time.time())
                for i, c in enumerate(configs)}
     drain(ray, pending, handle, task_timeout)
-    if not result.timings:
+    if not (result.timings if gpu else packed):
         raise ConfigBuildError(f"all {len(configs)} configs failed: " + "; ".join(
             f"{c}: {e}" for c, e in result.failures[:4]))
-    return _final_round(ray, final_task, result, configs, packed, warmup, rep)
-
-
-def _final_round(ray, final_task, result, configs, packed, warmup, rep):
-    """Time the fastest few again one after another on one worker; the winner is the fastest of that round."""
-    ranked = sorted(result.timings, key=lambda t: t[1])[:FINALISTS]
-    indices = [configs.index(c) for c, _ in ranked]
-    again = ray.get(final_task.remote(warmup, rep, *[packed[i] for i in indices]))
-    best = min(range(len(indices)), key=lambda k: again[k])
-    result.config, result.latency = dict(configs[indices[best]]), again[best]
+    if gpu:
+        picks, final = _final_on_gpu(ray, result, packed, timed, warmup, rep, task_timeout)
+    else:
+        picks, final = _time_on_cpu(ray, result, configs, packed, warmup, rep, task_timeout)
+    best = min(range(len(picks)), key=final.__getitem__)
+    result.config, result.latency = dict(configs[picks[best]]), final[best]
     return result
+
+
+def _run_one(ray, ref, stage: str, task_timeout: float):
+    """The value of one task, with the per-task timeout and Ctrl-C handling of `drain`."""
+    from tilelang_core.runtime.autotune import ConfigBuildError
+
+    out = {}
+
+    def keep(_, __, value, error):
+        if error is not None:
+            raise ConfigBuildError(f"the {stage} task on the Ray cluster failed: {error}")
+        out["value"] = value
+
+    drain(ray, {ref: (None, stage, time.time())}, keep, task_timeout)
+    return out["value"]
+
+
+def _time_on_cpu(ray, result, configs, packed, warmup, rep, task_timeout):
+    """Every compiled kernel timed one after another in one task (the CPU is one device), then the finalists."""
+    from tilelang_core.runtime import ray_tasks
+    from tilelang_core.runtime.autotune_search import cpu_thread_setting
+
+    order = sorted(packed)
+    task = ray.remote(num_cpus=1, max_retries=RETRIES)(ray_tasks.measure_on_cpu)
+    done = _run_one(ray, task.remote(warmup, rep, cpu_thread_setting(), *[packed[i] for i in order]), "timing",
+                    task_timeout)
+    result.device = done["device"]
+    result.trace.append(done["stamp"])
+    result.timings = [(configs[i], ms) for i, ms in zip(order, done["timings"])]
+    return [order[k] for k in done["finalists"]], done["final"]
+
+
+def _final_on_gpu(ray, result, packed, timed, warmup, rep, task_timeout):
+    """The first pass's fastest few timed again, interleaved, on one GPU worker."""
+    from tilelang_core.runtime import ray_tasks
+    from tilelang_core.runtime.autotune_search import fastest
+
+    picks = [timed[k] for k in fastest(result.timings)]
+    task = ray.remote(num_cpus=0, num_gpus=1, max_retries=RETRIES)(ray_tasks.final_round)
+    return picks, _run_one(ray, task.remote(warmup, rep, *[packed[i] for i in picks]), "final timing", task_timeout)

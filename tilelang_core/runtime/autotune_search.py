@@ -98,6 +98,39 @@ def _warm_tvm() -> None:
         _tvm.load()
 
 
+FINALISTS = 3  # the fastest configs of the first pass, timed again before the winner is named
+FINAL_ROUNDS = 5
+
+
+def fastest(timings: list, count: int = FINALISTS) -> list[int]:
+    """Indices of the `count` fastest (config, ms) entries of a first pass."""
+    return sorted(range(len(timings)), key=lambda k: timings[k][1])[:count]
+
+
+def final_round(measures: list, warmup: int, rep: int, rounds: int = FINAL_ROUNDS) -> list[float]:
+    """Each finalist's best of `rounds` timings (`measure(warmup, rep)` -> ms), the finalists interleaved round
+    by round: a burst of other work on the machine slows one round, not one finalist, so a local search and a
+    Ray search agree on the winner."""
+    best = [float("inf")] * len(measures)
+    for _ in range(rounds):
+        for k, measure in enumerate(measures):
+            best[k] = min(best[k], measure(warmup, rep))
+    return best
+
+
+def cpu_thread_setting() -> int | None:
+    """The CPU backend's kernel threads this process was told to use (TVM_NUM_THREADS, else OMP_NUM_THREADS,
+    which TVM's thread pool reads), or None for TVM's default; a remote timing uses the same count."""
+    for name in ("TVM_NUM_THREADS", "OMP_NUM_THREADS"):
+        try:
+            value = int(os.environ.get(name, ""))
+        except ValueError:
+            continue
+        if value > 0:
+            return value
+    return None
+
+
 def device_label(target: str) -> str:
     """What the timings ran on: the CUDA device's name, or the CPU (the CPU backend's timings, labelled so)."""
     if target == "cuda":

@@ -3,14 +3,17 @@
 `compile_config` runs on a CPU worker: it executes the file (its text travels) under the alias, builds one
 config's kernel and returns it packed as plain data (the CPU backend's shared library, or a CUDA artifact's
 cubin and launch metadata). `measure_packed` runs on a device worker and needs only torch, the ctypes loader or
-cuda-bindings and `runtime.launch`: no tvm and no source; it times the kernel on random inputs. Neither imports
-ray, so a worker needs nothing of the driver but these modules.
+cuda-bindings and `runtime.launch`: no tvm and no source; it times the kernel on random inputs. When the CPU is
+the device, `measure_on_cpu` times every kernel one after another in one task, then the finalists again, as a
+local search does. Each task returns a time stamp record (`stamp`). Neither imports ray, so a worker needs
+nothing of the driver but these modules.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import tempfile
+import time
 from pathlib import Path
 
 _TUNINGS: dict = {}  # per worker process: the loaded file's Tuning, by (text digest, kernel, device, overrides)
@@ -28,10 +31,18 @@ def _tuning(name: str, text: str, kernel, device: str, count: int, overrides: di
     return _TUNINGS[key]
 
 
-def compile_config(name: str, text: str, kernel, device: str, count: int, overrides: dict, config: dict) -> dict:
-    """Build one config of the file's factory and return the kernel packed for `measure_packed`."""
-    jit_kernel = _tuning(name, text, kernel, device, count, overrides).build(config)
-    return pack(jit_kernel)
+def stamp(task: str, start: float, loaded: float | None = None) -> dict:
+    """When a task ran and in which worker process: start, `loaded` (its imports and the file done) and end."""
+    return {"task": task, "pid": os.getpid(), "start": start, "loaded": loaded or start, "end": time.time()}
+
+
+def compile_config(name: str, text: str, kernel, device: str, count: int, overrides: dict,
+                   config: dict) -> tuple[dict, dict]:
+    """Build one config of the file's factory: the kernel packed for `measure_packed`, and the task's stamp."""
+    start = time.time()
+    tuning = _tuning(name, text, kernel, device, count, overrides)
+    loaded = time.time()
+    return pack(tuning.build(config)), stamp("compile", start, loaded)
 
 
 def pack(jit_kernel) -> dict:
@@ -87,16 +98,53 @@ def runner(packed: dict):
     return (lambda *args: launch(art, args)), "cuda"
 
 
-def measure_packed(packed: dict, warmup: int, rep: int) -> tuple[float, str]:
-    """Milliseconds per run of a packed kernel on random inputs, and the device label it was timed on."""
+def _measure(packed: dict):
+    """`measure(warmup, rep)` -> ms of a packed kernel on random inputs, and the device it runs on."""
     from ..verify.bench import bench
-    from .autotune_search import device_label
 
     run, device = runner(packed)
     args = _inputs(packed["params"], device)
-    return bench(lambda: run(*args), warmup=warmup, rep=rep, device=device), device_label(device)
+    return (lambda warmup, rep: bench(lambda: run(*args), warmup=warmup, rep=rep, device=device)), device
 
 
-def measure_many(warmup: int, rep: int, *packed: dict) -> list:
-    """`measure_packed` of several kernels one after another on one worker (a fair final comparison)."""
-    return [measure_packed(p, warmup, rep)[0] for p in packed]
+def measure_packed(packed: dict, warmup: int, rep: int) -> tuple[float, str]:
+    """Milliseconds per run of a packed kernel on random inputs, and the device label it was timed on."""
+    from .autotune_search import device_label
+
+    measure, device = _measure(packed)
+    return measure(warmup, rep), device_label(device)
+
+
+def final_round(warmup: int, rep: int, *packed: dict) -> list:
+    """The finalists' figures of `autotune_search.final_round`, timed one worker (a fair final comparison)."""
+    from .autotune_search import final_round as rounds
+
+    return rounds([_measure(p)[0] for p in packed], warmup, rep)
+
+
+def use_cpu_threads(threads: int | None) -> None:
+    """Run CPU kernels in this worker with the driver's thread count (`threads`), else TVM's default. Ray sets
+    OMP_NUM_THREADS to a task's CPUs, which TVM's thread pool would follow: a kernel timed with 1 thread here
+    and 8 in a local search ranks differently. Effective before this process's first CPU kernel."""
+    if threads:
+        os.environ["TVM_NUM_THREADS"] = str(threads)
+    else:
+        os.environ.pop("OMP_NUM_THREADS", None)
+
+
+def measure_on_cpu(warmup: int, rep: int, threads: int | None, *packed: dict) -> dict:
+    """The CPU as the one device: every kernel timed one after another (no compile runs beside them), then the
+    fastest few again (`autotune_search.final_round`). {"timings": ms per kernel, "finalists": their indices,
+    "final": their figures, "device": label, "stamp": ...}."""
+    from .autotune_search import device_label, fastest
+    from .autotune_search import final_round as rounds
+
+    start = time.time()
+    use_cpu_threads(threads)
+    measures = [_measure(p)[0] for p in packed]
+    loaded = time.time()
+    timings = [measure(warmup, rep) for measure in measures]
+    finalists = fastest([(None, ms) for ms in timings])
+    final = rounds([measures[k] for k in finalists], warmup, rep)
+    return {"timings": timings, "finalists": finalists, "final": final, "device": device_label("cpu"),
+            "stamp": stamp("time", start, loaded)}
