@@ -2,9 +2,12 @@
 
 Here (nvcc + tvm, no GPU): `python benchmarks/gpu_hopper.py build [--out .gpu_hopper]` lowers every kernel for sm_90a
 twice (TMA/warp-specialised, and with TILELSP_DISABLE_TMA=1: the cp.async path) and saves the artifacts.
+`build --only fp8` (roles whose name starts with a given prefix: gemm, tail, attn, fp8) builds a part.
 On the H200 (torch, triton; no tvm): `python benchmarks/gpu_hopper.py run [--art .gpu_hopper]` checks every
 artifact's output against torch (fresh random inputs, NaN-poisoned outputs), times them with do_bench (medians)
-beside torch.matmul / SDPA in the same process, prints a table last and writes hopper.json into $OUT.
+beside torch.matmul / SDPA / torch._scaled_mm in the same process, prints a table last and writes hopper.json into
+$OUT. The fp8 rows (e4m3, per-tensor scales, bf16 output) are checked against fp32 products of the dequantised
+operands and their roofline column is the fraction of the H200's ~1979 TFLOP/s dense fp8 peak.
 """
 from __future__ import annotations
 
@@ -28,6 +31,13 @@ GEMMS = [  # size, dtype, block_M, block_N, block_K, stages, threads (consumers)
 TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel: odd shapes (TMA zero-fills the edge)
     (200, 136, 72, 128, 128, 32, 3, 128, 1), (264, 392, 136, 128, 256, 64, 3, 256, 3),
     (1000, 1800, 136, 128, 256, 64, 4, 256, 3), (130, 250, 100, 64, 64, 32, 3, 128, 1),
+]
+FP8 = [  # size, block_M, block_N, block_K, stages, threads (consumers), panel: e4m3 A (M x K), B (N x K)
+    (8192, 128, 256, 128, 3, 256, 8), (8192, 128, 256, 128, 4, 256, 8), (8192, 128, 128, 128, 4, 128, 8),
+    (4096, 128, 256, 128, 4, 256, 8), (4096, 128, 128, 128, 4, 128, 8),
+]
+FP8_TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel (K % 16 == 0: TMA's stride rule)
+    (264, 392, 208, 128, 256, 128, 3, 256, 3), (200, 136, 96, 128, 128, 64, 3, 128, 1),
 ]
 KERNELS = "benchmarks/gpu_hopper_kernels.py"
 ATTN = [  # causal, block_M, block_N, stages, threads
@@ -62,10 +72,23 @@ def jobs():
     kw = dict(batch=1, heads=2, seq_len=256, dim=128, is_causal=True, block_M=128, block_N=64, num_stages=2, threads=256)
     out += [("attn_check", k, dict(causal=True, tile="128x64 s2 t256", small=True))
             for k in _kernels("examples/flash_attention.py", "flash_attention", kw)]
+    for size, bm, bn, bk, st, th, pn in FP8:
+        kw = dict(M=size, N=size, K=size, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, panel=pn)
+        info = dict(M=size, N=size, K=size, dtype="float8_e4m3fn", tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn}")
+        out += [("fp8", k, info) for k in _kernels(KERNELS, "hopper_fp8_matmul", kw)]
+    for m, n, kk, bm, bn, bk, st, th, pn in FP8_TAILS:
+        kw = dict(M=m, N=n, K=kk, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, panel=pn)
+        info = dict(M=m, N=n, K=kk, dtype="float8_e4m3fn", tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn}")
+        out += [("fp8_tail", k, info) for k in _kernels(KERNELS, "hopper_fp8_matmul", kw)]
     return out
 
 
-def build(out: Path) -> None:
+def _cp_async_too(role: str, n: int, all_jobs: list) -> bool:
+    """The cp.async path is built for the tails, the small attention and the first kernel of each timed role."""
+    return role in ("tail", "attn_check", "fp8_tail") or n == next(i for i, j in enumerate(all_jobs) if j[0] == role)
+
+
+def build(out: Path, only: tuple = ()) -> None:
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin, from_kernel
 
@@ -73,10 +96,12 @@ def build(out: Path) -> None:
     manifest = []
     for path_kind, env in (("tma", {}), ("cp.async", {"TILELSP_DISABLE_TMA": "1"})):
         os.environ.update(env)
-        for n, (role, k, info) in enumerate(jobs()):
-            if path_kind == "cp.async" and role not in ("tail", "attn_check") and n not in (0, len(GEMMS)
-                                                                                         + len(TAILS)):
-                continue  # the cp.async path: tails, the small attention and one GEMM / attention for comparison
+        all_jobs = jobs()
+        for n, (role, k, info) in enumerate(all_jobs):
+            if only and not role.startswith(tuple(only)):
+                continue
+            if path_kind == "cp.async" and not _cp_async_too(role, n, all_jobs):
+                continue  # the cp.async path: tails, the small attention and one kernel of each role for comparison
             t0 = time.perf_counter()
             ck = generate(k, "sm_90a")
             gen_s = time.perf_counter() - t0
@@ -113,7 +138,9 @@ def run(art_dir: Path, out_dir: Path) -> None:
         art = Artifact.load(art_dir / item["meta"])
         torch.manual_seed(len(report["items"]))
         try:
-            if item["role"] in ("gemm", "tail"):
+            if item["role"] in ("fp8", "fp8_tail"):
+                label, key, err, ms, flops = _fp8_item(item, art, launch, bench, rel, anchors)
+            elif item["role"] in ("gemm", "tail"):
                 dt = getattr(torch, item["dtype"])
                 a = torch.randn(item["M"], item["K"], device="cuda", dtype=dt)
                 b = torch.randn(item["K"], item["N"], device="cuda", dtype=dt)
@@ -161,14 +188,47 @@ def run(art_dir: Path, out_dir: Path) -> None:
     report["anchors"] = {" ".join(map(str, k)): v for k, v in anchors.items()}
     (out_dir / "hopper.json").write_text(json.dumps(report, indent=1))
     print("\nanchors (ms, median):", {" ".join(map(str, k)): round(v, 4) for k, v in anchors.items()})
-    print(f"{'kernel':22s} {'path':8s} {'tile':18s} {'ms':>7s} {'TFLOP/s':>8s} {'vs torch':>8s} {'of 990':>6s} err")
+    print(f"{'kernel':22s} {'path':8s} {'tile':18s} {'ms':>7s} {'TFLOP/s':>8s} {'vs torch':>8s} {'of pk':>6s} err"
+          "   (peak: 990 fp16/bf16, 1979 fp8; fp8 'vs torch' is torch._scaled_mm)")
     for r in rows:
         if r["ms"]:
+            peak = 1979 if r["role"] == "fp8" else 990
             print(f"{r['label']:22s} {r['path']:8s} {r['tile']:18s} {r['ms']:7.3f} {r['tflops']:8.1f} "
-                  f"{r['ratio'] or 0:8.3f} {r['tflops'] / 990:6.2f} {r['err']:.1e}")
+                  f"{r['ratio'] or 0:8.3f} {r['tflops'] / peak:6.2f} {r['err']:.1e}")
     bad = [r for r in rows if r["status"] != "PASS"]
     print(f"{len(rows) - len(bad)}/{len(rows)} outputs match torch" + (f"; not: {[r['label'] for r in bad]}" if bad
                                                                          else ""))
+
+
+def _fp8_item(item, art, launch, bench, rel, anchors):
+    """Check (and for role fp8, time) one fp8 GEMM artifact beside torch._scaled_mm on the same operands:
+    A row-major M x K, B given N x K (so B.t() is the column-major K x N operand _scaled_mm requires), per-tensor
+    float32 scales, bf16 output. The reference is the fp32 product of the dequantised operands."""
+    import torch
+
+    m, n, k = item["M"], item["N"], item["K"]
+
+    def quantize(x):
+        scale = (x.abs().max() / 448.0).reshape(1)
+        return (x / scale).to(torch.float8_e4m3fn), scale
+
+    a, sa = quantize(torch.randn(m, k, device="cuda"))
+    b, sb = quantize(torch.randn(n, k, device="cuda"))
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    launch(art, [a, b, sa, sb, c])
+    torch.cuda.synchronize()
+    ref = (a.float() @ b.float().T) * (sa * sb)
+    err = rel(c, ref)
+    ms = bench(lambda: launch(art, [a, b, sa, sb, c])) if item["role"] == "fp8" else None
+    key = ("fp8", m)
+    if ms is not None and key not in anchors:
+        def scaled_mm():
+            return torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+
+        anchors[key] = bench(scaled_mm)
+        anchors[key + ("scaled_mm_err",)] = rel(scaled_mm(), ref)  # the anchor computes the same function
+    label = f"fp8 e4m3 GEMM {m}^3" if item["role"] == "fp8" else f"fp8 tail {m}x{n}x{k}"
+    return label, key, err, ms, 2 * m * n * k
 
 
 def main(argv=None) -> int:
@@ -176,9 +236,10 @@ def main(argv=None) -> int:
     ap.add_argument("mode", choices=("build", "run"))
     ap.add_argument("--out", default=str(ROOT / ".gpu_hopper"))
     ap.add_argument("--art", default=str(ROOT / ".gpu_hopper"))
+    ap.add_argument("--only", nargs="*", default=(), help="build only roles starting with these (gemm tail attn fp8)")
     args = ap.parse_args(argv)
     if args.mode == "build":
-        build(Path(args.out))
+        build(Path(args.out), tuple(args.only))
     else:
         run(Path(args.art), Path(os.environ.get("OUT", ".")))
     return 0

@@ -181,7 +181,7 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
     from .ir_text import func_str
     from .layouts import describe
     from .legalize import legalize
-    from .plan import plan_pipelines
+    from .plan import fp8_gemm_notes, plan_pipelines
 
     if _stage(result, "parsed", func_str(func), until):
         return
@@ -199,6 +199,7 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
         texts.append(_kernel_header(part, parts) + describe(layouts) + "".join(
             f"\n# {b.name}: shared tile, {'wgmma 128-byte-swizzled atoms' if kind == 'atoms' else 'swizzled rows'}"
             for b, kind in swz.items()))
+        texts[-1] += fp8_gemm_notes(part.func, arch, wgmma)
         ws = cuda.warp_specialization(part.func, arch)
         texts[-1] += f"\n{ws.describe()}" if ws is not None else ""
     if _stage(result, "layouts", "\n".join(texts) + "\n\n" + func_str(func, notes), until):

@@ -167,6 +167,21 @@ def _wgmma_inputs(g) -> bool:
     return a.dtype in FP8 and b.dtype in FP8 and bool(g.transpose_b) and a.scope in ("shared.dyn", "shared")
 
 
+def fp8_gemm_notes(func: N.PrimFunc, arch: str, wgmma: dict) -> str:
+    """IR-stage lines saying what each fp8 T.gemm lowers to on `arch` (wgmma m64nNk32, or the FMA gemm and why)."""
+    out = []
+    for g in (n for n in walk(func.body) if isinstance(n, N.Gemm) and n.a.buffer.dtype in FP8):
+        line = f"\n# fp8 T.gemm (line {g.span.line if g.span else '?'}): "
+        if id(g) in wgmma:
+            n = _mat(g.c.buffer)[1]
+            out.append(line + f"wgmma m64n{n}k32 {g.a.buffer.dtype} x {g.b.buffer.dtype}, both operands K-major")
+        elif arch == "sm_90a" and not g.transpose_b:
+            out.append(line + "FMA gemm: fp8 wgmma reads B only K-major; store B as N x K and pass transpose_B=True")
+        else:
+            out.append(line + "FMA gemm" + ("" if arch == "sm_90a" else f" (no fp8 tensor-core path for {arch})"))
+    return "".join(out)
+
+
 def _esize(buf) -> int:
     """Bytes per element of a wgmma operand (1 for fp8, 2 for fp16 / bf16)."""
     return 1 if buf.dtype in FP8 else 2
@@ -181,9 +196,9 @@ def shared_layouts(func: N.PrimFunc, arch: str = "sm_80", threads: int = 128, wg
     """{shared Buffer: "atoms" | "rows"} for tiles that feed tensor-core gemms.
 
     "rows": 16-byte chunks XOR-swizzled within each row (ldmatrix bank-conflict free; for rows of 32 or 64
-    bytes also wgmma's 32B/64B swizzle); "atoms": the tile stored as [cols/64][rows][64] with the 128-byte
-    swizzle (128 columns of fp8), the canonical layout wgmma descriptors address. `wgmma`: the gemms lowered to wgmma (default:
-    every one that qualifies, see `wgmma_gemms`).
+    bytes also wgmma's 32B/64B swizzle); "atoms": the tile stored as [cols/w][rows][w] with the 128-byte
+    swizzle (w = 64 fp16 or 128 fp8 columns), the canonical layout wgmma descriptors address. `wgmma`: the gemms
+    lowered to wgmma (default: every one that qualifies, see `wgmma_gemms`). fp8 tiles get a layout only for wgmma.
     """
     wg = wgmma_gemms(func, arch, threads) if wgmma is None else wgmma
     out: dict = {}

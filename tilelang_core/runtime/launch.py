@@ -92,7 +92,8 @@ def _tensor_map(spec: dict, t):
         raise LaunchError(str(exc)) from None
 
 
-_STORED_AS = {"tfloat32": "float32"}  # dtypes torch has no tensors of, and the torch dtype that carries them
+_STORED_AS = {"tfloat32": "float32", "float8_e4m3": "float8_e4m3fn"}  # dtypes torch has no tensors of, and the
+# torch dtype that carries them (torch's one e4m3 type is e4m3fn, as CUDA's __nv_fp8_e4m3)
 
 
 def _data_ptr(t, p) -> int:

@@ -65,6 +65,7 @@ def cast(expr, dtype: str):
 # (exponent bias, mantissa bits, largest finite value); TVM's own LLVM float -> fp8 conversion garbles subnormals,
 # rounding, NaN, inf and out-of-range values, so that direction is built here from the bits
 FP8 = {"float8_e4m3fn": (7, 3, 448.0), "float8_e4m3": (7, 3, 448.0), "float8_e5m2": (15, 2, 57344.0)}
+STORED_AS = {"tfloat32": "float32", "float8_e4m3": "float8_e4m3fn"}  # the TVM (and torch) dtype of the storage
 
 
 def _to_fp8(x, dtype: str):
@@ -82,7 +83,7 @@ def _to_fp8(x, dtype: str):
     normal = tirx.shift_right(rounded, u32(shift)) - u32((127 - bias) << mant)
     code = tirx.Select(mag < tirx.const(2.0 ** (1 - bias), "float32"), sub, normal)
     code = tirx.Select(tirx.isnan(x), u32(0x7F), tirx.bitwise_or(code, tirx.shift_left(sign, u32(7))))
-    return tirx.reinterpret(dtype, tirx.Cast("uint8", code))
+    return tirx.reinterpret(STORED_AS.get(dtype, dtype), tirx.Cast("uint8", code))
 
 
 def from_fp8_bits(bits, dtype: str):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from .._tvm import load
-from .expr import LoweringError, cast, const, dtype_of
+from .expr import STORED_AS, LoweringError, cast, const, dtype_of
 from .simt import PRIVATE_SCOPES
 
 SCRATCH_SCOPE = "global"  # per-block scratch: stack or workspace, chosen by TVM by size
@@ -49,9 +49,10 @@ class StorageLowering:
         return [first] + list(idx[1:])
 
     def _dtype(self, dtype: str, name: str, span) -> str:
-        """`dtype` when TVM knows it (tfloat32 is stored as float32), else a LoweringError naming the buffer."""
-        if dtype == "tfloat32":
-            return "float32"
+        """`dtype` when TVM knows it (tfloat32 is stored as float32, float8_e4m3 as float8_e4m3fn: torch's one e4m3
+        type, as on CUDA), else a LoweringError naming the buffer."""
+        if dtype in STORED_AS:
+            return STORED_AS[dtype]
         try:
             load().tvm.DataType(dtype)
         except Exception:  # tvm raises its own error types

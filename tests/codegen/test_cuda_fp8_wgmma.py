@@ -1,0 +1,177 @@
+"""fp8 (e4m3 / e5m2) GEMMs: on sm_90a K-major shared operands lower to wgmma m64nNk32 through the warp-specialised
+TMA pipeline (128-byte atoms are 128 fp8 columns); B given K x N and sm_80 keep the FMA gemm; the CPU backend runs
+the per-tensor-scaled example and converts fp8 like torch."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tilelang_core import check_source, lower
+from tilelang_core.codegen.cuda import generate
+from tests.conftest import EXAMPLES, ROOT
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.tvm
+
+KERNELS = ROOT / "benchmarks" / "gpu_hopper_kernels.py"
+
+KN_SOURCE = '''
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def fp8_kn(M, N, K, block_M=128, block_N=128, block_K=128, dtype=T.float8_e4m3fn):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), dtype)
+            B_s = T.alloc_shared((block_K, block_N), dtype)
+            C_l = T.alloc_fragment((block_M, block_N), T.float32)
+            T.clear(C_l)
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, ko * block_K], A_s)
+                T.copy(B[ko * block_K, bx * block_N], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * block_M, bx * block_N])
+
+    return main
+'''
+
+
+def _kernel(source: str, path: str, factory: str, **kw):
+    res = check_source(source, path, instances={factory: [kw]})
+    assert not res.errors, [d.message for d in res.errors]
+    return next(k for k in res.kernels if k.factory == factory)
+
+
+def _bench(**kw):
+    return _kernel(KERNELS.read_text(), str(KERNELS), "hopper_fp8_matmul", **kw)
+
+
+@pytest.fixture(scope="module")
+def big():
+    return generate(_bench(M=1024, N=1024, K=1024), "sm_90a")
+
+
+def test_fp8_gemm_lowers_to_wgmma_k32_in_the_warp_specialised_tma_pipeline(big):
+    src = big.source
+    assert "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3" in src
+    assert "tl::gemm_fma" not in src.split('extern "C" __global__')[-1]
+    assert big.block == (384, 1, 1) and "tl::reg_alloc<232>()" in src and "tl::reg_dealloc<40>()" in src
+    maps = {m["tensor"]: m for m in big.tensor_maps}
+    # one 128-byte atom of 128 fp8 columns per row: one box per operand and stage (innermost first)
+    assert maps["A"]["box"] == [128, 128] and maps["B"]["box"] == [128, 256]
+    assert maps["A"]["swizzle"] == maps["B"]["swizzle"] == 128 and maps["A"]["dtype"] == "float8_e4m3fn"
+    assert src.count("tl::tma_load_2d(") == 2 and "tl::mbar_expect_tx(" in src
+    assert big.smem_bytes == 4 * (128 * 128 + 256 * 128) + 8 * 8  # 4 stages of fp8 tiles, full + empty barriers
+    # 4 k32 steps of 32 bytes per 128-column tile, descriptors with the 128-byte swizzle (mode 1, SBO 1024)
+    assert "for (int kk = 0; kk < 4; ++kk)" in src and ", 16, 1024, 1)" in src
+
+
+def test_e5m2_and_a_64_column_k_tile_use_the_64_byte_swizzle():
+    ck = generate(_bench(M=256, N=256, K=256, block_K=64, dtype="float8_e5m2", num_stages=3), "sm_90a")
+    assert "m64n256k32.f32.e5m2.e5m2" in ck.source
+    assert {m["swizzle"] for m in ck.tensor_maps} == {64} and ck.tensor_maps[0]["box"] == [64, 128]
+    assert ", 16, 512, 2)" in ck.source  # rows of 64 bytes: SBO 8 rows, 64-byte swizzle
+
+
+def test_the_ir_stages_say_what_each_fp8_gemm_lowers_to():
+    k = _bench(M=512, N=512, K=256)
+    stages = lower(k, "sm_90a", until="lowered").stages
+    assert "wgmma m64n256k32 float8_e4m3fn x float8_e4m3fn" in stages["layouts"]
+    assert "warp-specialised ko: 4 stages" in stages["layouts"] and "tl::tma_load_2d" in stages["lowered"]
+    kn = _kernel(KN_SOURCE, "fp8_kn.py", "fp8_kn", M=256, N=256, K=256)
+    assert "store B as N x K and pass transpose_B=True" in lower(kn, "sm_90a", until="layouts").stages["layouts"]
+
+
+def test_b_given_k_by_n_and_sm80_keep_the_fma_gemm():
+    kn = generate(_kernel(KN_SOURCE, "fp8_kn.py", "fp8_kn", M=256, N=256, K=256), "sm_90a")
+    assert "tl::gemm_fma<" in kn.source and "wgmma.mma_async" not in kn.source
+    sm80 = generate(_bench(M=512, N=512, K=256), "sm_80")
+    assert "tl::gemm_fma<" in sm80.source and not sm80.tensor_maps and "wgmma" not in sm80.source
+
+
+def test_fp16_wgmma_descriptors_are_unchanged():
+    from tilelang_core.codegen.cuda.wgmma import _operand
+
+    assert _operand("atoms", 128, 64, 2, kmajor=True)["off"] == \
+        "(kk * 32 / 128) * 16384 + row0 * 128 + (kk * 32 % 128)"
+    assert _operand("rows", 128, 32, 2, kmajor=True) == {"off": "row0 * 64 + kk * 32", "lbo": 16, "sbo": 512,
+                                                         "mode": 2}
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("tile", [dict(block_N=256, threads=256), dict(block_N=128, threads=128)])
+def test_fp8_wgmma_kernels_compile_for_sm90a_without_warnings(tile):
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from tilelang_core.runtime.artifact import arch_flags
+
+    ck = generate(_bench(M=2048, N=2048, K=2048, **tile), "sm_90a")
+    with tempfile.TemporaryDirectory() as tmp:
+        cu = Path(tmp) / "k.cu"
+        cu.write_text(ck.source)
+        p = subprocess.run(["nvcc", "-cubin", "-O3", "-std=c++17", *arch_flags("sm_90a"), "-Xptxas", "-v", "-o",
+                            str(Path(tmp) / "k.cubin"), str(cu)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "warning" not in p.stderr.lower() and "0 bytes spill stores" in p.stderr
+
+
+# ------------------------------------------------------------------ CPU backend numerics
+@pytest.fixture(scope="module")
+def alias():
+    import sys
+
+    from tilelang_core.alias import install_alias, uninstall_alias
+
+    had = "tilelang" in sys.modules
+    install_alias(force=True)
+    yield
+    if not had:
+        uninstall_alias()
+
+
+def test_the_scaled_fp8_example_matches_torch_on_the_cpu(alias):
+    import runpy
+
+    glb = runpy.run_path(str(EXAMPLES / "gemm_fp8.py"), run_name="example_gemm_fp8")
+    kernel = glb["fp8_matmul"](96, 160, 192, 64, 64, 64, 2, 128)  # a K tail-free size with N, M tails
+    torch.manual_seed(0)
+    a, sa = glb["quantize"](torch.randn(96, 192))
+    b, sb = glb["quantize"](torch.randn(160, 192) * 3)
+    c = kernel(a, b, sa, sb)
+    ref = (a.float() @ b.float().T) * (sa * sb)
+    assert c.dtype == torch.bfloat16
+    assert ((c.float() - ref).norm() / ref.norm()).item() < 4e-3  # bf16 rounding of an exact fp32 product
+
+
+def test_fp8_conversions_on_the_cpu_match_torch(alias):
+    import tilelang
+    import tilelang.language as T
+
+    @tilelang.jit(out_idx=[-1])
+    def convert(n, src, dst):
+        @T.prim_func
+        def main(X: T.Tensor((n,), src), Y: T.Tensor((n,), dst)):
+            with T.Kernel(1, threads=128) as _:
+                for i in T.Parallel(n):
+                    Y[i] = X[i]
+
+        return main
+
+    # T.float8_e4m3 (TileLang's other name of e4m3) takes torch.float8_e4m3fn tensors too, as on CUDA
+    for fp8, name in ((torch.float8_e4m3fn, "float8_e4m3fn"), (torch.float8_e4m3fn, "float8_e4m3"),
+                      (torch.float8_e5m2, "float8_e5m2")):
+        bits = torch.arange(256, dtype=torch.uint8).view(fp8)  # every code, NaN and inf included
+        got = convert(256, name, "float32")(bits)
+        torch.testing.assert_close(got, bits.float(), equal_nan=True, rtol=0, atol=0)
+        finite = bits.float()[torch.isfinite(bits.float())]
+        x = torch.cat([finite, (finite[:-1] + finite[1:]) / 2, torch.randn(1000) * 20])  # ties, between codes
+        x = x[x.abs() <= (448 if fp8 == torch.float8_e4m3fn else 57344)]
+        y = convert(x.numel(), "float32", name)(x)
+        assert torch.equal(y.view(torch.uint8), x.to(fp8).view(torch.uint8)), name  # round to nearest even
