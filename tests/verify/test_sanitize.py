@@ -89,3 +89,49 @@ def test_nothing_is_cached_while_checks_are_tolerated(tmp_path):
     assert store.get("ab" * 32) is None and not any(tmp_path.rglob("*.json"))
     store.put("ab" * 32, {"arch": "cpu", "content_hash": ""}, "src", b"bin")
     assert any(tmp_path.rglob("*.json"))
+
+
+def _example_findings(name: str, replace: tuple = ()):
+    """The sanitizer's findings on examples/errors/NAME.py's instance (text replacements applied), and the text."""
+    from tilelang_core.check import check_source
+    from tilelang_core.ir import nodes as N
+    from tilelang_core.ir.arith import as_int
+    from tilelang_core.verify.sanitize import poison, sanitize_run
+
+    text = (ROOT / "examples/errors" / f"{name}.py").read_text()
+    for old, new in replace:
+        text = text.replace(old, new)
+    (func,) = check_source(text, f"{name}.py").kernels
+    out_idx = tuple(k % len(func.params) for k in func.out_idx or ())
+    args = []
+    for k, p in enumerate(func.params):
+        t = torch.randn(*[as_int(d) for d in p.shape]).to(getattr(torch, p.dtype))
+        if k in out_idx:
+            poison(t)
+        args.append(t)
+    assert all(isinstance(p, N.Buffer) for p in func.params)
+    return sanitize_run(func, out_idx, args), text
+
+
+def _marked(text: str, code: str) -> list[int]:
+    return [k for k, ln in enumerate(text.splitlines(), 1) if f"[{code}]" in ln]
+
+
+@pytest.mark.tvm
+def test_the_newcomers_k_loop_example_is_caught_and_its_fix_is_clean():
+    found, text = _example_findings("reduction_axis_step")
+    assert [(d.code, d.span.line) for d in found] == [("sanitize-reduction-step", ln)
+                                                       for ln in _marked(text, "reduction-axis-step")]
+    assert "A[:, 32:64] is never read" in found[0].message
+    fixed, _ = _example_findings("reduction_axis_step", (("T.ceildiv(K, 64)", "T.ceildiv(K, block_K)"),
+                                                         ("k * 64", "k * block_K")))
+    assert fixed == []
+
+
+@pytest.mark.tvm
+def test_the_in_place_matmul_example_is_caught_at_its_read_and_its_write():
+    found, text = _example_findings("inplace_hazard")
+    read = next(k for k, ln in enumerate(text.splitlines(), 1) if "T.copy(X[" in ln)
+    assert [(d.code, d.span.line) for d in found] == [("sanitize-inplace-hazard", read)] + [
+        ("sanitize-inplace-hazard", ln) for ln in _marked(text, "inplace-hazard")]
+    assert "block (bx=1, by=0) reads X[0, 0], which block (bx=0, by=0)" in found[0].message
