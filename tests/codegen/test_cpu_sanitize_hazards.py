@@ -154,13 +154,15 @@ def test_in_place_matmul_reads_what_another_block_wrote():
         ("sanitize-inplace-hazard", line_of("T.copy(X[by * bm, k * bk], X_s)")),
         ("sanitize-inplace-hazard", line_of("T.copy(acc, X[by * bm, bx * bn])"))]
     write = line_of("T.copy(acc, X[by * bm, bx * bn])")
-    assert f"block (bx=1, by=0) reads X[0, 0], which block (bx=0, by=0) of the same launch wrote (line {write})" in got[0][2]
+    assert (f"block (bx=1, by=0) reads X[0, 0], which block (bx=0, by=0) of the same launch wrote (line {write})"
+            in got[0][2])
     assert "block (bx=1, by=0) overwrites X[0, 64], which block (bx=0, by=0) of the same launch read" in got[1][2]
 
 
 def test_a_shift_in_place_overwrites_what_the_previous_block_read():
     got = findings("shift_left", (), X=(128,))
-    assert [(c, ln) for c, ln, _ in got] == [("sanitize-inplace-hazard", line_of("X[bx * 32 + i] = X[bx * 32 + i + 1]"))]
+    shift = line_of("X[bx * 32 + i] = X[bx * 32 + i + 1]")
+    assert [(c, ln) for c, ln, _ in got] == [("sanitize-inplace-hazard", shift)]
     assert "block (bx=1) overwrites X[32], which block (bx=0) of the same launch read" in got[0][2]
 
 

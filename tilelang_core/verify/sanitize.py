@@ -124,7 +124,8 @@ def _step_finding(func: N.PrimFunc, site, row: list[int], where: str) -> Diagnos
     start, prev, extent = row[5 + axis], row[9], row[10]
     first, second = sorted((prev, start))  # the two tiles along the axis, lower one first
     if second - first > extent:
-        lost = f"so {buf.name}{_axis_slice(rank, axis, first + extent, second)} is never read (part of the sum is skipped)"
+        lost = (f"so {buf.name}{_axis_slice(rank, axis, first + extent, second)} is never read (part of the sum is "
+                "skipped)")
     else:
         lost = f"so {buf.name}{_axis_slice(rank, axis, second, first + extent)} is read twice (summed twice)"
     msg = (f"T.copy here reads {buf.name} at offset {prev} and then {start} along axis {axis} in consecutive "

@@ -25,10 +25,10 @@ mark whole regions around the op, so their inner loops stay as in a plain build.
 from __future__ import annotations
 
 from ...ir import nodes as N
-from ...ir.visitor import walk
 from .._tvm import load
 from .build import CpuLowering, _error, host_target
-from .expr import LoweringError, as_bool, cast, const, dtype_of
+from .expr import LoweringError, as_bool, cast, const
+from .sanitize_hazards import HazardChecks, write_spans
 from .sanitize_overflow import OverflowChecks
 from .sanitize_steps import StepChecks
 from .shadow import (ATOMIC, COLUMNS, CheckPlacement, SanitizedModule, SanitizingExpr, Site, atomic_call, handle,
@@ -41,7 +41,7 @@ TILE_OP_NAMES = {N.Copy: "T.copy", N.Gemm: "T.gemm", N.Fill: "T.fill", N.Reduce:
 
 
 
-class SanitizingLowering(StepChecks, OverflowChecks, CpuLowering):
+class SanitizingLowering(HazardChecks, StepChecks, OverflowChecks, CpuLowering):
     """CpuLowering plus shadow buffers, checks at each access and the report; `outputs`: out_idx positions;
     `sample`: run only the blocks at the ends of each grid axis."""
 
@@ -63,7 +63,7 @@ class SanitizingLowering(StepChecks, OverflowChecks, CpuLowering):
         self.writer_params: list = []
         self.readers: dict = {}  # handle of a param's tirx buffer -> its reader shadow
         self.reader_params: list = []
-        self.write_spans = _write_spans(func)
+        self.write_spans = write_spans(func)
         self.state = self.tirx.decl_buffer((self.tirx.Var("sanitizer_slots", "int32"),), "int32", "sanitizer_state")
         self.slots = 0  # int32 state slots used (sanitize_steps.py)
         self.init_bits: dict = {}  # handle of a scratch tirx buffer -> its init shadow
@@ -119,24 +119,6 @@ class SanitizingLowering(StepChecks, OverflowChecks, CpuLowering):
             self._base = self._base + total
             self._launch, self._grid = saved
         return out
-
-    def _sampled(self, loop, s: N.Launch):
-        """The grid loop with its body run only for the first and last block of each axis."""
-        tirx = self.tirx
-        cond = None
-        for v, g in zip(s.block_vars, self._grid):
-            b = self.vars[v]
-            end = tirx.Or(tirx.EQ(b, const(0, dtype_of(b))), tirx.EQ(b, cast(g, dtype_of(b)) - const(1, dtype_of(b))))
-            cond = end if cond is None else tirx.And(cond, end)
-        body = loop.body
-        if isinstance(body, tirx.SeqStmt) and len(s.block_vars) > 1:  # the block indices' Binds stay first
-            seq = list(body.seq)
-            head = [x for x in seq if isinstance(x, tirx.Bind)][:len(s.block_vars)]
-            rest = seq[len(head):]
-            body = tirx.SeqStmt(head + [tirx.IfThenElse(cond, self._seq(rest), None)])
-        else:
-            body = tirx.IfThenElse(cond, body, None)
-        return tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body)
 
     def _s_Allocate(self, s):
         out = super()._s_Allocate(s)
@@ -230,36 +212,6 @@ class SanitizingLowering(StepChecks, OverflowChecks, CpuLowering):
             return [stmt, self.tirx.BufferStore(writer, const(ATOMIC, "int32"), idx)]
         return [self._race_check(writer, idx), self._write_hazard(buf, idx), stmt,
                 self.tirx.BufferStore(writer, self._me(), idx)]
-
-    def _read_hazard(self, buf, idx, cond, span, buffer: N.Buffer, element: bool) -> list:
-        """A read of a tracked tensor: report an element another block of this launch wrote (not atomically),
-        and note this block as the element's first reader."""
-        writer, reader = self.writers.get(handle(buf)), self.readers.get(handle(buf))
-        if writer is None or buffer.scope != "global":
-            return []
-        tirx = self.tirx
-        w = tirx.BufferLoad(writer, idx)
-        site = self._site("sanitize-inplace-hazard", span, buffer, element, ("read",) + self.write_spans.get(buffer, ()))
-        other = tirx.And(tirx.GE(w, self._base), tirx.NE(w, self._me()))
-        stmts = [tirx.IfThenElse(other, self._record(site, idx, self._coords(w - self._base)), None)]
-        if reader is not None:
-            first = tirx.LT(tirx.BufferLoad(reader, idx), self._base)
-            stmts.append(tirx.IfThenElse(first, tirx.BufferStore(reader, self._me(), idx), None))
-        return [self._when([cond], self._seq(stmts))]
-
-    def _write_hazard(self, buf, idx):
-        """A plain store to a tracked tensor: report an element another block of this launch read first."""
-        reader = self.readers.get(handle(buf))
-        if reader is None:
-            return None
-        tirx = self.tirx
-        r = tirx.BufferLoad(reader, idx)
-        current = self._stmts[-1] if self._stmts else None
-        element = self._element_store(current)
-        buffer = self._store_buffer(current) if element else self._tile_buffer(buf)
-        site = self._site("sanitize-inplace-hazard", getattr(current, "span", None), buffer, element, ("write",))
-        other = tirx.And(tirx.GE(r, self._base), tirx.NE(r, self._me()))
-        return tirx.IfThenElse(other, self._record(site, idx, self._coords(r - self._base)), None)
 
     def _race_check(self, writer, idx):
         tirx = self.tirx
@@ -397,22 +349,6 @@ class SanitizingLowering(StepChecks, OverflowChecks, CpuLowering):
 
 def _pad(values: list, n: int) -> list:
     return (values + [const(-1, "int32")] * n)[:n]
-
-
-def _write_spans(func: N.PrimFunc) -> dict:
-    """Each tensor parameter -> the spans of the statements that write it plainly (for hazard messages)."""
-    out: dict = {}
-    for n in walk(func.body):
-        dst = None
-        if isinstance(n, N.Store):
-            dst = n.buffer
-        elif isinstance(n, (N.Copy, N.Fill, N.Reduce, N.CumSum)):
-            dst = n.dst.buffer
-        elif isinstance(n, N.Gemm):
-            dst = n.c.buffer
-        if dst is not None and dst.scope == "global" and n.span is not None and n.span not in out.get(dst, ()):
-            out[dst] = out.get(dst, ()) + (n.span,)
-    return out
 
 
 def build_sanitized(func: N.PrimFunc, outputs=(), sample: bool = False) -> SanitizedModule:
