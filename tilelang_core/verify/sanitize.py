@@ -24,7 +24,7 @@ from ..ir.arith import as_int
 from ..source import Span
 
 MAX_RUNS = 3  # index ranges named in a coverage message
-SAMPLE_ELEMENTS = 1 << 26  # tensor elements (all parameters) above which only the grid's corner blocks run
+SAMPLE_ELEMENTS = 1 << 28  # tensor elements (all parameters) above which only the grid's corner blocks run
 RUNTIME_CHECKED = ("dataflow",)  # check areas whose bugs the sanitizer observes: their errors do not stop it
 
 

@@ -303,7 +303,8 @@ def code_actions(result, span: Span, diagnostics=None, uri: str = "", kernel_at=
         actions.append(Action(f"Autotune {kernel_at}", SOURCE, command="tilelsp.server.autotune",
                               arguments=(uri, kernel_at)))
         actions.append(Action(f"Sanitize {kernel_at} on the CPU (uninitialised reads, unwritten outputs, races, "
-                              "out-of-bounds)", SOURCE, command="tilelsp.server.sanitize", arguments=(uri, kernel_at)))
+                              "out-of-bounds, K-loop steps, in-place hazards, int32 overflow)", SOURCE,
+                              command="tilelsp.server.sanitize", arguments=(uri, kernel_at)))
     return actions
 
 
