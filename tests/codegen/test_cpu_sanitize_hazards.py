@@ -57,6 +57,18 @@ def kernels(M=64, N=64, K=128, bm=64, bn=64, bk=32):
             T.copy(acc, C[by * bm, bx * bn])
 
     @T.prim_func
+    def k_sparse(A: T.Tensor((M, K), "float32"), C: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, bm), threads=128) as bx:
+            A_s = T.alloc_shared((bm, bk), "float32")
+            s = T.alloc_fragment((bm,), "float32")
+            T.clear(s)
+            for k in T.serial(K // bk):
+                if k % 2 == 0:
+                    T.copy(A[bx * bm, k * bk], A_s)
+                    T.reduce_sum(A_s, s, dim=1, clear=False)
+            T.copy(s, C[bx * bm])
+
+    @T.prim_func
     def inplace(X: T.Tensor((M, K), "float32"), W: T.Tensor((K, K), "float32")):
         with T.Kernel(T.ceildiv(K, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
             X_s = T.alloc_shared((bm, bk), "float32")
@@ -102,7 +114,7 @@ def kernels(M=64, N=64, K=128, bm=64, bn=64, bk=32):
             off = T.cast(bx, "int64") * 4194304 + 7
             C[bx] = T.cast(off % 1000, "float32")
 
-    return k_step, k_overlap, k_fixed, inplace, shift_left, separate, wraps, wide
+    return k_step, k_overlap, k_fixed, k_sparse, inplace, shift_left, separate, wraps, wide
 '''
 _FUNCS: dict = {}
 
@@ -146,6 +158,10 @@ def test_k_loop_stepping_short_of_its_tile_sums_twice():
 
 def test_reversed_k_loop_and_group_scales_are_clean():
     assert findings("k_fixed", (2,), A=(64, 128), B=(128, 64), C=(64, 64), S=(64, 4)) == []
+
+
+def test_block_sparse_loop_skipping_tiles_is_clean():
+    assert findings("k_sparse", (1,), A=(64, 128), C=(64,)) == []  # only consecutive iterations are compared
 
 
 def test_in_place_matmul_reads_what_another_block_wrote():

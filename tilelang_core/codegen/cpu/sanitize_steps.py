@@ -4,16 +4,19 @@ stores inside the loop) must move their global source region, from one iteration
 tile's extent along the one axis their offset follows the loop on (forwards or backwards).
 
 A moved offset of 0 is fine (group scales read for several iterations); any other step leaves a gap (part of the
-axis skipped) or an overlap (summed twice). Copies whose offset reads a tensor (gathers, paged and sparse
-kernels), follows the loop on two axes, or shares the loop with another copy of the same tensor are not checked.
-Each checked copy keeps two int32 slots of the `sanitizer_state` tensor (seen, previous offset), cleared before
-its loop starts; the grid runs serially, so one pair per copy suffices.
+axis skipped) or an overlap (summed twice). Only consecutive iterations are compared: a copy under a condition
+(block-sparse kernels skip tiles) is compared when it also ran in the iteration before. Copies whose offset reads a
+tensor (gathers, paged and sparse kernels), follows the loop on two axes, sits in a loop over several variables,
+or shares the loop with another copy of the same tensor are not checked. Each checked copy keeps three int32 slots
+of the `sanitizer_state` tensor (seen, previous offset, previous loop value), cleared before its loop starts; the
+grid runs serially, so one set per copy suffices.
 """
 from __future__ import annotations
 
 from ...ir import nodes as N
+from ...ir.arith import as_int
 from ...ir.visitor import walk
-from .expr import const
+from .expr import cast, const
 
 _REDUCTION_LOOPS = ("serial", "pipelined")
 
@@ -67,10 +70,11 @@ class StepChecks:
         if not isinstance(extent, int) or extent <= 0:
             return None
         tirx = self.tirx
-        seen, prev = self.slots, self.slots + 1
-        self.slots += 2
-        self._loop_slots.setdefault(id(loop), []).extend([seen, prev])
-        start = src.starts[axis]
+        seen, prev, prev_iter = self.slots, self.slots + 1, self.slots + 2
+        self.slots += 3
+        self._loop_slots.setdefault(id(loop), []).extend([seen, prev, prev_iter])
+        start, iteration = src.starts[axis], cast(self.vars[loop.vars[0]], "int32")
+        step = as_int(loop.step) if loop.step is not None else 1
         at = lambda k: [const(k, "int32")]  # noqa: E731
         moved = start - tirx.BufferLoad(self.state, at(prev))
         bad = tirx.And(tirx.NE(moved, const(0, "int32")),
@@ -80,9 +84,11 @@ class StepChecks:
         other = [tirx.BufferLoad(self.state, at(prev)), const(extent, "int32")]
         record = self._record(site, list(src.starts), other)
         was_seen = tirx.EQ(tirx.BufferLoad(self.state, at(seen)), const(1, "int32"))
-        return self._seq([self._when([was_seen, bad], record),
+        next_iter = tirx.EQ(iteration - tirx.BufferLoad(self.state, at(prev_iter)), const(step, "int32"))
+        return self._seq([self._when([was_seen, next_iter, bad], record),
                           tirx.BufferStore(self.state, const(1, "int32"), at(seen)),
-                          tirx.BufferStore(self.state, start, at(prev))])
+                          tirx.BufferStore(self.state, start, at(prev)),
+                          tirx.BufferStore(self.state, iteration, at(prev_iter))])
 
     def _step_axis(self, s: N.Copy):
         """(the innermost enclosing reduction loop the copy's offset follows, the one axis it follows it on)."""
@@ -93,7 +99,8 @@ class StepChecks:
             axes = [d for d, vs in enumerate(deps) if any(v in vs for v in loop.vars)]
             if not axes:
                 continue
-            if loop.kind not in _REDUCTION_LOOPS or len(axes) != 1 or not self._feeds_reduction(loop, s):
+            if (loop.kind not in _REDUCTION_LOOPS or len(loop.vars) != 1 or loop.step is not None and as_int(loop.step) is None
+                    or len(axes) != 1 or not self._feeds_reduction(loop, s)):
                 return None
             return loop, axes[0]
         return None
