@@ -1,15 +1,15 @@
 """`tilelsp autotune --ray ADDRESS`: the search spread over a Ray cluster (`pip install 'tilelsp[ray]'`).
 
 Each config compiles as a task on a CPU worker (`ray_tasks.compile_config`: the file's text travels, the worker
-lowers and builds). For CUDA each built kernel is timed as it arrives by a task on a GPU worker
-(`measure_packed`, `num_gpus=1`: only the packed kernel travels). When the CPU backend is the device, the CPUs
-that compile are the device: timing waits until every config is compiled and then runs in one task, every
-kernel one after another (`measure_on_cpu`), with the driver's kernel thread count, as a local search times
-them. Either way the fastest few are timed again, interleaved (`autotune_search.final_round`), and the winner is
-the fastest of that round, as in a local search. Tasks are retried on another worker when theirs dies
-(`max_retries`), a task running past `task_timeout` is cancelled and its config counted as failed, Ctrl-C cancels
-everything. `--ray local` starts a cluster in this process (TILELSP_RAY_CPUS caps its CPUs). Each task's time
-stamps are kept in `AutotuneResult.trace`.
+lowers and builds; a CPU kernel is checked against the file's reference there, as a local search checks it). For
+CUDA each built kernel is timed as it arrives by a task on a GPU worker (`measure_packed`, `num_gpus=1`: only the
+packed kernel travels). When the CPU backend is the device, the CPUs that compile are the device: timing waits until
+every config is compiled and then runs in one task, every kernel one after another (`measure_on_cpu`), with the
+driver's kernel thread count, as a local search times them. Either way the fastest few are timed again, interleaved
+(`autotune_search.final_round`), and the winner is the fastest of that round, as in a local search. Tasks are
+retried on another worker when theirs dies (`max_retries`), a task running past `task_timeout` is cancelled and its
+config counted as failed, Ctrl-C cancels everything. `--ray local` starts a cluster in this process
+(TILELSP_RAY_CPUS caps its CPUs). Each task's time stamps are kept in `AutotuneResult.trace`.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, cou
     AutotuneResult without a local kernel."""
     from tilelang_core.runtime import ray_tasks
     from tilelang_core.runtime.autotune import AutotuneResult, ConfigBuildError
-    from tilelang_core.runtime.autotune_search import Progress
+    from tilelang_core.runtime.autotune_search import Progress, cpu_thread_setting
 
     ray = connect(address)
     if configs is None:
@@ -57,8 +57,9 @@ def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, cou
         return None
 
     name = os.path.basename(path)
-    pending = {compile_task.remote(name, text, kernel, device, count, overrides, c): (i, "compile", time.time())
-               for i, c in enumerate(configs)}
+    threads = None if gpu else cpu_thread_setting()
+    pending = {compile_task.remote(name, text, kernel, device, count, overrides, c, threads):
+               (i, "compile", time.time()) for i, c in enumerate(configs)}
     drain(ray, pending, handle, task_timeout)
     if not (result.timings if gpu else packed):
         raise ConfigBuildError(f"all {len(configs)} configs failed: " + "; ".join(

@@ -3,6 +3,7 @@ skipped with its error), the device label, the best config remembered on disk, a
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 
 import pytest
@@ -58,6 +59,48 @@ def test_progress_prints_a_line_per_step_off_a_terminal(capsys):
     bar.step("a"), bar.step("b")
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 2 and "2/2" in lines[1] and "#" * 24 in lines[1]
+
+
+def test_the_final_round_interleaves_the_finalists_and_keeps_each_ones_best_round():
+    from tilelang_core.runtime.autotune_search import fastest, final_round
+
+    calls = []
+    # a burst of load in round 2 slows whichever finalist it meets; each one's best round still ranks them
+    figures = {"a": [5.0, 9.0, 5.1], "b": [4.0, 4.2, 30.0]}
+
+    def measure(name):
+        def run(warmup, rep):
+            calls.append(name)
+            return figures[name][sum(c == name for c in calls) - 1]
+        return run
+
+    assert final_round([measure("a"), measure("b")], 1, 1, rounds=3) == [5.0, 4.0]
+    assert calls == ["a", "b"] * 3
+    assert fastest([({"x": 1}, 3.0), ({"x": 2}, 1.0), ({"x": 3}, 2.0), ({"x": 4}, 9.0)], count=3) == [1, 2, 0]
+
+
+def test_a_ray_timing_worker_uses_the_drivers_kernel_threads(monkeypatch):
+    from tilelang_core.runtime.autotune_search import cpu_thread_setting
+    from tilelang_core.runtime.ray_tasks import use_cpu_threads
+
+    monkeypatch.setenv("TVM_NUM_THREADS", "")  # unset (and restored after the test)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # what Ray gives a 1-CPU task
+    assert cpu_thread_setting() == 1
+    use_cpu_threads(None)  # the driver set nothing: TVM's default, not Ray's cap
+    assert "OMP_NUM_THREADS" not in os.environ and cpu_thread_setting() is None
+    use_cpu_threads(3)
+    assert cpu_thread_setting() == 3
+
+
+@pytest.mark.tvm
+def test_a_config_off_the_reference_fails_its_check_as_in_a_local_search(tmp_path):
+    from tilelang_core.runtime.autotune_file import load_tuning
+
+    path = tmp_path / "scale.py"
+    path.write_text(TUNED.replace("return A * 3", "return A * 2"))
+    tuning = load_tuning(str(path), path.read_text(), None, "cpu")
+    with pytest.raises(AssertionError, match="output 'B'"):
+        tuning.check(tuning.build(tuning.configs[0]))
 
 
 @pytest.mark.tvm

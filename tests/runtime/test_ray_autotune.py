@@ -1,6 +1,6 @@
 """`--ray local`: autotune over 16 configs timed on the CPU backend through a local Ray cluster gives the local
-search's winner, a worker that dies mid-run is survived (its task is retried on another worker), and verify on
-the cluster gives a local verify's records."""
+search's winner (every kernel timed in one task after the last compile), a worker that dies mid-run is survived
+(its task is retried on another worker), and verify on the cluster gives a local verify's records."""
 from __future__ import annotations
 
 import textwrap
@@ -74,6 +74,11 @@ def test_ray_search_gives_the_local_winner(tmp_path, monkeypatch, cluster):
     assert len(remote.timings) == 16 and not remote.failures
     assert remote.config == local.config == {"passes": 1}
     assert "CPU backend timing" in remote.device
+    # the CPU is the one device: one timing task, after the last compile (no build runs beside a timing)
+    builds = [t for t in remote.trace if t["task"] == "compile"]
+    timings = [t for t in remote.trace if t["task"] == "time"]
+    assert len(builds) == 16 and len(timings) == 1
+    assert timings[0]["start"] >= max(t["end"] for t in builds)
 
 
 def test_a_worker_killed_mid_run_is_survived(tmp_path, cluster):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .autotune import AutoTuneKernel, AutoTuner, _config_list
+from .autotune import AutoTuneKernel, AutoTuner, _config_list, _ProfileArgs
 from .autotune_configs import fit_configs, gemm_configs, is_gemm_like
 from .autotune_search import kernel_identity
 from .jit import JITFactory
@@ -36,6 +36,13 @@ class Tuning:
     def build(self, config: dict):
         """The JITKernel of one config (cached on disk like every JIT build)."""
         return self.factory(**{**self.call, **config})
+
+    def check(self, kernel) -> None:
+        """Compare a config's kernel with the file's reference as a local search does (AssertionError if off)."""
+        if self.reference is not None:
+            limits = _ProfileArgs()
+            kernel.get_profiler().assert_allclose(self.reference, rtol=limits.rtol, atol=limits.atol,
+                                                  max_mismatched_ratio=limits.max_mismatched_ratio)
 
     def tuner(self) -> AutoTuner:
         """An AutoTuner over the configs, checking against the reference when the file has one."""

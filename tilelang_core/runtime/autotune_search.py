@@ -98,7 +98,7 @@ def _warm_tvm() -> None:
         _tvm.load()
 
 
-FINALISTS = 3  # the fastest configs of the first pass, timed again before the winner is named
+FINALISTS = 4  # the fastest configs of the first pass, timed again before the winner is named
 FINAL_ROUNDS = 5
 
 

@@ -1,12 +1,12 @@
 """The work a Ray cluster does for `tilelsp autotune --ray`: plain functions the driver wraps as Ray tasks.
 
-`compile_config` runs on a CPU worker: it executes the file (its text travels) under the alias, builds one
-config's kernel and returns it packed as plain data (the CPU backend's shared library, or a CUDA artifact's
-cubin and launch metadata). `measure_packed` runs on a device worker and needs only torch, the ctypes loader or
-cuda-bindings and `runtime.launch`: no tvm and no source; it times the kernel on random inputs. When the CPU is
-the device, `measure_on_cpu` times every kernel one after another in one task, then the finalists again, as a
-local search does. Each task returns a time stamp record (`stamp`). Neither imports ray, so a worker needs
-nothing of the driver but these modules.
+`compile_config` runs on a CPU worker: it executes the file (its text travels) under the alias, builds one config's
+kernel and returns it packed as plain data (the CPU backend's shared library, checked against the file's reference,
+or a CUDA artifact's cubin and launch metadata). `measure_packed` runs on a device worker and needs only torch, the
+ctypes loader or cuda-bindings and `runtime.launch`: no tvm and no source; it times the kernel on random inputs.
+When the CPU is the device, `measure_on_cpu` times every kernel one after another in one task, then the finalists
+again, as a local search does. Each task returns a time stamp record (`stamp`). None imports ray, so a worker
+needs nothing of the driver but these modules.
 """
 from __future__ import annotations
 
@@ -36,13 +36,19 @@ def stamp(task: str, start: float, loaded: float | None = None) -> dict:
     return {"task": task, "pid": os.getpid(), "start": start, "loaded": loaded or start, "end": time.time()}
 
 
-def compile_config(name: str, text: str, kernel, device: str, count: int, overrides: dict,
-                   config: dict) -> tuple[dict, dict]:
-    """Build one config of the file's factory: the kernel packed for `measure_packed`, and the task's stamp."""
+def compile_config(name: str, text: str, kernel, device: str, count: int, overrides: dict, config: dict,
+                   threads: int | None = None) -> tuple[dict, dict]:
+    """Build one config of the file's factory: the kernel packed for `measure_packed`, and the task's stamp. A
+    CPU kernel is also checked against the file's reference here (with `threads` kernel threads), as a local
+    search checks every config before timing it."""
     start = time.time()
     tuning = _tuning(name, text, kernel, device, count, overrides)
     loaded = time.time()
-    return pack(tuning.build(config)), stamp("compile", start, loaded)
+    jit_kernel = tuning.build(config)
+    if device == "cpu":
+        use_cpu_threads(threads)
+        tuning.check(jit_kernel)
+    return pack(jit_kernel), stamp("compile", start, loaded)
 
 
 def pack(jit_kernel) -> dict:
