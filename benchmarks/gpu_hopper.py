@@ -34,10 +34,14 @@ TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel: odd sha
 ]
 FP8 = [  # size, block_M, block_N, block_K, stages, threads (consumers), panel: e4m3 A (M x K), B (N x K)
     (8192, 128, 256, 128, 3, 256, 8), (8192, 128, 256, 128, 4, 256, 8), (8192, 128, 128, 128, 4, 128, 8),
-    (4096, 128, 256, 128, 4, 256, 8), (4096, 128, 128, 128, 4, 128, 8),
+    (8192, 128, 128, 128, 6, 128, 8), (8192, 128, 256, 256, 2, 256, 8), (8192, 128, 128, 256, 3, 128, 8),
+    (4096, 128, 256, 128, 4, 256, 8), (4096, 128, 128, 128, 4, 128, 8), (4096, 128, 256, 256, 2, 256, 8),
 ]
-FP8_TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel (K % 16 == 0: TMA's stride rule)
-    (264, 392, 208, 128, 256, 128, 3, 256, 3), (200, 136, 96, 128, 128, 64, 3, 128, 1),
+FP8_TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel, dtype (K % 16 == 0: TMA's stride rule)
+    (264, 392, 208, 128, 256, 128, 3, 256, 3, "float8_e4m3fn"), (200, 136, 96, 128, 128, 64, 3, 128, 1,
+                                                                 "float8_e4m3fn"),
+    (264, 392, 336, 128, 256, 256, 2, 256, 3, "float8_e4m3fn"), (200, 136, 208, 128, 128, 128, 3, 128, 1,
+                                                                 "float8_e5m2"),
 ]
 KERNELS = "benchmarks/gpu_hopper_kernels.py"
 ATTN = [  # causal, block_M, block_N, stages, threads
@@ -76,9 +80,9 @@ def jobs():
         kw = dict(M=size, N=size, K=size, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, panel=pn)
         info = dict(M=size, N=size, K=size, dtype="float8_e4m3fn", tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn}")
         out += [("fp8", k, info) for k in _kernels(KERNELS, "hopper_fp8_matmul", kw)]
-    for m, n, kk, bm, bn, bk, st, th, pn in FP8_TAILS:
-        kw = dict(M=m, N=n, K=kk, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, panel=pn)
-        info = dict(M=m, N=n, K=kk, dtype="float8_e4m3fn", tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn}")
+    for m, n, kk, bm, bn, bk, st, th, pn, dt in FP8_TAILS:
+        kw = dict(M=m, N=n, K=kk, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, panel=pn, dtype=dt)
+        info = dict(M=m, N=n, K=kk, dtype=dt, tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn}")
         out += [("fp8_tail", k, info) for k in _kernels(KERNELS, "hopper_fp8_matmul", kw)]
     return out
 
@@ -209,10 +213,11 @@ def _fp8_item(item, art, launch, bench, rel, anchors):
     import torch
 
     m, n, k = item["M"], item["N"], item["K"]
+    fp8 = getattr(torch, item["dtype"])
 
     def quantize(x):
-        scale = (x.abs().max() / 448.0).reshape(1)
-        return (x / scale).to(torch.float8_e4m3fn), scale
+        scale = (x.abs().max() / torch.finfo(fp8).max).reshape(1)
+        return (x / scale).to(fp8), scale
 
     a, sa = quantize(torch.randn(m, k, device="cuda"))
     b, sb = quantize(torch.randn(n, k, device="cuda"))
@@ -231,7 +236,7 @@ def _fp8_item(item, art, launch, bench, rel, anchors):
         anchors[key + ("fast_accum",)] = bench(lambda: scaled_mm(True))
         anchors[key + ("scaled_mm_err",)] = rel(scaled_mm(), ref)  # the anchors compute the same function
         anchors[key + ("fast_accum_err",)] = rel(scaled_mm(True), ref)
-    label = f"fp8 e4m3 GEMM {m}^3" if item["role"] == "fp8" else f"fp8 tail {m}x{n}x{k}"
+    label = f"fp8 e4m3 GEMM {m}^3" if item["role"] == "fp8" else f"{item['dtype'][7:11]} tail {m}x{n}x{k}"
     return label, key, err, ms, 2 * m * n * k
 
 
