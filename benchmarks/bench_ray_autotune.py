@@ -80,6 +80,10 @@ def main(argv=None) -> int:
     speedup = one["wall_s"] / two["wall_s"]
     search_speedup = one["result"]["search_s"] / two["result"]["search_s"]
     stage_speedup = one["breakdown"]["stage"] / two["breakdown"]["stage"]
+    builds = one["breakdown"]["compile"]  # the part more workers can share (Amdahl, from the 1-worker run)
+    bound = one["wall_s"] / (one["wall_s"] - builds / 2)
+    print(f"of the 1-worker run's {one['wall_s']:.1f} s, {builds:.1f} s are builds: 2 workers can at best make it "
+          f"{bound:.2f}x faster end to end (1.6x needs builds >= {0.75 * one['wall_s']:.1f} s of it)")
     winners = [str(r["result"]["best"]["config"]) for r in runs.values()]
     same = len(set(winners)) == 1
     print(f"verdict: 2 workers over 1: {speedup:.2f}x end to end ({'meets' if speedup >= 1.6 else 'below'} the 1.6x "
@@ -87,7 +91,8 @@ def main(argv=None) -> int:
           f"same winner as the local run: {'yes' if same else 'no'}")
     if args.json:
         Path(args.json).write_text(json.dumps({"runs": runs, "speedup": speedup, "search_speedup": search_speedup,
-                                               "compile_stage_speedup": stage_speedup, "same_winner": same,
+                                               "compile_stage_speedup": stage_speedup, "amdahl_bound": bound,
+                                               "same_winner": same,
                                                "load_average": os.getloadavg()}, indent=1, default=str) + "\n")
     return 0
 
