@@ -77,6 +77,16 @@ def test_e5m2_and_a_64_column_k_tile_use_the_64_byte_swizzle():
     assert ", 16, 512, 2)" in ck.source  # rows of 64 bytes: SBO 8 rows, 64-byte swizzle
 
 
+def test_e4m3_times_e5m2_is_one_wgmma():
+    src = KN_SOURCE.replace("B: T.Tensor((K, N), dtype)", "B: T.Tensor((N, K), T.float8_e5m2)").replace(
+        "B_s = T.alloc_shared((block_K, block_N), dtype)", "B_s = T.alloc_shared((block_N, block_K), T.float8_e5m2)"
+    ).replace("B[ko * block_K, bx * block_N], B_s", "B[bx * block_N, ko * block_K], B_s").replace(
+        "T.gemm(A_s, B_s, C_l)", "T.gemm(A_s, B_s, C_l, transpose_B=True)")
+    ck = generate(_kernel(src, "fp8_mixed.py", "fp8_kn", M=256, N=256, K=256), "sm_90a")
+    assert "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2" in ck.source
+    assert [m["dtype"] for m in ck.tensor_maps] == ["float8_e4m3fn", "float8_e5m2"]
+
+
 def test_the_ir_stages_say_what_each_fp8_gemm_lowers_to():
     k = _bench(M=512, N=512, K=256)
     stages = lower(k, "sm_90a", until="lowered").stages
