@@ -84,6 +84,34 @@ def k(ptrs: T.Tensor([3], T.ptr), A: T.Tensor((3, 16, 32), "float16"), scale: T.
         T.copy(acc, O[bx, :, :])
 """
 
+REPLICATED_WRITE = """
+@T.prim_func
+def k(L: T.Tensor((128,), "float32"), P: T.Tensor((128, 64), "float32"), O: T.Tensor((128, 64), "float32")):
+    with T.Kernel(1, threads=64) as _:
+        lse = T.alloc_fragment((128,), "float32")
+        sc = T.alloc_fragment((128,), "float32")
+        p = T.alloc_fragment((128, 64), "float32")
+        T.copy(L, lse)
+        T.copy(P, p)
+        T.fill(sc, 1.0)
+        for i in T.Parallel(128):
+            if i % 3 != 0:
+                sc[i] = T.exp2(lse[i] * 0.5)
+        for i, j in T.Parallel(128, 64):
+            p[i, j] = p[i, j] * sc[i]
+        T.copy(p, O)
+"""
+
+SAFE_GATHER = """
+@T.prim_func
+def k(Idx: T.Tensor((64,), "int32"), P: T.Tensor((64,), "int32"), X: T.Tensor((32, 16), "float32"),
+      O: T.Tensor((64, 16), "float32"), O2: T.Tensor((48, 16), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        for i, j in T.Parallel(64, 16):
+            O[i, j] = X[Idx[i], j] + 1.0
+            O2[P[i], j] = 2.0
+"""
+
 
 def _randn(*shapes, half=()):
     def make(device):
@@ -109,6 +137,30 @@ def _gemm_columns_ref(args):
     return [(c * c).reshape(64, 16, 4).sum(1), d]
 
 
+def _replicated_write_ref(args):
+    import torch
+
+    sc = torch.where(torch.arange(128) % 3 != 0, torch.exp2(args[0] * 0.5), torch.ones(128))
+    return [args[1] * sc[:, None]]
+
+
+def _safe_gather_inputs(device):
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    idx = torch.randint(-8, 40, (64,), generator=g, dtype=torch.int32)
+    return [t.to(device) for t in (idx, torch.randperm(64, generator=g).to(torch.int32),
+                                   torch.randn(32, 16, generator=g), torch.zeros(64, 16), torch.zeros(48, 16))]
+
+
+def _safe_gather_ref(args):
+    import torch
+
+    idx, x = args[0].long(), args[2]
+    rows = torch.where(((idx >= 0) & (idx < 32))[:, None], x[idx.clamp(0, 31)], torch.zeros(16))
+    return [rows + 1.0, torch.full((48, 16), 2.0)]
+
+
 def _pointer_inputs(device):
     import torch
 
@@ -129,6 +181,13 @@ CASES = [
          "corpus: deepseek_mhc/example_mhc_pre", GEMM_COLUMNS, _randn((64, 32), (64, 32), (64, 4), (64, 64),
                                                                        half=(0, 1)),
          _gemm_columns_ref, outputs=(2, 3), rtol=1e-3, atol=1e-3),
+    Case("a replicated fragment written (conditionally) by a T.Parallel loop that a distributed fragment drives",
+         "corpus: flash_decoding/example_mha_inference (each thread set only its own row of scale_local on the H200)",
+         REPLICATED_WRITE, _randn((128,), (128, 64), (128, 64)), _replicated_write_ref, rtol=1e-5, atol=1e-5),
+    Case("global element reads and writes outside the tensor: reads give 0, writes are skipped",
+         "corpus: deepseek_v32/sparse_mla_fwd (index == seq_len_kv pads the top-k list; TileLang's "
+         "LegalizeSafeMemoryAccess reads it as 0; an unguarded read pulled NaNs into the H200's output)",
+         SAFE_GATHER, _safe_gather_inputs, _safe_gather_ref, outputs=(3, 4)),
     Case("T.make_tensor over a T.ptr table", "corpus: grouped_gemm/example_grouped_gemm_fwd_ptr", POINTER_TABLE,
          _pointer_inputs, lambda a: [a[1].float() * a[2][:, None, None]], rtol=1e-3, atol=1e-3),
 ]

@@ -85,6 +85,13 @@ def dtype_of(e) -> str:
     return "int32"
 
 
+def zero_text(dtype: str) -> str:
+    """A zero of `dtype` in TVMScript (through float32 for the narrow float types TVMScript has no literal for)."""
+    if dtype == "bool" or dtype in ("float16", "bfloat16", "float32", "float64") or dtype.startswith(("int", "uint")):
+        return const_text(0, dtype)
+    return f'T.Cast("{dtype}", T.float32(0))'
+
+
 def const_text(value, dtype: str) -> str:
     """A literal of `dtype` in TVMScript."""
     if dtype == "bool":

@@ -11,7 +11,7 @@ from ...ir.arith import as_int, shape_ints
 from ...ir.visitor import op_regions, walk
 from ...passes.layouts import MmaRow, Replicated, ravel
 from .common import LoweringError, all_of, is_shared, nbytes, used_buffers
-from .expr import ExprEmitter, ExprError
+from .expr import ExprEmitter, ExprError, zero_text
 from .frame import FrameEmitter
 from .parallel import ParallelEmitter, UnservedFragmentRead
 from .pipeline import PipelineEmitter
@@ -38,6 +38,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.dirty_w = self.dirty_r = False
         self.scratch: dict = {}     # name -> (dtype, elems) extra shared buffers
         self.staged: dict = {}      # fragment Buffer -> shared copy read by the current Parallel loop
+        self.published: dict = {}   # replicated fragment -> shared copy the current Parallel loop writes through
         self.stage_sites: list = []  # the serial loops (and the Parallel loop) being emitted, outermost first
         self.exprs = ExprEmitter(self.var_text, self.load_text)
         self.ops = TileOps(self)
@@ -131,10 +132,18 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         return idx
 
     def load_text(self, buf, idx: list[str], node=None) -> str:
-        """Text of buf[idx] for any scope (fragments translated to registers)."""
+        """Text of buf[idx] for any scope (fragments translated to registers); a kernel's own element read of a
+        global tensor reads 0 outside the tensor, as TileLang's LegalizeSafeMemoryAccess makes it."""
         if buf in self.staged:
             return f"{self.staged[buf]}[{ravel(idx, shape_ints(buf.shape))}]"
-        return f"{self.name(buf)}[{', '.join(self.access(buf, idx, node))}]"
+        text = f"{self.name(buf)}[{', '.join(self.access(buf, idx, node))}]"
+        if isinstance(node, N.Load) and buf.scope == "global" and idx and buf.dtype != "handle":
+            return f"T.if_then_else({all_of(self.global_bounds(buf, idx))}, {text}, {zero_text(buf.dtype)})"
+        return text
+
+    def global_bounds(self, buf, idx: list[str]) -> list[str]:
+        """`0 <= i < extent` for each index of a global tensor access; TVM's simplifier drops what it can prove."""
+        return [f"T.And(0 <= {i}, {i} < {self.idx(d)})" for i, d in zip(idx, buf.shape)]
 
     def access(self, buf, idx: list[str], node=None) -> list[str]:
         if buf.scope in ("shared.dyn", "shared"):
@@ -273,8 +282,14 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
 
     def store(self, s: N.Store) -> None:
         value = self.emit(s.value, s.buffer.dtype)
-        target = self.load_text(s.buffer, [self.idx(i) for i in s.indices], s)
+        idx = [self.idx(i) for i in s.indices]
+        target = self.load_text(s.buffer, idx, s)
+        if s.buffer.scope == "global" and idx:  # a store outside the tensor is skipped (LegalizeSafeMemoryAccess)
+            return self.guarded(self.global_bounds(s.buffer, idx), f"{target} = {value}")
         self.line(f"{target} = {value}")
+        if self.par is not None and s.buffer.scope == "local.fragment" and isinstance(
+                self.layouts.get(s.buffer), Replicated) and s.buffer not in self.staged:
+            self.publish(s.buffer, target, idx)  # only this thread wrote it; every thread holds it whole
 
     def if_stmt(self, s: N.If) -> None:
         self.line(f"if {self.emit(s.cond, 'bool')}:")

@@ -15,10 +15,54 @@ class ParallelEmitter:
     """T.Parallel loops; mixed into KernelEmitter (uses its names, layouts and text helpers)."""
 
     def parallel(self, s: N.For) -> None:
-        """A T.Parallel loop; a fragment it reads at elements other threads hold is read from a shared copy."""
+        """A T.Parallel loop; a fragment it reads at elements other threads hold is read from a shared copy, and a
+        replicated fragment it writes on some threads only is handed to every thread after it (`publish`)."""
         if self.in_parallel:
             return self._parallel(s)
+        start, self.published = len(self.lines), {}
         self._staged_emit(s, self._parallel)
+        if self.published:
+            self._broadcast_published(start, s)
+
+    def publish(self, buf, target: str, idx: list[str]) -> None:
+        """The thread running this iteration of a layout-driven loop wrote `target`, one element of the replicated
+        fragment `buf` every thread holds whole: mirror it into a shared copy that all threads read back."""
+        shape = list(shape_ints(buf.shape))
+        stage = self.published.get(buf) or self.fresh(f"{buf.name}_bcast")
+        self.published[buf] = stage
+        self.scratch[stage] = (buf.dtype, math.prod(shape))  # again after a staging retry dropped it
+        self.line(f"{stage}[{ravel(idx, shape)}] = {target}")
+
+    def _broadcast_published(self, start: int, s: N.For) -> None:
+        """Around loop `s` emitted from line `start`: fill each published copy from the (identical) replicated
+        registers first unless `s` writes every element, so the rest keep their values; read it back whole after."""
+        end = len(self.lines)
+        for buf, stage in self.published.items():
+            if _writes_whole(s, buf):
+                continue
+            regs = math.prod(shape_ints(buf.shape))
+            self.sync()
+            it = self.fresh("it")
+            self.line(f"for {it} in T.serial({-(-regs // self.threads)}):")
+            with self.block():
+                e = f"({it} * {self.threads} + tx)"
+                self.line(f"if {e} < {regs}:")
+                with self.block():
+                    self.line(f"{stage}[{e}] = {self.name(buf)}[{e}]")
+        if len(self.lines) > end:
+            self.sync()
+        prefill = self.lines[end:]
+        del self.lines[end:]
+        self.lines[start:start] = prefill
+        for buf, stage in self.published.items():
+            regs = math.prod(shape_ints(buf.shape))
+            self.sync()
+            r = self.fresh("r")
+            self.line(f"for {r} in {'T.unroll' if regs <= 256 else 'T.serial'}({regs}):")
+            with self.block():
+                self.line(f"{self.name(buf)}[{r}] = {stage}[{r}]")
+        self.sync()
+        self.published = {}
 
     def _staged_emit(self, s: N.For, emit) -> None:
         """`emit(s)`; when a T.Parallel loop inside reads fragment elements other threads hold, emit again with a
@@ -209,6 +253,15 @@ def _stage_site(sites: list, buf):
             break
         inner = outer
     return inner
+
+
+def _writes_whole(s: N.For, buf) -> bool:
+    """True when Parallel loop `s` stores `buf[v0, v1, ...]` unconditionally, its extents `buf`'s shape."""
+    if [as_int(st) for st in s.starts] != [0] * len(s.vars) or [as_int(e) for e in s.extents] != list(
+            shape_ints(buf.shape) or ()):
+        return False
+    return any(isinstance(st, N.Store) and st.buffer is buf and len(st.indices) == len(s.vars)
+               and all(i is v for i, v in zip(st.indices, s.vars)) for st in _flat_seq(s.body))
 
 
 def _flat_seq(s) -> list:
