@@ -26,7 +26,7 @@ def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, cou
     AutotuneResult without a local kernel."""
     from tilelang_core.runtime import ray_tasks
     from tilelang_core.runtime.autotune import AutotuneResult, ConfigBuildError
-    from tilelang_core.runtime.autotune_search import Progress, cpu_thread_setting
+    from tilelang_core.runtime.autotune_search import Progress, cpu_thread_setting, winner
 
     ray = connect(address)
     if configs is None:
@@ -68,7 +68,7 @@ def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, cou
         picks, final = _final_on_gpu(ray, result, packed, timed, warmup, rep, task_timeout)
     else:
         picks, final = _time_on_cpu(ray, result, configs, packed, warmup, rep, task_timeout)
-    best = min(range(len(picks)), key=final.__getitem__)
+    best = winner(final, picks)
     result.config, result.latency = dict(configs[picks[best]]), final[best]
     return result
 

@@ -79,6 +79,14 @@ def test_the_final_round_interleaves_the_finalists_and_keeps_each_ones_best_roun
     assert fastest([({"x": 1}, 3.0), ({"x": 2}, 1.0), ({"x": 3}, 2.0), ({"x": 4}, 9.0)], count=3) == [1, 2, 0]
 
 
+def test_finalists_within_timing_noise_go_to_the_first_config():
+    from tilelang_core.runtime.autotune_search import winner
+
+    # finalists are configs 7, 2 and 5; 2 is 0.5 % slower than 7 (noise), 5 is 10 % slower
+    assert winner([4.00, 4.02, 4.40], [7, 2, 5]) == 1
+    assert winner([4.00, 4.20, 4.40], [7, 2, 5]) == 0
+
+
 def test_a_ray_timing_worker_uses_the_drivers_kernel_threads(monkeypatch):
     from tilelang_core.runtime.autotune_search import cpu_thread_setting
     from tilelang_core.runtime.ray_tasks import use_cpu_threads

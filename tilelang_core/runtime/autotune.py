@@ -6,10 +6,11 @@ skipped and its error kept in `AutotuneResult.failures`; when every config fails
 with a note listing the others. With `jobs` > 1 (or TILELSP_AUTOTUNE_JOBS) the configs are first compiled in
 forked workers (autotune_search.py), with a progress bar. Timing uses `Profiler.do_bench` (CUDA events on a GPU,
 the host clock on the CPU backend; `AutotuneResult.device` says which); the fastest few of that pass are timed
-again, interleaved (`autotune_search.final_round`), and the fastest of that round wins. The best config of a
-kernel factory is remembered on disk per factory source, call arguments, configs, target and device, and a later
-search returns it at once (`cached=True`; TILELSP_AUTOTUNE_CACHE=0 searches again). `timeout`,
-`cache_input_tensors`, `backend`, and a config's "pass_configs" entry are accepted and ignored.
+again, interleaved (`autotune_search.final_round`), and the fastest of that round wins (of finalists within 1 %
+of it, the first config). The best config of a kernel factory is remembered on disk per factory source, call
+arguments, configs, target and device, and a later search returns it at once (`cached=True`;
+TILELSP_AUTOTUNE_CACHE=0 searches again). `timeout`, `cache_input_tensors`, `backend`, and a config's
+"pass_configs" entry are accepted and ignored.
 """
 from __future__ import annotations
 
@@ -163,8 +164,9 @@ class AutoTuner:
         return _finish(result)
 
     def _final_round(self, result: AutotuneResult, warmup: int, rep: int) -> None:
-        """Time the first pass's fastest few again, interleaved; the fastest of that round wins."""
-        picks = [result.timings[k][0] for k in search.fastest(result.timings)]
+        """Time the first pass's fastest few again, interleaved; the fastest of that round wins (`winner`)."""
+        order = search.fastest(result.timings)  # the timings follow the config list
+        picks = [result.timings[k][0] for k in order]
         measures, kernels = [], []
         for config in picks:
             kernel, inputs = self.build(_kernel_args(config))
@@ -172,7 +174,7 @@ class AutoTuner:
             measures.append(lambda w, r, p=profiler, i=ins: p.do_bench(input_tensors=i, warmup=w, rep=r))
             kernels.append(kernel)
         again = search.final_round(measures, warmup, rep)
-        best = min(range(len(picks)), key=again.__getitem__)
+        best = search.winner(again, order)
         result.config, result.latency, result.kernel = dict(picks[best]), again[best], kernels[best]
 
     def _inputs(self, kernel: JITKernel, inputs):

@@ -118,6 +118,16 @@ def final_round(measures: list, warmup: int, rep: int, rounds: int = FINAL_ROUND
     return best
 
 
+TIE = 0.01  # finalists this close to the fastest are within timing noise of it
+
+
+def winner(figures: list[float], order: list[int]) -> int:
+    """The position of the winning finalist: of those within TIE of the fastest figure, the first in the config
+    list (`order`: each finalist's index there), so two searches whose noise swaps near-equal configs agree."""
+    best = min(figures)
+    return min((k for k, ms in enumerate(figures) if ms <= best * (1 + TIE)), key=order.__getitem__)
+
+
 def cpu_thread_setting() -> int | None:
     """The CPU backend's kernel threads this process was told to use (TVM_NUM_THREADS, else OMP_NUM_THREADS,
     which TVM's thread pool reads), or None for TVM's default; a remote timing uses the same count."""
