@@ -62,6 +62,8 @@ class StepChecks:
         if found is None:
             return None
         loop, axis = found
+        if axis >= 4:  # the report keeps four indices
+            return None
         src = self.ops.view(s.src)
         dst = self.ops.view(s.dst, like=src)
         if s.src.kind == "point":
@@ -73,7 +75,7 @@ class StepChecks:
         seen, prev, prev_iter = self.slots, self.slots + 1, self.slots + 2
         self.slots += 3
         self._loop_slots.setdefault(id(loop), []).extend([seen, prev, prev_iter])
-        start, iteration = src.starts[axis], cast(self.vars[loop.vars[0]], "int32")
+        start, iteration = cast(src.starts[axis], "int32"), cast(self.vars[loop.vars[0]], "int32")
         step = as_int(loop.step) if loop.step is not None else 1
         at = lambda k: [const(k, "int32")]  # noqa: E731
         moved = start - tirx.BufferLoad(self.state, at(prev))
