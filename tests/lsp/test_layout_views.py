@@ -87,6 +87,17 @@ def test_gemm_notes_name_the_instruction_warps_and_swizzles(gemm):
     assert ampere["instruction"].startswith("mma.sync m16n8k16") and "2x2 warps" in ampere["warps"]
 
 
+def test_fp8_tiles_are_128_column_atoms_and_the_note_names_wgmma_k32():
+    fp8 = _kernel("gemm_fp8.py")
+    a = _maps(fp8, "sm_90a")["A_shared"]
+    assert a.swizzle == "atoms" and sorted(a.offsets) == list(range(128 * 128))
+    # one 128-byte atom per row: row 0 is stored in order, row 1 has its 16-byte chunks swapped in pairs
+    assert a.offsets[:128] == list(range(128)) and a.offsets[128:144] == list(range(144, 160))
+    assert [p.conflicts for p in a.patterns] == [0, 0]
+    note, = gemm_notes(fp8, "sm_90a")
+    assert note["instruction"].startswith("wgmma.mma_async m64n256k32") and note["k"] == 128
+
+
 def test_svg_text_and_png(gemm):
     for m in kernel_maps(gemm, "sm_80"):
         root = ET.fromstring(buffer_svg(m))  # well-formed

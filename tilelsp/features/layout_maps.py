@@ -154,7 +154,7 @@ def fragment_map(buf, lay, threads: int) -> FragmentMap:
 
 _SWIZZLE_NAMES = {"none": "no swizzle (row-major)",
                   "rows": "16-byte chunks XOR-swizzled within each row (ldmatrix; wgmma 32B/64B swizzle)",
-                  "atoms": "wgmma 128-byte swizzle: [cols/64][rows][64] atoms, chunk ^= row % 8"}
+                  "atoms": "wgmma 128-byte swizzle: [cols/w][rows][w] atoms of 128 bytes, chunk ^= row % 8"}
 
 
 def swizzle_name(kind: str | None, cols: int, elem_bytes: int) -> str:
@@ -174,7 +174,8 @@ def shared_map(buf, kind, threads: int, gemms: list, layouts: dict, wgmma: dict)
     eb = nbytes(buf.dtype)
     if kind is not None and len(shape) >= 2:
         phys = swizzled_index(kind, cols, eb, ["i", "j"])
-        dims = (cols // 64, rows, 64) if kind == "atoms" else (rows, cols)
+        w = 128 // eb  # columns of a 128-byte atom (64 fp16, 128 fp8), as templates.swizzled_index
+        dims = (cols // w, rows, w) if kind == "atoms" else (rows, cols)
         at = _function("i, j", [ravel(phys, dims)])
         offsets = [at(i, j)[0] for i in range(rows) for j in range(cols)]
     else:
@@ -290,7 +291,8 @@ def gemm_notes(func: N.PrimFunc, arch: str) -> list[dict]:
             tensor = a.dtype == b.dtype and a.dtype in ("float16", "bfloat16") and c.dtype == "float32"
             if id(g) in wgmma:
                 source = "A from registers" if a.scope == "local.fragment" else "A and B from shared memory"
-                inst = f"wgmma.mma_async m64n{lay.n}k16 ({source})"
+                kstep = 32 if nbytes(a.dtype) == 1 else 16  # fp8: k32, both operands K-major
+                inst = f"wgmma.mma_async m64n{lay.n}k{kstep} ({source})"
                 warps = f"{lay.wm} warps along M (one warpgroup per 64 rows)"
             else:
                 inst = "mma.sync m16n8k16 (operands by ldmatrix)" if tensor else "FMA fallback (no tensor cores)"
