@@ -21,7 +21,7 @@ def _body() -> str:
 
     case = next(c for c in fuzz_layouts.CASES if c.name.startswith("global element reads and writes outside"))
     src = lower(kernel_ir(case), target="sm_90a").source
-    return src[src.index("k_kernel(int"):]
+    return src[src.index("__global__ void"):]
 
 
 def test_gathered_reads_and_scattered_writes_are_guarded_and_provable_ones_are_not():
@@ -31,3 +31,4 @@ def test_gathered_reads_and_scattered_writes_are_guarded_and_provable_ones_are_n
     assert re.search(r"if \(\(0 <= (P_ptr\[[^\]]*\])\) && \(\1 < 48\)\) \{\s*O2_ptr\[", body), body
     o_store = re.search(r"\n(\s*)O_ptr\[[^\n]*\] = ", body)  # provably inside O: no guard around it
     assert o_store and body[:o_store.start()].rstrip().endswith("}"), body
+    assert re.search(r"if \(\(0 <= (Idx_ptr\[[^\]]*\])\) && \(\1 < 32\)\) \{\s*tl::atomic_add\(\(&\(H_ptr\[", body), body

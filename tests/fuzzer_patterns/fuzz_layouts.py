@@ -105,11 +105,13 @@ def k(L: T.Tensor((128,), "float32"), P: T.Tensor((128, 64), "float32"), O: T.Te
 SAFE_GATHER = """
 @T.prim_func
 def k(Idx: T.Tensor((64,), "int32"), P: T.Tensor((64,), "int32"), X: T.Tensor((32, 16), "float32"),
-      O: T.Tensor((64, 16), "float32"), O2: T.Tensor((48, 16), "float32")):
+      O: T.Tensor((64, 16), "float32"), O2: T.Tensor((48, 16), "float32"), H: T.Tensor((32,), "float32")):
     with T.Kernel(1, threads=128) as _:
         for i, j in T.Parallel(64, 16):
             O[i, j] = X[Idx[i], j] + 1.0
             O2[P[i], j] = 2.0
+        for i in T.Parallel(64):
+            T.atomic_add(H[Idx[i]], 1.0)
 """
 
 
@@ -150,7 +152,8 @@ def _safe_gather_inputs(device):
     g = torch.Generator().manual_seed(0)
     idx = torch.randint(-8, 40, (64,), generator=g, dtype=torch.int32)
     return [t.to(device) for t in (idx, torch.randperm(64, generator=g).to(torch.int32),
-                                   torch.randn(32, 16, generator=g), torch.zeros(64, 16), torch.zeros(48, 16))]
+                                   torch.randn(32, 16, generator=g), torch.zeros(64, 16), torch.zeros(48, 16),
+                                   torch.zeros(32))]
 
 
 def _safe_gather_ref(args):
@@ -158,7 +161,8 @@ def _safe_gather_ref(args):
 
     idx, x = args[0].long(), args[2]
     rows = torch.where(((idx >= 0) & (idx < 32))[:, None], x[idx.clamp(0, 31)], torch.zeros(16))
-    return [rows + 1.0, torch.full((48, 16), 2.0)]
+    valid = idx[(idx >= 0) & (idx < 32)]
+    return [rows + 1.0, torch.full((48, 16), 2.0), torch.bincount(valid, minlength=32).float()]
 
 
 def _pointer_inputs(device):
@@ -187,7 +191,7 @@ CASES = [
     Case("global element reads and writes outside the tensor: reads give 0, writes are skipped",
          "corpus: deepseek_v32/sparse_mla_fwd (index == seq_len_kv pads the top-k list; TileLang's "
          "LegalizeSafeMemoryAccess reads it as 0; an unguarded read pulled NaNs into the H200's output)",
-         SAFE_GATHER, _safe_gather_inputs, _safe_gather_ref, outputs=(3, 4)),
+         SAFE_GATHER, _safe_gather_inputs, _safe_gather_ref, outputs=(3, 4, 5)),
     Case("T.make_tensor over a T.ptr table", "corpus: grouped_gemm/example_grouped_gemm_fwd_ptr", POINTER_TABLE,
          _pointer_inputs, lambda a: [a[1].float() * a[2][:, None, None]], rtol=1e-3, atol=1e-3),
 ]

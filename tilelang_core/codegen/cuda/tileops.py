@@ -188,7 +188,10 @@ class TileOps(CopyOps, ReduceOps):
             val = em.emit(op.value, dst.buffer.dtype)
             call = f'T.cuda.func_call("tl::atomic_add", {em.name(dst.buffer)}.ptr_to([{", ".join(idx)}]), {val}, ' \
                    'source_code="")'
-            self.em.guarded([em.owner] if em.owner else [], call)  # one thread per iteration of a replicated loop
+            conds = [em.owner] if em.owner else []  # one thread per iteration of a replicated loop
+            if dst.buffer.scope == "global":  # outside the tensor: skipped (LegalizeSafeMemoryAccess)
+                conds += em.global_bounds(dst.buffer, idx)
+            self.em.guarded(conds, call)
             return
         src = op.value
         lay = em.layouts.get(src.buffer)
@@ -217,7 +220,10 @@ class TileOps(CopyOps, ReduceOps):
         idx = [em.idx(i) for i in old.indices] or ["0"]
         ptr = f"{em.name(old.buffer)}.ptr_to([{', '.join(em.access(old.buffer, idx))}])"
         line = f'T.cuda.func_call("tl::{call.name}", {ptr}, {em.emit(value, old.buffer.dtype)}, source_code="")'
-        self.em.guarded([em.owner] if em.owner else [], line)
+        conds = [em.owner] if em.owner else []
+        if old.buffer.scope == "global" and old.indices:
+            conds += em.global_bounds(old.buffer, idx)
+        self.em.guarded(conds, line)
 
 
 def _multiple_of(e, k: int) -> bool:
