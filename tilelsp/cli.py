@@ -1,19 +1,18 @@
 """The `tilelsp` command line: argparse for every subcommand; `check` runs here, `ir`/`verify`/`serve` load lazily.
+What editors start (`tilelsp [serve] [--stdio]`) imports neither argparse nor the check's modules.
 
 Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage or internal error. Nothing heavy (pygls,
 tvm, torch) is imported on the `check` path.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 from tilelsp import config as cfg
-from tilelsp.formats import FORMATS, FileResult
-from tilelsp.loading import problem, read_source, reason
 
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
 EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -40,6 +39,8 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser for `tilelsp` and all its subcommands."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="tilelsp", description="TileLang checker, compiler views and language server.",
         epilog="With no command, tilelsp serves the language server on stdio. See docs/cli.md.")
@@ -60,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _host_port(text: str) -> str:
     """Validate `HOST:PORT` (HOST may be empty for localhost); the string is passed on unchanged."""
+    import argparse
+
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
         raise argparse.ArgumentTypeError(f"expected HOST:PORT such as 127.0.0.1:2087, got {text!r}")
@@ -68,11 +71,17 @@ def _host_port(text: str) -> str:
 
 def _add_stdio_flags(parser) -> None:
     """Flags LSP clients append (`--stdio`, `--clientProcessId`); accepted and otherwise ignored."""
+    import argparse
+
     parser.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--clientProcessId", help=argparse.SUPPRESS)
 
 
 def _add_check(sub) -> None:
+    import argparse
+
+    from tilelsp.formats import FORMATS
+
     p = sub.add_parser(
         "check", help="check TileLang files and folders", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Check TileLang kernels without running them (no tvm, torch or GPU needed).\n"
@@ -186,12 +195,12 @@ def main(argv=None) -> int:
         return _fail(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug or TILELSP_DEBUG=1 for details)")
 
 
-def _plain_serve(argv: list) -> argparse.Namespace | None:
+def _plain_serve(argv: list) -> SimpleNamespace | None:
     """The arguments of `tilelsp [serve] [--stdio]` without argparse (None for anything else)."""
     rest = argv[1:] if argv[:1] == ["serve"] else argv
     if any(a != "--stdio" for a in rest):
         return None
-    return argparse.Namespace(command="serve" if argv[:1] == ["serve"] else None, tcp=None, stdio=bool(rest),
+    return SimpleNamespace(command="serve" if argv[:1] == ["serve"] else None, tcp=None, stdio=bool(rest),
                               clientProcessId=None)
 
 
@@ -358,6 +367,9 @@ def _preload() -> None:
 
 def check_file(job: Job) -> FileResult:
     """Read and check one file; never raises (a crash becomes an `internal-error` diagnostic)."""
+    from tilelsp.formats import FileResult
+    from tilelsp.loading import problem, read_source, reason
+
     text = read_source(job.path)
     if isinstance(text, OSError | UnicodeDecodeError | SyntaxError):
         return FileResult(job.display, "", [problem("file-unreadable", f"cannot read {job.display}: {reason(text)}")])

@@ -228,13 +228,15 @@ def test_files_in_a_walk_that_never_mention_tilelang_are_skipped_unless_named(tr
 
 
 def test_source_reading_encodings_and_newlines(tmp_path):
+    from tilelsp.loading import read_source
+
     (tmp_path / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\ns = '\xe9'\r\nt = 1\r\n")
-    assert cli.read_source(str(tmp_path / "latin.py")) == "# -*- coding: latin-1 -*-\ns = '\u00e9'\nt = 1\n"
+    assert read_source(str(tmp_path / "latin.py")) == "# -*- coding: latin-1 -*-\ns = '\u00e9'\nt = 1\n"
     (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbfx = 1\n")
-    assert cli.read_source(str(tmp_path / "bom.py")) == "x = 1\n"
+    assert read_source(str(tmp_path / "bom.py")) == "x = 1\n"
     (tmp_path / "cookie.py").write_bytes(b"# coding: no-such-codec\nx = 1\n")
-    assert isinstance(cli.read_source(str(tmp_path / "cookie.py")), SyntaxError)
-    assert isinstance(cli.read_source(str(tmp_path / "missing.py")), OSError)
+    assert isinstance(read_source(str(tmp_path / "cookie.py")), SyntaxError)
+    assert isinstance(read_source(str(tmp_path / "missing.py")), OSError)
 
 
 def _pid_result(job):
