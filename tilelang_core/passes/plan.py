@@ -177,8 +177,11 @@ def fp8_gemm_notes(func: N.PrimFunc, arch: str, wgmma: dict) -> str:
             out.append(line + f"wgmma m64n{n}k32 {g.a.buffer.dtype} x {g.b.buffer.dtype}, both operands K-major")
         elif arch == "sm_90a" and not g.transpose_b:
             out.append(line + "FMA gemm: fp8 wgmma reads B only K-major; store B as N x K and pass transpose_B=True")
+        elif arch == "sm_90a":
+            out.append(line + "FMA gemm: wgmma needs A in shared memory, 64 rows of C per warpgroup of the block, "
+                       "N <= 256 and K tiles of 32/64 bytes or whole 128-byte atoms")
         else:
-            out.append(line + "FMA gemm" + ("" if arch == "sm_90a" else f" (no fp8 tensor-core path for {arch})"))
+            out.append(line + f"FMA gemm (no fp8 tensor-core path for {arch})")
     return "".join(out)
 
 
