@@ -9,9 +9,11 @@ snapshot of the tree; TILELSP_RAY_CPUS sets the local cluster's CPUs. The target
 than 1, and the same winner as the local search.
 
 Besides wall time, each Ray run's breakdown comes from the tasks' time stamps (`--json` of `tilelsp autotune`):
-driver (process start, imports, check, loading the file), cluster start (ray.init), worker warm-up (a worker's
-first task: importing torch and tvm, running the file), compiling (the build itself, summed over tasks), the
-compile stage's span, and the timing task (every kernel one after another on the CPU, then the finalists).
+driver (process start, imports, check, loading the file), cluster start (ray.init), the wait for the first task
+(worker start, importing tilelang_core), worker warm-up (a worker's first task: importing torch and tvm, running
+the file), compiling (the builds and their reference checks, summed over tasks), the compile stage's span, and
+the timing task (every kernel one after another on the CPU, then the finalists). It also prints the most 2
+workers could gain over 1 (Amdahl: only the builds are shared) and a one-line verdict.
 """
 from __future__ import annotations
 
@@ -70,9 +72,9 @@ def main(argv=None) -> int:
         res = r["result"]
         print(f"{name:28s} {r['wall_s']:8.1f}s {res['search_s']:8.1f}s  {len(res['timings']):>13d}  "
               f"{res['best']['config']} {res['best']['latency_ms']:.3f} ms")
-    print("breakdown (s): driver = process start, imports, check, file; warm-up = a worker's first task until its "
-          "file is loaded (mean); compile = builds summed; stage = search start to the last build; timing = the "
-          "timing task")
+    print("breakdown (s): driver = process start, imports, check, file; to first task = search start until a "
+          "worker starts its first task; warm-up = that task until torch, tvm and the file are loaded (mean over "
+          "workers); compile = builds summed; stage = search start to the last build; timing = the timing task")
     for name, r in runs.items():
         r["breakdown"] = breakdown(r)
         print(f"  {name:26s} " + "  ".join(f"{k} {v:.1f}" for k, v in r["breakdown"].items()))
@@ -108,6 +110,7 @@ def breakdown(run_record: dict) -> dict:
         first = {}
         for t in sorted(builds, key=lambda t: t["start"]):
             first.setdefault(t["pid"], t)
+        out["to first task"] = min(t["start"] for t in builds) - res["search_started"]
         out["warm-up"] = sum(t["loaded"] - t["start"] for t in first.values()) / len(first)
         out["compile"] = sum(t["end"] - t["loaded"] for t in builds)
         out["stage"] = max(t["end"] for t in builds) - res["search_started"]

@@ -76,7 +76,7 @@ def precompile(build, configs: list[dict], jobs: int, progress: Progress | None 
 
     failures: dict[int, str] = {}
     _FORKED_BUILD = build
-    _warm_tvm()  # imported once here, every forked worker starts with it (seconds each otherwise)
+    warm_tvm()  # imported once here, every forked worker starts with it (seconds each otherwise)
     try:
         with ProcessPoolExecutor(min(jobs, len(configs)), mp_context=multiprocessing.get_context("fork")) as pool:
             for index, error in pool.map(_build_forked, list(enumerate(configs))):
@@ -91,7 +91,8 @@ def precompile(build, configs: list[dict], jobs: int, progress: Progress | None 
     return failures
 
 
-def _warm_tvm() -> None:
+def warm_tvm() -> None:
+    """Import tvm now (when installed), before the first build needs it."""
     from ..codegen import _tvm
 
     if _tvm.available():
