@@ -69,6 +69,22 @@ def kernels(M=64, N=64, K=128, bm=64, bn=64, bk=32):
             T.copy(s, C[bx * bm])
 
     @T.prim_func
+    def k_varlen(A: T.Tensor((M, K), "float32"), B: T.Tensor((M, K), "float32"), Starts: T.Tensor((2,), "int32"),
+                 Idx: T.Tensor((4,), "int32"), C: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, bm), threads=128) as bx:
+            A_s = T.alloc_shared((bm, bk), "float32")
+            B_s = T.alloc_shared((bm, bk), "float32")
+            s = T.alloc_fragment((bm,), "float32")
+            T.clear(s)
+            base = Starts[bx]
+            for k in T.serial(2):
+                T.copy(A[bx * bm, base + k * 64], A_s)
+                T.copy(B[bx * bm, Idx[k] * bk], B_s)
+                T.reduce_sum(A_s, s, dim=1, clear=False)
+                T.reduce_sum(B_s, s, dim=1, clear=False)
+            T.copy(s, C[bx * bm])
+
+    @T.prim_func
     def inplace(X: T.Tensor((M, K), "float32"), W: T.Tensor((K, K), "float32")):
         with T.Kernel(T.ceildiv(K, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
             X_s = T.alloc_shared((bm, bk), "float32")
@@ -114,7 +130,7 @@ def kernels(M=64, N=64, K=128, bm=64, bn=64, bk=32):
             off = T.cast(bx, "int64") * 4194304 + 7
             C[bx] = T.cast(off % 1000, "float32")
 
-    return k_step, k_overlap, k_fixed, k_sparse, inplace, shift_left, separate, wraps, wide
+    return k_step, k_overlap, k_fixed, k_sparse, k_varlen, inplace, shift_left, separate, wraps, wide
 '''
 _FUNCS: dict = {}
 
@@ -127,12 +143,15 @@ def _func(name: str):
     return _FUNCS[name]
 
 
-def findings(name: str, out_idx=(), **shapes):
-    """Run kernel `name` sanitized on random inputs (outputs poisoned); [(code, line, message)]."""
+def findings(name: str, out_idx=(), ints=None, **shapes):
+    """Run kernel `name` sanitized on random inputs (outputs poisoned, `ints`: int32 tensors' values);
+    [(code, line, message)]."""
     from tilelang_core.verify.sanitize import poison, sanitize_run
 
     func = _func(name)
-    args = [torch.randn(*shapes[p.name]) for p in func.params]
+    ints = ints or {}
+    args = [torch.tensor(ints[p.name], dtype=torch.int32) if p.name in ints else torch.randn(*shapes[p.name])
+            for p in func.params]
     for k in out_idx:
         poison(args[k])
     return [(d.code, d.span.line, d.message) for d in sanitize_run(func, tuple(out_idx), args)]
@@ -162,6 +181,12 @@ def test_reversed_k_loop_and_group_scales_are_clean():
 
 def test_block_sparse_loop_skipping_tiles_is_clean():
     assert findings("k_sparse", (1,), A=(64, 128), C=(64,)) == []  # only consecutive iterations are compared
+
+
+def test_a_base_read_from_a_tensor_is_followed_and_a_gather_is_not():
+    got = findings("k_varlen", (4,), {"Starts": [16, 0], "Idx": [3, 0, 2, 1]}, A=(64, 128), B=(64, 128), C=(64,))
+    assert [(c, ln) for c, ln, _ in got] == [("sanitize-reduction-step", line_of("T.copy(A[bx * bm, base + k * 64]"))]
+    assert "reads A at offset 16 and then 80 along axis 1" in got[0][2]
 
 
 def test_in_place_matmul_reads_what_another_block_wrote():

@@ -5,8 +5,9 @@ tile's extent along the one axis their offset follows the loop on (forwards or b
 
 A moved offset of 0 is fine (group scales read for several iterations); any other step leaves a gap (part of the
 axis skipped) or an overlap (summed twice). Only consecutive iterations are compared: a copy under a condition
-(block-sparse kernels skip tiles) is compared when it also ran in the iteration before. Copies whose offset reads a
-tensor (gathers, paged and sparse kernels), follows the loop on two axes, sits in a loop over several variables,
+(block-sparse kernels skip tiles) is compared when it also ran in the iteration before. Copies whose offset follows the loop
+through a tensor read (gathers: paged and sparse kernels; a base read once, as varlen kernels do, is fine), follows
+the loop on two axes, sits in a loop over several variables,
 or shares the loop with another copy of the same tensor are not checked. Each checked copy keeps three int32 slots
 of the `sanitizer_state` tensor (seen, previous offset, previous loop value), cleared before its loop starts; the
 grid runs serially, so one set per copy suffices.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
-from ...ir.visitor import walk
+from ...ir.visitor import children, walk
 from .expr import cast, const
 
 _REDUCTION_LOOPS = ("serial", "pipelined")
@@ -94,11 +95,11 @@ class StepChecks:
 
     def _step_axis(self, s: N.Copy):
         """(the innermost enclosing reduction loop the copy's offset follows, the one axis it follows it on)."""
-        deps = [self._vars_of(a.start) for a in s.src.axes]
-        if any(d is None for d in deps):  # the offset reads a tensor: a gather
-            return None
+        deps = [self._deps(a.start) for a in s.src.axes]
         for loop in reversed(self._loop_stack):
-            axes = [d for d, vs in enumerate(deps) if any(v in vs for v in loop.vars)]
+            if any(v in gathered for _, gathered in deps for v in loop.vars):
+                return None  # the offset follows the loop through a tensor read: a gather
+            axes = [d for d, (direct, _) in enumerate(deps) if any(v in direct for v in loop.vars)]
             if not axes:
                 continue
             if (loop.kind not in _REDUCTION_LOOPS or len(loop.vars) != 1 or loop.step is not None and as_int(loop.step) is None
@@ -107,19 +108,28 @@ class StepChecks:
             return loop, axes[0]
         return None
 
-    def _vars_of(self, e) -> set | None:
-        """The variables an expression depends on through let bindings; None when it reads a tensor."""
-        out, todo, seen = set(), [e], set()
+    def _deps(self, e) -> tuple[set, set]:
+        """(the variables an expression depends on arithmetically, those it depends on through a tensor read's
+        indices), following let bindings: `kv_start = cu_seqlens[bz]` is a fixed base, `BlockIdx[bz, k]` a gather."""
+        direct, gathered = set(), set()
+        todo = [(e, False)]
         while todo:
-            for n in walk(todo.pop()):
+            expr, inside = todo.pop()
+            stack = [expr]
+            while stack:
+                n = stack.pop()
                 if isinstance(n, N.Load):
-                    return None
-                if isinstance(n, N.Var) and n not in seen:
-                    seen.add(n)
-                    out.add(n)
-                    if n in self._lets:
-                        todo.append(self._lets[n])
-        return out
+                    todo.extend((i, True) for i in n.indices)
+                    continue
+                if isinstance(n, N.Var):
+                    into = gathered if inside else direct
+                    if n not in into:
+                        into.add(n)
+                        if n in self._lets:
+                            todo.append((self._lets[n], inside))
+                    continue
+                stack.extend(c for c in children(n))
+        return direct, gathered
 
     @staticmethod
     def _feeds_reduction(loop: N.For, copy: N.Copy) -> bool:
