@@ -5,12 +5,12 @@ tile's extent along the one axis their offset follows the loop on (forwards or b
 
 A moved offset of 0 is fine (group scales read for several iterations); any other step leaves a gap (part of the
 axis skipped) or an overlap (summed twice). Only consecutive iterations are compared: a copy under a condition
-(block-sparse kernels skip tiles) is compared when it also ran in the iteration before. Copies whose offset follows the loop
-through a tensor read (gathers: paged and sparse kernels; a base read once, as varlen kernels do, is fine), follows
-the loop on two axes, sits in a loop over several variables,
-or shares the loop with another copy of the same tensor are not checked. Each checked copy keeps three int32 slots
-of the `sanitizer_state` tensor (seen, previous offset, previous loop value), cleared before its loop starts; the
-grid runs serially, so one set per copy suffices.
+(block-sparse kernels skip tiles) is compared when it also ran in the iteration before. Copies whose offset follows
+the loop through a tensor read (gathers: paged and sparse kernels; a base read once, as varlen kernels do, is fine),
+follows the loop on two axes, sits in a loop over several variables, or shares the loop with another copy of the
+same tensor are not checked. Each checked copy keeps three int32 slots of the `sanitizer_state` tensor (seen,
+previous offset, previous loop value), cleared before its loop starts; the grid runs serially, so one set per copy
+suffices.
 """
 from __future__ import annotations
 
@@ -102,7 +102,8 @@ class StepChecks:
             axes = [d for d, (direct, _) in enumerate(deps) if any(v in direct for v in loop.vars)]
             if not axes:
                 continue
-            if (loop.kind not in _REDUCTION_LOOPS or len(loop.vars) != 1 or loop.step is not None and as_int(loop.step) is None
+            fixed_step = loop.step is None or as_int(loop.step) is not None
+            if (loop.kind not in _REDUCTION_LOOPS or len(loop.vars) != 1 or not fixed_step
                     or len(axes) != 1 or not self._feeds_reduction(loop, s)):
                 return None
             return loop, axes[0]
