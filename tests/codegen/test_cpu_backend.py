@@ -324,3 +324,21 @@ def test_view_of_a_parameter_made_in_the_kernel_is_declared_once():  # convoluti
     w, o = torch.randn(4, 4, 8), torch.zeros(16, 8)
     mod(w, o)
     assert torch.equal(o, w.view(16, 8))
+
+
+UNNAMED_KERNEL = """
+import tilelang.language as T
+
+@T.prim_func
+def main(A: T.Tensor((256,), "float16"), B: T.Tensor((256,), "float16")):
+    with T.Kernel(1, threads=128):
+        for i in T.Parallel(256):
+            B[i] = A[i] * 2
+"""
+
+
+def test_kernel_without_as_names_and_a_single_statement():
+    mod = build_src(UNNAMED_KERNEL)
+    a, b = torch.randn(256).half(), torch.zeros(256).half()
+    mod(a, b)
+    torch.testing.assert_close(b, a * 2)

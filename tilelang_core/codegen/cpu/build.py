@@ -17,7 +17,7 @@ from .allreduce import REDUCE_CALLS, allreduce_value
 from .expr import FP8, ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, from_fp8_bits, index_expr
 from .grid_sync import grid_phases
 from .mma import fragment_load, mma_sync
-from .ops import OpLowering
+from .ops import VECTOR_ATOMICS, OpLowering, vector_atomic_stores
 from .simt import BARRIER_CALLS, SHUFFLE_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
 from .storage import SCRATCH_SCOPE, StorageLowering
 # calls that only steer GPU code generation, synchronise threads or trace GPU events: nothing to do on the CPU
@@ -80,7 +80,8 @@ class CpuLowering(StorageLowering):
         for v, (_, ext) in zip(vars_, dims):
             self.analyzer.bind(v, self.ir.Range.from_min_extent(0, self.as_expr(ext)))
         body = body_fn(vars_)
-        body = self.tirx.SeqStmt(body) if isinstance(body, list) else body
+        if isinstance(body, list):
+            body = body[0] if len(body) == 1 else self.tirx.SeqStmt(body)
         for v, (_, ext) in reversed(list(zip(vars_, dims))):
             body = self.tirx.For(v, const(0, "int32"), self.as_expr(ext), kind or self.tirx.ForKind.SERIAL, body)
         return body
@@ -217,7 +218,8 @@ class CpuLowering(StorageLowering):
             binds.append(self.tirx.Bind(tv, self.tirx.floormod(q, ext) if tv is not vars_[-1] else q))
             stride = ext if stride is None else stride * ext
         seq = binds + (list(body.seq) if isinstance(body, self.tirx.SeqStmt) else [body])
-        return self.tirx.For(flat, const(0, "int32"), total, kind, self.tirx.SeqStmt(seq))
+        inner = seq[0] if len(seq) == 1 else self.tirx.SeqStmt(seq)  # a T.Kernel without `as` binds no names
+        return self.tirx.For(flat, const(0, "int32"), total, kind, inner)
 
     def _s_For(self, s):
         return self.loops(s, 0)
@@ -294,6 +296,8 @@ class CpuLowering(StorageLowering):
             old, value = s.value.args
             new = N.Call(s.value.name[len("atomic_"):], (old, N.Cast(old.buffer.dtype, value)), old.buffer.dtype)
             return self._s_Store(N.Store(old.buffer, old.indices, new, span=s.span))
+        if isinstance(s.value, N.Call) and s.value.name in VECTOR_ATOMICS:
+            return [self._s_Store(store) for store in vector_atomic_stores(s.value)]
         if isinstance(s.value, N.Call) and s.value.name == "device_assert":
             return self._device_assert(s.value, s.span)
         if isinstance(s.value, N.Call) and s.value.name == "ptx_mma":
