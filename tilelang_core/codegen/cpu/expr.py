@@ -154,15 +154,28 @@ def binary(op: str, a, b):
 def compare(op: str, a, b):
     """A comparison between two tirx expressions."""
     tirx = load().tirx
-    a, b = match(a, b)
+    a, b = _signed_view(*match(a, b))
     table = {"==": tirx.EQ, "!=": tirx.NE, "<": tirx.LT, "<=": tirx.LE, ">": tirx.GT, ">=": tirx.GE}
     return table[op](a, b)
 
 
+def _signed_view(a, b):
+    """Unsigned operands as int64 values that compare the same way (uint64 with the sign bit flipped).
+    TVM's CompactBufferAllocation crashes ("cannot make uint from negative value") on a `T.if_then_else` whose
+    condition compares a let-bound unsigned value; LLVM folds the widening back into an unsigned compare."""
+    tirx = load().tirx
+    t = dtype_of(a)
+    if not t.startswith("uint"):
+        return a, b
+    if _bits(t) == 64:
+        flip = tirx.const(1 << 63, "uint64")
+        a, b = tirx.bitwise_xor(a, flip), tirx.bitwise_xor(b, flip)
+    return tirx.Cast("int64", a), tirx.Cast("int64", b)
+
+
 def as_bool(e):
     """A tirx boolean from any scalar (non-zero is true)."""
-    tirx = load().tirx
-    return e if dtype_of(e) == "bool" else tirx.NE(e, const(0, dtype_of(e)))
+    return e if dtype_of(e) == "bool" else compare("!=", e, const(0, dtype_of(e)))
 
 
 def _binary_math(fn):

@@ -1,4 +1,4 @@
-"""Tile ops → whole-tile loop nests for the CPU backend (copy, gemm, fill, reduce, cumsum, atomic_add).
+"""Tile ops → whole-tile loop nests for the CPU backend (copy, gemm, fill, reduce, cumsum, atomic_add, atomic_addx2/x4).
 
 A `View` is a tile-op operand after lowering: a tirx buffer, per-axis starts and extents. Every access is
 guarded unless the bound is provable: reads outside give 0, writes outside are skipped (partial tiles).
@@ -264,6 +264,27 @@ class OpLowering:
         value = self.ctx.expr(op.value)
         idx = list(dst.starts)
         return self.write(dst, idx, self.tirx.Add(*_same(self.read(dst, idx), value)))
+
+
+VECTOR_ATOMICS = {"atomic_addx2": ("float16", "bfloat16", "float32"), "atomic_addx4": ("float32",)}
+
+
+def vector_atomic_stores(call: N.Call) -> list:
+    """T.atomic_addx2/x4(dst[.., j], src[.., k]): `dst[.., j + i] += src[.., k + i]` for each of the 2 or 4 adjacent
+    elements (the CUDA dtypes only; a block's atomics run in program order, blocks one after another)."""
+    dst, src = call.args
+    width, dtypes = int(call.name[-1]), VECTOR_ATOMICS[call.name]
+    if dst.buffer.dtype not in dtypes or src.buffer.dtype != dst.buffer.dtype:
+        raise LoweringError(f"T.{call.name} adds {width} adjacent {' / '.join(dtypes)} elements; both sides must "
+                            f"have that dtype (got {dst.buffer.dtype} and {src.buffer.dtype})", call.span)
+
+    def shifted(load: N.Load, i: int) -> tuple:
+        *lead, last = load.indices
+        return (*lead, N.BinOp("+", last, N.Const(i)) if i else last)
+
+    return [N.Store(dst.buffer, shifted(dst, i),
+                    N.BinOp("+", N.Load(dst.buffer, shifted(dst, i)), N.Load(src.buffer, shifted(src, i))), call.span)
+            for i in range(width)]
 
 
 def _same(a, b):

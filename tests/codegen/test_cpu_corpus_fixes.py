@@ -1,0 +1,120 @@
+"""CPU-backend failures found on the real TileLang examples (`benchmarks/corpus.py --run cpu`), each a small kernel
+compared with torch, and lowered for sm_90a where the construct exists on CUDA."""
+from __future__ import annotations
+
+import pytest
+from test_cpu_backend import build_src
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.tvm
+
+# deepseek_v4/act_quant.py's power-of-two scale: uint32 bit fields of a let-bound value tested in T.if_then_else
+# (TVM's CompactBufferAllocation crashed on the unsigned comparison: "cannot make uint from negative value -1")
+POW2_CEIL = """
+import tilelang
+import tilelang.language as T
+
+
+@T.prim_func
+def pow2_ceil(X: T.Tensor((64,), "float32"), Y: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        for i in T.Parallel(64):
+            bits_x = T.reinterpret(X[i], "uint32")
+            exp_x = (bits_x >> 23) & 0xFF
+            man_bits = bits_x & ((1 << 23) - 1)
+            e = T.Cast("int32", exp_x - 127 + T.if_then_else(man_bits != 0, 1, 0))
+            Y[i] = T.reinterpret((e + 127) << 23, "float32")
+"""
+
+UNSIGNED_COMPARE = """
+import tilelang
+import tilelang.language as T
+
+
+@T.prim_func
+def ucmp(A: T.Tensor((64,), "uint32"), B: T.Tensor((64,), "uint64"), Y: T.Tensor((64,), "int32")):
+    with T.Kernel(1, threads=32) as bx:
+        for i in T.Parallel(64):
+            a = A[i]
+            b = B[i]
+            Y[i] = (T.if_then_else(a > 2147483648, 1, 0) + T.if_then_else(a != 0, 2, 0)
+                    + T.if_then_else(b >= 9223372036854775808, 4, 0) + T.if_then_else(b < 5, 8, 0))
+"""
+
+
+def test_pow2_ceil_from_uint_bit_fields_matches_torch():
+    mod = build_src(POW2_CEIL)
+    x = torch.cat([torch.tensor([1.0, 2.0, 0.75, 3.0625 / 448]), torch.rand(60) * 100 + 1e-4])
+    y = torch.empty(64)
+    mod(x, y)
+    torch.testing.assert_close(y, torch.pow(2.0, torch.ceil(torch.log2(x))), rtol=0, atol=0)
+
+
+def test_unsigned_comparisons_past_the_signed_range_match_torch():
+    mod = build_src(UNSIGNED_COMPARE)
+    a = torch.tensor([0, 1, 2**31, 2**31 + 1, 2**32 - 1] * 13)[:64]
+    b_bits = torch.tensor([0, 4, 5, 2**63 - 1, -2**63, -1] * 11)[:64]  # uint64 0, 4, 5, 2**63 - 1, 2**63, 2**64 - 1
+    y = torch.empty(64, dtype=torch.int32)
+    mod(a.to(torch.uint32), b_bits.view(torch.uint64), y)
+    want = ((a > 2**31).int() + 2 * (a != 0).int() + 4 * (b_bits < 0).int() + 8 * ((b_bits >= 0) & (b_bits < 5)).int())
+    assert torch.equal(y, want.int())
+
+
+# deepseek_v32/sparse_mla_bwd.py: rows of a shared tile added into gathered rows of a global tensor, 4 at a time
+ATOMIC_ADDX = """
+import tilelang
+import tilelang.language as T
+
+
+@T.prim_func
+def scatter_add(Idx: T.Tensor((4, 8), "int32"), Src: T.Tensor((32, 16), "float32"), Src2: T.Tensor((32, 16), "DT"),
+                Dst: T.Tensor((10, 16), "float32"), Dst2: T.Tensor((10, 16), "DT")):
+    with T.Kernel(4, threads=64) as bx:
+        s = T.alloc_shared((8, 16), "float32")
+        s2 = T.alloc_shared((8, 16), "DT")
+        T.copy(Src[bx * 8, 0], s)
+        T.copy(Src2[bx * 8, 0], s2)
+        for r, c in T.Parallel(8, 4):
+            T.atomic_addx4(Dst[Idx[bx, r], c * 4], s[r, c * 4])
+        for r, c in T.Parallel(8, 8):
+            T.atomic_addx2(Dst2[Idx[bx, r], c * 2], s2[r, c * 2])
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_atomic_addx2_x4_scatter_add_matches_torch(dtype):
+    mod = build_src(ATOMIC_ADDX.replace("DT", dtype))
+    tdt = getattr(torch, dtype)
+    gen = torch.Generator().manual_seed(0)
+    idx = torch.randint(0, 10, (4, 8), generator=gen, dtype=torch.int32)  # repeated rows accumulate
+    src = torch.randn(32, 16, generator=gen)
+    src2 = torch.randint(-8, 8, (32, 16), generator=gen).to(tdt)  # exact in every dtype, in any order
+    dst, dst2 = torch.randn(10, 16, generator=gen), torch.zeros(10, 16, dtype=tdt)
+    want, want2 = dst.clone(), dst2.float()
+    want.index_add_(0, idx.flatten().long(), src)
+    want2.index_add_(0, idx.flatten().long(), src2.float())
+    mod(idx, src, src2, dst, dst2)
+    torch.testing.assert_close(dst, want, rtol=1e-6, atol=1e-5)
+    torch.testing.assert_close(dst2.float(), want2, rtol=0, atol=0)
+
+
+def test_atomic_addx4_on_float16_is_a_diagnostic_naming_the_dtypes():
+    from tilelang_core.diagnostics import CompileError
+
+    src = ATOMIC_ADDX.replace("DT", "float16").replace('s = T.alloc_shared((8, 16), "float32")',
+                                                       's = T.alloc_shared((8, 16), "float16")')
+    with pytest.raises(CompileError, match=r"T.atomic_addx4 adds 4 adjacent float32 elements"):
+        build_src(src)
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("name", ["POW2_CEIL", "ATOMIC_ADDX"])
+def test_the_same_kernels_lower_and_compile_for_sm90a(name):
+    import textwrap
+
+    from tilelang_core.check import check_source
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    res = check_source(textwrap.dedent(globals()[name].replace("DT", "bfloat16")), "<test>")
+    assert compile_cubin(generate(res.kernels[0], "sm_90a").source, "sm_90a")[:4] == b"\x7fELF"
