@@ -2,7 +2,8 @@
 (compile on a CPU worker, then run on a device worker) with per-task timeouts and cancellation.
 
 Tasks are declared with `max_retries`, so a task whose worker dies runs again on another worker. `--ray local`
-starts a cluster in this process (TILELSP_RAY_CPUS caps its CPUs); TILELSP_RAY_ADDRESS is the default address.
+starts a cluster in this process (TILELSP_RAY_CPUS caps its CPUs; its workers run at this process's priority);
+TILELSP_RAY_ADDRESS is the default address.
 """
 from __future__ import annotations
 
@@ -28,8 +29,10 @@ def connect(address: str):
         env = {"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}}
         if address == "local":
             cpus = int(os.environ.get("TILELSP_RAY_CPUS", "0")) or os.cpu_count() or 1
+            # workers at this process's priority, as a local search's are (Ray's default nices them by 15: on a
+            # busy machine a local cluster's compiles and timings then got a fraction of a local search's CPU)
             ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, runtime_env=env,
-                     configure_logging=False)
+                     configure_logging=False, _system_config={"worker_niceness": 0})
         else:
             ray.init(address=address, log_to_driver=False, runtime_env=env, configure_logging=False)
     return ray

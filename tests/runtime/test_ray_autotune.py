@@ -81,6 +81,12 @@ def test_ray_search_gives_the_local_winner(tmp_path, monkeypatch, cluster):
     assert timings[0]["start"] >= max(t["end"] for t in builds)
 
 
+def test_a_local_clusters_workers_run_at_the_drivers_priority(cluster):
+    import os
+
+    assert ray.get(ray.remote(lambda: os.nice(0)).remote()) == os.nice(0)  # not Ray's default of 15 more
+
+
 def test_a_worker_killed_mid_run_is_survived(tmp_path, cluster):
     from tilelsp.ray_autotune import autotune_on_ray
 
