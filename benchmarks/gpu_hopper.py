@@ -120,7 +120,9 @@ def build(out: Path, only: tuple = ()) -> None:
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
 
-def run(art_dir: Path, out_dir: Path) -> None:
+def run(art_dir: Path, out_dir: Path, metas: tuple = (), check_only: bool = False) -> None:
+    """Check and time the manifest's artifacts (only those whose meta file name contains one of `metas`; with
+    `check_only` each runs once and is checked, untimed: for ncu and compute-sanitizer)."""
     import torch
     from triton.testing import do_bench
 
@@ -128,9 +130,12 @@ def run(art_dir: Path, out_dir: Path) -> None:
     from tilelang_core.runtime.launch import launch
 
     manifest = json.loads((art_dir / "manifest.json").read_text())
+    manifest = [i for i in manifest if not metas or any(m in i["meta"] for m in metas)]
     rows, report = [], {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "items": []}
 
     def bench(fn):
+        if check_only:
+            return None
         return do_bench(fn, warmup=100, rep=400, return_mode="median")
 
     def rel(o, r):
@@ -246,11 +251,13 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / ".gpu_hopper"))
     ap.add_argument("--art", default=str(ROOT / ".gpu_hopper"))
     ap.add_argument("--only", nargs="*", default=(), help="build only roles starting with these (gemm tail attn fp8)")
+    ap.add_argument("--meta", nargs="*", default=(), help="run only artifacts whose meta file name contains these")
+    ap.add_argument("--check-only", action="store_true", help="run each artifact once and check it, untimed")
     args = ap.parse_args(argv)
     if args.mode == "build":
         build(Path(args.out), tuple(args.only))
     else:
-        run(Path(args.art), Path(os.environ.get("OUT", ".")))
+        run(Path(args.art), Path(os.environ.get("OUT", ".")), tuple(args.meta), args.check_only)
     return 0
 
 
