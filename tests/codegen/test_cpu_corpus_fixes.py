@@ -108,7 +108,7 @@ def test_atomic_addx4_on_float16_is_a_diagnostic_naming_the_dtypes():
 
 
 @pytest.mark.nvcc
-@pytest.mark.parametrize("name", ["POW2_CEIL", "ATOMIC_ADDX"])
+@pytest.mark.parametrize("name", ["POW2_CEIL", "ATOMIC_ADDX", "COMPACT"])
 def test_the_same_kernels_lower_and_compile_for_sm90a(name):
     import textwrap
 
@@ -118,3 +118,59 @@ def test_the_same_kernels_lower_and_compile_for_sm90a(name):
 
     res = check_source(textwrap.dedent(globals()[name].replace("DT", "bfloat16")), "<test>")
     assert compile_cubin(generate(res.kernels[0], "sm_90a").source, "sm_90a")[:4] == b"\x7fELF"
+
+
+# deepseek_v32/topk_selector.py: a thread-level kernel whose helper binds chained lets (`hval`, then `bits` from it)
+# in one phase, and compacts with the previous value of T.atomic_add(..., return_prev=True)
+COMPACT = """
+import tilelang
+import tilelang.language as T
+
+
+def key8(x):
+    hval = T.cast(x, T.float16)
+    bits = T.reinterpret(hval, T.uint16)
+    bits = T.if_then_else(x < 0, ~bits & 0xFFFF, bits | 0x8000)
+    return bits >> 8
+
+
+@T.prim_func
+def compact(X: T.Tensor((2, 1000), "float32"), Hist: T.Tensor((2, 256), "int32"), Out: T.Tensor((2, 1000), "int32"),
+            Count: T.Tensor((2,), "int32")):
+    with T.Kernel(2, threads=128) as bx:
+        tx = T.get_thread_binding()
+        s_hist = T.alloc_shared([256], "int32")
+        s_count = T.alloc_shared([1], "int32")
+        pos = T.alloc_var("int32")
+        T.fill(s_hist, 0)
+        T.fill(s_count, 0)
+        T.sync_threads()
+        for s in T.serial(T.ceildiv(1000, 128)):
+            i = s * 128 + tx
+            if i < 1000:
+                T.atomic_add(s_hist[key8(X[bx, i])], 1)
+                if X[bx, i] > 0:
+                    pos = T.atomic_add(s_count[0], 1, return_prev=True)
+                    Out[bx, pos] = i
+        T.sync_threads()
+        for k in T.serial(2):
+            if tx * 2 + k < 256:
+                Hist[bx, tx * 2 + k] = s_hist[tx * 2 + k]
+        if tx == 0:
+            Count[bx] = s_count[0]
+"""
+
+
+def test_thread_level_chained_lets_and_return_prev_compaction_match_torch():
+    mod = build_src(COMPACT)
+    x = torch.randn(2, 1000, generator=torch.Generator().manual_seed(1))
+    hist, out = torch.zeros(2, 256, dtype=torch.int32), torch.full((2, 1000), -1, dtype=torch.int32)
+    count = torch.zeros(2, dtype=torch.int32)
+    mod(x, hist, out, count)
+    bits = x.half().view(torch.int16).int() & 0xFFFF
+    key = torch.where(x < 0, ~bits & 0xFFFF, bits | 0x8000) >> 8
+    for b in range(2):
+        assert torch.equal(hist[b], torch.bincount(key[b], minlength=256).int())
+        want = (x[b] > 0).nonzero().flatten().int()
+        assert int(count[b]) == want.numel()
+        assert torch.equal(out[b, :want.numel()].sort().values, want)  # each caller got its own slot

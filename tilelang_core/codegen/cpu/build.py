@@ -14,6 +14,7 @@ from ...ir.visitor import walk
 from ...source import Span
 from .._tvm import load
 from .allreduce import REDUCE_CALLS, allreduce_value
+from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic
 from .expr import FP8, ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, from_fp8_bits, index_expr
 from .grid_sync import grid_phases
 from .mma import fragment_load, mma_sync
@@ -28,6 +29,7 @@ HINTS = frozenset({
     "use_swizzle", "pdl_trigger", "pdl_sync", "loop_break_hint", "iket_event",
 }) | BARRIER_CALLS
 ATOMIC_CALLS = frozenset({"atomic_max", "atomic_min"})  # Evaluate(Call(name, (dst element, value)))
+SERIAL_CALLS = ATOMIC_CALLS | VALUE_ATOMICS | VECTOR_ATOMICS.keys()  # the blocks of a kernel with these run in turn
 
 
 class CpuLowering(StorageLowering):
@@ -55,7 +57,7 @@ class CpuLowering(StorageLowering):
         self.ops = OpLowering(self)
         self.simt: ThreadEmulation | None = None  # set inside a thread-level block
         self.tid = None  # the thread id being lowered inside a thread-level block's phase
-        self.serial_grid = any(isinstance(n, N.AtomicAdd) or isinstance(n, N.Call) and n.name in ATOMIC_CALLS
+        self.serial_grid = any(isinstance(n, N.AtomicAdd) or isinstance(n, N.Call) and n.name in SERIAL_CALLS
                                for n in walk(func.body))
         self._names: dict[str, int] = {}
 
@@ -177,6 +179,8 @@ class CpuLowering(StorageLowering):
 
     def stmts(self, s) -> list:
         """Lower one statement to a list of tirx statements (allocations open a scope in the list)."""
+        if reads_value_atomic(s):  # T.atomic_add(..., return_prev=True): its read-modify-write goes first
+            return [x for st in hoist_value_atomics(s, self.fresh) for x in self.stmts(st)]
         method = getattr(self, "_s_" + type(s).__name__, None)
         if method is None:
             raise LoweringError(f"{type(s).__name__} is not supported by the CPU backend", getattr(s, "span", None))

@@ -253,21 +253,19 @@ class ThreadEmulation:
             # threads between two barriers may run in any order: the thread loop goes inside the phase's loop
             # nest, so consecutive threads touch neighbouring elements (contiguous, vectorisable accesses)
             return [ctx.loops(run[0], 0, lambda body: self._seq(self._phase(_flat(body), mask)))]
-        allocs, slots = [], {}
-        for s in run:  # thread-dependent lets live in per-thread slots, read by later phases too
-            if isinstance(s, N.LetStmt):
-                slot = tirx.decl_buffer((self.total,), self._let_dtype(s), ctx.fresh(s.var.name).name, scope="global")
-                allocs.append(tirx.AllocBuffer(slot))
-                slots[s] = slot
+        allocs = []
         t = ctx.fresh("t")
         ctx.analyzer.bind(t, ctx.ir.Range.from_min_extent(0, self.total))
         saved, ctx.tid = ctx.tid, t
         try:
             body = []
             for s in run:
-                if s in slots:
-                    body.append(tirx.BufferStore(slots[s], ctx.expr(s.value), [t]))
-                    ctx.vars[s.var] = Late(lambda slot=slots[s]: tirx.BufferLoad(slot, [ctx.tid]))
+                if isinstance(s, N.LetStmt):  # per-thread slots, read by later phases too (and by later lets here)
+                    value = ctx.expr(s.value)
+                    slot = tirx.decl_buffer((self.total,), str(value.ty), ctx.fresh(s.var.name).name, scope="global")
+                    allocs.append(tirx.AllocBuffer(slot))
+                    body.append(tirx.BufferStore(slot, value, [t]))
+                    ctx.vars[s.var] = Late(lambda slot=slot: tirx.BufferLoad(slot, [ctx.tid]))
                 else:
                     body += ctx.stmts(s)
             stmt = body[0] if len(body) == 1 else tirx.SeqStmt(body)
@@ -279,13 +277,6 @@ class ThreadEmulation:
 
     def _bounds_depend(self, s: N.For) -> bool:
         return any(self.depends(e) for e in s.starts + s.extents + ((s.step,) if s.step is not None else ()))
-
-    def _let_dtype(self, s: N.LetStmt) -> str:
-        saved, self.ctx.tid = self.ctx.tid, const(0, "int32")
-        try:
-            return str(self.ctx.expr(s.value).ty)
-        finally:
-            self.ctx.tid = saved
 
     def _barrier_free(self, s, mask) -> list:
         """A block-level statement: once per block (once when any thread of the active mask is set)."""
