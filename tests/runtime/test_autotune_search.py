@@ -79,6 +79,16 @@ def test_the_final_round_interleaves_the_finalists_and_keeps_each_ones_best_roun
     assert fastest([({"x": 1}, 3.0), ({"x": 2}, 1.0), ({"x": 3}, 2.0), ({"x": 4}, 9.0)], count=3) == [1, 2, 0]
 
 
+def test_a_cpu_kernels_figure_is_its_least_disturbed_call():
+    import time
+
+    from tilelang_core.runtime.autotune_search import best_call_ms
+
+    pauses = iter([0.05, 0.05, 0.001, 0.05])  # one warm-up call, then three timed calls: one was not disturbed
+    ms = best_call_ms(lambda: time.sleep(next(pauses)), warmup=1, rep=3)
+    assert 1.0 <= ms < 30.0
+
+
 def test_finalists_within_timing_noise_go_to_the_first_config():
     from tilelang_core.runtime.autotune_search import winner
 

@@ -4,8 +4,8 @@ check each kernel against a reference when one is given, time it with the profil
 Configs are dicts of factory keyword arguments. A config that fails to build, run or match the reference is
 skipped and its error kept in `AutotuneResult.failures`; when every config fails, the first failure is raised
 with a note listing the others. With `jobs` > 1 (or TILELSP_AUTOTUNE_JOBS) the configs are first compiled in
-forked workers (autotune_search.py), with a progress bar. Timing uses `Profiler.do_bench` (CUDA events on a GPU,
-the host clock on the CPU backend; `AutotuneResult.device` says which); the fastest few of that pass are timed
+forked workers (autotune_search.py), with a progress bar. Timing uses `Profiler.do_bench` on a GPU (CUDA events)
+and the fastest call on the CPU backend (the host clock; `AutotuneResult.device` says which); the fastest few of that pass are timed
 again, interleaved (`autotune_search.final_round`), and the fastest of that round wins (of finalists within 1 %
 of it, the first config). The best config of a kernel factory is remembered on disk per factory source, call
 arguments, configs, target and device, and a later search returns it at once (`cached=True`;
@@ -170,8 +170,7 @@ class AutoTuner:
         measures, kernels = [], []
         for config in picks:
             kernel, inputs = self.build(_kernel_args(config))
-            profiler, ins = kernel.get_profiler(self.profile_args.supply_type), self._inputs(kernel, inputs)
-            measures.append(lambda w, r, p=profiler, i=ins: p.do_bench(input_tensors=i, warmup=w, rep=r))
+            measures.append(_timer(kernel, self._inputs(kernel, inputs), self.profile_args.supply_type))
             kernels.append(kernel)
         again = search.final_round(measures, warmup, rep)
         best = search.winner(again, order)
@@ -197,11 +196,21 @@ class AutoTuner:
                                      max_mismatched_ratio=p.max_mismatched_ratio)
         if p.manual_check_prog is not None:
             p.manual_check_prog(kernel(*ins), p.ref_prog(*ins) if p.ref_prog is not None else None)
+        timer = _timer(kernel, ins, p.supply_type)
         if best is not None:  # early stop: a short probe first, the full timing only for contenders
-            probe = profiler.do_bench(input_tensors=ins, warmup=1, rep=max(1, rep // 10))
+            probe = timer(1, max(1, rep // 10))
             if probe > best * factor:
                 return probe
-        return profiler.do_bench(input_tensors=ins, warmup=warmup, rep=rep)
+        return timer(warmup, rep)
+
+
+def _timer(kernel: JITKernel, ins: list, supply_type):
+    """`timer(warmup, rep)` -> ms of the kernel on `ins`: the profiler's mean on a GPU, the fastest call on the
+    CPU backend (`autotune_search.best_call_ms`)."""
+    if getattr(kernel, "target", None) == "cpu":
+        return lambda warmup, rep: search.best_call_ms(lambda: kernel(*ins), warmup, rep)
+    profiler = kernel.get_profiler(supply_type)
+    return lambda warmup, rep: profiler.do_bench(input_tensors=ins, warmup=warmup, rep=rep)
 
 
 def _finish(result: AutotuneResult) -> AutotuneResult:

@@ -119,6 +119,19 @@ def final_round(measures: list, warmup: int, rep: int, rounds: int = FINAL_ROUND
     return best
 
 
+def best_call_ms(fn, warmup: int, rep: int) -> float:
+    """The CPU backend's figure for a kernel: its fastest of `rep` calls after `warmup`, in ms. On a shared machine
+    a mean moves with the load (2x between runs minutes apart); the least disturbed call does not."""
+    for _ in range(max(0, warmup)):
+        fn()
+    best = float("inf")
+    for _ in range(max(1, rep)):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best * 1e3
+
+
 TIE = 0.01  # finalists this close to the fastest are within timing noise of it
 
 
