@@ -197,7 +197,9 @@ def test_in_place_matmul_reads_what_another_block_wrote():
     write = line_of("T.copy(acc, X[by * bm, bx * bn])")
     assert (f"block (bx=1, by=0) reads X[0, 0], which block (bx=0, by=0) of the same launch wrote (line {write})"
             in got[0][2])
-    assert "block (bx=1, by=0) overwrites X[0, 64], which block (bx=0, by=0) of the same launch read" in got[1][2]
+    read = line_of("T.copy(X[by * bm, k * bk], X_s)")
+    assert (f"block (bx=1, by=0) overwrites X[0, 64], which block (bx=0, by=0) of the same launch read (line {read})"
+            in got[1][2])
 
 
 def test_a_shift_in_place_overwrites_what_the_previous_block_read():

@@ -141,20 +141,21 @@ def _axis_slice(rank: int, axis: int, lo: int, hi: int) -> str:
 
 
 def _hazard_finding(func: N.PrimFunc, site, row: list[int], where: str, element: str) -> Diagnostic:
-    buf, kind, writes = site.buffer, site.detail[0], site.detail[1:]
+    buf, kind, spans = site.buffer, site.detail[0], site.detail[1:]
     other = _where(site.block_names, row[9:12], -1).replace("first in ", "")
     me = where.replace("first in ", "")
-    lines = ", ".join(str(s.line) for s in writes)
-    by = f" (line{'s' if len(writes) > 1 else ''} {lines})" if writes else ""
+    lines = ", ".join(str(s.line) for s in spans)
+    by = f" (line{'s' if len(spans) > 1 else ''} {lines})" if spans else ""
     if kind == "read":
         msg = (f"{me} reads {element}, which {other} of the same launch wrote{by} without an atomic: on a GPU "
                f"whether it sees the old or the new value depends on the order the blocks run in; write the result "
                f"into a separate output tensor instead of {buf.name}")
     else:
-        msg = (f"{me} overwrites {element}, which {other} of the same launch read: on a GPU that block may see the "
+        msg = (f"{me} overwrites {element}, which {other} of the same launch read{by}: on a GPU that block may see the "
                f"old or the new value, depending on the order the blocks run in; write the result into a separate "
                f"output tensor instead of {buf.name}")
-    related = tuple(Related(s, f"'{buf.name}' is written here") for s in writes)
+    verb = "written" if kind == "read" else "read"
+    related = tuple(Related(s, f"'{buf.name}' is {verb} here") for s in spans)
     return Diagnostic(site.code, Severity.ERROR, msg, site.span or _anchor(func), related, kernel=func.name,
                       instance=func.instance or None, target="cpu")
 

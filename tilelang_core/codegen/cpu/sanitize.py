@@ -28,7 +28,7 @@ from ...ir import nodes as N
 from .._tvm import load
 from .build import CpuLowering, _error, host_target
 from .expr import LoweringError, as_bool, cast, const
-from .sanitize_hazards import HazardChecks, write_spans
+from .sanitize_hazards import HazardChecks, access_spans
 from .sanitize_overflow import OverflowChecks
 from .sanitize_steps import StepChecks
 from .shadow import (ATOMIC, COLUMNS, CheckPlacement, SanitizedModule, SanitizingExpr, Site, atomic_call, handle,
@@ -63,7 +63,7 @@ class SanitizingLowering(HazardChecks, StepChecks, OverflowChecks, CpuLowering):
         self.writer_params: list = []
         self.readers: dict = {}  # handle of a param's tirx buffer -> its reader shadow
         self.reader_params: list = []
-        self.write_spans = write_spans(func)
+        self.write_spans, self.read_spans = access_spans(func)
         self.state = self.tirx.decl_buffer((self.tirx.Var("sanitizer_slots", "int32"),), "int32", "sanitizer_state")
         self.slots = 0  # int32 state slots used (sanitize_steps.py)
         self.init_bits: dict = {}  # handle of a scratch tirx buffer -> its init shadow

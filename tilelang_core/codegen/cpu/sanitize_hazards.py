@@ -62,22 +62,37 @@ class HazardChecks:
         current = self._stmts[-1] if self._stmts else None
         element = self._element_store(current)
         buffer = self._store_buffer(current) if element else self._tile_buffer(buf)
-        site = self._site("sanitize-inplace-hazard", getattr(current, "span", None), buffer, element, ("write",))
+        reads = self.read_spans.get(buffer, ())
+        site = self._site("sanitize-inplace-hazard", getattr(current, "span", None), buffer, element,
+                          ("write",) + reads)
         other = tirx.And(tirx.GE(r, self._base), tirx.NE(r, self._me()))
         return tirx.IfThenElse(other, self._record(site, idx, self._coords(r - self._base)), None)
 
 
-def write_spans(func: N.PrimFunc) -> dict:
-    """Each tensor parameter -> the spans of the statements that write it plainly (for hazard messages)."""
-    out: dict = {}
+def access_spans(func: N.PrimFunc) -> tuple[dict, dict]:
+    """(each global tensor -> the spans of the statements that write it plainly, -> those that read it), for the
+    hazard messages."""
+    writes: dict = {}
+    reads: dict = {}
     for n in walk(func.body):
-        dst = None
-        if isinstance(n, N.Store):
-            dst = n.buffer
-        elif isinstance(n, (N.Copy, N.Fill, N.Reduce, N.CumSum)):
-            dst = n.dst.buffer
-        elif isinstance(n, N.Gemm):
-            dst = n.c.buffer
-        if dst is not None and dst.scope == "global" and n.span is not None and n.span not in out.get(dst, ()):
-            out[dst] = out.get(dst, ()) + (n.span,)
-    return out
+        found = _dst_and_sources(n)
+        if found is None or getattr(n, "span", None) is None:
+            continue
+        for table, bufs in ((writes, {found[0]}), (reads, found[1])):
+            for b in bufs:
+                if b.scope == "global" and n.span not in table.get(b, ()):
+                    table[b] = table.get(b, ()) + (n.span,)
+    return writes, reads
+
+
+def _dst_and_sources(n):
+    """(the buffer a statement writes, the buffers it reads), or None for other nodes."""
+    if isinstance(n, N.Store):
+        return n.buffer, {x.buffer for x in walk(n.value) if isinstance(x, N.Load)}
+    if isinstance(n, N.Gemm):
+        return n.c.buffer, {n.a.buffer, n.b.buffer}
+    if isinstance(n, (N.Copy, N.Reduce, N.CumSum)):
+        return n.dst.buffer, {n.src.buffer}
+    if isinstance(n, N.Fill):
+        return n.dst.buffer, set()
+    return None
