@@ -174,3 +174,24 @@ def test_thread_level_chained_lets_and_return_prev_compaction_match_torch():
         want = (x[b] > 0).nonzero().flatten().int()
         assert int(count[b]) == want.numel()
         assert torch.equal(out[b, :want.numel()].sort().values, want)  # each caller got its own slot
+
+
+def test_fp4_tensor_is_a_diagnostic_at_its_line_not_an_llvm_failure():
+    """deepseek_v4/act_quant.py's fp4 kernel stopped in TVM's LLVM build with an internal check message."""
+    from tilelang_core.diagnostics import CompileError
+
+    src = """
+import tilelang
+import tilelang.language as T
+
+
+@T.prim_func
+def quant(X: T.Tensor((32, 32), "float32"), Q: T.Tensor((32, 32), "float4_e2m1fn")):
+    with T.Kernel(1, threads=32) as bx:
+        for i, j in T.Parallel(32, 32):
+            Q[i, j] = T.clamp(X[i, j], -6.0, 6.0)
+"""
+    with pytest.raises(CompileError) as err:
+        build_src(src)
+    diag = err.value.diagnostics[0]
+    assert diag.code == "lowering-unsupported" and "float4_e2m1fn" in diag.message and diag.span.line == 7

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ...ir import nodes as N
+from ...language.dtypes import dtype_bits
 from .._tvm import load
 from .expr import STORED_AS, LoweringError, cast, const, dtype_of
 from .simt import PRIVATE_SCOPES
@@ -53,6 +54,9 @@ class StorageLowering:
         type, as on CUDA), else a LoweringError naming the buffer."""
         if dtype in STORED_AS:
             return STORED_AS[dtype]
+        if dtype.startswith("float") and (dtype_bits(dtype) or 8) < 8:
+            raise LoweringError(f"'{name}' has dtype {dtype}: sub-byte floats (stored packed, two fp4 values a byte "
+                                "as torch.float4_e2m1fn_x2) are not supported by the CPU backend yet", span)
         try:
             load().tvm.DataType(dtype)
         except Exception:  # tvm raises its own error types
