@@ -195,3 +195,46 @@ def quant(X: T.Tensor((32, 32), "float32"), Q: T.Tensor((32, 32), "float4_e2m1fn
         build_src(src)
     diag = err.value.diagnostics[0]
     assert diag.code == "lowering-unsupported" and "float4_e2m1fn" in diag.message and diag.span.line == 7
+
+
+# deepseek_v32/fp8_lighting_indexer.py: a T.dynamic dim used in a product by the first tensor, bare in a later one
+DIM_BOUND_LATER = """
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(target="cpu")
+def rows_sum(Q, W, heads=4):
+    seq_len = T.dynamic("seq_len")
+    Q: T.Tensor([seq_len * heads], "float32")
+    W: T.Tensor([seq_len], "float32")
+    Out = T.empty([seq_len], "float32")
+    with T.Kernel(T.ceildiv(seq_len, 32), threads=32) as bx:
+        for i in T.Parallel(32):
+            if bx * 32 + i < seq_len:
+                acc = T.alloc_var("float32")
+                acc = W[bx * 32 + i]
+                for h in T.serial(heads):
+                    acc += Q[(bx * 32 + i) * heads + h]
+                Out[bx * 32 + i] = acc
+    return Out
+"""
+
+
+def test_dynamic_dim_first_used_in_a_product_is_bound_from_a_later_tensor(tmp_path):
+    import runpy
+    import sys
+
+    from tilelang_core.alias import install_alias, uninstall_alias
+
+    path = tmp_path / "dim_bound_later.py"
+    path.write_text(DIM_BOUND_LATER)
+    had = "tilelang" in sys.modules
+    install_alias(force=True)
+    try:
+        rows_sum = runpy.run_path(str(path))["rows_sum"]
+    finally:
+        if not had:
+            uninstall_alias()
+    q, w = torch.randn(50 * 4), torch.randn(50)
+    torch.testing.assert_close(rows_sum(q, w), w + q.view(50, 4).sum(1), rtol=1e-5, atol=1e-5)

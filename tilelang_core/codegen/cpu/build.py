@@ -139,6 +139,9 @@ class CpuLowering(StorageLowering):
         for p in self.func.params:  # scalars first: a tensor shape may use one
             if isinstance(p, N.Var):
                 self._param(p)
+        for d in (d for p in self.func.params if isinstance(p, N.Buffer) for d in p.shape):
+            if isinstance(d, N.Var):  # then every bare dim: an earlier tensor's shape may use it (seq_len * heads)
+                self._symbol(d)
         params = [self.vars[p] if isinstance(p, N.Var) else self._param(p) for p in self.func.params]
         body = self._block(self.func.body)
         decls = [d for p in self.func.params if isinstance(p, N.Buffer) for d in self.declare_views(p)]
