@@ -11,8 +11,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from tilelsp import config as cfg
+
+if TYPE_CHECKING:
+    import argparse
+
+    from tilelsp.formats import FileResult
 
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
 EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2

@@ -35,7 +35,8 @@ def preload() -> None:
     import threading
 
     modules = ("tilelsp.features.hover", "tilelsp.features.inlay", "tilelsp.features.codelens",
-               "tilelsp.features.completion", "tilelsp.features.actions", "libcst", "libcst.metadata")
+               "tilelsp.features.completion", "tilelsp.features.actions", "tilelsp.features.ir_view",
+               "tilelsp.features.verify", "libcst", "libcst.metadata")
     threading.Thread(target=lambda: [importlib.import_module(m) for m in modules], daemon=False).start()
 
 

@@ -8,6 +8,7 @@ processes (checks.py) with a per-document deadline; lowering on save ("tilelsp-l
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import logging
 import os
@@ -252,6 +253,7 @@ def create_server() -> TileLanguageServer:
 
 def run_serve(args=None) -> int:
     """`tilelsp serve [--tcp HOST:PORT]`: serve on stdio (default) or TCP until the client exits."""
+    gc.freeze()  # the modules just imported live as long as the server: no collection needs to walk them again
     ls = create_server()
     tcp = getattr(args, "tcp", None)
     try:

@@ -15,8 +15,6 @@ from pygls.exceptions import JsonRpcInvalidParams
 from tilelang_core import __version__
 
 from ..check_child import MAX_CHECK_CHARS
-from ..ray_cluster import configured_address
-from . import ir_view, verify
 
 if TYPE_CHECKING:
     from ..server import TileLanguageServer
@@ -36,6 +34,8 @@ def _plain(obj):
 
 async def on_kernels(ls: TileLanguageServer, params):
     """`tilelsp/kernels`: the kernels of a document with ranges, instances and stage names."""
+    from . import ir_view
+
     p = _plain(params) or {}
     uri = (p.get("textDocument") or {}).get("uri") or p.get("uri")
     doc = ls.doc(uri) if uri else None
@@ -138,6 +138,9 @@ async def cmd_sanitize(ls, *args):
 
 async def run_verify(ls: TileLanguageServer, args, bench: bool, sanitize: bool = False) -> dict:
     """Run `tilelsp verify` in a subprocess with progress and cancellation; refuse in untrusted workspaces."""
+    from ..ray_cluster import configured_address
+    from . import verify
+
     uri, kernel = (list(args) + [None, None])[:2]
     doc = ls.doc(uri) if isinstance(uri, str) else None
     if doc is None or not kernel:
@@ -188,6 +191,9 @@ async def cmd_autotune(ls, *args):
     """Command `tilelsp.server.autotune [uri, kernel]`: `tilelsp autotune` in a subprocess (on the Ray cluster
     when `tilelsp.ray.address` is set) with progress and cancellation; refused in untrusted workspaces."""
     import json
+
+    from ..ray_cluster import configured_address
+    from . import verify
 
     uri, kernel = (list(args) + [None, None])[:2]
     doc = ls.doc(uri) if isinstance(uri, str) else None
@@ -242,6 +248,8 @@ async def _begin_progress(ls: TileLanguageServer, token: str, title: str, cancel
 
 
 async def _publish_verify(ls: TileLanguageServer, doc: DocState, kernel: str, res: dict) -> None:
+    from . import verify
+
     live = ls.state.get(doc.uri)
     if live is None:
         return
