@@ -101,7 +101,7 @@ def main() -> int:
         p.add_argument("--timeout", type=float, default=300.0)
     pr.add_argument("--report", default=None)
     args = ap.parse_args()
-    out = Path(args.dir)
+    out = Path(args.dir).resolve()  # the build children run in each file's folder: a relative cache would land there
     if args.cmd == "prepare":
         return prepare(Path(args.examples), args.files, out, args.timeout)
     return run(out, args.timeout, Path(args.report) if args.report else None)
