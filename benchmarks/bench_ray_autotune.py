@@ -46,7 +46,8 @@ def run(work: Path, file: str, configs: int, ray_cpus: int | None, args: list) -
     out = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if out.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{out.stderr[-3000:]}")
+        raise SystemExit(f"{' '.join(cmd)} failed (exit status {out.returncode}):\n{out.stderr[-3000:]}\n"
+                         f"{out.stdout[-1000:]}")
     return {"wall_s": wall, "result": json.loads(out.stdout.strip().splitlines()[-1])}
 
 

@@ -59,6 +59,10 @@ def run_autotune(args) -> int:
         os.environ["TILELSP_AUTOTUNE_CACHE"] = "0"
     address = args.ray or os.environ.get("TILELSP_RAY_ADDRESS")
     device = _device(args.device)
+    if device == "cpu":  # CPU kernels time with a set thread count, here and on Ray workers alike
+        from tilelang_core.runtime.autotune_search import all_cpus, cpu_thread_setting
+
+        os.environ["TVM_NUM_THREADS"] = str(cpu_thread_setting() or all_cpus())
     from tilelang_core.runtime.autotune_file import TuningError, load_tuning
 
     from .ray_cluster import RayUnavailable

@@ -104,8 +104,8 @@ def test_a_ray_timing_worker_uses_the_drivers_kernel_threads(monkeypatch):
     monkeypatch.setenv("TVM_NUM_THREADS", "")  # unset (and restored after the test)
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # what Ray gives a 1-CPU task
     assert cpu_thread_setting() == 1
-    use_cpu_threads(None)  # the driver set nothing: TVM's default, not Ray's cap
-    assert "OMP_NUM_THREADS" not in os.environ and cpu_thread_setting() is None
+    use_cpu_threads(None)  # the driver set nothing: one thread per CPU, as a local `tilelsp autotune`, not Ray's 1
+    assert os.environ["TVM_NUM_THREADS"] == str(len(os.sched_getaffinity(0)))
     use_cpu_threads(3)
     assert cpu_thread_setting() == 3
 
@@ -145,12 +145,14 @@ def test_the_autotune_command_prints_every_config_and_the_winner(tmp_path, monke
 
     monkeypatch.setenv("TILELSP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("TILELSP_RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("TVM_NUM_THREADS", "")  # the command sets it (one per CPU); restored after the test
     path = tmp_path / "tuned.py"
     path.write_text(TUNED)
     code = main(["autotune", str(path), "--device", "cpu", "--jobs", "1", "--warmup", "1", "--rep", "2", "--json"])
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0 and out["kernel"] == "scale" and out["call"] == {"M": 64, "N": 8}
     assert len(out["timings"]) == 2 and out["best"]["config"] in CONFIGS[:2] and len(out["failures"]) == 1
+    assert os.environ["TVM_NUM_THREADS"] == str(len(os.sched_getaffinity(0)))  # as Ray workers will time
     assert main(["autotune", str(tmp_path / "missing.py")]) == 2
 
 

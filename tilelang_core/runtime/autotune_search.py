@@ -142,9 +142,17 @@ def winner(figures: list[float], order: list[int]) -> int:
     return min((k for k, ms in enumerate(figures) if ms <= best * (1 + TIE)), key=order.__getitem__)
 
 
+def all_cpus() -> int:
+    """The CPUs this process may run on: the CPU backend's kernel threads when autotuning, unless set."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def cpu_thread_setting() -> int | None:
     """The CPU backend's kernel threads this process was told to use (TVM_NUM_THREADS, else OMP_NUM_THREADS,
-    which TVM's thread pool reads), or None for TVM's default; a remote timing uses the same count."""
+    which TVM's thread pool reads), or None (then `all_cpus`); a remote timing uses the same count."""
     for name in ("TVM_NUM_THREADS", "OMP_NUM_THREADS"):
         try:
             value = int(os.environ.get(name, ""))

@@ -44,11 +44,12 @@ def compile_config(name: str, text: str, kernel, device: str, count: int, overri
     CPU kernel is also checked against the file's reference here (with `threads` kernel threads), as a local
     search checks every config before timing it."""
     start = time.time()
+    if device == "cpu":
+        use_cpu_threads(threads)
     tuning = _tuning(name, text, kernel, device, count, overrides)
     loaded = time.time()
     jit_kernel = tuning.build(config)
     if device == "cpu":
-        use_cpu_threads(threads)
         tuning.check(jit_kernel)
     return pack(jit_kernel), stamp("compile", start, loaded)
 
@@ -135,13 +136,13 @@ def final_round(warmup: int, rep: int, *packed: dict) -> list:
 
 
 def use_cpu_threads(threads: int | None) -> None:
-    """Run CPU kernels in this worker with the driver's thread count (`threads`), else TVM's default. Ray sets
-    OMP_NUM_THREADS to a task's CPUs, which TVM's thread pool would follow: a kernel timed with 1 thread here
-    and 8 in a local search ranks differently. Effective before this process's first CPU kernel."""
-    if threads:
-        os.environ["TVM_NUM_THREADS"] = str(threads)
-    else:
-        os.environ.pop("OMP_NUM_THREADS", None)
+    """Run CPU kernels in this worker with the driver's thread count (`threads`), else one per CPU of this
+    worker, as `tilelsp autotune` runs them locally. Ray sets OMP_NUM_THREADS to a task's CPUs, which TVM's
+    thread pool would follow: a kernel timed with 1 thread here and 2 in a local search ranks differently.
+    Effective before this process imports tvm or runs a CPU kernel (TVM sizes its pool once)."""
+    from .autotune_search import all_cpus
+
+    os.environ["TVM_NUM_THREADS"] = str(threads or all_cpus())
 
 
 def measure_on_cpu(warmup: int, rep: int, threads: int | None, *packed: dict) -> dict:
