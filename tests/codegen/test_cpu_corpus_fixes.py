@@ -238,3 +238,40 @@ def test_dynamic_dim_first_used_in_a_product_is_bound_from_a_later_tensor(tmp_pa
             uninstall_alias()
     q, w = torch.randn(50 * 4), torch.randn(50)
     torch.testing.assert_close(rows_sum(q, w), w + q.view(50, 4).sum(1), rtol=1e-5, atol=1e-5)
+
+
+# deepseek_v4/act_quant.py (round_scale=False): its own check fails on the CPU and would on a GPU too, because the
+# kernel's scale is amax * fp32(1 / 448), one ulp above torch's amax / 448, which moves exact fp8 ties (x / s = 152
+# between 144 and 160) down. The backend must compute the kernel's own fp32 arithmetic, ties to even included.
+FP8_QUANT = """
+import tilelang
+import tilelang.language as T
+
+
+@T.prim_func
+def quant(X: T.Tensor((4, 128), "bfloat16"), Q: T.Tensor((4, 128), "float8_e4m3fn"), S: T.Tensor((4,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        x = T.alloc_fragment((4, 128), "bfloat16")
+        amax = T.alloc_fragment((4,), "float32")
+        s = T.alloc_fragment((4,), "float32")
+        T.copy(X, x)
+        T.reduce_absmax(x, amax, dim=1)
+        for i in T.Parallel(4):
+            s[i] = T.max(amax[i], 1e-4) * (1 / 448.0)
+            S[i] = s[i]
+        for i, j in T.Parallel(4, 128):
+            Q[i, j] = T.clamp(x[i, j] / s[i], -448.0, 448.0)
+"""
+
+
+def test_fp8_quant_is_the_kernels_own_fp32_arithmetic_ties_to_even():
+    mod = build_src(FP8_QUANT)
+    x = torch.randn(4, 128, generator=torch.Generator().manual_seed(42)).bfloat16()
+    x[0, :2] = torch.tensor([3.0625, 1.0390625])  # amax 3.0625: 1.0390625 / s is 151.99998 here, 152 in torch's ref
+    q, s = torch.empty(4, 128, dtype=torch.float8_e4m3fn), torch.empty(4)
+    mod(x, q, s)
+    amax = x.float().abs().amax(1).clamp(min=1e-4)
+    s_kernel = amax * torch.tensor(1 / 448.0, dtype=torch.float32)
+    q_kernel = (x.float() / s_kernel[:, None]).clamp(-448, 448).to(torch.float8_e4m3fn)
+    assert torch.equal(s, s_kernel) and torch.equal(q.float(), q_kernel.float())
+    assert q[0, 1].float() == 144 and (x[0, 1].float() / (amax[0] / 448)).to(torch.float8_e4m3fn).float() == 160
