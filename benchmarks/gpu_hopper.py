@@ -2,7 +2,9 @@
 
 Here (nvcc + tvm, no GPU): `python benchmarks/gpu_hopper.py build [--out .gpu_hopper]` lowers every kernel for sm_90a
 twice (TMA/warp-specialised, and with TILELSP_DISABLE_TMA=1: the cp.async path) and saves the artifacts.
-`build --only fp8` (roles whose name starts with a given prefix: gemm, tail, attn, fp8) builds a part.
+`build --only fp8` (roles whose name starts with a given prefix: gemm, tail, attn, fp8) builds a part;
+`--variant NAME ROLE VAR=VALUE` builds ROLE's timed kernels once more with a lowering switch set (path column NAME);
+`run --meta NAME.. --check-only` runs chosen artifacts once, checked and untimed (for ncu / compute-sanitizer).
 On the H200 (torch, triton; no tvm): `python benchmarks/gpu_hopper.py run [--art .gpu_hopper]` checks every
 artifact's output against torch (fresh random inputs, NaN-poisoned outputs), times them with do_bench (medians)
 beside torch.matmul / SDPA / torch._scaled_mm in the same process, prints a table last and writes hopper.json into
@@ -33,9 +35,9 @@ TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel: odd sha
     (1000, 1800, 136, 128, 256, 64, 4, 256, 3), (130, 250, 100, 64, 64, 32, 3, 128, 1),
 ]
 FP8 = [  # size, block_M, block_N, block_K, stages, threads (consumers), panel: e4m3 A (M x K), B (N x K)
-    (8192, 128, 256, 128, 3, 256, 8), (8192, 128, 256, 128, 4, 256, 8), (8192, 128, 128, 128, 4, 128, 8),
-    (8192, 128, 128, 128, 6, 128, 8), (8192, 128, 256, 256, 2, 256, 8), (8192, 128, 128, 256, 3, 128, 8),
-    (4096, 128, 256, 128, 4, 256, 8), (4096, 128, 128, 128, 4, 128, 8), (4096, 128, 256, 256, 2, 256, 8),
+    (8192, 128, 256, 128, 3, 256, 8), (8192, 128, 256, 128, 4, 256, 16), (8192, 128, 256, 128, 4, 256, 8),
+    (8192, 128, 256, 256, 2, 256, 16), (8192, 128, 128, 128, 4, 128, 8),
+    (4096, 128, 256, 128, 3, 256, 4), (4096, 128, 256, 128, 4, 256, 8), (4096, 128, 256, 256, 2, 256, 4),
 ]
 FP8_TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel, dtype (K % 16 == 0: TMA's stride rule)
     (264, 392, 208, 128, 256, 128, 3, 256, 3, "float8_e4m3fn"), (200, 136, 96, 128, 128, 64, 3, 128, 1,
@@ -92,17 +94,21 @@ def _cp_async_too(role: str, n: int, all_jobs: list) -> bool:
     return role in ("tail", "attn_check", "fp8_tail") or n == next(i for i, j in enumerate(all_jobs) if j[0] == role)
 
 
-def build(out: Path, only: tuple = ()) -> None:
+def build(out: Path, only: tuple = (), variants: tuple = ()) -> None:
+    """Build the artifacts and their manifest; `variants`: (name, role prefix, "VAR=value") passes that build the
+    timed kernels of those roles once more with a lowering switch set (path column `name`)."""
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin, from_kernel
 
     out.mkdir(parents=True, exist_ok=True)
     manifest = []
-    for path_kind, env in (("tma", {}), ("cp.async", {"TILELSP_DISABLE_TMA": "1"})):
+    passes = [("tma", None, {}), ("cp.async", None, {"TILELSP_DISABLE_TMA": "1"})]
+    passes += [(name, prefix, dict([setting.split("=", 1)])) for name, prefix, setting in variants]
+    for path_kind, prefix, env in passes:
         os.environ.update(env)
         all_jobs = jobs()
         for n, (role, k, info) in enumerate(all_jobs):
-            if only and not role.startswith(tuple(only)):
+            if only and not role.startswith(tuple(only)) or prefix and role != prefix:
                 continue
             if path_kind == "cp.async" and not _cp_async_too(role, n, all_jobs):
                 continue  # the cp.async path: tails, the small attention and one kernel of each role for comparison
@@ -111,7 +117,7 @@ def build(out: Path, only: tuple = ()) -> None:
             gen_s = time.perf_counter() - t0
             art = from_kernel(ck, k, "sm_90a", compile_cubin(ck.source, "sm_90a"))
             meta = art.save(out)
-            kind = "tma" if art.tensor_maps else "cp.async"
+            kind = path_kind if prefix else "tma" if art.tensor_maps else "cp.async"
             manifest.append(dict(info, role=role, path=kind, meta=meta.name, instance=k.instance,
                                  gen_s=round(gen_s, 3)))
             print(f"{role:10s} {kind:8s} {info['tile']:20s} gen {gen_s:.2f}s {k.instance[:70]}", flush=True)
@@ -205,7 +211,8 @@ def run(art_dir: Path, out_dir: Path, metas: tuple = (), check_only: bool = Fals
             fast = anchors.get(("fp8", r["M"], "fast_accum")) if r["role"] == "fp8" else None
             print(f"{r['label']:22s} {r['path']:8s} {r['tile']:18s} {r['ms']:7.3f} {r['tflops']:8.1f} "
                   f"{r['ratio'] or 0:8.3f} {r['tflops'] / peak:6.2f} {r['err']:.1e}"
-                  + (f"  vs use_fast_accum=True {fast / r['ms']:.3f}" if fast else ""))
+                  + (f"  vs use_fast_accum=True {fast / r['ms']:.3f}" if fast else "")
+                  + (f"  launch {r['launch_us']} us" if r.get("launch_us") else ""))
     bad = [r for r in rows if r["status"] != "PASS"]
     print(f"{len(rows) - len(bad)}/{len(rows)} outputs match torch" + (f"; not: {[r['label'] for r in bad]}" if bad
                                                                          else ""))
@@ -232,6 +239,14 @@ def _fp8_item(item, art, launch, bench, rel, anchors):
     ref = (a.float() @ b.float().T) * (sa * sb)
     err = rel(c, ref)
     ms = bench(lambda: launch(art, [a, b, sa, sb, c])) if item["role"] == "fp8" else None
+    if ms is not None:  # the launcher's host time per call (~0.1 ms on the H200: under the kernel plus do_bench's
+        # cache clearing, so the timed kernel never waits for its launch)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(20):
+            launch(art, [a, b, sa, sb, c])
+        item["launch_us"] = round((time.perf_counter() - t0) / 20 * 1e6, 1)
+        torch.cuda.synchronize()
     key = ("fp8", m)
     if ms is not None and key not in anchors:
         def scaled_mm(fast=False):
@@ -251,11 +266,13 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / ".gpu_hopper"))
     ap.add_argument("--art", default=str(ROOT / ".gpu_hopper"))
     ap.add_argument("--only", nargs="*", default=(), help="build only roles starting with these (gemm tail attn fp8)")
+    ap.add_argument("--variant", nargs=3, action="append", default=[], metavar=("NAME", "ROLE", "VAR=VALUE"),
+                    help="also build ROLE's kernels with VAR=VALUE set (e.g. tma-wait0 fp8 TILELSP_WGMMA_INFLIGHT=0)")
     ap.add_argument("--meta", nargs="*", default=(), help="run only artifacts whose meta file name contains these")
     ap.add_argument("--check-only", action="store_true", help="run each artifact once and check it, untimed")
     args = ap.parse_args(argv)
     if args.mode == "build":
-        build(Path(args.out), tuple(args.only))
+        build(Path(args.out), tuple(args.only), tuple(map(tuple, args.variant)))
     else:
         run(Path(args.art), Path(os.environ.get("OUT", ".")), tuple(args.meta), args.check_only)
     return 0

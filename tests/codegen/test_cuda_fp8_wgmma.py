@@ -70,6 +70,40 @@ def test_fp8_gemm_lowers_to_wgmma_k32_in_the_warp_specialised_tma_pipeline(big):
     assert "for (int kk = 0; kk < 4; ++kk)" in src and ", 16, 1024, 1)" in src
 
 
+def test_one_consumer_warpgroup_keeps_one_wgmma_group_in_flight():
+    import re
+
+    ck = generate(_bench(M=1024, N=1024, K=1024, block_N=128, threads=128), "sm_90a")
+    src = ck.source.split('extern "C" __global__')[-1]
+    body = src[src.index("C_local_ptr[r] = 0x0p"):]  # the consumer warpgroup, after T.clear
+    peeled, loop = body.split("for (int ko_i", 1)
+    assert peeled.count("tl_gemm_wgmma_") == peeled.count("tl::mbar_wait(") == 1  # k = 0 before the loop
+    # K = 1024 in 8 k-steps: iteration k (1..7) waits for stage k % 4 (`& 3`), issues wgmma k, waits until wgmma
+    # k-1 is done (its 2 x 64 accumulators pinned) and only then releases stage k-1 on empty[]
+    head = re.search(r"ko_i(_\d+)? = 0; ko_i\1? < 7;", "for (int ko_i" + loop)
+    assert head, loop[:200]
+    it = "ko_i" + (head.group(1) or "")
+    step = loop.split("}", 1)[0]
+    assert step.index("tl_gemm_wgmma_") < step.index("tl::wgmma_wait_fenced<1, 128>(") < step.index(
+        f"tl::mbar_arrive((&(((uint64_t*)smem_ptr)[(({it} & 3) + ")
+    assert "tl::wgmma_wait_fenced<0, 128>(" in loop.split("}", 1)[1].split("// tilelang source line")[0]
+    fn = ck.source.split("void tl_gemm_wgmma_0(")[1].split("\n}\n")[0]
+    assert "wait_group" not in fn and 'asm volatile("" : "+f"(C[i])::"memory");' in fn
+
+
+def test_two_warpgroups_two_stages_and_the_switch_keep_a_wait_per_k_step(big, monkeypatch):
+    def waits(ck):
+        return "wgmma_wait_fenced" not in ck.source and "wgmma.wait_group.sync.aligned 0;" in ck.source
+
+    fp16 = _kernel(KERNELS.read_text(), str(KERNELS), "hopper_matmul", M=1024, N=1024, K=1024)
+    assert waits(big) and waits(generate(fp16, "sm_90a"))  # two consumer warpgroups: the other hides the wait
+    assert waits(generate(_bench(M=1024, N=1024, K=1024, block_N=128, threads=128, num_stages=2), "sm_90a"))
+    monkeypatch.setenv("TILELSP_WGMMA_INFLIGHT", "0")
+    assert waits(generate(_bench(M=1024, N=1024, K=1024, block_N=128, threads=128), "sm_90a"))
+    monkeypatch.setenv("TILELSP_WGMMA_INFLIGHT", "1")
+    assert "tl::wgmma_wait_fenced<1, 128>(" in generate(fp16, "sm_90a").source
+
+
 def test_e5m2_and_a_64_column_k_tile_use_the_64_byte_swizzle():
     ck = generate(_bench(M=256, N=256, K=256, block_K=64, dtype="float8_e5m2", num_stages=3), "sm_90a")
     assert "m64n256k32.f32.e5m2.e5m2" in ck.source
@@ -114,7 +148,8 @@ def test_fp16_wgmma_descriptors_are_unchanged():
 
 @pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
-@pytest.mark.parametrize("tile", [dict(block_N=256, threads=256), dict(block_N=128, threads=128)])
+@pytest.mark.parametrize("tile", [dict(block_N=256, threads=256), dict(block_N=128, threads=128),
+                                  dict(block_N=128, threads=128, fp16=True)])
 def test_fp8_wgmma_kernels_compile_for_sm90a_without_warnings(tile):
     import subprocess
     import tempfile
@@ -122,7 +157,14 @@ def test_fp8_wgmma_kernels_compile_for_sm90a_without_warnings(tile):
 
     from tilelang_core.runtime.artifact import arch_flags
 
-    ck = generate(_bench(M=2048, N=2048, K=2048, **tile), "sm_90a")
+    tile = dict(tile)
+    if tile.pop("fp16", False):  # one consumer warpgroup keeps a wgmma group in flight for fp16 too
+        kernel = _kernel(KERNELS.read_text(), str(KERNELS), "hopper_matmul", M=2048, N=2048, K=2048, block_K=64,
+                         num_stages=4, **tile)
+    else:
+        kernel = _bench(M=2048, N=2048, K=2048, **tile)
+    ck = generate(kernel, "sm_90a")
+    assert ("tl::wgmma_wait_fenced<1, " in ck.source) == (tile["threads"] == 128)  # ptxas must not serialise it
     with tempfile.TemporaryDirectory() as tmp:
         cu = Path(tmp) / "k.cu"
         cu.write_text(ck.source)

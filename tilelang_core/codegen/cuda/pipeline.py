@@ -5,8 +5,10 @@ Mixed into `lower.KernelEmitter`; the plan (which copies are producers) comes fr
 """
 from __future__ import annotations
 
+import os
+
 from ...ir import nodes as N
-from ...ir.arith import as_int
+from ...ir.arith import as_int, shape_ints
 
 
 class PipelineEmitter:
@@ -58,8 +60,6 @@ class PipelineEmitter:
         """Opt-in (TILELSP_ASYNC_WGMMA=1) when the only consumer is a wgmma gemm: wgmma k stays in flight
         while the loads for k+num_stages-1 are issued. Correct on the H200 but slower there (430 vs 454
         TFLOP/s at 4096^3, benchmarks/results/gpu_h200_2026-12-02_async_wgmma.json), hence off by default."""
-        import os
-
         only = plan.consumers[0] if len(plan.consumers) == 1 else None
         return (isinstance(only, N.Gemm) and id(only) in self.wgmma and not only.clear_accum
                 and os.environ.get("TILELSP_ASYNC_WGMMA") == "1")
@@ -157,24 +157,58 @@ class PipelineEmitter:
                                *coords)
 
     def _consumer_loop(self, s: N.For, plan) -> None:
-        """Consumers: wait for stage k's bytes, run the body on it (a wgmma gemm waits for its own group), release
-        the stage. Keeping wgmma k in flight (wait_group 1, stage k-1 released at k) measured slower on the H200
-        and once gave wrong results with two consumer warpgroups (results/gpu_hopper_2026-12-03_inflight.json)."""
+        """Consumers: wait for stage k's bytes, run the body on it, release the stage. A lone wgmma gemm of one
+        consumer warpgroup keeps wgmma k in flight while it waits for stage k+1 (`_in_flight`: iteration 0 peeled,
+        iteration k releases stage k-1 once wgmma k-1 is done); otherwise each gemm waits for its own group."""
         ns, v = plan.num_stages, s.vars[0]
         start, n, it = self.idx(s.starts[0]), self.idx(s.extents[0]), self.name(v)
-        self.line(f"for {it}_i in T.serial({n}):")
+        acc = self._in_flight(s, plan)
+        if acc:  # iteration 0 peeled: no branch between a wgmma and its wait_group (ptxas would serialise, C7514)
+            self._consumer_step(plan, v, start, "0", True)
+        self.line(f"for {it}_i in T.serial({as_int(s.extents[0]) - 1 if acc else n}):")
         with self.block():
-            stage = f"T.floormod({it}_i, {ns})"
-            self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage}])", f"T.floormod(T.floordiv({it}_i, {ns}), 2)")
-            for buf in plan.buffers:
-                self.stage_idx[buf] = stage
-            self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
-            # the stage's tiles are ordered by full[]; earlier writes were synchronised before the loop; the back
-            # edge may race with this iteration only when the consumers write shared memory themselves
-            self.dirty_r = self.dirty_w = any(self.shared_rw(c)[1] for c in plan.consumers)
-            for c in plan.consumers:
-                self.stmt(c)
-            self._call("tl::mbar_arrive", f"{self.bars}.ptr_to([{stage} + {ns}])")
+            k = f"({it}_i + 1)" if acc else f"{it}_i"
+            self._consumer_step(plan, v, start, k, bool(acc))
+            if acc:
+                self._call(f"tl::wgmma_wait_fenced<1, {acc[1]}>", acc[0])
+            self._call("tl::mbar_arrive", f"{self.bars}.ptr_to([T.floormod({it}_i, {ns}) + {ns}])")
         for buf in plan.buffers:
             self.stage_idx.pop(buf, None)
+        if acc:
+            self._call(f"tl::wgmma_wait_fenced<0, {acc[1]}>", acc[0])
         self.dirty_r = self.dirty_w = True
+
+    def _consumer_step(self, plan, v, start: str, k: str, in_flight: bool) -> None:
+        """Iteration k of the consumers: wait for its stage's bytes, then the loop body (its wgmma group left in
+        flight when `in_flight`)."""
+        ns = plan.num_stages
+        stage = f"T.floormod({k}, {ns})" if k != "0" else "0"
+        self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage}])", f"T.floormod(T.floordiv({k}, {ns}), 2)")
+        for buf in plan.buffers:
+            self.stage_idx[buf] = stage
+        self.var_text[v] = k if start == "0" else f"({start} + {k})"
+        # the stage's tiles are ordered by full[]; earlier writes were synchronised before the loop; the back edge
+        # may race with this iteration only when the consumers write shared memory themselves
+        self.dirty_r = self.dirty_w = any(self.shared_rw(c)[1] for c in plan.consumers)
+        self.wgmma_nowait = in_flight
+        for c in plan.consumers:
+            self.stmt(c)
+        self.wgmma_nowait = False
+
+    def _in_flight(self, s: N.For, plan):
+        """(accumulator pointer text, registers per thread) when the consumers keep wgmma k in flight: the loop's
+        only consumer is a wgmma gemm over a static trip count, run by one consumer warpgroup (nothing else would
+        keep the tensor cores busy while it waits) with 3 or more stages (with 2 the group in flight holds the
+        stage the producer needs next). H200, results/gpu_hopper_fp8_2026-12-03.json: 128x128 tiles 13-17 %
+        faster (fp16 and fp8), two warpgroups within noise of waiting, 2 stages 15 % slower; all outputs right
+        with the accumulators pinned. TILELSP_WGMMA_INFLIGHT=1 forces it for any lone wgmma gemm, =0 turns it off."""
+        only = plan.consumers[0] if len(plan.consumers) == 1 else None
+        flag = os.environ.get("TILELSP_WGMMA_INFLIGHT")
+        on = isinstance(only, N.Gemm) and id(only) in self.wgmma and not only.clear_accum and (
+            flag == "1" or flag != "0" and self.ws.consumers == 128 and plan.num_stages >= 3)
+        n_static = as_int(s.extents[0])
+        cs = shape_ints(only.c.buffer.shape) if on else None
+        if not (on and n_static and cs):
+            return None
+        regs = cs[0] * cs[1] // self.ws.consumers
+        return f"{self.name(only.c.buffer)}.ptr_to([0])", regs

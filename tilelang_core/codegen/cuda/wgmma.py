@@ -30,6 +30,21 @@ __device__ __forceinline__ void fence_sync() {
 """
 
 
+# Emitted only with a wgmma group left in flight: the accumulators are pinned (an empty asm that "reads and writes"
+# each) after the wait, so no compiler pass moves or reads them while a wgmma still writes them (CUTLASS's
+# warpgroup_fence_operand).
+IN_FLIGHT = r"""
+namespace tl {
+template <int N, int R>
+__device__ __forceinline__ void wgmma_wait_fenced(float* d) {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+}  // namespace tl
+"""
+
+
 _PTX = {"float16": "f16", "bfloat16": "bf16", "float8_e4m3fn": "e4m3", "float8_e4m3": "e4m3", "float8_e5m2": "e5m2"}
 _CTYPE = {"float16": "half", "bfloat16": "__nv_bfloat16", "float8_e4m3fn": "__nv_fp8_e4m3",
           "float8_e4m3": "__nv_fp8_e4m3", "float8_e5m2": "__nv_fp8_e5m2"}
@@ -97,6 +112,8 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
     tid = f"(threadIdx.x - {first})" if first else "threadIdx.x"
     body = [f"__device__ __forceinline__ void {name}(const {t}* A, const {tb}* B, float* C) {{",
             *([] if rs else [f"  const int wg = {tid} / 128 % {n_wg};"]),  # A's rows (registers need none)
+            *([] if wait else ["#pragma unroll", f"  for (int i = 0; i < {mi * n // 2}; ++i) "
+                               'asm volatile("" : "+f"(C[i])::"memory");']),  # pinned while a group is in flight
             '  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");',
             "#pragma unroll", f"  for (int mi = 0; mi < {mi}; ++mi) {{",
             *([] if rs else [f"    const int row0 = (mi * {n_wg} + wg) * 64;"]),
@@ -116,4 +133,4 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
     if wait:
         body.append('  asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");')
     body.append("}")
-    return name, [inst_text, "\n".join(body) + "\n"]
+    return name, [inst_text, "\n".join(body) + "\n", *([] if wait else [IN_FLIGHT])]
