@@ -76,7 +76,7 @@ class SanitizingLowering(HazardChecks, StepChecks, OverflowChecks, CpuLowering):
 
     # -- function -------------------------------------------------------------------------------------
     def run(self):
-        """The instrumented PrimFunc: the kernel's params, then the writer shadows, then the report."""
+        """The instrumented PrimFunc: the kernel's params, the writer and reader shadows, the state, the report."""
         prim = super().run()
         body = CheckPlacement(self.checks)(prim.body)
         params = list(prim.params) + self.writer_params + self.reader_params + [self.state, self.report]
