@@ -291,6 +291,12 @@ def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
     _order_params(params, _kernel_signature(source, symbol) or "")
     maps = [dict(m) for m in (em.ws.tensor_maps if em.ws else ())]
     _order_params(maps, _kernel_signature(source, symbol) or "")
+    known = {p["arg"] for p in params + maps}
+    unknown = [a.split()[-1] for a in (_kernel_signature(source, symbol) or "").split(",")
+               if a.strip() and a.split()[-1] not in known]
+    if unknown:  # a value the launcher could not pass: refuse here rather than launch with arguments missing
+        raise LoweringError(f"the generated kernel takes parameters no launch can pass ({', '.join(unknown)})",
+                            part.func.span, "codegen-error")
     grid = tuple(as_int(g) if as_int(g) is not None else expr_str(g) for g in part.func.launch.grid)
     return {"kernel_symbol": symbol, "grid": grid, "block": (em.block_threads, 1, 1), "smem_bytes": em.smem_total,
             "params": params, "tensor_maps": maps, "cooperative": em.thread_ops.cooperative}
@@ -370,11 +376,30 @@ def quiet_source(raw: str) -> str:
     return raw.replace("static inline __device__ __host__", "[[maybe_unused]] static inline __device__ __host__")
 
 
+_KERNEL_DEF = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\([\d, ]+\) )?(\w+)\(([^)]*)\) \{')
+
+
+def _drop_unused_params(raw: str) -> str:
+    """Remove from each kernel's signature (declaration and definition) a `cse_v*` scalar that TVM's host/device
+    split made a parameter but the kernel body no longer reads (its uses were simplified away): the launcher
+    knows the kernel's own parameters only, and a launch with one argument too few is refused by the driver."""
+    defs = list(_KERNEL_DEF.finditer(raw))
+    for k, m in enumerate(defs):
+        body = raw[m.end():defs[k + 1].start() if k + 1 < len(defs) else len(raw)]
+        args = [a.strip() for a in m.group(2).split(",")]
+        dead = [a for a in args if re.fullmatch(r"\w+ (cse_v\d+)", a) and not re.search(rf"\b{a.split()[-1]}\b", body)]
+        if dead:
+            kept = ", ".join(a for a in args if a not in dead)
+            raw = raw.replace(f"{m.group(1)}({m.group(2)})", f"{m.group(1)}({kept})")
+            return _drop_unused_params(raw)
+    return raw
+
+
 def _finish_source(raw: str, extra: list) -> tuple[str, list]:
     """Insert the device library and turn line markers into comments; returns (source, line_map)."""
     from .wgmma import DESC
 
-    text = insert_prelude(quiet_source(raw), (DESC + "".join(extra)) if extra else "")
+    text = insert_prelude(_drop_unused_params(quiet_source(raw)), (DESC + "".join(extra)) if extra else "")
     lines = text.split("\n")
     out, marks = [], []
     for ln in lines:
