@@ -122,7 +122,9 @@ def kernels(M=64, N=64, K=128, bm=64, bn=64, bk=32):
     def wraps(C: T.Tensor((1024,), "float32")):
         with T.Kernel(1024, threads=32) as bx:
             off = bx * 4194304 + 7
-            C[bx] = T.cast(off % 1000, "float32")
+            n = T.alloc_var("int32")
+            n = bx * 8388608
+            C[bx] = T.cast(off % 1000 + n % 7, "float32")
 
     @T.prim_func
     def wide(C: T.Tensor((1024,), "float32")):
@@ -215,8 +217,11 @@ def test_a_separate_output_read_and_written_by_its_own_block_is_clean():
 
 def test_int32_scalar_that_wraps_is_reported_with_its_value():
     got = findings("wraps", (), C=(1024,))
-    assert [(c, ln) for c, ln, _ in got] == [("sanitize-index-overflow", line_of("off = bx * 4194304 + 7"))]
+    assert [(c, ln) for c, ln, _ in got] == [("sanitize-index-overflow", line_of("off = bx * 4194304 + 7")),
+                                            ("sanitize-index-overflow", line_of("n = bx * 8388608"))]
     assert "bx * 4194304 reached 2,147,483,648 (first in block (bx=512))" in got[0][2] and "`off`" in got[0][2]
+    assert "bx * 8388608 reached 2,147,483,648 (first in block (bx=256))" in got[1][2]
+    assert "; n is computed in 32 bits" in got[1][2]
 
 
 def test_int64_scalar_is_clean():
@@ -228,6 +233,6 @@ def test_sampled_run_reaches_the_last_block_and_skips_coverage(monkeypatch):
 
     monkeypatch.setattr(sanitize, "SAMPLE_ELEMENTS", 0)
     got = findings("wraps", (0,), C=(1024,))  # as an out_idx output: blocks 1..1022 never write it
-    assert [c for c, _, _ in got] == ["sanitize-index-overflow", "sanitize-sampled"]
+    assert [c for c, _, _ in got] == ["sanitize-index-overflow", "sanitize-index-overflow", "sanitize-sampled"]
     assert "reached 4,290,772,992 (first in block (bx=1023))" in got[0][2]
-    assert "only the first and last block of each grid axis (bx) ran" in got[1][2]
+    assert "only the first and last block of each grid axis (bx) ran" in got[2][2]
