@@ -37,6 +37,15 @@ def kernel_files(folder: Path) -> list[Path]:
     return out
 
 
+def _cap_memory() -> None:
+    """In the child: an address-space cap (TILELSP_CORPUS_MEM_GB, default 10), so a file whose default shapes need
+    tens of GB fails with MemoryError instead of waking the OOM killer on whatever else the machine runs."""
+    import resource
+
+    cap = int(float(os.environ.get("TILELSP_CORPUS_MEM_GB", "10")) * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
 def run_one(path: Path, mode: str, timeout: float, cuda_dir: Path | None) -> dict:
     """Run one file in a fresh child process; the child's JSON, or a timeout/crash record."""
     with tempfile.TemporaryDirectory(prefix="tilelsp-corpus-") as tmp:
@@ -49,7 +58,7 @@ def run_one(path: Path, mode: str, timeout: float, cuda_dir: Path | None) -> dic
         t0 = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
-                                  stdin=subprocess.DEVNULL, start_new_session=True)
+                                  stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_cap_memory)
         except subprocess.TimeoutExpired:
             return {"file": str(path), "status": "timeout", "kernels": [], "error": None,
                     "seconds": round(time.perf_counter() - t0, 1)}
@@ -126,6 +135,8 @@ def _cause(err: dict | None, kernels: list, mode: str) -> str:
         kind = "unsupported"
     if mode == "cpu" and kernels and err["type"] == "AssertionError":
         kind = "result mismatch"
+    if err["type"] == "MemoryError" or "out of memory" in (err["message"] or "").lower():
+        kind = "memory (the default shapes need more than TILELSP_CORPUS_MEM_GB)"
     return f"{kind}: {err['type']}: {err['message'].splitlines()[0][:140] if err['message'] else ''}"
 
 
