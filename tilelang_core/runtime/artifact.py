@@ -132,6 +132,9 @@ def compile_cubin(source: str, arch: str) -> bytes:
         cu.write_text(source)
         cmd = [exe, "-cubin", "-O3", "-std=c++17", "-w", *arch_flags(arch), "-o", str(out), str(cu)]
         p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode < 0:  # killed: say so (an empty message hid an OOM kill under memory pressure)
+            raise NvccError(f"nvcc for {arch} was killed by signal {-p.returncode}"
+                            f"{' (out of memory?)' if p.returncode == -9 else ''}; try again")
         if p.returncode != 0:
             raise NvccError(f"nvcc failed for {arch}:\n{p.stderr[-4000:]}")
         return out.read_bytes()
