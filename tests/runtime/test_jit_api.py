@@ -185,6 +185,9 @@ def test_profiler_mismatch_ratio_inputs_and_supply_types(gemm):
     assert zero._inputs()[0].abs().sum() == 0
     assert zero.run_once().abs().sum() == 0  # the kernel once on the profiler's inputs (TileLang's run_once)
     assert torch.equal(prof.run_once(lambda A, B: A[:1, :1]), prof._inputs()[0][:1, :1])
+    ins, both = prof._get_inputs(), prof._get_inputs(with_output=True)  # TileLang's names for the same
+    assert [tuple(x.shape) for x in ins] == [(64, 128), (128, 32)] and torch.equal(ins[0], prof._inputs()[0])
+    assert [tuple(x.shape) for x in both] == [(64, 128), (128, 32), (64, 32)]
 
 
 def test_kernel_with_errors_raises_compile_error_with_location(mod):

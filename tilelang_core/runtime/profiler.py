@@ -39,13 +39,18 @@ class Profiler:
     def _tensor(self, shape, dtype: str, gen):
         return supply_tensor(self.supply, shape, dtype, self._device(), gen)
 
-    def _inputs(self, binding: dict | None = None):
+    def _get_inputs(self, with_output: bool = False, dynamic_symbolic_constraints: dict | None = None):
+        """TileLang's name: generated tensors for the inputs (and the outputs too with `with_output`), symbolic
+        dims taken from `dynamic_symbolic_constraints`."""
+        return self._inputs(dynamic_symbolic_constraints, with_output)
+
+    def _inputs(self, binding: dict | None = None, with_output: bool = False):
         import torch
 
         gen = torch.Generator().manual_seed(self.seed)
         out = []
         for p in self.kernel.params:
-            if p.is_output:
+            if p.is_output and not with_output:
                 continue
             if p.is_scalar:
                 raise ValueError(f"parameter '{p.name}' is a scalar: pass input_tensors to the profiler explicitly")
