@@ -9,15 +9,27 @@ Targets (issue 13): tilelsp's initialize ≤ 1.1 × the bare server's; first dia
 on a quiet machine. The load average is recorded with the figures: on a busy machine they are upper bounds.
 Both servers run with bytecode caching on (as an installed package has it; the cache goes to a temporary
 PYTHONPYCACHEPREFIX, filled by one unrecorded warm-up round), even where PYTHONDONTWRITEBYTECODE is set.
+Which server starts first alternates from round to round; besides the ratio of the medians, the median of the
+per-round ratios is given (the two runs of a round saw about the same load).
 
-Usage: python benchmarks/lsp_floor.py [--rounds 9]   (writes benchmarks/results/lsp_floor.json)
+--instructions counts instead, under valgrind (cachegrind), the instructions each server executes from process
+start to the moment it writes its initialize response (it exits there): the same figure on a busy machine as on a
+quiet one. Both start as an editor starts them (`python -m tilelsp serve` from the repository root; the bare
+server as a script), with bytecode caching on, a fixed hash seed, and the cache filled by an unrecorded run.
+
+Usage: python benchmarks/lsp_floor.py [--rounds 15] [--instructions] [--out PATH]
+       (writes benchmarks/results/lsp_floor_<date>.json, or lsp_floor_instructions_<date>.json)
+The last line printed is the verdict.
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
+import re
 import selectors
+import shutil
 import signal
 import statistics
 import subprocess
@@ -29,6 +41,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BARE = "from pygls.lsp.server import LanguageServer\nLanguageServer('floor', '0').start_io()\n"
 EXAMPLE = ROOT / "examples" / "errors" / "shared_memory_exceeded.py"
+INIT_RATIO_MAX, FIRST_DIAGNOSTICS_MS, FIRST_ACTION_MS = 1.1, 300, 300
+# --instructions: run a server in this process, its initialize request waiting on stdin, and exit at the first write
+# to stdout (the response)
+UNTIL_RESPONSE = """
+import io, os, runpy, sys
+class Out(io.RawIOBase):
+    def writable(self): return True
+    def write(self, b): os.write(1, bytes(b)); os._exit(0)
+sys.stdout = io.TextIOWrapper(io.BufferedWriter(Out()))
+target, sys.argv = sys.argv[1], sys.argv[1:]
+if target == "tilelsp":
+    sys.path[0] = os.getcwd()
+    runpy.run_module("tilelsp", run_name="__main__", alter_sys=True)
+else:
+    sys.path[0] = os.path.dirname(target)
+    runpy.run_path(target, run_name="__main__")
+"""
 
 
 class Session:
@@ -73,18 +102,19 @@ class Session:
     def close(self) -> None:
         """Kill the server and every process it started (check children, workers), and wait until all are gone,
         so a round never runs beside the previous server's children still starting up."""
+        spawned = _descendants(self.proc.pid)  # before the kill: orphans are re-parented and lose the trail
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         self.proc.wait()
-        for pid in _tilelsp_processes() - _BEFORE:  # workers run in sessions of their own
+        for pid in spawned:  # workers run in sessions of their own
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         deadline = time.perf_counter() + 30
-        while time.perf_counter() < deadline and (_tilelsp_processes() - _BEFORE or _alive(self.proc.pid)):
+        while time.perf_counter() < deadline and (any(_alive_pid(p) for p in spawned) or _alive(self.proc.pid)):
             time.sleep(0.05)
 
 
@@ -96,20 +126,31 @@ def _alive(pgid: int) -> bool:
         return False
 
 
-def _tilelsp_processes() -> set[int]:
-    """PIDs of running processes of tilelsp (servers, check children, workers), zombies excluded."""
-    out = set()
+def _descendants(root: int) -> set[int]:
+    """PIDs of the live processes below `root` (by parent links; never other programs that merely mention tilelsp,
+    as the old name match did: it SIGKILLed corpus runs and nvcc compiles running beside the benchmark)."""
+    parent = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if b"tilelsp" in (entry / "cmdline").read_bytes() and " Z " not in (entry / "stat").read_text():
-                    out.add(int(entry.name))
+                stat = (entry / "stat").read_text()
             except OSError:
                 continue
-    return out - {os.getpid()}
+            fields = stat[stat.rindex(")") + 2:].split()
+            if fields[0] != "Z":
+                parent[int(entry.name)] = int(fields[1])
+    out, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, pp in parent.items() if pp in frontier} - out
+        out |= frontier
+    return out
 
 
-_BEFORE = _tilelsp_processes()  # an editor's servers running beside the benchmark are left alone
+def _alive_pid(pid: int) -> bool:
+    try:
+        return "Z" != Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
 
 
 def initialize(session: Session) -> tuple[float, float]:
@@ -148,44 +189,117 @@ def _stats(runs: list[float]) -> dict:
             "runs_ms": [round(1000 * r, 1) for r in runs]}
 
 
+def _bytecode_env(tmp: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+    return env
+
+
+def measure_latency(rounds: int, bare: Path, env: dict) -> dict:
+    """Wall and CPU time to initialize of both servers (alternating which starts first), and tilelsp's first
+    diagnostics and first code action; round 0 fills the bytecode cache and is not recorded."""
+    runs: dict[str, list[float]] = {"bare_pygls_initialize": [], "tilelsp_initialize": [],
+                                    "bare_pygls_initialize_cpu": [], "tilelsp_initialize_cpu": [],
+                                    "tilelsp_first_diagnostics": [], "tilelsp_first_code_action": []}
+    paired: dict[str, list[float]] = {"wall": [], "cpu": []}
+    for k in range(rounds + 1):
+        got = {}
+        for server in (("bare", "tilelsp") if k % 2 else ("tilelsp", "bare")):
+            cmd = [sys.executable, str(bare)] if server == "bare" else [sys.executable, "-m", "tilelsp", "serve"]
+            s = Session(cmd, env)
+            got[server] = initialize(s)
+            if server == "tilelsp":
+                got["diag_action"] = first_diagnostics_and_action(s)
+            s.close()
+        if k:
+            (t_bare, c_bare), (t_init, c_init), (t_diag, t_action) = got["bare"], got["tilelsp"], got["diag_action"]
+            for name, t in zip(runs, (t_bare, t_init, c_bare, c_init, t_diag, t_action)):
+                runs[name].append(t)
+            paired["wall"].append(t_init / t_bare)
+            if c_bare > 0:
+                paired["cpu"].append(c_init / c_bare)
+    rows = {name: _stats(r) for name, r in runs.items()}
+    rows["initialize_ratio"] = round(rows["tilelsp_initialize"]["median_ms"] / rows["bare_pygls_initialize"]["median_ms"], 3)
+    rows["initialize_cpu_ratio"] = round(
+        rows["tilelsp_initialize_cpu"]["median_ms"] / rows["bare_pygls_initialize_cpu"]["median_ms"], 3)
+    rows["initialize_ratio_paired_median"] = round(statistics.median(paired["wall"]), 3)
+    rows["initialize_cpu_ratio_paired_median"] = round(statistics.median(paired["cpu"]), 3) if paired["cpu"] else None
+    for name in runs:
+        print(f"{name:28s} median {rows[name]['median_ms']:7.1f} ms   min {rows[name]['min_ms']:7.1f} ms")
+    return rows
+
+
+def count_instructions(bare: Path, env: dict, repeats: int) -> dict:
+    """Instructions from process start to the initialize response, per server (cachegrind; the minimum of
+    `repeats` runs, after one run that fills the bytecode cache)."""
+    env = {**env, "PYTHONHASHSEED": "0"}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "processId": None, "rootUri": ROOT.as_uri(), "capabilities": {}}}).encode()
+    rows = {}
+    for name, target in (("bare_pygls", str(bare)), ("tilelsp", "tilelsp")):
+        counts = []
+        for k in range(repeats + 1):
+            args = [target] if target != "tilelsp" else ["tilelsp", "serve"]
+            cmd = (["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"] if k else [])
+            proc = subprocess.Popen(cmd + [sys.executable, "-c", UNTIL_RESPONSE, *args], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+            proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            proc.stdin.flush()
+            out, err = proc.communicate(timeout=600)
+            assert b'"id": 1' in out or b'"id":1' in out, (name, out[-500:], err[-2000:])
+            if k:
+                refs = re.findall(r"I\s+refs:\s+([\d,]+)", err.decode())
+                counts.append(int(refs[-1].replace(",", "")))
+        rows[f"{name}_initialize_instructions"] = min(counts)
+        print(f"{name:12s} {min(counts) / 1e6:9.1f} M instructions to the initialize response")
+    rows["initialize_instruction_ratio"] = round(
+        rows["tilelsp_initialize_instructions"] / rows["bare_pygls_initialize_instructions"], 3)
+    return rows
+
+
+def _verdict(rows: dict) -> str:
+    if "initialize_instruction_ratio" in rows:
+        r = rows["initialize_instruction_ratio"]
+        return (f"VERDICT initialize {r:.3f}x a bare pygls server in instructions (target <= {INIT_RATIO_MAX}): "
+                f"{'PASS' if r <= INIT_RATIO_MAX else 'FAIL'}")
+    wall, cpu = rows["initialize_ratio"], rows["initialize_cpu_ratio"]
+    diag, action = rows["tilelsp_first_diagnostics"]["median_ms"], rows["tilelsp_first_code_action"]["median_ms"]
+    load = rows["loadavg_before_after"][0][0]
+
+    def mark(ok: bool) -> str:
+        return "PASS" if ok else "FAIL"
+
+    return (f"VERDICT initialize {wall:.2f}x wall / {cpu:.2f}x CPU a bare pygls server (per-round medians "
+            f"{rows['initialize_ratio_paired_median']:.2f}x / {rows['initialize_cpu_ratio_paired_median'] or 0:.2f}x; "
+            f"<= {INIT_RATIO_MAX}) {mark(wall <= INIT_RATIO_MAX)}; first diagnostics {diag:.0f} ms "
+            f"(<= {FIRST_DIAGNOSTICS_MS}) {mark(diag <= FIRST_DIAGNOSTICS_MS)}; first code action {action:.0f} ms "
+            f"(<= {FIRST_ACTION_MS}) {mark(action <= FIRST_ACTION_MS)}; load {load:.1f} on {rows['cpus']} CPUs"
+            f"{' (busy: the latencies are upper bounds)' if load > 0.5 * rows['cpus'] else ''}")
+
+
 def main() -> int:
-    """Measure both servers, interleaved, and write the JSON result."""
+    """Measure both servers, interleaved, write the JSON result and print the verdict."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--instructions", action="store_true", help="count instructions under valgrind instead")
+    parser.add_argument("--out", type=Path, help="result file (default benchmarks/results/lsp_floor[_instructions]_<date>.json)")
     args = parser.parse_args()
+    if args.instructions and not shutil.which("valgrind"):
+        print("lsp_floor: --instructions needs valgrind on PATH", file=sys.stderr)
+        return 2
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:  # children may still be exiting
         bare = Path(tmp) / "bare_server.py"
         bare.write_text(BARE)
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
-        runs: dict[str, list[float]] = {"bare_pygls_initialize": [], "tilelsp_initialize": [],
-                                        "bare_pygls_initialize_cpu": [], "tilelsp_initialize_cpu": [],
-                                        "tilelsp_first_diagnostics": [], "tilelsp_first_code_action": []}
-        for k in range(args.rounds + 1):  # round 0 fills the bytecode cache
-            s = Session([sys.executable, str(bare)], env)
-            t_bare, c_bare = initialize(s)
-            s.close()
-            s = Session([sys.executable, "-m", "tilelsp", "serve"], env)
-            t_init, c_init = initialize(s)
-            t_diag, t_action = first_diagnostics_and_action(s)
-            s.close()
-            if k:
-                for name, t in zip(runs, (t_bare, t_init, c_bare, c_init, t_diag, t_action)):
-                    runs[name].append(t)
-    rows = {name: _stats(r) for name, r in runs.items()}
-    ratio = rows["tilelsp_initialize"]["median_ms"] / rows["bare_pygls_initialize"]["median_ms"]
-    rows["initialize_ratio"] = round(ratio, 3)
-    cpu = rows["tilelsp_initialize_cpu"]["median_ms"] / rows["bare_pygls_initialize_cpu"]["median_ms"]
-    rows["initialize_cpu_ratio"] = round(cpu, 3)
+        env = _bytecode_env(tmp)
+        rows = count_instructions(bare, env, 2) if args.instructions else measure_latency(args.rounds, bare, env)
     rows["loadavg_before_after"] = [load_before, os.getloadavg()]
     rows["cpus"] = os.cpu_count()
-    for name in runs:
-        print(f"{name:28s} median {rows[name]['median_ms']:7.1f} ms   min {rows[name]['min_ms']:7.1f} ms")
-    print(f"initialize ratio (tilelsp / bare pygls, medians): wall {ratio:.2f}, CPU {cpu:.2f}; "
-          f"load average {load_before[0]:.1f} on {os.cpu_count()} CPUs")
-    out = Path(__file__).parent / "results" / "lsp_floor.json"
+    rows["python"] = sys.version.split()[0]
+    kind = "_instructions" if args.instructions else ""
+    out = args.out or Path(__file__).parent / "results" / f"lsp_floor{kind}_{datetime.date.today().isoformat()}.json"
     out.write_text(json.dumps(rows, indent=2) + "\n")
+    print(_verdict(rows))
     return 0
 
 
