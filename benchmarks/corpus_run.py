@@ -38,8 +38,9 @@ def kernel_files(folder: Path) -> list[Path]:
 
 
 def _cap_memory() -> None:
-    """In the child: an address-space cap (TILELSP_CORPUS_MEM_GB, default 10), so a file whose default shapes need
-    tens of GB fails with MemoryError instead of waking the OOM killer on whatever else the machine runs."""
+    """In a CPU-mode child: an address-space cap (TILELSP_CORPUS_MEM_GB, default 10), so a file whose default shapes
+    need tens of GB fails with MemoryError instead of waking the OOM killer on whatever else the machine runs (cuda
+    mode builds its first kernel after the file's own set-up, which for some files allocates more: uncapped)."""
     import resource
 
     cap = int(float(os.environ.get("TILELSP_CORPUS_MEM_GB", "10")) * 2**30)
@@ -58,7 +59,8 @@ def run_one(path: Path, mode: str, timeout: float, cuda_dir: Path | None) -> dic
         t0 = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
-                                  stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_cap_memory)
+                                  stdin=subprocess.DEVNULL, start_new_session=True,
+                                  preexec_fn=_cap_memory if mode == "cpu" else None)
         except subprocess.TimeoutExpired:
             return {"file": str(path), "status": "timeout", "kernels": [], "error": None,
                     "seconds": round(time.perf_counter() - t0, 1)}
