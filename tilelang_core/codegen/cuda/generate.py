@@ -258,6 +258,11 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
         mod = ns.tvm.IRModule({("main" if k == 0 else f"main{k}"): prim for k, prim in enumerate(prims)})
         with ns.tvm.transform.PassContext(config=config):
             ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline="tirx")
+        if _host_made_params(ex.mod.imports[0].inspect_source()):
+            # TVM's CSE hoisted a host expression the kernel reads into a parameter the launcher cannot compute
+            # (deepseek_v32/fp8_lighting_indexer): compile again without CSE, so the kernel computes it itself
+            with ns.tvm.transform.PassContext(config=config):
+                ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline=_pipeline_without_cse(ns.tvm))
     except Exception as exc:  # tvm raises many types; report at the kernel
         raise LoweringError(f"TVM rejected the lowered kernel: {_first_error_line(exc)}", func.span,
                             "codegen-error") from exc
@@ -377,6 +382,34 @@ def quiet_source(raw: str) -> str:
 
 
 _KERNEL_DEF = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\([\d, ]+\) )?(\w+)\(([^)]*)\) \{')
+
+
+def _pipeline_without_cse(tvm) -> str:
+    """The name of TVM's "tirx" pipeline registered again without CommonSubexprElim (its switch reads the config key
+    'tir.disable_cse_tir', which TVM 0.27 does not register, so it cannot be set)."""
+    from tvm import tirx
+
+    def factory():
+        pipeline, host, device = tirx.compilation_pipeline.tirx_pipeline()
+
+        @tvm.transform.module_pass(opt_level=0)
+        def without_cse(mod, _ctx):
+            cse = tirx.transform.CommonSubexprElim
+            tirx.transform.CommonSubexprElim = lambda *a, **k: tvm.transform.Sequential([])
+            try:
+                return pipeline(mod)
+            finally:
+                tirx.transform.CommonSubexprElim = cse
+        return without_cse, host, device
+
+    tirx.compilation_pipeline.register_tir_pipeline("tilelsp-tirx-no-cse", factory)
+    return "tilelsp-tirx-no-cse"
+
+
+def _host_made_params(raw: str) -> bool:
+    """True when a kernel signature in TVM's CUDA has a `cse_v*` parameter its body reads."""
+    kept = _drop_unused_params(quiet_source(raw))
+    return any(re.search(r"\bcse_v\d+\b", m.group(2)) for m in _KERNEL_DEF.finditer(kept))
 
 
 def _drop_unused_params(raw: str) -> str:
