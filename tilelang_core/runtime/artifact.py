@@ -142,7 +142,7 @@ def compile_cubin(source: str, arch: str) -> bytes:
 
 # Environment switches that change the generated code; every cache key includes their values (a test checks that
 # each TILELSP_* variable the lowering reads is listed here).
-CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA", "TILELSP_DISABLE_TMA")
+CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA", "TILELSP_DISABLE_TMA", "TILELSP_WGMMA_INFLIGHT")
 
 
 def codegen_switches() -> tuple:
