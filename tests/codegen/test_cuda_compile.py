@@ -78,7 +78,7 @@ def test_every_example_compiles_for_sm80_and_sm90a(compiled):
 
 
 def test_every_example_compiles_without_nvcc_warnings(compiled):
-    """No unused cse_v* variables, unused half helpers or inexact float literals (generate.quiet_source)."""
+    """No unused cse_v* variables, unused half helpers or inexact float literals (tvm_source.quiet_source)."""
     noisy = {k: v for k, v in WARNINGS.items() if v}
     assert len(WARNINGS) == len(compiled) - sum(bool(v) for v in compiled.values())
     assert not noisy, "\n".join(f"{k}: {len(v)} warnings, first: {v[0]}" for k, v in noisy.items())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tilelang_core.codegen.cuda.generate import _drop_unused_params
+from tilelang_core.codegen.cuda.tvm_source import drop_unused_params
 
 RAW = '''extern "C" __global__ void __launch_bounds__(256) k_kernel(int* __restrict__ A_ptr, int cse_v1, int cse_v2, int n);
 extern "C" __global__ void __launch_bounds__(256) k_kernel(int* __restrict__ A_ptr, int cse_v1, int cse_v2, int n) {
@@ -18,7 +18,7 @@ extern "C" __global__ void j_kernel(int* __restrict__ B_ptr, int cse_v3) {
 
 
 def test_unread_cse_parameters_leave_both_signatures_and_read_ones_stay():
-    out = _drop_unused_params(RAW)
+    out = drop_unused_params(RAW)
     assert out.count("k_kernel(int* __restrict__ A_ptr, int cse_v2, int n)") == 2
     assert "j_kernel(int* __restrict__ B_ptr) {" in out
     assert "cse_v1" not in out and "cse_v3" not in out
@@ -56,8 +56,8 @@ def test_a_hoisted_host_expression_the_kernel_reads_is_compiled_into_the_kernel(
 
     gen = importlib.import_module("tilelang_core.codegen.cuda.generate")
     seen = []
-    real = gen._host_made_params
-    monkeypatch.setattr(gen, "_host_made_params", lambda raw: seen.append(real(raw)) or seen[-1])
+    real = gen.host_made_params
+    monkeypatch.setattr(gen, "host_made_params", lambda raw: seen.append(real(raw)) or seen[-1])
     res = check_source(HOISTED, "<t>")
     kernel = lower(res.kernels[0], target="sm_90a")
     assert seen == [True]

@@ -21,6 +21,7 @@ from .common import LoweringError, used_buffers, view_root
 from .lower import KernelEmitter
 from .split import split_kernels
 from .templates import insert_prelude
+from .tvm_source import drop_unused_params, host_made_params, pipeline_without_cse, quiet_source
 from .raster import rasterize
 from .tma import DEVICE as TMA_DEVICE
 from .tma import plan_tma, rewrite_signature
@@ -258,11 +259,11 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
         mod = ns.tvm.IRModule({("main" if k == 0 else f"main{k}"): prim for k, prim in enumerate(prims)})
         with ns.tvm.transform.PassContext(config=config):
             ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline="tirx")
-        if _host_made_params(ex.mod.imports[0].inspect_source()):
+        if host_made_params(ex.mod.imports[0].inspect_source()):
             # TVM's CSE hoisted a host expression the kernel reads into a parameter the launcher cannot compute
             # (deepseek_v32/fp8_lighting_indexer): compile again without CSE, so the kernel computes it itself
             with ns.tvm.transform.PassContext(config=config):
-                ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline=_pipeline_without_cse(ns.tvm))
+                ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline=pipeline_without_cse(ns.tvm))
     except Exception as exc:  # tvm raises many types; report at the kernel
         raise LoweringError(f"TVM rejected the lowered kernel: {_first_error_line(exc)}", func.span,
                             "codegen-error") from exc
@@ -360,79 +361,11 @@ def _order_params(params: list, signature: str) -> None:
         p["position"] = names.index(p["arg"]) if p["arg"] in names else -1
 
 
-_CSE_DECL = re.compile(r"^\s*[\w:]+ (cse_v\d+) = [^;]*;\n", re.M)
-_HEX_FLOAT = re.compile(r"\b0x([0-9a-fA-F])\.([0-9a-fA-F]+)p([-+]?\d+)f\b")
-
-
-def quiet_source(raw: str) -> str:
-    """TVM's CUDA without what nvcc warns about: unused `cse_v*` declarations (their uses were inlined), float
-    literals with more digits than a float holds (rounded to the float nvcc would make of them), and its unused
-    static half-precision helpers (marked maybe-unused)."""
-    import struct
-
-    names = set(re.findall(r"\bcse_v\d+\b", raw))
-    used = {n for n in names if len(re.findall(rf"\b{n}\b", raw)) > 1}
-    raw = _CSE_DECL.sub(lambda m: m.group(0) if m.group(1) in used else "", raw)
-
-    def to_float(m) -> str:
-        mantissa, exponent = struct.unpack("f", struct.pack("f", float.fromhex(m.group(0)[:-1])))[0].hex().split("p")
-        return f"{mantissa.rstrip('0').rstrip('.')}p{exponent}f"
-    raw = _HEX_FLOAT.sub(to_float, raw)
-    return raw.replace("static inline __device__ __host__", "[[maybe_unused]] static inline __device__ __host__")
-
-
-_KERNEL_DEF = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\([\d, ]+\) )?(\w+)\(([^)]*)\) \{')
-
-
-def _pipeline_without_cse(tvm) -> str:
-    """The name of TVM's "tirx" pipeline registered again without CommonSubexprElim (its switch reads the config key
-    'tir.disable_cse_tir', which TVM 0.27 does not register, so it cannot be set)."""
-    from tvm import tirx
-
-    def factory():
-        pipeline, host, device = tirx.compilation_pipeline.tirx_pipeline()
-
-        @tvm.transform.module_pass(opt_level=0)
-        def without_cse(mod, _ctx):
-            cse = tirx.transform.CommonSubexprElim
-            tirx.transform.CommonSubexprElim = lambda *a, **k: tvm.transform.Sequential([])
-            try:
-                return pipeline(mod)
-            finally:
-                tirx.transform.CommonSubexprElim = cse
-        return without_cse, host, device
-
-    tirx.compilation_pipeline.register_tir_pipeline("tilelsp-tirx-no-cse", factory)
-    return "tilelsp-tirx-no-cse"
-
-
-def _host_made_params(raw: str) -> bool:
-    """True when a kernel signature in TVM's CUDA has a `cse_v*` parameter its body reads."""
-    kept = _drop_unused_params(quiet_source(raw))
-    return any(re.search(r"\bcse_v\d+\b", m.group(2)) for m in _KERNEL_DEF.finditer(kept))
-
-
-def _drop_unused_params(raw: str) -> str:
-    """Remove from each kernel's signature (declaration and definition) a `cse_v*` scalar that TVM's host/device
-    split made a parameter but the kernel body no longer reads (its uses were simplified away): the launcher
-    knows the kernel's own parameters only, and a launch with one argument too few is refused by the driver."""
-    defs = list(_KERNEL_DEF.finditer(raw))
-    for k, m in enumerate(defs):
-        body = raw[m.end():defs[k + 1].start() if k + 1 < len(defs) else len(raw)]
-        args = [a.strip() for a in m.group(2).split(",")]
-        dead = [a for a in args if re.fullmatch(r"\w+ (cse_v\d+)", a) and not re.search(rf"\b{a.split()[-1]}\b", body)]
-        if dead:
-            kept = ", ".join(a for a in args if a not in dead)
-            raw = raw.replace(f"{m.group(1)}({m.group(2)})", f"{m.group(1)}({kept})")
-            return _drop_unused_params(raw)
-    return raw
-
-
 def _finish_source(raw: str, extra: list) -> tuple[str, list]:
     """Insert the device library and turn line markers into comments; returns (source, line_map)."""
     from .wgmma import DESC
 
-    text = insert_prelude(_drop_unused_params(quiet_source(raw)), (DESC + "".join(extra)) if extra else "")
+    text = insert_prelude(drop_unused_params(quiet_source(raw)), (DESC + "".join(extra)) if extra else "")
     lines = text.split("\n")
     out, marks = [], []
     for ln in lines:

@@ -1,0 +1,72 @@
+"""TVM's CUDA output made fit to ship: nvcc-quiet text, kernel signatures without the `cse_v*` scalars TVM hoisted
+out of a kernel, and the tirx pipeline without CSE for when a hoisted one is read."""
+from __future__ import annotations
+
+import re
+
+_CSE_DECL = re.compile(r"^\s*[\w:]+ (cse_v\d+) = [^;]*;\n", re.M)
+_HEX_FLOAT = re.compile(r"\b0x([0-9a-fA-F])\.([0-9a-fA-F]+)p([-+]?\d+)f\b")
+
+
+def quiet_source(raw: str) -> str:
+    """TVM's CUDA without what nvcc warns about: unused `cse_v*` declarations (their uses were inlined), float
+    literals with more digits than a float holds (rounded to the float nvcc would make of them), and its unused
+    static half-precision helpers (marked maybe-unused)."""
+    import struct
+
+    names = set(re.findall(r"\bcse_v\d+\b", raw))
+    used = {n for n in names if len(re.findall(rf"\b{n}\b", raw)) > 1}
+    raw = _CSE_DECL.sub(lambda m: m.group(0) if m.group(1) in used else "", raw)
+
+    def to_float(m) -> str:
+        mantissa, exponent = struct.unpack("f", struct.pack("f", float.fromhex(m.group(0)[:-1])))[0].hex().split("p")
+        return f"{mantissa.rstrip('0').rstrip('.')}p{exponent}f"
+    raw = _HEX_FLOAT.sub(to_float, raw)
+    return raw.replace("static inline __device__ __host__", "[[maybe_unused]] static inline __device__ __host__")
+
+
+_KERNEL_DEF = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\([\d, ]+\) )?(\w+)\(([^)]*)\) \{')
+
+
+def pipeline_without_cse(tvm) -> str:
+    """The name of TVM's "tirx" pipeline registered again without CommonSubexprElim (its switch reads the config key
+    'tir.disable_cse_tir', which TVM 0.27 does not register, so it cannot be set)."""
+    from tvm import tirx
+
+    def factory():
+        pipeline, host, device = tirx.compilation_pipeline.tirx_pipeline()
+
+        @tvm.transform.module_pass(opt_level=0)
+        def without_cse(mod, _ctx):
+            cse = tirx.transform.CommonSubexprElim
+            tirx.transform.CommonSubexprElim = lambda *a, **k: tvm.transform.Sequential([])
+            try:
+                return pipeline(mod)
+            finally:
+                tirx.transform.CommonSubexprElim = cse
+        return without_cse, host, device
+
+    tirx.compilation_pipeline.register_tir_pipeline("tilelsp-tirx-no-cse", factory)
+    return "tilelsp-tirx-no-cse"
+
+
+def host_made_params(raw: str) -> bool:
+    """True when a kernel signature in TVM's CUDA has a `cse_v*` parameter its body reads."""
+    kept = drop_unused_params(quiet_source(raw))
+    return any(re.search(r"\bcse_v\d+\b", m.group(2)) for m in _KERNEL_DEF.finditer(kept))
+
+
+def drop_unused_params(raw: str) -> str:
+    """Remove from each kernel's signature (declaration and definition) a `cse_v*` scalar that TVM's host/device
+    split made a parameter but the kernel body no longer reads (its uses were simplified away): the launcher
+    knows the kernel's own parameters only, and a launch with one argument too few is refused by the driver."""
+    defs = list(_KERNEL_DEF.finditer(raw))
+    for k, m in enumerate(defs):
+        body = raw[m.end():defs[k + 1].start() if k + 1 < len(defs) else len(raw)]
+        args = [a.strip() for a in m.group(2).split(",")]
+        dead = [a for a in args if re.fullmatch(r"\w+ (cse_v\d+)", a) and not re.search(rf"\b{a.split()[-1]}\b", body)]
+        if dead:
+            kept = ", ".join(a for a in args if a not in dead)
+            raw = raw.replace(f"{m.group(1)}({m.group(2)})", f"{m.group(1)}({kept})")
+            return drop_unused_params(raw)
+    return raw
