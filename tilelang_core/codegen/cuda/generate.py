@@ -21,7 +21,7 @@ from .common import LoweringError, used_buffers, view_root
 from .lower import KernelEmitter
 from .split import split_kernels
 from .templates import insert_prelude
-from .tvm_source import drop_unused_params, host_made_params, pipeline_without_cse, quiet_source
+from .tvm_source import clean_source, host_made_params, pipeline_without_cse
 from .raster import rasterize
 from .tma import DEVICE as TMA_DEVICE
 from .tma import plan_tma, rewrite_signature
@@ -259,18 +259,20 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
         mod = ns.tvm.IRModule({("main" if k == 0 else f"main{k}"): prim for k, prim in enumerate(prims)})
         with ns.tvm.transform.PassContext(config=config):
             ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline="tirx")
-        if host_made_params(ex.mod.imports[0].inspect_source()):
+        cuda = clean_source(ex.mod.imports[0].inspect_source())
+        if host_made_params(cuda):
             # TVM's CSE hoisted a host expression the kernel reads into a parameter the launcher cannot compute
             # (deepseek_v32/fp8_lighting_indexer): compile again without CSE, so the kernel computes it itself
             with ns.tvm.transform.PassContext(config=config):
                 ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline=pipeline_without_cse(ns.tvm))
+            cuda = clean_source(ex.mod.imports[0].inspect_source())
     except Exception as exc:  # tvm raises many types; report at the kernel
         raise LoweringError(f"TVM rejected the lowered kernel: {_first_error_line(exc)}", func.span,
                             "codegen-error") from exc
     extra = list(dict.fromkeys(line for _, em, _ in scripts for line in em.extra_cuda))
     specialised = [em.ws for _, em, _ in scripts if em.ws is not None]
     extra += [TMA_DEVICE] if specialised else []
-    source, line_map = _finish_source(ex.mod.imports[0].inspect_source(), extra)
+    source, line_map = _finish_source(cuda, extra)
     if specialised:
         source = rewrite_signature(source, [m for ws in specialised for m in ws.tensor_maps])
     launches = [_launch_of(part, em, params, source) for part, (_, em, params) in zip(parts, scripts)]
@@ -361,11 +363,12 @@ def _order_params(params: list, signature: str) -> None:
         p["position"] = names.index(p["arg"]) if p["arg"] in names else -1
 
 
-def _finish_source(raw: str, extra: list) -> tuple[str, list]:
-    """Insert the device library and turn line markers into comments; returns (source, line_map)."""
+def _finish_source(cuda: str, extra: list) -> tuple[str, list]:
+    """Insert the device library into cleaned CUDA text (`clean_source`) and turn line markers into comments;
+    returns (source, line_map)."""
     from .wgmma import DESC
 
-    text = insert_prelude(drop_unused_params(quiet_source(raw)), (DESC + "".join(extra)) if extra else "")
+    text = insert_prelude(cuda, (DESC + "".join(extra)) if extra else "")
     lines = text.split("\n")
     out, marks = [], []
     for ln in lines:

@@ -50,10 +50,15 @@ def pipeline_without_cse(tvm) -> str:
     return "tilelsp-tirx-no-cse"
 
 
-def host_made_params(raw: str) -> bool:
-    """True when a kernel signature in TVM's CUDA has a `cse_v*` parameter its body reads."""
-    kept = drop_unused_params(quiet_source(raw))
-    return any(re.search(r"\bcse_v\d+\b", m.group(2)) for m in _KERNEL_DEF.finditer(kept))
+def clean_source(raw: str) -> str:
+    """TVM's CUDA text nvcc-quiet and without unread `cse_v*` parameters."""
+    return drop_unused_params(quiet_source(raw))
+
+
+def host_made_params(cleaned: str) -> bool:
+    """True when a kernel signature of cleaned CUDA text (`clean_source`) still has a `cse_v*` parameter: one its
+    body reads."""
+    return any(re.search(r"\bcse_v\d+\b", m.group(2)) for m in _KERNEL_DEF.finditer(cleaned))
 
 
 def drop_unused_params(raw: str) -> str:
