@@ -5,6 +5,7 @@ cp.async pipeline in `pipeline.py`, tile ops in `tileops.py`.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
@@ -97,6 +98,18 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
                 self.line(text)
         else:
             self.line(text)
+
+    @contextmanager
+    def spread(self, count: int):
+        """The lines emitted inside run once per element `e < count` of a range spread over the block's threads (element
+        it * threads + tx in round it); yields the text of `e`."""
+        it = self.fresh("it")
+        self.line(f"for {it} in T.serial({-(-count // self.threads)}):")
+        with self.block():
+            e = f"({it} * {self.threads} + tx)"
+            self.line(f"if {e} < {count}:")
+            with self.block():
+                yield e
 
     def block(self):
         """Context manager that indents the lines emitted inside it."""

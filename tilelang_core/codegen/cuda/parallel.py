@@ -36,27 +36,20 @@ class ParallelEmitter:
     def _broadcast_published(self, start: int, s: N.For) -> None:
         """Around loop `s` emitted from line `start`: fill each published copy from the (identical) replicated
         registers first unless `s` writes every element, so the rest keep their values; read it back whole after."""
-        end = len(self.lines)
-        for buf, stage in self.published.items():
-            if _writes_whole(s, buf):
-                continue
-            regs = math.prod(shape_ints(buf.shape))
+        partial = [(buf, stage) for buf, stage in self.published.items() if not _writes_whole(s, buf)]
+        if partial:
+            end = len(self.lines)
             self.sync()
-            it = self.fresh("it")
-            self.line(f"for {it} in T.serial({-(-regs // self.threads)}):")
-            with self.block():
-                e = f"({it} * {self.threads} + tx)"
-                self.line(f"if {e} < {regs}:")
-                with self.block():
+            for buf, stage in partial:
+                with self.spread(math.prod(shape_ints(buf.shape))) as e:
                     self.line(f"{stage}[{e}] = {self.name(buf)}[{e}]")
-        if len(self.lines) > end:
             self.sync()
-        prefill = self.lines[end:]
-        del self.lines[end:]
-        self.lines[start:start] = prefill
+            prefill = self.lines[end:]
+            del self.lines[end:]
+            self.lines[start:start] = prefill
+        self.sync()
         for buf, stage in self.published.items():
             regs = math.prod(shape_ints(buf.shape))
-            self.sync()
             r = self.fresh("r")
             self.line(f"for {r} in {'T.unroll' if regs <= 256 else 'T.serial'}({regs}):")
             with self.block():

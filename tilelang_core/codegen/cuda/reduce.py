@@ -78,7 +78,7 @@ class ReduceOps:
 
         The source is seen as (outer, red, inner) around the reduced dim; output row `o * inner + i` is the
         element of the destination at that row-major position."""
-        em, T = self.em, self.em.threads
+        em = self.em
         kind, init = _REDUCE[op.op]
         sbuf = op.src.buffer
         shape = shape_ints(sbuf.shape)
@@ -108,19 +108,15 @@ class ReduceOps:
         out = em.fresh("red_out")
         em.scratch[out] = (t, keep)
         acc = self._scalar("red_acc", t)
-        it, j = em.fresh("it"), em.fresh("j")
-        em.line(f"for {it} in T.serial({-(-keep // T)}):")
-        with em.block():
-            row = f"({it} * {T} + tx)"
-            em.line(f"if {row} < {keep}:")
+        with em.spread(keep) as row:
+            j = em.fresh("j")
+            em.line(f"{acc}[0] = {self._init(init, t)}")
+            em.line(f"for {j} in T.serial({red}):")
             with em.block():
-                em.line(f"{acc}[0] = {self._init(init, t)}")
-                em.line(f"for {j} in T.serial({red}):")
-                with em.block():
-                    x = read(row, j)
-                    x = f"T.abs({x})" if op.op.startswith("abs") and not op.src.buffer.dtype.startswith("uint") else x
-                    em.line(f"{acc}[0] = {self._combine(kind, f'{acc}[0]', x)}")
-                em.line(f"{out}[{row}] = {acc}[0]")
+                x = read(row, j)
+                x = f"T.abs({x})" if op.op.startswith("abs") and not op.src.buffer.dtype.startswith("uint") else x
+                em.line(f"{acc}[0] = {self._combine(kind, f'{acc}[0]', x)}")
+            em.line(f"{out}[{row}] = {acc}[0]")
         em.sync()
         self._reduce_writeback(op, out, kind, keep)
 
@@ -135,14 +131,9 @@ class ReduceOps:
                 flat = ravel(lay.coords("tx", r), list(shape_ints(dbuf.shape)))
                 self._store_reduced(op, f"{em.name(dbuf)}[{r}]", f"{out}[{flat}]", kind)
         elif dbuf.scope in ("shared.dyn", "shared"):
-            it = em.fresh("it")
-            em.line(f"for {it} in T.serial({-(-keep // em.threads)}):")
-            with em.block():
-                row = f"({it} * {em.threads} + tx)"
-                em.line(f"if {row} < {keep}:")
-                with em.block():
-                    idx = unravel(row, shape_ints(dbuf.shape))
-                    self._store_reduced(op, em.load_text(dbuf, idx), f"{out}[{row}]", kind)
+            with em.spread(keep) as row:
+                idx = unravel(row, shape_ints(dbuf.shape))
+                self._store_reduced(op, em.load_text(dbuf, idx), f"{out}[{row}]", kind)
             em.dirty_w = True
         else:
             raise LoweringError("T.reduce_* needs a fragment or shared-memory destination", op.span)
