@@ -52,23 +52,29 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="module")
-def run_aliased(tmp_path_factory):
-    """A loader `(name, source) -> globals` that runs TileLang source as a module under the `tilelang` alias; the
-    alias is removed after the test module unless `tilelang` was already imported."""
-    import runpy
+def tilelang_alias():
+    """`import tilelang` is tilelang_core for the test module; the alias is removed after it unless `tilelang` was
+    already imported."""
     import sys
-    import textwrap
 
     from tilelang_core.alias import install_alias, uninstall_alias
 
     had = "tilelang" in sys.modules
+    install_alias(force=True)
+    yield
+    if not had:
+        uninstall_alias()
+
+
+@pytest.fixture(scope="module")
+def run_aliased(tmp_path_factory, tilelang_alias):
+    """A loader `(name, source) -> globals` that runs TileLang source as a module under the `tilelang` alias."""
+    import runpy
+    import textwrap
 
     def load(name: str, source: str) -> dict:
         path = tmp_path_factory.mktemp(name) / f"{name}.py"
         path.write_text(textwrap.dedent(source))
-        install_alias(force=True)
         return runpy.run_path(str(path), run_name=name)
 
-    yield load
-    if not had:
-        uninstall_alias()
+    return load

@@ -221,21 +221,8 @@ def rows_sum(Q, W, heads=4):
 """
 
 
-def test_dynamic_dim_first_used_in_a_product_is_bound_from_a_later_tensor(tmp_path):
-    import runpy
-    import sys
-
-    from tilelang_core.alias import install_alias, uninstall_alias
-
-    path = tmp_path / "dim_bound_later.py"
-    path.write_text(DIM_BOUND_LATER)
-    had = "tilelang" in sys.modules
-    install_alias(force=True)
-    try:
-        rows_sum = runpy.run_path(str(path))["rows_sum"]
-    finally:
-        if not had:
-            uninstall_alias()
+def test_dynamic_dim_first_used_in_a_product_is_bound_from_a_later_tensor(run_aliased):
+    rows_sum = run_aliased("dim_bound_later", DIM_BOUND_LATER)["rows_sum"]
     q, w = torch.randn(50 * 4), torch.randn(50)
     torch.testing.assert_close(rows_sum(q, w), w + q.view(50, 4).sum(1), rtol=1e-5, atol=1e-5)
 

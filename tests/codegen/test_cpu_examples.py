@@ -3,30 +3,18 @@ the GEMM and elementwise factories also run with shapes that are not multiples o
 from __future__ import annotations
 
 import runpy
-import sys
 
 import pytest
 
 from tests.conftest import EXAMPLES
 
 torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.tvm
+pytestmark = [pytest.mark.tvm, pytest.mark.usefixtures("tilelang_alias")]
 
 REQUIRED = ["gemm", "gemm_bf16", "gemm_transposed_b", "elementwise_add", "softmax", "rmsnorm", "flash_attention",
             "dequant_gemm"]
 NAMES = sorted({p.stem for p in EXAMPLES.glob("*.py")} | set(REQUIRED))
 _MODULES: dict = {}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def alias():
-    from tilelang_core.alias import install_alias, uninstall_alias
-
-    had = "tilelang" in sys.modules
-    install_alias(force=True)
-    yield
-    if not had:
-        uninstall_alias()
 
 
 def module(name: str) -> dict:

@@ -175,20 +175,7 @@ def test_fp8_wgmma_kernels_compile_for_sm90a_without_warnings(tile):
 
 
 # ------------------------------------------------------------------ CPU backend numerics
-@pytest.fixture(scope="module")
-def alias():
-    import sys
-
-    from tilelang_core.alias import install_alias, uninstall_alias
-
-    had = "tilelang" in sys.modules
-    install_alias(force=True)
-    yield
-    if not had:
-        uninstall_alias()
-
-
-def test_the_scaled_fp8_example_matches_torch_on_the_cpu(alias):
+def test_the_scaled_fp8_example_matches_torch_on_the_cpu(tilelang_alias):
     import runpy
 
     glb = runpy.run_path(str(EXAMPLES / "gemm_fp8.py"), run_name="example_gemm_fp8")
@@ -202,7 +189,7 @@ def test_the_scaled_fp8_example_matches_torch_on_the_cpu(alias):
     assert ((c.float() - ref).norm() / ref.norm()).item() < 4e-3  # bf16 rounding of an exact fp32 product
 
 
-def test_fp8_conversions_on_the_cpu_match_torch(alias):
+def test_fp8_conversions_on_the_cpu_match_torch(tilelang_alias):
     import tilelang
     import tilelang.language as T
 
