@@ -213,36 +213,6 @@ def k(A: T.Tensor((256,), T.float32)):
     assert "'S' is written before T.sync_grid and read after it" in d.message and d.span.line == 10
 
 
-def test_roles_that_wait_for_a_later_role_are_refused_on_the_cpu_backend():
-    from tilelang_core.check import check_source
-    from tilelang_core.codegen import cpu
-    from tilelang_core.diagnostics import CompileError
-
-    src = """
-import tilelang.language as T
-
-@T.prim_func
-def k(A: T.Tensor((64, 64), T.float16), B: T.Tensor((64, 64), T.float16), C: T.Tensor((64, 64), T.float32)):
-    with T.Kernel(1, threads=256) as bx:
-        A_s = T.alloc_shared((64, 64), T.float16)
-        B_s = T.alloc_shared((64, 64), T.float16)
-        c = T.alloc_fragment((64, 64), T.float32)
-        ready = T.alloc_barrier(arrive_count=128)
-        if T.get_thread_binding() < 128:
-            T.barrier_wait(ready, 0)
-            T.gemm(A_s, B_s, c, clear_accum=True)
-            T.copy(c, C)
-        else:
-            T.copy(A, A_s)
-            T.copy(B, B_s)
-            T.barrier_arrive(ready)
-"""
-    with pytest.raises(CompileError) as info:  # the producer is written after the consumer that waits for it
-        cpu.build(check_source(src, "<t>").kernels[0])
-    (d,) = info.value.diagnostics
-    assert "satisfied by an arrival in a role that comes later" in d.message and d.span.line == 12
-
-
 def test_tile_ops_of_roles_inside_a_loop_run_once_per_iteration_on_the_cpu_backend():
     torch = pytest.importorskip("torch")
     from test_cpu_backend import build_src

@@ -15,6 +15,7 @@ from ...source import Span
 from .._tvm import load
 from .allreduce import REDUCE_CALLS, allreduce_value
 from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic
+from .cpasync import cp_async
 from .expr import FP8, ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, from_fp8_bits, index_expr
 from .grid_sync import grid_phases
 from .mma import fragment_load, mma_sync
@@ -26,7 +27,7 @@ HINTS = frozenset({
     "sync_threads", "sync_warp", "syncwarp", "sync_grid", "sync_global", "tvm_storage_sync", "fence_proxy_async",
     "no_set_max_nreg", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", "disable_warp_group_reg_alloc", "wait_wgmma",
     "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding", "annotate_restrict_buffers",
-    "use_swizzle", "pdl_trigger", "pdl_sync", "loop_break_hint", "iket_event",
+    "use_swizzle", "pdl_trigger", "pdl_sync", "loop_break_hint", "iket_event", "ptx_commit_group", "ptx_wait_group",
 }) | BARRIER_CALLS
 ATOMIC_CALLS = frozenset({"atomic_max", "atomic_min"})  # Evaluate(Call(name, (dst element, value)))
 SERIAL_CALLS = ATOMIC_CALLS | VALUE_ATOMICS | VECTOR_ATOMICS.keys()  # the blocks of a kernel with these run in turn
@@ -309,6 +310,8 @@ class CpuLowering(StorageLowering):
             return self._device_assert(s.value, s.span)
         if isinstance(s.value, N.Call) and s.value.name == "ptx_mma":
             return mma_sync(self, s.value)
+        if isinstance(s.value, N.Call) and s.value.name == "ptx_cp_async":
+            return cp_async(self, s.value)
         if isinstance(s.value, N.Call) and s.value.name == "mma_fragment_load":
             return fragment_load(self, s.value)
         return self.tirx.Evaluate(self.expr(s.value))

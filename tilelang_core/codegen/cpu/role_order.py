@@ -1,15 +1,19 @@
-"""Warp-specialised roles the CPU backend cannot order: it runs the branches of an `if` on the thread index one
-after another, in program order (cpu/simt.py), so a role that waits on an mbarrier which only a later role arrives
-on (a consumer written before its producer, or two roles that hand work back and forth) would read stale data.
-Such kernels are refused with a diagnostic at the wait instead of computing wrong values. A wait and a later
-arrival inside one loop are a loop-carried handshake (the wait of iteration k sees iteration k - 1's arrival,
-which the CPU has run) and pass.
+"""Which thread-level blocks need their warp-specialised roles run as coroutines on the CPU backend.
+
+The CPU backend runs the branches of an `if` on the thread index one after another, in program order
+(cpu/simt.py). That order is right unless a role waits for something a role written after it does:
+- a wait on an mbarrier that an arrival in another branch later in the program satisfies (a consumer written
+  before its producer, two roles that hand work back and forth). A wait and a later arrival inside one loop around
+  both are a loop-carried handshake (the wait of iteration k sees iteration k - 1's arrival, which the CPU has run)
+  and keep the program order;
+- a named barrier (`T.sync_threads(id, count)`) reached by two branches of one `if` chain: a rendezvous.
+Such blocks run their role chains as coroutines (cpu/coroutines.py); every other block keeps its lowering.
 """
 from __future__ import annotations
 
 from ...ir import nodes as N
+from ...ir.arith import as_int
 from ...ir.visitor import walk
-from .expr import LoweringError
 
 _THREAD_CALLS = ("get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_idx_sync", "get_warp_group_idx",
                  "ws")
@@ -17,19 +21,41 @@ _ARRIVES = ("mbarrier_arrive", "mbarrier_arrive_expect_tx", "cp_async_barrier_no
 _WAITS = ("mbarrier_wait_parity",)
 
 
-def check_role_order(body) -> None:
-    """LoweringError at the first mbarrier wait that an arrival in another branch later in the program satisfies."""
-    events: list = []  # (kind, barrier buffer, branch, enclosing loops, span) in program order
+def roles_wait_on_each_other(body) -> bool:
+    """True when a role waits on an mbarrier that a later role arrives on, or two roles of one chain meet at a
+    named barrier."""
+    events: list = []  # (kind, barrier buffer, branch, enclosing loops) in program order
     _collect(body, None, (), events)
-    for k, (kind, buf, branch, loops, span) in enumerate(events):
-        if kind != "wait":
-            continue
-        if any(other == "arrive" and b is buf and br != branch and not set(lp) & set(loops)
-               for other, b, br, lp, _ in events[k + 1:]):
-            raise LoweringError(f"this wait on the mbarrier '{buf.name}' is satisfied by an arrival in a role that "
-                                "comes later in the program: the CPU backend runs the branches on the thread index "
-                                "one after another, so warp-specialised roles that wait for each other cannot run "
-                                "on it (verify this kernel on a GPU)", span)
+    for k, (kind, buf, branch, loops) in enumerate(events):
+        if kind == "wait" and any(other == "arrive" and b is buf and br != branch and not set(lp) & set(loops)
+                                  for other, b, br, lp in events[k + 1:]):
+            return True
+    return any(_named_rendezvous(n) for n in walk(body) if isinstance(n, N.If) and _on_thread(n))
+
+
+def _on_thread(s: N.If) -> bool:
+    return any(isinstance(n, N.Call) and n.name in _THREAD_CALLS for n in walk(s.cond))
+
+
+def _branches(s: N.If) -> list:
+    """The branches of an if/elif/else chain on the thread."""
+    out = [s.then_body]
+    inner = s.else_body.stmts if isinstance(s.else_body, N.SeqStmt) else (s.else_body,)
+    if len(inner) == 1 and isinstance(inner[0], N.If) and _on_thread(inner[0]):
+        return out + _branches(inner[0])
+    return out + ([s.else_body] if s.else_body is not None else [])
+
+
+def _named_rendezvous(s: N.If) -> bool:
+    """True when two branches of the chain `s` reach a named barrier of the same id."""
+    seen: set = set()
+    for branch in _branches(s):
+        ids = {as_int(n.value.args[0]) for n in walk(branch) if isinstance(n, N.Evaluate)
+               and isinstance(n.value, N.Call) and n.value.name == "sync_threads" and len(n.value.args) == 2}
+        if ids & seen:
+            return True
+        seen |= ids
+    return False
 
 
 def _collect(stmt, branch, loops: tuple, events: list) -> None:
@@ -37,7 +63,7 @@ def _collect(stmt, branch, loops: tuple, events: list) -> None:
         for s in stmt.stmts:
             _collect(s, branch, loops, events)
     elif isinstance(stmt, N.If):
-        on_thread = any(isinstance(n, N.Call) and n.name in _THREAD_CALLS for n in walk(stmt.cond))
+        on_thread = _on_thread(stmt)
         _collect(stmt.then_body, ("then", id(stmt)) if on_thread else branch, loops, events)
         if stmt.else_body is not None:
             _collect(stmt.else_body, ("else", id(stmt)) if on_thread else branch, loops, events)
@@ -49,4 +75,4 @@ def _collect(stmt, branch, loops: tuple, events: list) -> None:
         call = stmt.value
         kind = "arrive" if call.name in _ARRIVES else "wait" if call.name in _WAITS else None
         if kind is not None and call.args and isinstance(call.args[0], N.Load):
-            events.append((kind, call.args[0].buffer, branch, loops, stmt.span))
+            events.append((kind, call.args[0].buffer, branch, loops))

@@ -10,14 +10,20 @@ phases (a CPU SIMT emulation in the style of MCUDA/POCL loop fission):
   barriers therefore runs before any thread passes the barrier, which is all CUDA promises.
 - Every other statement (tile ops, `T.Parallel` nests, uniform scalar code) is block-level: it runs once, in
   program order between the phases, exactly as in block-level kernels.
-- Barriers (`T.sync_threads`, named barriers, mbarrier arrive/wait) end a phase and emit nothing. A loop or
-  `while` that contains a barrier stays a block-level loop around its phases; CUDA requires every thread to
-  reach the same barriers, so a trip count or condition read from thread storage is taken from thread 0.
+- Barriers (`T.sync_threads`, named barriers, mbarrier arrive/wait) end a phase and emit nothing (but see the
+  coroutines below). A loop or `while` that contains a barrier stays a block-level loop around its phases; CUDA
+  requires every thread to reach the same barriers, so a trip count or condition read from thread storage is
+  taken from thread 0.
   An `if` on the thread index that contains barriers or tile ops (warp-specialised roles, `with T.ws(1):`,
   `if tx < RADIX:` with named barriers) becomes an active mask: each thread's condition is stored, phases
   inside run only the threads whose mask is set, and block-level statements inside (tile ops) run once when
-  any thread is active. Roles therefore run one after another in program order: a consumer that waits for
-  a producer written after it in the source is not supported.
+  any thread is active. Roles run one after another in program order, unless they wait on each other.
+- A block whose roles wait on each other (cpu/role_order.py: a role waits on an mbarrier that a role written
+  after it arrives on, or two roles of one chain meet at a named barrier) models its barriers for real
+  (cpu/mbarrier.py: arrivals by every active thread, phases, parities) and runs each such role chain as
+  coroutines under a scheduler in the block (cpu/coroutines.py): a role yields at a wait whose phase has not
+  completed, the others run until they arrive, so events follow the arrival order; a round where no role can
+  move is a deadlock, reported at run time with the waits the roles are stuck at.
 - Warp-collective calls (`T.ptx_mma`) are per-thread statements in a phase of their own, between implicit
   barriers: each thread computes its share from the registers of the lanes of its warp.
 - Private storage gets one copy per thread: a local buffer of shape (s0, ...) becomes (threads*s0, ...)
@@ -32,12 +38,15 @@ from ...ir.arith import as_int
 from ...ir.visitor import walk
 from .allreduce import REDUCE_CALLS
 from .expr import LoweringError, Late, as_bool, cast, const
-from .role_order import check_role_order
+from .coroutines import RoleScheduler, yields
+from .mbarrier import Barriers
+from .role_order import roles_wait_on_each_other
 
 THREAD_CALLS = frozenset({"get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_idx_sync",
                           "get_warp_group_idx", "ws"})
 BARRIER_CALLS = frozenset({"sync_threads", "tvm_storage_sync", "mbarrier_arrive", "mbarrier_wait_parity",
-                           "mbarrier_expect_tx", "mbarrier_arrive_expect_tx", "barrier_arrive", "barrier_wait"})
+                           "mbarrier_expect_tx", "mbarrier_arrive_expect_tx", "barrier_arrive", "barrier_wait",
+                           "cp_async_barrier_noinc"})
 PRIVATE_SCOPES = ("local", "local.var")
 COLLECTIVE_CALLS = frozenset({"ptx_mma"})  # warp-wide: each thread reads other lanes' registers (cpu/mma.py)
 SHUFFLE_CALLS = frozenset({"tvm_warp_shuffle", "shfl_xor", "shfl_up", "shfl_down"})  # a value of another lane
@@ -112,7 +121,6 @@ class ThreadEmulation:
     """Lowers one thread-level block body; `ctx` is the CpuLowering (its tid is the current thread id)."""
 
     def __init__(self, ctx, launch: N.Launch):
-        check_role_order(launch.body)  # roles run in program order here: a wait on a later role is refused
         self.ctx = ctx
         self.tirx = ctx.tirx
         self.extents = [ctx.index(t) for t in launch.threads] or [const(128, "int32")]
@@ -121,6 +129,8 @@ class ThreadEmulation:
             total = total * e
         self.total = total
         self.thread_vars: set = set()  # lets whose value depends on the thread
+        # roles that wait on each other run as coroutines over real barrier state; other blocks keep barriers free
+        self.barriers = Barriers(self) if roles_wait_on_each_other(launch.body) else None
 
     # -- analysis -----------------------------------------------------------------------------------
     def depends(self, node) -> bool:
@@ -188,6 +198,8 @@ class ThreadEmulation:
                 if not _is_barrier(s):
                     control = _has_phases(s) or self._holds_role(s)
                     out += self._control(s, mask) if control else self._barrier_free(s, mask)
+                elif self.barriers is not None:
+                    out += self.barriers.statement(s, mask)
             else:
                 run.append(s)
                 reads, writes = _shared_rw(s)
@@ -291,9 +303,9 @@ class ThreadEmulation:
         if isinstance(s, N.SeqStmt):
             return self.block(s, mask)
         if isinstance(s, N.For):
-            return [self.ctx.loops(s, 0, lambda body: self._seq(self.block(body, mask)), self._uniform)]
+            return [self.ctx.loops(s, 0, lambda body: self._seq(self.block(body, mask)), self.uniform)]
         if isinstance(s, N.While):
-            return [self.tirx.While(as_bool(self._uniform(s.cond)), self._seq(self.block(s.body, mask)))]
+            return [self.tirx.While(as_bool(self.uniform(s.cond)), self._seq(self.block(s.body, mask)))]
         if isinstance(s, N.If):
             if not self.depends(s.cond):
                 other = self._seq(self.block(s.else_body, mask)) if s.else_body is not None else None
@@ -302,7 +314,7 @@ class ThreadEmulation:
             return self._role(s, mask)
         raise LoweringError(f"a barrier inside {type(s).__name__} is not supported by the CPU backend", s.span)
 
-    def _uniform(self, e):
+    def uniform(self, e):
         """An expression every thread agrees on at a barrier: thread 0's value when it reads thread state."""
         if not self.depends(e):
             return self.ctx.expr(e)
@@ -313,16 +325,19 @@ class ThreadEmulation:
             self.ctx.tid = saved
 
     def _role(self, s: N.If, mask) -> list:
-        """`if` on the thread with barriers inside: per-thread masks for the then- and else-branches."""
+        """`if` on the thread with barriers inside: per-thread masks for the then- and else-branches, run in turn,
+        or as coroutines (cpu/coroutines.py) when the block's roles wait on each other."""
+        if self.barriers is not None and yields(s):
+            return RoleScheduler(self, self.barriers).lower(s, mask)
         out = []
-        then_mask, out_then = self._mask(s.cond, mask, negate=False, span=s.span)
+        then_mask, out_then = self.mask(s.cond, mask, negate=False, span=s.span)
         out += out_then + self.block(s.then_body, then_mask)
         if s.else_body is not None:
-            else_mask, out_else = self._mask(s.cond, mask, negate=True, span=s.span)
+            else_mask, out_else = self.mask(s.cond, mask, negate=True, span=s.span)
             out += out_else + self.block(s.else_body, else_mask)
         return out
 
-    def _mask(self, cond, parent, negate: bool, span):
+    def mask(self, cond, parent, negate: bool, span):
         """Buffers (per-thread active flags, any-active flag) for a branch, and the statements that fill them."""
         tirx, ctx = self.tirx, self.ctx
         flags = tirx.decl_buffer((self.total,), "int8", ctx.fresh("active").name, scope="global")

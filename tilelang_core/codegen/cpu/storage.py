@@ -73,7 +73,9 @@ class StorageLowering:
         buf = self.tirx.decl_buffer(shape, self._dtype(b.dtype, b.name, s.span), b.name, scope=SCRATCH_SCOPE)
         self.buffers[b] = buf
         out = [self.tirx.AllocBuffer(buf)] + self.declare_views(b)
-        if s.init is None or b.scope == "shared.barrier":  # mbarrier arrive counts: nothing to keep on the CPU
+        if b.scope == "shared.barrier":  # arrive counts: state only where roles wait on each other (cpu/mbarrier.py)
+            return out + (self.simt.barriers.allocate(s) if self.simt is not None and self.simt.barriers else [])
+        if s.init is None:
             return out
         if not private:
             out.append(self.tirx.BufferStore(buf, cast(self.expr(s.init), b.dtype), [const(0, "int32")] * len(shape)))
