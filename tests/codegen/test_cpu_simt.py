@@ -163,3 +163,25 @@ def test_thread_roles_with_named_barriers_and_tile_ops():
     mod(a, b, c)
     torch.testing.assert_close(b, a.view(2, 64).flip(1).reshape(-1) * 2)
     torch.testing.assert_close(c, a.view(2, 64).sum(1), rtol=1e-5, atol=1e-5)
+
+
+GATHER = HEADER + """
+@T.prim_func
+def gather(X: T.Tensor((512,), "float32"), Idx: T.Tensor((256,), "int32"), Out: T.Tensor((256,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        tx = T.get_thread_binding()
+        pre = T.alloc_fragment((2,), "int32")
+        for s in T.unroll(2):
+            pre[s] = Idx[s * 128 + tx]
+        T.sync_threads()
+        for s in T.serial(2):
+            Out[s * 128 + tx] = X[pre[s]]
+"""
+
+
+def test_fragment_of_scalar_code_is_held_by_each_thread():  # sparse_mla_fwd_seesaw's prefetched indices
+    mod = build_src(GATHER)
+    x, idx = torch.randn(512), torch.randperm(512)[:256].int()
+    out = torch.zeros(256)
+    mod(x, idx, out)
+    torch.testing.assert_close(out, x[idx.long()])

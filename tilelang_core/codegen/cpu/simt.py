@@ -27,7 +27,9 @@ phases (a CPU SIMT emulation in the style of MCUDA/POCL loop fission):
 - Warp-collective calls (`T.ptx_mma`) are per-thread statements in a phase of their own, between implicit
   barriers: each thread computes its share from the registers of the lanes of its warp.
 - Private storage gets one copy per thread: a local buffer of shape (s0, ...) becomes (threads*s0, ...)
-  and thread t uses rows [t*s0, (t+1)*s0); a let that depends on the thread becomes a per-thread slot.
+  and thread t uses rows [t*s0, (t+1)*s0); a let that depends on the thread becomes a per-thread slot. So does
+  a fragment that only scalar code uses, at indices that do not name a thread (no tile op, no T.Parallel loop:
+  `prefetch[stage, r] = Indices[..., tx // 8]`): on the GPU each thread then holds the whole of it.
 - Thread indices come from the flat thread id t: threadIdx.x = t % X, .y = t // X % Y, .z = t // (X*Y);
   lane = t % 32, warp = t // 32, warp group = t // 128.
 """
@@ -55,6 +57,25 @@ SHUFFLE_CALLS = frozenset({"tvm_warp_shuffle", "shfl_xor", "shfl_up", "shfl_down
 def is_thread_level(body) -> bool:
     """True when the block reads a thread index (so its threads must be emulated)."""
     return any(isinstance(n, N.Call) and n.name in THREAD_CALLS for n in walk(body))
+
+
+def _private_fragments(body) -> set:
+    """Fragments that each thread holds whole: read and written only by scalar loads and stores outside T.Parallel
+    loops, at indices that read no thread index."""
+    used, shared = set(), set()
+    for n in walk(body):
+        buf = getattr(n, "buffer", None)
+        if not isinstance(buf, N.Buffer) or buf.scope != "local.fragment":
+            continue
+        used.add(buf)
+        if isinstance(n, N.Allocate):
+            continue
+        if not isinstance(n, (N.Load, N.Store)) or any(
+                isinstance(m, N.Call) and m.name in THREAD_CALLS for i in n.indices for m in walk(i)):
+            shared.add(buf)
+    for loop in (n for n in walk(body) if isinstance(n, N.For) and n.kind == "parallel"):
+        shared.update(n.buffer for n in walk(loop.body) if isinstance(n, (N.Load, N.Store)))
+    return used - shared
 
 
 def _is_barrier(s) -> bool:
@@ -129,6 +150,7 @@ class ThreadEmulation:
             total = total * e
         self.total = total
         self.thread_vars: set = set()  # lets whose value depends on the thread
+        self.private_fragments = _private_fragments(launch.body)
         # roles that wait on each other run as coroutines over real barrier state; other blocks keep barriers free
         self.barriers = Barriers(self) if roles_wait_on_each_other(launch.body) else None
 
@@ -141,7 +163,7 @@ class ThreadEmulation:
             if isinstance(n, N.Var) and n in self.thread_vars:
                 return True
             buf = getattr(n, "buffer", None)
-            if isinstance(buf, N.Buffer) and buf.scope in PRIVATE_SCOPES:
+            if isinstance(buf, N.Buffer) and self.is_private(buf):
                 return True
         return False
 
@@ -365,6 +387,10 @@ class ThreadEmulation:
         return stmts[0] if len(stmts) == 1 else self.tirx.SeqStmt(stmts)
 
     # -- private storage ----------------------------------------------------------------------------
+    def is_private(self, buf: N.Buffer) -> bool:
+        """True when each thread has its own copy of `buf`."""
+        return buf.scope in PRIVATE_SCOPES or buf in self.private_fragments
+
     def private_rows(self, buf: N.Buffer):
         """The first-axis extent of one thread's copy of a private buffer."""
         return self.ctx.index(buf.shape[0]) if buf.shape else const(1, "int32")

@@ -5,7 +5,6 @@ from ...ir import nodes as N
 from ...language.dtypes import dtype_bits
 from .._tvm import load
 from .expr import STORED_AS, LoweringError, cast, const, dtype_of
-from .simt import PRIVATE_SCOPES
 
 SCRATCH_SCOPE = "global"  # per-block scratch: stack or workspace, chosen by TVM by size
 
@@ -24,7 +23,7 @@ class StorageLowering:
     def view(self, buf: N.Buffer, span=None):
         """A view (T.view / T.reshape / T.Tensor(..., A.data)): a tirx buffer over its base's storage."""
         base = self.buffer(buf.base, span)
-        if buf.scope in PRIVATE_SCOPES and self.simt is not None:
+        if self.simt is not None and self.simt.is_private(buf):
             raise LoweringError(f"'{buf.name}' views thread-private storage, which the CPU backend does not support",
                                 span or buf.span)
         shape = [self.index(d) for d in buf.shape] or [const(1, "int32")]
@@ -41,7 +40,7 @@ class StorageLowering:
 
     def private(self, buf: N.Buffer, idx: list, span=None) -> list:
         """Indices into the current thread's copy of a private buffer (others unchanged)."""
-        if self.simt is None or buf.scope not in PRIVATE_SCOPES:
+        if self.simt is None or not self.simt.is_private(buf):
             return idx
         if self.tid is None:
             raise LoweringError(f"'{buf.name}' belongs to one thread but is used where the CPU backend runs the "
@@ -67,7 +66,7 @@ class StorageLowering:
     def _s_Allocate(self, s):
         b = s.buffer
         shape = [self.index(d) for d in b.shape] or [const(1, "int32")]
-        private = self.simt is not None and b.scope in PRIVATE_SCOPES
+        private = self.simt is not None and self.simt.is_private(b)
         if private:  # one copy per thread, stacked along the first axis
             shape[0] = shape[0] * self.simt.total
         buf = self.tirx.decl_buffer(shape, self._dtype(b.dtype, b.name, s.span), b.name, scope=SCRATCH_SCOPE)
