@@ -29,6 +29,7 @@ GEMMS = [  # size, dtype, block_M, block_N, block_K, stages, threads (consumers)
     (4096, "float16", 128, 256, 64, 3, 256, 8), (4096, "float16", 128, 256, 64, 4, 256, 8),
     (4096, "float16", 128, 128, 64, 4, 128, 8),
     (8192, "bfloat16", 128, 256, 64, 4, 256, 8), (4096, "bfloat16", 128, 256, 64, 4, 256, 8),
+    (8192, "bfloat16", 128, 256, 64, 3, 256, 8), (4096, "bfloat16", 128, 256, 64, 3, 256, 8),  # room for a TMA store
 ]
 TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel: odd shapes (TMA zero-fills the edge)
     (200, 136, 72, 128, 128, 32, 3, 128, 1), (264, 392, 136, 128, 256, 64, 3, 256, 3),
@@ -103,7 +104,7 @@ def build(out: Path, only: tuple = (), variants: tuple = ()) -> None:
     out.mkdir(parents=True, exist_ok=True)
     manifest = []
     passes = [("tma", None, {}), ("cp.async", None, {"TILELSP_DISABLE_TMA": "1"})]
-    passes += [(name, prefix, dict([setting.split("=", 1)])) for name, prefix, setting in variants]
+    passes += [(name, prefix, dict(kv.split("=", 1) for kv in setting.split(","))) for name, prefix, setting in variants]
     for path_kind, prefix, env in passes:
         os.environ.update(env)
         all_jobs = jobs()
@@ -267,7 +268,8 @@ def main(argv=None) -> int:
     ap.add_argument("--art", default=str(ROOT / ".gpu_hopper"))
     ap.add_argument("--only", nargs="*", default=(), help="build only roles starting with these (gemm tail attn fp8)")
     ap.add_argument("--variant", nargs=3, action="append", default=[], metavar=("NAME", "ROLE", "VAR=VALUE"),
-                    help="also build ROLE's kernels with VAR=VALUE set (e.g. tma-wait0 fp8 TILELSP_WGMMA_INFLIGHT=0)")
+                    help="also build ROLE's kernels with VAR=VALUE set (e.g. tma-wait0 fp8 TILELSP_WGMMA_INFLIGHT=0; "
+                         "several: A=1,B=0)")
     ap.add_argument("--meta", nargs="*", default=(), help="run only artifacts whose meta file name contains these")
     ap.add_argument("--check-only", action="store_true", help="run each artifact once and check it, untimed")
     args = ap.parse_args(argv)

@@ -36,8 +36,9 @@ def test_a_128x256_gemm_gets_a_tma_producer_warpgroup_and_two_consumer_warpgroup
     assert "tl::reg_dealloc<40>()" in src and "tl::reg_alloc<232>()" in src
     assert "tl::mbar_expect_tx" in src and "tl::mbar_arrive(" in src and "cp.async.bulk.tensor.2d" in src
     assert "tl::cp_async<" not in src.split("extern \"C\" __global__")[-1]
-    # 3 stages of 128x64 + 64x256 fp16 tiles, then 6 mbarriers (full + empty per stage)
-    assert big.smem_bytes == 3 * (128 * 64 + 64 * 256) * 2 + 6 * 8
+    # 3 stages of 128x64 + 64x256 fp16 tiles, then 6 mbarriers (full + empty per stage), to 1024 bytes, then the
+    # staging tile of the TMA-store epilogue (test_cuda_persistent)
+    assert big.smem_bytes == 3 * (128 * 64 + 64 * 256) * 2 + 1024 + 128 * 256 * 2
 
 
 def test_tensor_maps_match_the_wgmma_128_byte_swizzle_and_the_kernel_signature(big):
@@ -84,8 +85,9 @@ def test_flash_attention_loads_k_and_v_through_tma():
               threads=256)
     k = next(k for k in check_source(path.read_text(), str(path), instances={"flash_attention": [kw]}).kernels)
     ck = generate(k, "sm_90a")
-    assert sorted(m["tensor"] for m in ck.tensor_maps) == ["K", "V"]
+    assert sorted(m["tensor"] for m in ck.tensor_maps) == ["K", "O", "V"]  # O: the TMA-store epilogue
     assert ck.tensor_maps[0]["box"] == [64, 64, 1, 1] and ck.block == (384, 1, 1)
+    assert "tl::tma_store_4d(O_tmap" in ck.source
     assert "tl::consumer_sync<256>()" in ck.source  # the softmax's barriers leave the producer out
 
 
@@ -115,8 +117,9 @@ def test_use_swizzle_remaps_the_block_indices():
     assert "bx_r = " in script and "by_r = " in script and "T.min(8 - " in script  # 8 tile rows, panels of 3
 
 
-def test_accumulators_are_stored_two_columns_at_a_time_when_rows_are_even(big):
-    assert "*(half2*)(C_ptr + " in big.source  # registers 2r, 2r+1 hold adjacent columns
+def test_accumulators_are_stored_two_columns_at_a_time_when_rows_are_even(monkeypatch):
+    monkeypatch.setenv("TILELSP_TMA_STORE", "0")  # the register epilogue (else a TMA store: test_cuda_persistent)
+    assert "*(half2*)(C_ptr + " in generate(_gemm(**BIG), "sm_90a").source  # registers 2r, 2r+1: adjacent columns
     sm80 = generate(_gemm(**BIG), "sm_80").source
     assert "*(half2*)(C_ptr + " in sm80
     odd = generate(_gemm(M=130, N=250 + 1, K=128, block_M=64, block_N=64, block_K=32, num_stages=3, threads=128),

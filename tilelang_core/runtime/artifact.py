@@ -42,6 +42,7 @@ class Artifact:
     workspaces: list = field(default_factory=list)
     tensor_maps: list = field(default_factory=list)  # TMA maps the launcher encodes (codegen/cuda/tma.py)
     cooperative: bool = False  # T.sync_grid: a cooperative launch, all blocks resident at once (runtime.launch)
+    persistent: bool = False  # a tile loop over `grid` tiles: the launcher starts at most the resident blocks
 
     def meta(self) -> dict:
         """Metadata without the source and cubin."""
@@ -74,7 +75,8 @@ class Artifact:
         return self.launches or [{"kernel_symbol": self.kernel_symbol, "grid": self.grid, "block": self.block,
                                   "smem_bytes": self.smem_bytes, "params": self.params,
                                   **({"tensor_maps": self.tensor_maps} if self.tensor_maps else {}),
-                                  **({"cooperative": True} if self.cooperative else {})}]
+                                  **({"cooperative": True} if self.cooperative else {}),
+                                  **({"persistent": True} if self.persistent else {})}]
 
     def grid_for(self, dims: dict, grid: list | None = None) -> tuple[int, int, int]:
         """The launch grid (the first kernel's unless `grid` is given) with symbolic dims bound."""
@@ -142,7 +144,8 @@ def compile_cubin(source: str, arch: str) -> bytes:
 
 # Environment switches that change the generated code; every cache key includes their values (a test checks that
 # each TILELSP_* variable the lowering reads is listed here).
-CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA", "TILELSP_DISABLE_TMA", "TILELSP_WGMMA_INFLIGHT")
+CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA", "TILELSP_DISABLE_TMA", "TILELSP_WGMMA_INFLIGHT",
+                     "TILELSP_PERSISTENT", "TILELSP_TMA_STORE")
 
 
 def codegen_switches() -> tuple:
@@ -233,4 +236,5 @@ def from_kernel(ck, func, arch: str, cubin: bytes) -> Artifact:
                     content_hash=sha256(ck.source, arch, version), nvcc_version=version,
                     instance=func.instance, line_map=[list(x) for x in ck.line_map],
                     launches=[dict(step, grid=list(step["grid"]), block=list(step["block"])) for step in ck.launches],
-                    workspaces=ck.workspaces, tensor_maps=ck.tensor_maps, cooperative=ck.cooperative)
+                    workspaces=ck.workspaces, tensor_maps=ck.tensor_maps, cooperative=ck.cooperative,
+                    persistent=ck.persistent)

@@ -157,6 +157,8 @@ def launch(artifact, tensors, stream=None) -> None:
         spaces = allocate_workspaces(artifact, dims, device)
     for step, (gx, gy, gz), (bx, by, bz), values, array in launch_steps(artifact, args, dims, spaces):
         _, fn = _function(artifact, step)
+        if step.get("persistent"):  # a tile loop: one wave of resident blocks walks every tile
+            gx = min(gx, _resident_blocks(fn, step, bx * by * bz, device))
         if step.get("cooperative"):  # T.sync_grid: every block must be resident at once
             _check_co_resident(fn, step, gx * gy * gz, bx * by * bz, device)
             _check(cu.cuLaunchCooperativeKernel(fn, gx, gy, gz, bx, by, bz, step["smem_bytes"],
@@ -167,6 +169,21 @@ def launch(artifact, tensors, stream=None) -> None:
         del values
     if is_instrumented(artifact.source):  # iket markers: read the trace back (runtime/iket_trace.py)
         collect(artifact, _function(artifact, artifact.launch_plan()[0])[0], stream)
+
+
+_RESIDENT: dict = {}
+
+
+def _resident_blocks(fn, step: dict, threads: int, device) -> int:
+    """How many blocks of the kernel the GPU holds at once (SMs times blocks per SM), cached per function."""
+    import torch
+    from cuda.bindings import driver as cu
+
+    key = (id(fn), step["smem_bytes"], threads, str(device))
+    if key not in _RESIDENT:
+        per_sm = _check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, step["smem_bytes"]))
+        _RESIDENT[key] = max(per_sm, 1) * torch.cuda.get_device_properties(device).multi_processor_count
+    return _RESIDENT[key]
 
 
 def _check_co_resident(fn, step: dict, blocks: int, threads: int, device) -> None:

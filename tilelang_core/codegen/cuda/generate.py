@@ -22,9 +22,12 @@ from .lower import KernelEmitter
 from .split import split_kernels
 from .templates import insert_prelude
 from .tvm_source import clean_source, host_made_params, pipeline_without_cse
+from .persistent import DEVICE as PERSISTENT_DEVICE
+from .persistent import launch_lines, plan_schedule
 from .raster import rasterize
 from .tma import DEVICE as TMA_DEVICE
 from .tma import plan_tma, rewrite_signature
+from .tma_store import DEVICE as STORE_DEVICE
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 SMEM_LIMIT = {a: LIMITS[a].smem_per_block for a in ARCHS}  # bytes of dynamic shared memory per block
@@ -54,6 +57,7 @@ class CudaKernel:
     workspaces: list = field(default_factory=list)  # dicts: name, dtype, shape (T.alloc_global, zero-filled)
     tensor_maps: list = field(default_factory=list)  # TMA maps the launcher encodes: arg, tensor, dtype, box, swizzle
     cooperative: bool = False  # T.sync_grid: launched with cuLaunchCooperativeKernel, every block resident at once
+    persistent: bool = False  # a tile loop (persistent.py): the launcher caps the grid at the resident blocks
 
 
 def threads_of(launch: N.Launch) -> int:
@@ -97,8 +101,11 @@ def plan(func: N.PrimFunc, arch: str = "sm_80"):
 def warp_specialization(func: N.PrimFunc, arch: str):
     """The TMA + mbarrier, warp-specialised schedule `tvmscript` gives a kernel (tma.plan_tma), None for cp.async."""
     func = lower_loop_exits(func)
-    launch, threads, _, pipes, swz, wgmma = plan(func, arch)
-    return plan_tma(func, launch, pipes, swz, wgmma, arch, threads, bool(Roles(func, threads).branches))
+    launch, threads, layouts, pipes, swz, wgmma = plan(func, arch)
+    ws = plan_tma(func, launch, pipes, swz, wgmma, arch, threads, bool(Roles(func, threads).branches))
+    if ws is not None:
+        plan_schedule(ws, func, launch, layouts, arch)
+    return ws
 
 
 def _one_launch(func: N.PrimFunc) -> None:
@@ -133,13 +140,17 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
     launch, threads, layouts, pipes, swz, wgmma = plan(func, arch)
     em = KernelEmitter(func, layouts, pipes, swz, threads, wgmma)
     em.ws = plan_tma(func, launch, pipes, swz, wgmma, arch, threads, bool(Roles(func, threads).branches))
+    if em.ws is not None:  # a persistent tile loop and a TMA-store epilogue where they apply (persistent.py)
+        plan_schedule(em.ws, func, launch, layouts, arch)
+    persistent = em.ws.persistent if em.ws is not None else None
     params, header = _params(func, em)
     header += [f"{m['arg']}: T.handle" for m in (em.ws.tensor_maps if em.ws else ())]
     em.allocate()
     for k, v in enumerate(launch.block_vars):
         em.var_text[v] = em.name(v)
     em.depth = 1
-    rasterize(em, launch)
+    if persistent is None:  # a persistent kernel rasterises each tile index inside its tile loop
+        rasterize(em, launch)
     if em.ws is None:
         _body_with_marks(em, N.SeqStmt((*_prologue(func, launch), launch.body)))
     else:  # barrier setup, then the producer warpgroup's TMA loop and the consumers' body (tma.plan_tma)
@@ -150,7 +161,9 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
     out = ["@T.prim_func", f"def main({', '.join(header)}):",
            f'    T.func_attr({{"global_symbol": "{_symbol(func.name)}", "tirx.noalias": True}})']
     axes = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
-    for v, ext, tag in zip(launch.block_vars, launch.grid, axes):
+    if persistent is not None:
+        out += launch_lines(em, launch, persistent)
+    for v, ext, tag in zip(launch.block_vars, launch.grid, axes) if persistent is None else ():
         out.append(f'    {em.name(v)} = T.launch_thread("{tag}", {em.idx(ext)})')
     for k, ext in enumerate(launch.grid[len(launch.block_vars):]):
         out.append(f'    _unused_b{k} = T.launch_thread("{axes[len(launch.block_vars) + k]}", {em.idx(ext)})')
@@ -272,6 +285,8 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     extra = list(dict.fromkeys(line for _, em, _ in scripts for line in em.extra_cuda))
     specialised = [em.ws for _, em, _ in scripts if em.ws is not None]
     extra += [TMA_DEVICE] if specialised else []
+    extra += [PERSISTENT_DEVICE] if any(ws.persistent for ws in specialised) else []
+    extra += [STORE_DEVICE] if any(ws.store for ws in specialised) else []
     source, line_map = _finish_source(cuda, extra)
     if specialised:
         source = rewrite_signature(source, [m for ws in specialised for m in ws.tensor_maps])
@@ -284,7 +299,8 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     return CudaKernel(func.name, first["kernel_symbol"], text, "\n".join(p.script() for p in prims), source,
                       first["grid"], first["block"], first["smem_bytes"], em.breakdown,
                       _user_params(first["params"]) if several else first["params"], line_map, layouts, pipes,
-                      launches if several else [], _workspaces(parts), first["tensor_maps"], first["cooperative"])
+                      launches if several else [], _workspaces(parts), first["tensor_maps"], first["cooperative"],
+                      first.get("persistent", False))
 
 
 def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
@@ -306,8 +322,12 @@ def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
         raise LoweringError(f"the generated kernel takes parameters no launch can pass ({', '.join(unknown)})",
                             part.func.span, "codegen-error")
     grid = tuple(as_int(g) if as_int(g) is not None else expr_str(g) for g in part.func.launch.grid)
+    persistent = em.ws.persistent if em.ws is not None else None
+    if persistent is not None:  # every tile; the launcher caps it at the blocks resident at once
+        grid = (persistent.tiles,)
     return {"kernel_symbol": symbol, "grid": grid, "block": (em.block_threads, 1, 1), "smem_bytes": em.smem_total,
-            "params": params, "tensor_maps": maps, "cooperative": em.thread_ops.cooperative}
+            "params": params, "tensor_maps": maps, "cooperative": em.thread_ops.cooperative,
+            **({"persistent": True} if persistent is not None else {})}
 
 
 def _user_params(params: list) -> list:

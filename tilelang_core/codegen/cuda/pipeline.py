@@ -9,10 +9,13 @@ import os
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
+from .persistent import tiles
 
 
 class PipelineEmitter:
     """Emission of planned T.Pipelined loops (methods of KernelEmitter)."""
+
+    ring_base = None  # text: the stage ring's iterations before this tile's (persistent.tiles)
 
     def pipelined(self, s: N.For, plan) -> None:
         """Multi-buffered loop: producers (cp.async) run num_stages-1 iterations ahead of consumers."""
@@ -106,7 +109,7 @@ class PipelineEmitter:
         self.scratch[self.bars] = ("uint64", 2 * ns)
         for buf in ws.plan.buffers:
             self.stages[buf] = ns
-        for let in ws.hoisted:
+        for let in ws.hoisted if ws.persistent is None else ():  # persistent: recomputed per tile (`tiles`)
             self.stmt(let)
         self.line("if tx == 0:")
         with self.block():
@@ -124,13 +127,20 @@ class PipelineEmitter:
             with self.block():
                 for m in ws.tensor_maps:
                     self._call("tl::tma_prefetch", m["arg"])
-                self._tma_producer(ws)
+                with tiles(self, self.func.launch, "producer"):
+                    self._tma_producer(ws)
         self.line("else:")
         with self.block():
             if regs:
                 self._call(f"tl::reg_alloc<{regs[1]}>")
             stmts = body.stmts if isinstance(body, N.SeqStmt) else (body,)
-            self.body(N.SeqStmt(tuple(st for st in stmts if not any(st is h for h in ws.hoisted))))
+            hoisted = ws.hoisted if ws.persistent is None else ()
+            with tiles(self, self.func.launch, "consumer"):
+                self.body(N.SeqStmt(tuple(st for st in stmts if not any(st is h for h in hoisted))))
+
+    def _ring(self, k: str) -> str:
+        """The stage ring's iteration of loop iteration `k` (a persistent kernel's ring continues across tiles)."""
+        return k if self.ring_base is None else f"({self.ring_base} + {k})"
 
     def _call(self, fn: str, *args: str) -> None:
         self.line(f'T.cuda.func_call("{fn}", {"".join(a + ", " for a in args)}source_code="")')
@@ -142,10 +152,10 @@ class PipelineEmitter:
         start, n, it = self.idx(s.starts[0]), self.idx(s.extents[0]), self.name(v)
         self.line(f"for {it}_i in T.serial({n}):")
         with self.block():
-            stage = f"T.floormod({it}_i, {ns})"
+            stage = f"T.floormod({self._ring(f'{it}_i')}, {ns})"
             self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
             self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage} + {ns}])",
-                       f"T.floormod(T.floordiv({it}_i, {ns}) + 1, 2)")
+                       f"T.floormod(T.floordiv({self._ring(f'{it}_i')}, {ns}) + 1, 2)")
             self._call("tl::mbar_expect_tx", f"{self.bars}.ptr_to([{stage}])", str(sum(ld.bytes for ld in ws.loads)))
             for ld in ws.loads:
                 starts = [self.idx(a.start) for a in reversed(ld.axes)]
@@ -171,19 +181,22 @@ class PipelineEmitter:
             self._consumer_step(plan, v, start, k, bool(acc))
             if acc:
                 self._call(f"tl::wgmma_wait_fenced<1, {acc[1]}>", acc[0])
-            self._call("tl::mbar_arrive", f"{self.bars}.ptr_to([T.floormod({it}_i, {ns}) + {ns}])")
+            self._call("tl::mbar_arrive", f"{self.bars}.ptr_to([T.floormod({self._ring(f'{it}_i')}, {ns}) + {ns}])")
         for buf in plan.buffers:
             self.stage_idx.pop(buf, None)
         if acc:
             self._call(f"tl::wgmma_wait_fenced<0, {acc[1]}>", acc[0])
+            if self.ring_base is not None:  # the next tile's producer waits for the last stage too
+                last = self._ring(str(as_int(s.extents[0]) - 1))
+                self._call("tl::mbar_arrive", f"{self.bars}.ptr_to([T.floormod({last}, {ns}) + {ns}])")
         self.dirty_r = self.dirty_w = True
 
     def _consumer_step(self, plan, v, start: str, k: str, in_flight: bool) -> None:
         """Iteration k of the consumers: wait for its stage's bytes, then the loop body (its wgmma group left in
         flight when `in_flight`)."""
-        ns = plan.num_stages
-        stage = f"T.floormod({k}, {ns})" if k != "0" else "0"
-        self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage}])", f"T.floormod(T.floordiv({k}, {ns}), 2)")
+        ns, g = plan.num_stages, self._ring(k)
+        stage = f"T.floormod({g}, {ns})" if g != "0" else "0"
+        self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage}])", f"T.floormod(T.floordiv({g}, {ns}), 2)")
         for buf in plan.buffers:
             self.stage_idx[buf] = stage
         self.var_text[v] = k if start == "0" else f"({start} + {k})"

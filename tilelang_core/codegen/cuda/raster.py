@@ -6,15 +6,31 @@ from ...ir import nodes as N
 from ...ir.visitor import walk
 
 
-def rasterize(em, launch: N.Launch) -> None:
-    """Rebind the first two block indices of `launch` per its enabled T.use_swizzle (no-op without one)."""
+def rasterize(em, launch: N.Launch, tile: str | None = None) -> None:
+    """Rebind the first two block indices of `launch` per its enabled T.use_swizzle (no-op without one). `tile`: the
+    linear tile index (launch order) of a persistent kernel, from which every block index is rebound."""
     hint = next((n for n in walk(launch.body) if isinstance(n, N.UseSwizzle) and n.enable and n.panel_size > 1),
                 None)
-    if hint is None or len(launch.block_vars) < 2:
+    bvs = launch.block_vars
+    if tile is None and (hint is None or len(bvs) < 2):
         return
-    bx, by = launch.block_vars[:2]
-    gx, gy = em.idx(launch.grid[0]), em.idx(launch.grid[1])
-    lin = f"({em.name(by)} * {gx} + {em.name(bx)})"
+    gx = em.idx(launch.grid[0])
+    if tile is None:
+        bx, by = bvs[:2]
+        gy = em.idx(launch.grid[1])
+        lin = f"({em.name(by)} * {gx} + {em.name(bx)})"
+    else:
+        lin = _unravel_outer(em, launch, tile)
+        if len(bvs) == 1:
+            return
+        bx, by = bvs[:2]
+        gy = em.idx(launch.grid[1])
+        if hint is None:
+            names = (em.fresh(f"{em.name(bx)}_t"), em.fresh(f"{em.name(by)}_t"))
+            em.line(f"{names[0]} = T.floormod({lin}, {gx})")
+            em.line(f"{names[1]} = T.floordiv({lin}, {gx})")
+            em.var_text[bx], em.var_text[by] = names
+            return
     p = hint.panel_size
     # "row": panels of p tile rows (by), swept column by column; "column": panels of p tile columns (bx)
     along, across, n_along = (gy, gx, "y") if hint.order != "column" else (gx, gy, "x")
@@ -28,3 +44,20 @@ def rasterize(em, launch: N.Launch) -> None:
     em.line(f"{names[0]} = {cols}")
     em.line(f"{names[1]} = {rows}")
     em.var_text[bx], em.var_text[by] = names
+
+
+def _unravel_outer(em, launch: N.Launch, tile: str) -> str:
+    """Bind the third block index (and the only one, in a 1-D grid) from `tile`; the index within a z-slice."""
+    bvs = launch.block_vars
+    if len(bvs) == 1:
+        name = em.fresh(f"{em.name(bvs[0])}_t")
+        em.line(f"{name} = {tile}")
+        em.var_text[bvs[0]] = name
+        return name
+    if len(bvs) < 3:
+        return tile
+    plane = f"({em.idx(launch.grid[0])} * {em.idx(launch.grid[1])})"
+    name = em.fresh(f"{em.name(bvs[2])}_t")
+    em.line(f"{name} = T.floordiv({tile}, {plane})")
+    em.var_text[bvs[2]] = name
+    return f"T.floormod({tile}, {plane})"

@@ -45,6 +45,9 @@ class WarpSpecialization:
     tensor_maps: list = field(default_factory=list)  # {arg, tensor, dtype, box (innermost first), swizzle}
     consumers: int = 128
     hoisted: list = field(default_factory=list)  # top-level lets before the loop both roles need (`n_tiles = ..`)
+    persistent: object = None  # persistent.Persistent: one wave of blocks loops over the tiles
+    store: object = None       # tma_store.TmaStore: the epilogue through shared memory and a TMA store
+    notes: list = field(default_factory=list)  # the tile loop and epilogue chosen, or why not (persistent.py)
 
     @property
     def block_threads(self) -> int:
@@ -62,7 +65,8 @@ class WarpSpecialization:
         return (f"# warp-specialised {self.plan.loop.vars[0].name}: {self.plan.num_stages} stages, full/empty "
                 f"mbarriers; producer warpgroup (threads {self.consumers}..{self.block_threads - 1}"
                 f"{f', setmaxnreg {regs[0]}' if regs else ''}) issues TMA: {loads}; consumers threads "
-                f"0..{self.consumers - 1}{f' (setmaxnreg {regs[1]})' if regs else ''}")
+                f"0..{self.consumers - 1}{f' (setmaxnreg {regs[1]})' if regs else ''}"
+                + "".join("\n" + note for note in self.notes))
 
 
 def plan_tma(func: N.PrimFunc, launch: N.Launch, pipelines: dict, swizzled: dict, wgmma: dict, arch: str,

@@ -1,0 +1,192 @@
+"""The persistent tile loop (codegen/cuda/persistent.py) and the TMA-store epilogue (codegen/cuda/tma_store.py) of the
+warp-specialised sm_90a pipeline: what they emit, the schedule the IR stages print, each reason a kernel keeps one
+block per tile or the register epilogue, and the paths they leave alone (sm_80, the CPU backend)."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tilelang_core import check_source, lower
+from tilelang_core.codegen.cuda import generate
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.tvm
+
+HEAD = "import tilelang\nimport tilelang.language as T\n\n\n"
+GEMM = HEAD + """@tilelang.jit
+def gemm(M, N, K, block_M=128, block_N=256, block_K=64, num_stages=3, threads=256, dtype=T.float16):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            {prologue}
+            for ko in T.Pipelined({trips}, num_stages=num_stages):
+                T.copy(A[by * block_M, ko * block_K], A_shared)
+                T.copy(B[ko * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            {epilogue}
+
+    return main
+"""
+PLAIN = dict(prologue="T.clear(C_local)", trips="T.ceildiv(K, block_K)",
+             epilogue="T.copy(C_local, C[by * block_M, bx * block_N])")
+SIZE = dict(M=512, N=512, K=256)
+
+
+def _kernel(source: str, factory: str, **kw):
+    res = check_source(source, "k.py", instances={factory: [kw]})
+    assert not res.errors, [d.message for d in res.errors]
+    return next(k for k in res.kernels if k.factory == factory)
+
+
+def _gemm(body=None, **kw):
+    return _kernel(GEMM.format(**dict(PLAIN, **(body or {}))), "gemm", **dict(SIZE, **kw))
+
+
+def _schedule(func) -> str:
+    return lower(func, "sm_90a", until="layouts").stages["layouts"]
+
+
+@pytest.fixture(scope="module")
+def gemm():
+    return generate(_gemm(), "sm_90a")
+
+
+def test_a_qualifying_gemm_loops_over_its_tiles_and_stores_through_tma(gemm):
+    src = gemm.source
+    assert gemm.persistent and gemm.grid == (8,)  # 2 x 4 tiles; the launcher caps the grid at the resident blocks
+    assert "tl::grid_blocks()" in src and "for (int tile_i = 0;" in src
+    # the stage ring continues across tiles: stage and phase count from the tile's first iteration
+    assert "((tile_i * 4) + ko_i) % 3" in src
+    assert src.count("tl::tma_store_2d(C_tmap2") == 4  # four 64-column atoms of the 128x256 tile
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in src and "tl::bulk_commit();" in src
+    assert "tl::bulk_wait_read<0>();" in src and "tl::bulk_wait<0>();" in src
+    assert "*(half2*)(C_ptr + " not in src  # the registers no longer store C themselves
+    maps = {m["tensor"]: m for m in gemm.tensor_maps}
+    assert maps["C"]["box"] == [64, 128] and maps["C"]["swizzle"] == 128
+    # 3 stages of 128x64 + 64x256 fp16 tiles and 6 mbarriers (to 1024 bytes), then the 128x256 staging tile
+    assert gemm.smem_bytes == 148480 + 128 * 256 * 2
+
+
+def test_the_ir_stages_show_the_tile_loop_and_the_epilogue():
+    text = _schedule(_gemm())
+    assert "# persistent: min(8, resident blocks) blocks loop over 8 tiles" in text
+    assert "# epilogue: C_local -> C through a 128x256 shared staging tile, TMA store box [128, 64] x4" in text
+    lowered = lower(_gemm(), "sm_90a", until="lowered").stages["lowered"]
+    assert 'pblock = T.launch_thread("blockIdx.x", 8)' in lowered and "for tile_i in T.serial(" in lowered
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("kw", [dict(), dict(block_N=128, threads=128, num_stages=4), dict(dtype="bfloat16")],
+                         ids=["128x256", "one-consumer-in-flight", "bf16"])
+def test_the_persistent_tma_store_gemm_compiles_for_sm90a_without_warnings(kw):
+    from tilelang_core.runtime.artifact import arch_flags
+
+    ck = generate(_gemm(**kw), "sm_90a")
+    assert ck.persistent and "tl::tma_store_2d(" in ck.source
+    with tempfile.TemporaryDirectory() as tmp:
+        cu = Path(tmp) / "k.cu"
+        cu.write_text(ck.source)
+        p = subprocess.run(["nvcc", "-cubin", "-O3", "-std=c++17", *arch_flags("sm_90a"), "-Xptxas", "-v", "-o",
+                            str(Path(tmp) / "k.cubin"), str(cu)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "warning" not in p.stderr.lower() and "C7514" not in p.stderr and "C7508" not in p.stderr
+
+
+def test_one_consumer_warpgroup_in_flight_releases_the_last_stage_for_the_next_tile():
+    src = generate(_gemm(block_N=128, threads=128, num_stages=4), "sm_90a").source
+    # after the last wgmma group: the stage of iteration n-1, which the loop itself never releases
+    assert re.search(r"tl::wgmma_wait_fenced<0, 128>\(.*\);\s*tl::mbar_arrive\(", src)
+
+
+REFUSALS = [  # (body change, kernel args, persistent reason, TMA store reason or None when it still applies)
+    (dict(epilogue="T.atomic_add(C[by * block_M, bx * block_N], C_local)"), {},
+     "atomics", "no single accumulator-to-global copy"),
+    (dict(prologue="T.copy(C[by * block_M, bx * block_N], C_local)"), {},
+     "reads the tensor it writes (C)", "'C' is read or written elsewhere"),
+    (dict(trips="T.ceildiv(K, block_K) - by"), {}, "trip count depends on the block index", None),
+    (dict(epilogue="C_s = T.alloc_shared((block_M, block_N), dtype)\n            T.copy(C_local, C_s)\n"
+                   "            T.copy(C_s, C[by * block_M, bx * block_N])"), {},
+     "shared memory used outside the pipelined loop", "no single accumulator-to-global copy"),
+    ({}, dict(num_stages=4), None, "does not fit beside the stages"),
+]
+
+
+@pytest.mark.parametrize("body,kw,persistent,store", REFUSALS,
+                         ids=["atomics", "read-write", "tile-trips", "shared-epilogue", "smem-budget"])
+def test_each_refusal_keeps_the_old_path_and_says_why(body, kw, persistent, store):
+    func = _gemm(body, **kw)
+    text = _schedule(func)
+    assert "warp-specialised ko" in text
+    ck = generate(func, "sm_90a")
+    if persistent is None:
+        assert "# persistent:" in text and ck.persistent
+    else:
+        assert "# one block per tile: " in text and persistent in text
+        assert not ck.persistent and ck.grid == (2, 4) and "tl::grid_blocks" not in ck.source
+    if store is None:
+        assert "# epilogue: C_local -> C" in text and "tl::tma_store_2d(" in ck.source
+    else:
+        assert "# epilogue from registers: " in text and store in text
+        assert "tl::tma_store_2d(" not in ck.source
+
+
+def test_rows_tma_cannot_store_keep_the_register_epilogue():
+    """An fp8 GEMM with N = 132: B (N x K) loads through TMA, but C's bf16 rows are 264 bytes (not 16-byte steps)."""
+    path = ROOT / "benchmarks" / "gpu_hopper_kernels.py"
+    kw = dict(M=200, N=132, K=208, block_M=128, block_N=128, block_K=128, num_stages=3, threads=128, panel=1)
+    func = _kernel(path.read_text(), "hopper_fp8_matmul", **kw)
+    assert "the tensor's rows are not 16-byte multiples" in _schedule(func)
+    ck = generate(func, "sm_90a")
+    assert ck.persistent and "tl::tma_store_2d(" not in ck.source and {m["tensor"] for m in ck.tensor_maps} == {"A", "B"}
+
+
+@pytest.mark.parametrize("switch,needle", [("TILELSP_PERSISTENT", "one block per tile: TILELSP_PERSISTENT=0"),
+                                           ("TILELSP_TMA_STORE", "epilogue from registers: TILELSP_TMA_STORE=0")])
+def test_the_switches_turn_each_off(monkeypatch, switch, needle):
+    monkeypatch.setenv(switch, "0")
+    func = _gemm()
+    assert needle in _schedule(func)
+    ck = generate(func, "sm_90a")
+    assert ck.persistent == (switch != "TILELSP_PERSISTENT")
+    assert ("*(half2*)(C_ptr + " in ck.source) == (switch == "TILELSP_TMA_STORE")
+
+
+def test_sm80_keeps_one_block_per_tile_and_the_register_epilogue():
+    ck = generate(_gemm(), "sm_80")
+    assert not ck.persistent and ck.grid == (2, 4) and "tl::grid_blocks" not in ck.source
+    assert "tma_store" not in ck.source and "*(half2*)(C_ptr + " in ck.source
+
+
+def test_the_artifact_carries_the_persistent_launch(gemm):
+    from tilelang_core.runtime.artifact import from_kernel
+
+    art = from_kernel(gemm, _gemm(), "sm_90a", b"")
+    step = art.launch_plan()[0]
+    assert step["persistent"] and art.grid_for({}, step["grid"]) == (8, 1, 1)
+
+
+@pytest.mark.usefixtures("tilelang_alias")
+def test_the_cpu_backend_ignores_the_switches(monkeypatch):
+    import runpy
+
+    torch = pytest.importorskip("torch")
+    glb = runpy.run_path(str(ROOT / "benchmarks" / "gpu_hopper_kernels.py"), run_name="hopper_kernels")
+    a, b = torch.randn(96, 80, dtype=torch.float16), torch.randn(80, 72, dtype=torch.float16)
+    outs = []
+    for value in ("1", "0"):
+        monkeypatch.setenv("TILELSP_PERSISTENT", value)
+        monkeypatch.setenv("TILELSP_TMA_STORE", value)
+        kernel = glb["hopper_matmul"](96, 72, 80, 64, 64, 32, 2, 128, 2)
+        outs.append(kernel(a, b))
+    ref = (a.float() @ b.float()).half()
+    torch.testing.assert_close(outs[0], ref, rtol=1e-2, atol=1e-2)
+    assert torch.equal(outs[0], outs[1])

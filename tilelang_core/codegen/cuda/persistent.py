@@ -1,0 +1,163 @@
+"""Persistent tile loop for the warp-specialised (TMA) pipeline: the grid is chosen at launch (at most one wave of
+resident blocks, `runtime.launch`), and each block walks tiles `blockIdx.x, blockIdx.x + gridDim.x, ...` in the
+T.use_swizzle order; the mbarrier stage ring and its phases continue across tiles, so the producer warpgroup loads
+the next tile's first stages while the consumers run the epilogue of the last.
+
+A kernel qualifies when its blocks are independent and its consumers carry nothing from tile to tile but the ring:
+no atomics, no grid barrier, no opaque calls (`T.call_extern`, `T.access_ptr`), no global tensor both read and
+written, a k-loop trip count that does not depend on the block index, and no shared memory touched outside the
+pipelined loop (a GEMM-shaped body: clear, pipelined gemm, epilogue from registers). `TILELSP_PERSISTENT=0` turns it
+off, `=1` on (the default: on).
+"""
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ...ir import nodes as N
+from ...ir.arith import as_int
+from ...ir.printer import expr_str
+from ...ir.visitor import op_regions, walk
+from .common import is_shared, view_root
+from .raster import rasterize
+
+DEFAULT = "1"
+_OPAQUE = ("call_extern", "access_ptr", "sync_grid")
+
+
+@dataclass
+class Persistent:
+    """The persistent schedule: `tiles` blocks of the original grid (int, or Python text over the dim names)."""
+
+    tiles: object
+
+    def describe(self) -> str:
+        return (f"# persistent: min({self.tiles}, resident blocks) blocks loop over {self.tiles} tiles "
+                "(T.use_swizzle order), the stage ring continuing across tiles")
+
+
+def plan_persistent(func: N.PrimFunc, launch: N.Launch, ws) -> Persistent | str:
+    """The persistent schedule of a warp-specialised kernel, or the reason it keeps one block per tile."""
+    if os.environ.get("TILELSP_PERSISTENT", DEFAULT) == "0":
+        return "TILELSP_PERSISTENT=0"
+    nodes = list(walk(launch.body))
+    if any(isinstance(n, N.AtomicAdd) or isinstance(n, N.Call) and n.name.startswith("atomic") for n in nodes):
+        return "atomics (a later tile would race with an earlier one)"
+    if any(isinstance(n, N.Call) and n.name in _OPAQUE for n in nodes):
+        return "an opaque call or grid barrier (its memory effects are unknown)"
+    reads, writes = _global_access(nodes)
+    if reads & writes:
+        return f"reads the tensor it writes ({', '.join(sorted(b.name for b in reads & writes))})"
+    if len(launch.grid) != len(launch.block_vars):
+        return "grid dimensions without a block index"
+    blocks = set(launch.block_vars)
+    loop = ws.plan.loop
+    if any(n in blocks for e in (loop.starts[0], loop.extents[0]) for n in walk(e)):
+        return "the pipelined loop's trip count depends on the block index"
+    if any(_touches_shared(st) for st in _stmts(launch.body) if st is not loop):
+        return "shared memory used outside the pipelined loop"
+    grid = [as_int(g) for g in launch.grid]
+    if None in grid:
+        tiles = " * ".join(f"({expr_str(g)})" for g in launch.grid)
+    else:
+        tiles = 1
+        for g in grid:
+            tiles *= g
+    return Persistent(tiles)
+
+
+def plan_schedule(ws, func: N.PrimFunc, launch: N.Launch, layouts: dict, arch: str) -> None:
+    """Decide a warp-specialised kernel's tile loop (`ws.persistent`) and epilogue (`ws.store`, tma_store); the
+    reasons either was refused go to `ws.notes` (the layouts stage prints them)."""
+    from .tma_store import plan_tma_store
+
+    tiles_plan = plan_persistent(func, launch, ws)
+    store = plan_tma_store(func, launch, ws, layouts, arch)
+    ws.persistent = None if isinstance(tiles_plan, str) else tiles_plan
+    ws.store = None if isinstance(store, str) else store
+    ws.notes = ([f"# one block per tile: {tiles_plan}"] if isinstance(tiles_plan, str) else [tiles_plan.describe()]) \
+        + ([f"# epilogue from registers: {store}"] if isinstance(store, str) else [store.describe()])
+
+
+def _stmts(body) -> tuple:
+    return body.stmts if isinstance(body, N.SeqStmt) else (body,)
+
+
+def _global_access(nodes) -> tuple[set, set]:
+    """(global tensors read, global tensors written), views counted as their root."""
+    reads, writes = set(), set()
+    for n in nodes:
+        if isinstance(n, N.Load):
+            reads.add(view_root(n.buffer))
+        elif isinstance(n, N.Store):
+            writes.add(view_root(n.buffer))
+        elif isinstance(n, N.TILE_OPS):
+            rs, ws = op_regions(n)
+            reads |= {view_root(r.buffer) for r in rs}
+            writes |= {view_root(w.buffer) for w in ws}
+    keep = {b for b in reads | writes if b.scope == "global"}
+    return reads & keep, writes & keep
+
+
+def _touches_shared(stmt) -> bool:
+    for n in walk(stmt):
+        if isinstance(n, (N.Load, N.Store)) and is_shared(n.buffer):
+            return True
+        if isinstance(n, N.TILE_OPS) and any(is_shared(r.buffer) for rs in op_regions(n) for r in rs):
+            return True
+    return False
+
+
+def launch_lines(em, launch: N.Launch, persistent: Persistent) -> list[str]:
+    """The block-index launch of a persistent kernel: one `blockIdx.x` over every tile (the launcher caps it)."""
+    return [f'    {_block(em)} = T.launch_thread("blockIdx.x", {_tiles_text(em, launch)})']
+
+
+def _block(em) -> str:
+    """The name of a persistent kernel's one block index."""
+    return em.name(Persistent, "pblock")
+
+
+def _tiles_text(em, launch: N.Launch) -> str:
+    tiles = em.ws.persistent.tiles
+    return str(tiles) if isinstance(tiles, int) else " * ".join(f"({em.idx(g)})" for g in launch.grid)
+
+
+@contextmanager
+def tiles(em, launch: N.Launch, role: str):
+    """Lines emitted inside run once per tile of a persistent kernel (plain, once, otherwise): the block indices
+    rebound from the tile index, the ring's base iteration set, the producer's hoisted lets recomputed. The
+    consumers wait for their last TMA store when the kernel has one (`tma_store`)."""
+    ws = em.ws
+    if ws.persistent is None:
+        yield
+        if role == "consumer" and ws.store is not None:
+            from .tma_store import drain
+            drain(em)
+        return
+    grid_blocks = 'T.call_extern("int32", "tl::grid_blocks")'  # DEVICE, which generate() adds
+    t, tile = em.fresh("tile_i"), em.fresh("tile")
+    count = _tiles_text(em, launch)
+    em.line(f"for {t} in T.serial(T.truncdiv({count} - {_block(em)} + {grid_blocks} - 1, {grid_blocks})):")
+    with em.block():
+        em.line(f"{tile} = {_block(em)} + {t} * {grid_blocks}")
+        rasterize(em, launch, tile)
+        em.ring_base = f"{t} * {em.idx(ws.plan.loop.extents[0])}"
+        if role == "producer":
+            for let in ws.hoisted:  # the consumers recompute them in their own body
+                name = em.fresh(let.var.name)
+                em.line(f"{name} = {em.emit(let.value)}")
+                em.var_text[let.var] = name
+        yield
+    em.ring_base = None
+    if role == "consumer" and ws.store is not None:
+        from .tma_store import drain
+        drain(em)
+
+
+DEVICE = r"""
+namespace tl {
+__device__ __forceinline__ int grid_blocks() { return gridDim.x; }
+}  // namespace tl
+"""

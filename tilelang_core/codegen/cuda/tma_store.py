@@ -1,0 +1,220 @@
+"""The epilogue of a warp-specialised kernel through shared memory and a TMA store: `T.copy(C_local, C[..])` at the top
+of the kernel body writes the accumulators (converted) into a staging tile laid out as 128-byte swizzled atoms, the
+consumers fence the async proxy and meet at their barrier, and one thread stores each atom with
+`cp.async.bulk.tensor` (TMA clips rows and columns outside the tensor), committing one bulk group. Before the staging
+tile is written again (the next tile of a persistent kernel) that thread waits until the group has read it; the
+consumers wait for the last group before they exit.
+
+Applies when the copy is the whole accumulator (a wgmma/mma layout, each register pair two adjacent columns) into a
+2-D box of a global tensor whose rows are 16-byte multiples, at coordinates every thread agrees on, the tensor is
+neither read nor written elsewhere in the kernel, the box's columns are whole 128-byte atoms, and the staging tile fits
+in shared memory beside the stages. `TILELSP_TMA_STORE=0` keeps the register epilogue.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ...analysis.targets import ARCHS as LIMITS
+from ...ir import nodes as N
+from ...ir.arith import as_int, shape_ints
+from ...ir.visitor import op_regions, walk
+from ...passes.layouts import Mma, in_fragment
+from .common import LoweringError, is_shared, nbytes, view_root
+
+DEFAULT = "1"
+_MAX_RANK = 5
+
+
+@dataclass
+class TmaStore:
+    """One accumulator copy stored through a staging tile: `atoms` boxes of the map `tmap` (`inner` columns each)."""
+
+    copy: N.Copy
+    frag: N.Buffer
+    tensor: N.Buffer
+    axes: list          # the global side's axes, outermost first
+    tmap: dict
+    rows: int
+    inner: int
+    atoms: int
+
+    @property
+    def bytes(self) -> int:
+        return self.rows * self.inner * self.atoms * nbytes(self.tensor.dtype)
+
+    def emit(self, em) -> None:
+        """Lower the copy (module function `emit`)."""
+        emit(em, self)
+
+    def describe(self) -> str:
+        return (f"# epilogue: {self.frag.name} -> {self.tensor.name} through a {self.rows}x{self.inner * self.atoms} "
+                f"shared staging tile, TMA store box {self.tmap['box'][::-1]} x{self.atoms} (swizzle 128)")
+
+
+def plan_tma_store(func: N.PrimFunc, launch: N.Launch, ws, layouts: dict, arch: str) -> TmaStore | str:
+    """The TMA-store epilogue of a warp-specialised kernel, or the reason the registers store it themselves."""
+    if os.environ.get("TILELSP_TMA_STORE", DEFAULT) == "0":
+        return "TILELSP_TMA_STORE=0"
+    from .copy import Side, _match
+
+    body = launch.body.stmts if isinstance(launch.body, N.SeqStmt) else (launch.body,)
+    cands = [s for s in body if isinstance(s, N.Copy) and s.src.buffer.scope == "local.fragment"
+             and view_root(s.dst.buffer).scope == "global"]
+    if len(cands) != 1:
+        return "no single accumulator-to-global copy at the top of the kernel"
+    op = cands[0]
+    frag, dst = Side(op.src, op.dst), Side(op.dst, op.src)
+    try:
+        _match(frag, dst, op.span)
+    except LoweringError:
+        return "the copy's sides do not match"
+    lay, g = layouts.get(frag.buf), dst.buf
+    shape = shape_ints(frag.buf.shape)
+    if not isinstance(lay, Mma) or lay.transpose or lay.regs % 2 or in_fragment(lay, "tx", "r") or shape is None:
+        return "the accumulator's layout is not an mma layout"
+    if g.base is not None:
+        return "the destination is a view"
+    if any(as_int(a.start) != 0 for a in frag.axes) or [as_int(a.extent) for a in frag.tile] != list(shape):
+        return "the copy stores part of the accumulator"
+    rows, cols = shape
+    esize, gshape = nbytes(g.dtype), [as_int(d) for d in g.shape]
+    box = [as_int(a.extent) if a.sliced else 1 for a in dst.axes]
+    if len(shape) != 2 or not dst.axes[-1].sliced or not 1 <= len(gshape) <= _MAX_RANK or None in box \
+            or [b for b in box if b != 1] != [d for d in shape if d != 1] or box[-1] != cols:
+        return "the destination is not a 2-D box of the tensor"
+    if any(d is None for d in gshape[1:]) or gshape[-1] * esize % 16:
+        return "the tensor's rows are not 16-byte multiples (TMA's stride rule)"
+    inner = 128 // esize
+    if cols % inner or rows % 8 or rows > 256:
+        return f"the box ({rows}x{cols}) is not whole 128-byte atoms of at most 256 rows"
+    if not _uniform(dst.axes, launch):
+        return "the destination's coordinates differ between threads"
+    others = [n for n in walk(launch.body) if n is not op and _touches(n, g)]
+    if others:
+        return f"'{g.name}' is read or written elsewhere in the kernel"
+    staging = rows * cols * esize
+    used = _stage_bytes(func, ws) + staging + 2048
+    if used > LIMITS[arch].smem_per_block:
+        return f"the staging tile ({staging} bytes) does not fit beside the stages ({used} > " \
+               f"{LIMITS[arch].smem_per_block} bytes)"
+    box[-1] = inner
+    key = {"tensor": g.name, "dtype": g.dtype, "box": box[::-1], "swizzle": 128}
+    tmap = next((m for m in ws.tensor_maps if all(m[k] == v for k, v in key.items())), None)
+    if tmap is None:
+        tmap = dict(key, arg=f"{_ident(g.name)}_tmap{len(ws.tensor_maps)}")
+        ws.tensor_maps.append(tmap)
+    return TmaStore(op, frag.buf, g, list(dst.axes), tmap, rows, inner, cols // inner)
+
+
+def _touches(n, g) -> bool:
+    if isinstance(n, (N.Load, N.Store)):
+        return view_root(n.buffer) is g
+    if isinstance(n, N.TILE_OPS):
+        return any(view_root(r.buffer) is g for rs in op_regions(n) for r in rs)
+    return False
+
+
+def _uniform(axes: list, launch: N.Launch) -> bool:
+    """Coordinates read no memory and no variable but the block indices, the kernel's parameters and dims, and
+    top-level lets of those."""
+    body = launch.body.stmts if isinstance(launch.body, N.SeqStmt) else (launch.body,)
+    lets = {s.var: s.value for s in body if isinstance(s, N.LetStmt)}
+    local = {n.var for n in walk(launch.body) if isinstance(n, N.LetStmt)} - set(lets)
+    local |= {v for n in walk(launch.body) if isinstance(n, N.For) for v in n.vars}
+
+    def ok(e, depth=0) -> bool:
+        for n in walk(e):
+            if isinstance(n, (N.Load, N.Call)) or n in local:
+                return False
+            if n in lets and (depth > 8 or not ok(lets[n], depth + 1)):
+                return False
+        return True
+    return all(ok(a.start) for a in axes)
+
+
+def _stage_bytes(func: N.PrimFunc, ws) -> int:
+    """Shared bytes of the kernel's tiles (the pipelined ones once per stage) and its mbarriers, 1024-aligned each."""
+    total = 16 * ws.plan.num_stages
+    for n in walk(func.body):
+        if isinstance(n, N.Allocate) and is_shared(n.buffer):
+            shape = shape_ints(n.buffer.shape) or (0,)
+            size = nbytes(n.buffer.dtype)
+            for d in shape:
+                size *= d
+            total += -(-size * (ws.plan.num_stages if n.buffer in ws.plan.buffers else 1) // 1024) * 1024
+    return total
+
+
+def _ident(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
+def emit(em, st: TmaStore) -> None:
+    """The staging writes, the consumers' barrier and the elected thread's bulk stores of one tile (`TmaStore.emit`:
+    copy.py reaches it through the plan, without importing this module)."""
+    from .templates import swizzled_index
+
+    out, esize = st.tensor.dtype, nbytes(st.tensor.dtype)
+    if getattr(em, "store_stage", None) is None:
+        em.store_stage = em.fresh("store_stage")
+        em.scratch[em.store_stage] = (out, st.rows * st.inner * st.atoms)
+    stage, lay = em.store_stage, em.layouts[st.frag]
+    if em.ws.persistent is not None:  # the previous tile's store may still be reading the staging tile
+        em.line("if tx == 0:")
+        with em.block():
+            em.line('T.cuda.func_call("tl::bulk_wait_read<0>", source_code="")')
+        em.sync()
+    r, e = em.fresh("r"), em.fresh("e")
+    em.line(f"for {r} in T.unroll({lay.regs // 2}):")
+    with em.block():
+        row, col = lay.coords("tx", f"({r} * 2)")
+        atom, srow, scol = swizzled_index("atoms", st.inner * st.atoms, esize, [row, col])
+        flat = f"(({atom}) * {st.rows * st.inner} + ({srow}) * {st.inner} + {scol})"
+        reg = f"{em.name(st.frag)}[{r} * 2 + {e}]"
+        val = reg if st.frag.dtype == out else f'T.Cast("{out}", {reg})'
+        em.line(f"for {e} in T.vectorized(2):")
+        with em.block():
+            em.line(f"{stage}[{flat} + {e}] = {val}")
+    em.sync()  # fence.proxy.async + the consumers' barrier: the staging tile is complete for the async proxy
+    em.line("if tx == 0:")
+    with em.block():
+        starts = [em.idx(a.start) for a in reversed(st.axes)]
+        for j in range(st.atoms):
+            coords = [f"({starts[0]} + {st.inner * j})" if j else starts[0]] + starts[1:]
+            em.line(f'T.cuda.func_call("tl::tma_store_{len(st.axes)}d", {st.tmap["arg"]}, '
+                    f'{stage}.ptr_to([{j * st.rows * st.inner}]), {", ".join(coords)}, source_code="")')
+        em.line('T.cuda.func_call("tl::bulk_commit", source_code="")')
+
+
+def drain(em) -> None:
+    """The consumers' last act: the elected thread waits until every bulk store has completed."""
+    em.line("if tx == 0:")
+    with em.block():
+        em.line('T.cuda.func_call("tl::bulk_wait<0>", source_code="")')
+
+
+def _store_functions() -> str:
+    out = []
+    for rank in range(1, _MAX_RANK + 1):
+        cs = ", ".join(f"int c{i}" for i in range(rank))
+        ops = ", ".join(f"%{2 + i}" for i in range(rank))
+        ins = ", ".join(f'"r"(c{i})' for i in range(rank))
+        out.append(f"template <class Map>\n__device__ __forceinline__ void tma_store_{rank}d(const Map& m, void* src, "
+                   f"{cs}) {{\n"
+                   f'  asm volatile("cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [%0, {{{ops}}}], '
+                   f'[%1];\\n"\n'
+                   f'               ::"l"(&m), "r"(smem_u32(src)), {ins} : "memory");\n}}\n')
+    return "".join(out)
+
+
+DEVICE = r"""
+namespace tl {
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory"); }
+""" + _store_functions() + "}  // namespace tl\n"
