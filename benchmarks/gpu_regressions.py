@@ -19,7 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "fuzzer_patterns")]
-THEMES = ("fuzz_atomics", "fuzz_arith", "fuzz_fp8", "fuzz_values", "fuzz_control", "fuzz_gemm", "fuzz_layouts")
+THEMES = ("fuzz_atomics", "fuzz_arith", "fuzz_fp8", "fuzz_values", "fuzz_control", "fuzz_gemm", "fuzz_layouts",
+          "fuzz_rng")
 
 
 def cases():

@@ -50,6 +50,43 @@ def rand(M=256, seed=42):
 '''
 
 
+STREAMS = r"""
+#include <cstdio>
+#include <cstring>
+%s
+int main() {
+  unsigned long long cases[4][3] = {{42ull, 0ull, 0ull}, {0x0123456789ABCDEFull, 4294967301ull, 17179869177ull},
+                                    {7ull, 101ull, 3ull}, {1ull, 3ull, 17179869183ull}};
+  unsigned s[11];
+  for (int c = 0; c < 4; ++c) {
+    tl::philox_init(s, cases[c][0], cases[c][1], cases[c][2]);
+    for (int i = 0; i < 9; ++i) printf("%%u ", tl::philox_next(s));
+    for (int i = 0; i < 3; ++i) { float f = tl::philox_uniform(s); unsigned b; memcpy(&b, &f, 4); printf("%%u ", b); }
+    printf("\n");
+  }
+}
+"""
+STREAM_CASES = [(42, 0, 0), (0x0123456789ABCDEF, 4294967301, 17179869177), (7, 101, 3), (1, 3, 17179869183)]
+
+
+def test_device_philox_draws_the_reference_stream(tmp_path):
+    """The device functions, compiled for the host by nvcc, draw codegen/philox.py's stream bit for bit (64-bit
+    seeds, subsequences and offsets, the counter's carry, curand_uniform's float bits)."""
+    import struct
+
+    from tilelang_core.codegen.cuda.rng import PHILOX
+    from tilelang_core.codegen.philox import PhiloxStream
+
+    (tmp_path / "streams.cu").write_text(STREAMS % PHILOX)
+    subprocess.run(["nvcc", "-o", str(tmp_path / "streams"), str(tmp_path / "streams.cu")], check=True,
+                   capture_output=True, timeout=300)
+    lines = subprocess.run([str(tmp_path / "streams")], check=True, capture_output=True, text=True).stdout.split("\n")
+    for line, (seed, seq, off) in zip(lines, STREAM_CASES):
+        stream = PhiloxStream(seed, seq, off)
+        want = stream.take(9) + [struct.unpack("<I", struct.pack("<f", stream.uniform()))[0] for _ in range(3)]
+        assert [int(v) for v in line.split()] == want, (seed, seq, off)
+
+
 def test_philox_matches_tritons_randint4x(tmp_path):
     from tilelang_core.codegen.cuda.rng import PHILOX
 
@@ -72,3 +109,35 @@ def test_rand_kernel_lowers_without_curand(tmp_path):
     kernel = runpy.run_path(str(path), run_name="rand_kernel")["rand"].compile(M=256)
     src = kernel.get_kernel_source()
     assert "curand" not in src and "tl::philox_next(" in src and src.count("tl::philox_init(") == 2
+
+
+TWO_D = '''
+import tilelang_core as tilelang
+import tilelang_core.language as T
+
+
+@tilelang.jit(target="sm_90a")
+def rand2d(seed=7):
+    A = T.empty((2, 64, 2), "uint32")
+    with T.Kernel(2, threads=(32, 2)) as bx:
+        tx = T.get_thread_binding(0)
+        ty = T.get_thread_binding(1)
+        T.rng_init(seed)
+        v = T.rng_rand()
+        A[bx, ty * 32 + tx, 0] = v
+        A[bx, ty * 32 + tx, 1] = v + v
+    return A
+'''
+
+
+def test_default_subsequence_and_a_let_bound_draw(tmp_path):
+    """T.rng_init(seed) takes threadIdx.x + blockIdx.x * blockDim.x as TileLang does (threadIdx.x of the flat launch
+    is tx % 32 here), and `v = T.rng_rand()` draws once however often v is read (it was substituted at each use)."""
+    import runpy
+
+    path = tmp_path / "rand2d.py"
+    path.write_text(textwrap.dedent(TWO_D))
+    src = runpy.run_path(str(path), run_name="rand2d")["rand2d"].compile().get_kernel_source()
+    body = src.split("__global__", 2)[2]
+    assert "(((int)blockIdx.x) * 32) + (((int)threadIdx.x) & 31)" in body
+    assert body.count("tl::philox_next(") == 1 and "uint v = tl::philox_next(" in body

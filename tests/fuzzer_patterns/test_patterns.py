@@ -11,7 +11,8 @@ from fuzz_checks import check_cpu, nvcc_results, params
 pytest.importorskip("torch")
 pytestmark = pytest.mark.tvm
 
-THEMES = ("fuzz_arith", "fuzz_atomics", "fuzz_control", "fuzz_fp8", "fuzz_gemm", "fuzz_values", "fuzz_layouts")
+THEMES = ("fuzz_arith", "fuzz_atomics", "fuzz_control", "fuzz_fp8", "fuzz_gemm", "fuzz_values", "fuzz_layouts",
+          "fuzz_rng")
 
 
 def _cases(*themes: str) -> list:

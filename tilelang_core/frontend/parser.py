@@ -389,8 +389,10 @@ __all__ = ["KernelParser", "KernelError"]
 
 
 def _of_dims(value) -> bool:
-    """True when an expression reads only dims and scalar parameters (fixed for the whole launch)."""
+    """True when an expression reads only dims and scalar parameters (fixed for the whole launch) and draws no
+    random number (`r = T.rng_rand()` draws once, so it stays a let)."""
     from ..ir.visitor import walk
+    from .rng import DRAW_CALLS
 
     return not any(isinstance(n, N.Load) or isinstance(n, N.Var) and n.kind not in ("symbolic", "param")
-                   for n in walk(value))
+                   or isinstance(n, N.Call) and n.name in DRAW_CALLS for n in walk(value))

@@ -11,6 +11,7 @@ from ..ir import nodes as N
 from .exprs import KernelError
 
 _GENERATOR = "curandStatePhilox4_32_10_t"
+DRAW_CALLS = frozenset({"rng_rand", "rng_rand_float"})  # calls that advance the thread's generator
 
 
 def _args(node, names):

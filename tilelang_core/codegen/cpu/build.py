@@ -20,6 +20,7 @@ from .expr import FP8, ExprLowerer, LoweringError, as_bool, cast, const, dtype_o
 from .grid_sync import grid_phases
 from .mma import fragment_load, mma_sync
 from .ops import VECTOR_ATOMICS, OpLowering, vector_atomic_stores
+from .rng import DRAW_CALLS, RngLowering, draws, uses_rng
 from .simt import BARRIER_CALLS, SHUFFLE_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
 from .storage import SCRATCH_SCOPE, StorageLowering
 # calls that only steer GPU code generation, synchronise threads or trace GPU events: nothing to do on the CPU
@@ -58,6 +59,7 @@ class CpuLowering(StorageLowering):
         self.ops = OpLowering(self)
         self.simt: ThreadEmulation | None = None  # set inside a thread-level block
         self.tid = None  # the thread id being lowered inside a thread-level block's phase
+        self.rng: RngLowering | None = None  # the threads' generators of a block that uses T.rng_* (cpu/rng.py)
         self.serial_grid = any(isinstance(n, N.AtomicAdd) or isinstance(n, N.Call) and n.name in SERIAL_CALLS
                                for n in walk(func.body))
         self._names: dict[str, int] = {}
@@ -124,6 +126,8 @@ class CpuLowering(StorageLowering):
         return self.guarded_load(buf, self.private(e.buffer, idx, e.span), e.buffer.scope == "global")
 
     def _call_hook(self, e: N.Call, args):
+        if e.name in DRAW_CALLS and self.rng is not None:
+            return self.rng.draw(e)
         if e.name in SHUFFLE_CALLS and self.simt is not None:
             return self.simt.shuffle(e)
         if e.name in REDUCE_CALLS and self.simt is not None:
@@ -188,13 +192,22 @@ class CpuLowering(StorageLowering):
         method = getattr(self, "_s_" + type(s).__name__, None)
         if method is None:
             raise LoweringError(f"{type(s).__name__} is not supported by the CPU backend", getattr(s, "span", None))
+        mark = self.draw_mark()
         try:
             out = method(s)
         except LoweringError as err:
             if err.span is None:
                 err.span = getattr(s, "span", None)
             raise
-        return out if isinstance(out, list) else [out]
+        return self.draws_before(mark, out if isinstance(out, list) else [out])
+
+    def draw_mark(self) -> int:
+        """Where the generator draws of the statement about to be lowered start (cpu/rng.py)."""
+        return self.rng.mark() if self.rng is not None else 0
+
+    def draws_before(self, mark: int, stmts: list) -> list:
+        """`stmts` preceded by the generator draws their expressions made since `mark`."""
+        return self.rng.before(mark, stmts) if self.rng is not None else stmts
 
     def _s_SeqStmt(self, s):
         return [x for st in s.stmts for x in self.stmts(st)]
@@ -210,7 +223,11 @@ class CpuLowering(StorageLowering):
             self.analyzer.bind(tv, self.ir.Range.from_min_extent(0, ext))
         if is_thread_level(s.body):
             self.simt = ThreadEmulation(self, s)
-            stmts = self.simt.block(s.body)
+            self.rng = RngLowering(self, s) if uses_rng(s.body) else None
+            stmts = (self.rng.allocations() if self.rng else []) + self.simt.block(s.body)
+            if self.rng is not None:
+                self.rng.finish(s.span)
+                self.rng = None
             body = self.tirx.SeqStmt(stmts) if len(stmts) != 1 else stmts[0]
         else:
             body = self._block(s.body)
@@ -230,6 +247,8 @@ class CpuLowering(StorageLowering):
         return self.tirx.For(flat, const(0, "int32"), total, kind, inner)
 
     def _s_For(self, s):
+        if s.kind == "parallel" and self.rng is not None and self.tid is not None and draws(s.body):
+            return self.rng.parallel(s)  # each thread its CUDA iterations, so its draws land where the GPU's do
         return self.loops(s, 0)
 
     def loops(self, s: N.For, k: int, body_fn=None, bound=None):
@@ -264,7 +283,7 @@ class CpuLowering(StorageLowering):
         if s.var.dtype == "handle":
             return self._pointer_tensors(s)
         value = self.expr(s.value)
-        if any(isinstance(n, N.Load) and n.buffer.scope != "global" for n in walk(s.value)):
+        if draws(s.value) or any(isinstance(n, N.Load) and n.buffer.scope != "global" for n in walk(s.value)):
             # a let that reads a scratch buffer is kept in a one-element buffer: TVM's storage passes
             # reject a Bind whose value loads an allocation
             buf = self.tirx.decl_buffer((1,), dtype_of(value), self.fresh(s.var.name).name, scope=SCRATCH_SCOPE)
@@ -306,6 +325,10 @@ class CpuLowering(StorageLowering):
             return self._s_Store(N.Store(old.buffer, old.indices, new, span=s.span))
         if isinstance(s.value, N.Call) and s.value.name in VECTOR_ATOMICS:
             return [self._s_Store(store) for store in vector_atomic_stores(s.value)]
+        if isinstance(s.value, N.Call) and s.value.name == "rng_init":
+            if self.rng is None:
+                raise LoweringError("T.rng_init is used outside a T.Kernel block", s.span)
+            return self.rng.init(s.value)
         if isinstance(s.value, N.Call) and s.value.name == "device_assert":
             return self._device_assert(s.value, s.span)
         if isinstance(s.value, N.Call) and s.value.name == "ptx_mma":

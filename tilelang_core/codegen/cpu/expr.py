@@ -34,6 +34,13 @@ def _bits(dtype: str) -> int:
     return dtype_bits(dtype) or 32
 
 
+def _fits(value: int, dtype: str) -> bool:
+    """True when the integer `value` is in the range of the integer `dtype`."""
+    bits = _bits(dtype)
+    low, high = (0, 1 << bits) if dtype.startswith("uint") else (-(1 << (bits - 1)), 1 << (bits - 1))
+    return low <= value < high
+
+
 def promote(a: str, b: str) -> str:
     """The dtype two operands of an arithmetic op are converted to."""
     if a == b:
@@ -351,6 +358,8 @@ class ExprLowerer:
             return const(c.value, c.dtype)
         if isinstance(c.value, float) and not is_float(other):
             return const(c.value, c.dtype)
+        if isinstance(c.value, int) and not is_float(other) and not _fits(c.value, other):
+            return const(c.value, c.dtype)  # `T.uint64(2**34) + tx`: the literal keeps its type, tx is widened
         return const(c.value, other)
 
     def _BinOp(self, e):

@@ -40,6 +40,7 @@ from ...ir.arith import as_int
 from ...ir.visitor import walk
 from .allreduce import REDUCE_CALLS
 from .expr import LoweringError, Late, as_bool, cast, const
+from .rng import RNG_CALLS, draws
 from .coroutines import RoleScheduler, yields
 from .mbarrier import Barriers
 from .role_order import roles_wait_on_each_other
@@ -55,8 +56,8 @@ SHUFFLE_CALLS = frozenset({"tvm_warp_shuffle", "shfl_xor", "shfl_up", "shfl_down
 
 
 def is_thread_level(body) -> bool:
-    """True when the block reads a thread index (so its threads must be emulated)."""
-    return any(isinstance(n, N.Call) and n.name in THREAD_CALLS for n in walk(body))
+    """True when the block reads a thread index or uses the threads' generators (so its threads must be emulated)."""
+    return any(isinstance(n, N.Call) and (n.name in THREAD_CALLS or n.name in RNG_CALLS) for n in walk(body))
 
 
 def _private_fragments(body) -> set:
@@ -156,9 +157,9 @@ class ThreadEmulation:
 
     # -- analysis -----------------------------------------------------------------------------------
     def depends(self, node) -> bool:
-        """True when `node` reads a thread index, a thread-dependent let or a thread's private storage."""
+        """True when `node` reads a thread index, a thread-dependent let, a thread's private storage or generator."""
         for n in walk(node):
-            if isinstance(n, N.Call) and n.name in THREAD_CALLS:
+            if isinstance(n, N.Call) and (n.name in THREAD_CALLS or n.name in RNG_CALLS):
                 return True
             if isinstance(n, N.Var) and n in self.thread_vars:
                 return True
@@ -283,7 +284,8 @@ class ThreadEmulation:
         if not run:
             return []
         tirx, ctx = self.tirx, self.ctx
-        if len(run) == 1 and isinstance(run[0], N.For) and not self._bounds_depend(run[0]):
+        if len(run) == 1 and isinstance(run[0], N.For) and not self._bounds_depend(run[0]) and not (
+                run[0].kind == "parallel" and draws(run[0])):  # a drawing T.Parallel loop: its CUDA iterations
             # threads between two barriers may run in any order: the thread loop goes inside the phase's loop
             # nest, so consecutive threads touch neighbouring elements (contiguous, vectorisable accesses)
             return [ctx.loops(run[0], 0, lambda body: self._seq(self._phase(_flat(body), mask)))]
@@ -295,10 +297,11 @@ class ThreadEmulation:
             body = []
             for s in run:
                 if isinstance(s, N.LetStmt):  # per-thread slots, read by later phases too (and by later lets here)
+                    mark = ctx.draw_mark()
                     value = ctx.expr(s.value)
                     slot = tirx.decl_buffer((self.total,), str(value.ty), ctx.fresh(s.var.name).name, scope="global")
                     allocs.append(tirx.AllocBuffer(slot))
-                    body.append(tirx.BufferStore(slot, value, [t]))
+                    body += ctx.draws_before(mark, [tirx.BufferStore(slot, value, [t])])
                     ctx.vars[s.var] = Late(lambda slot=slot: tirx.BufferLoad(slot, [ctx.tid]))
                 else:
                     body += ctx.stmts(s)

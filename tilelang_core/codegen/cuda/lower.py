@@ -264,7 +264,8 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         elif isinstance(s, N.LetStmt) and s.var.dtype == "handle":
             self.pointer_tensors(s)
         elif isinstance(s, N.LetStmt):
-            self.line(f"{self.name(s.var)} = {self.emit(s.value)}")
+            value = self.emit(s.value)  # a plain name = value is substituted at each use; a draw must happen once
+            self.line(f"{self.name(s.var)} = {f'T.bind({value})' if self.rng_ops.draws(s.value) else value}")
             self.var_text[s.var] = self.name(s.var)
         elif isinstance(s, N.If):
             if not self.thread_ops.if_stmt(s):

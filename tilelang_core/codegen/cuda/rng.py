@@ -1,20 +1,25 @@
 """CUDA lowering of T.rng_init / T.rng_rand / T.rng_rand_float: the Philox4x32-10 generator with curand's state
 semantics (key = seed, the subsequence in the counter's high words, the offset skipped ahead in the counter, four
-outputs per counter), written out here because the generated file must not need curand_kernel.h."""
+outputs per counter), written out here because the generated file must not need curand_kernel.h. Its constants and
+a pure-Python reference of the stream are in codegen/philox.py, which the CPU backend's TIR (cpu/rng.py) shares."""
 from __future__ import annotations
 
 from ...ir import nodes as N
+from ...ir.visitor import walk
+from .. import philox
+
+DRAW_CALLS = frozenset({"rng_rand", "rng_rand_float"})
 
 PHILOX = r"""
 namespace tl {
 // state: ctr[0..3], key[4..5], output[6..9], index of the next output[10]
 __host__ __device__ __forceinline__ void philox_block(unsigned* s) {
   unsigned c0 = s[0], c1 = s[1], c2 = s[2], c3 = s[3], k0 = s[4], k1 = s[5];
-  for (int r = 0; r < 10; ++r) {
-    unsigned long long p0 = 0xD2511F53ull * c0, p1 = 0xCD9E8D57ull * c2;
+  for (int r = 0; r < %d; ++r) {
+    unsigned long long p0 = 0x%08Xull * c0, p1 = 0x%08Xull * c2;
     unsigned n0 = (unsigned)(p1 >> 32) ^ c1 ^ k0, n2 = (unsigned)(p0 >> 32) ^ c3 ^ k1;
     c1 = (unsigned)p1; c3 = (unsigned)p0; c0 = n0; c2 = n2;
-    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
+    k0 += 0x%08Xu; k1 += 0x%08Xu;
   }
   s[6] = c0; s[7] = c1; s[8] = c2; s[9] = c3;
 }
@@ -43,7 +48,7 @@ __host__ __device__ __forceinline__ float philox_uniform(unsigned* s) {
   return philox_next(s) * 2.3283064e-10f + (2.3283064e-10f / 2.0f);
 }
 }  // namespace tl
-"""
+""" % (philox.ROUNDS, philox.M0, philox.M1, philox.W0, philox.W1)
 
 
 class RngOps:
@@ -60,6 +65,11 @@ class RngOps:
             self.em.extra_cuda.append(PHILOX)
         return f"{self.state}.ptr_to([0])"
 
+    @staticmethod
+    def draws(e) -> bool:
+        """True when expression `e` advances the thread's generator (T.rng_rand / T.rng_rand_float)."""
+        return any(isinstance(n, N.Call) and n.name in DRAW_CALLS for n in walk(e))
+
     def statement(self, s: N.Evaluate) -> bool:
         """`T.rng_init(seed, seq, off)`; False for other statements."""
         call = s.value
@@ -67,11 +77,21 @@ class RngOps:
             return False
         exprs = self.em.exprs
         seed, seq, off = call.args
-        seq_text = (f"T.Cast(\"uint64\", tx + {self._block_index()} * {self.em.threads})"
-                    if isinstance(seq, N.Const) and seq.value == -1 else exprs.emit(seq, "uint64"))
+        seq_text = (self._default_subsequence() if isinstance(seq, N.Const) and seq.value == -1
+                    else exprs.emit(seq, "uint64"))
         self.em.line(f'T.evaluate(T.call_extern("void", "tl::philox_init", {self._state()}, '
                      f'{exprs.emit(seed, "uint64")}, {seq_text}, {exprs.emit(off, "uint64")}))')
         return True
+
+    def _default_subsequence(self) -> str:
+        """threadIdx.x + blockIdx.x * blockDim.x, as TileLang computes it (threads launch flat here: threadIdx.x of
+        threads=(x, y, z) is tx % x)."""
+        launch = self.em.func.launch
+        dims = launch.threads if launch is not None else ()
+        if len(dims) > 1:
+            x = self.em.idx(dims[0])
+            return f"T.Cast(\"uint64\", T.floormod(tx, {x}) + {self._block_index()} * {x})"
+        return f"T.Cast(\"uint64\", tx + {self._block_index()} * {self.em.threads})"
 
     def _block_index(self) -> str:
         launch = self.em.func.launch
