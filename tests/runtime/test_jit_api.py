@@ -276,3 +276,6 @@ def test_eager_style_kernel_specialises_on_shapes(mod):
     assert len(k._cache) == 3
     compiled = k.compile(M=8, N=4)
     assert [p.name for p in compiled.params] == ["X", "Y"] and compiled.params[1].is_output
+    called = k.compile(x, 0.5)  # the arguments of a call (sparse_mla_fwd_pipelined): that call's kernel
+    torch.testing.assert_close(called(x), x * 0.5)
+    assert len(k._cache) == 3

@@ -75,8 +75,11 @@ class EagerKernel:
             return self.specialize(*args, **kwargs)[0].get_kernel_source()
         return self.compile(**dict(zip(self.signature.parameters, args)), **kwargs).get_kernel_source()
 
-    def compile(self, **values):
-        """A JITKernel for given dim values and scalar arguments (no tensors needed)."""
+    def compile(self, *args, **values):
+        """A JITKernel for given dim values and scalar arguments (no tensors needed), or for the arguments of a call
+        (tensors and scalars, positional as in the kernel's signature)."""
+        if args or any(_is_tensor(v) for v in values.values()):
+            return self.specialize(*args, **values)[0]
         return self._build(*self._split(values))
 
     def get_tir(self, **values) -> N.PrimFunc:
