@@ -49,6 +49,7 @@ FP8_TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel, dty
 KERNELS = "benchmarks/gpu_hopper_kernels.py"
 ATTN = [  # causal, block_M, block_N, stages, threads
     (False, 128, 64, 2, 256), (False, 128, 128, 2, 256), (True, 128, 64, 2, 256), (True, 128, 128, 2, 256),
+    (False, 128, 128, 3, 256), (True, 128, 128, 3, 256),  # 3 stages: the overlapped loop holds stage k-1 longer
 ]
 
 

@@ -177,6 +177,7 @@ def _stage(result: LowerResult, name: str, text: str, until) -> bool:
 
 def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
     from ..codegen import cuda
+    from ..codegen.cuda.overlap import stage_note
     from ..codegen.cuda.split import split_kernels
     from .ir_text import func_str
     from .layouts import describe
@@ -201,7 +202,7 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
             for b, kind in swz.items()))
         texts[-1] += fp8_gemm_notes(part.func, arch, wgmma)
         ws = cuda.warp_specialization(part.func, arch)
-        texts[-1] += f"\n{ws.describe()}" if ws is not None else ""
+        texts[-1] += (f"\n{ws.describe()}" if ws is not None else "") + stage_note(ws, wgmma)
     if _stage(result, "layouts", "\n".join(texts) + "\n\n" + func_str(func, notes), until):
         return
     scripts = [_kernel_header(part, parts) + cuda.tvmscript(part.func, arch)[0] for part in parts]

@@ -145,7 +145,9 @@ def compile_cubin(source: str, arch: str) -> bytes:
 # Environment switches that change the generated code; every cache key includes their values (a test checks that
 # each TILELSP_* variable the lowering reads is listed here).
 CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA", "TILELSP_DISABLE_TMA", "TILELSP_WGMMA_INFLIGHT",
-                     "TILELSP_PERSISTENT", "TILELSP_TMA_STORE")
+                     "TILELSP_PERSISTENT", "TILELSP_TMA_STORE",
+                     "TILELSP_ATTN_OVERLAP", "TILELSP_ATTN_PINGPONG",
+                     "TILELSP_ATTN_UNSWITCH", "TILELSP_FAST_EXP2")
 
 
 def codegen_switches() -> tuple:

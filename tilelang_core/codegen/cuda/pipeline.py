@@ -10,6 +10,7 @@ import os
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from .persistent import tiles
+from .overlap import emit_overlapped, overlap_enabled
 
 
 class PipelineEmitter:
@@ -170,6 +171,9 @@ class PipelineEmitter:
         """Consumers: wait for stage k's bytes, run the body on it, release the stage. A lone wgmma gemm of one
         consumer warpgroup keeps wgmma k in flight while it waits for stage k+1 (`_in_flight`: iteration 0 peeled,
         iteration k releases stage k-1 once wgmma k-1 is done); otherwise each gemm waits for its own group."""
+        ov = overlap_enabled(plan, self.wgmma, self.ws)
+        if ov is not None:  # gemm -> softmax -> gemm: the softmax of k under the second gemm of k-1
+            return emit_overlapped(self, s, plan, ov)
         ns, v = plan.num_stages, s.vars[0]
         start, n, it = self.idx(s.starts[0]), self.idx(s.extents[0]), self.name(v)
         acc = self._in_flight(s, plan)

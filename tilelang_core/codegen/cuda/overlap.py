@@ -1,0 +1,267 @@
+"""FA3-style overlap of the softmax with the GEMMs in a warp-specialised consumer loop (sm_90a).
+
+Before (tile IR, flash attention): `for k in T.Pipelined(n): init(S); T.gemm(Q_s, K_s, S); softmax(S) -> m, l;
+O *= rescale; P = S; T.gemm(P, V_s, O)`, each wgmma waited for where it is issued.
+After (`plan_overlap`, emitted by `emit_overlapped`): iteration 0 peeled (S_0 and its softmax); iteration k issues
+S_k = Q K_k^T, then O += P_{k-1} V_{k-1}, waits for the first group only (`wgmma.wait_group 1`) and runs the
+softmax of S_k while the tensor cores still run P_{k-1} V_{k-1}; then waits for it (`wait_group 0`), releases
+stage k-1 and runs the statements that touch O or P; after the loop the last P V. The split is legal when the
+statements moved before the second gemm of k-1 touch neither its A operand nor its accumulator (nor any shared
+memory the consumers write); otherwise the loop keeps its order. TILELSP_ATTN_OVERLAP=0 turns it off.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ...ir import nodes as N
+from ...ir.arith import as_int, shape_ints
+from ...ir.visitor import walk
+from .common import used_buffers, view_root
+from .unswitch import unswitch_fill
+
+# ping-pong between the two consumer warpgroups (threads 0..255): warpgroup w issues its wgmmas after `bar.sync 2+w`
+# and then lets the other one issue (`bar.arrive 3-w`), so one warpgroup's softmax runs under the other's gemms;
+# warpgroup 0 arrives once on its own barrier first and takes the other's last arrival at the end (FA3's
+# scheduler barriers; ids 0 and 1 are __syncthreads and the consumers' barrier)
+PINGPONG = r"""
+namespace tl {
+__device__ __forceinline__ void pingpong_sync() {
+  asm volatile("bar.sync %0, 256;\n" ::"r"(2 + (int)(threadIdx.x / 128)) : "memory");
+}
+__device__ __forceinline__ void pingpong_arrive() {
+  asm volatile("bar.arrive %0, 256;\n" ::"r"(3 - (int)(threadIdx.x / 128)) : "memory");
+}
+__device__ __forceinline__ void pingpong_first() {
+  if (threadIdx.x < 128) asm volatile("bar.arrive 2, 256;\n" ::: "memory");
+}
+__device__ __forceinline__ void pingpong_last() {
+  if (threadIdx.x < 128) asm volatile("bar.sync 2, 256;\n" ::: "memory");
+}
+}  // namespace tl
+"""
+
+# pins a register operand (P, the A of an in-flight wgmma) after its wait_group, as the accumulators are pinned
+PIN_WORDS = r"""
+namespace tl {
+template <int W>
+__device__ __forceinline__ void pin_words(void* p) {
+#pragma unroll
+  for (int i = 0; i < W; ++i) asm volatile("" : "+r"(reinterpret_cast<unsigned*>(p)[i])::"memory");
+}
+}  // namespace tl
+"""
+
+
+@dataclass
+class Overlap:
+    """The consumer loop body split around its two wgmma gemms."""
+
+    pre: list           # before the first gemm (its accumulator's initialisation)
+    first: N.Gemm       # S = Q K^T: issued, then waited for with one group (the second) still in flight
+    mid: list           # run while the second gemm of the previous iteration is in flight
+    tail: list          # after that gemm's wait: the statements that touch its A operand or accumulator
+    second: N.Gemm      # O += P V, issued one iteration late
+    s_regs: int         # accumulator registers per consumer thread of each gemm, and 32-bit words of P
+    o_regs: int
+    p_words: int
+    pingpong: bool      # two consumer warpgroups take turns issuing (PINGPONG)
+
+    def describe(self) -> str:
+        """One line for the layouts stage."""
+        return (f"# overlapped: {_name(self.second.c)} += {_name(self.second.a)} @ {_name(self.second.b)} of "
+                f"iteration k-1 in flight (wgmma.wait_group 1) during {len(self.mid)} statements after "
+                f"{_name(self.first.c)} = gemm k; {len(self.tail)} after wait_group 0"
+                + ("; the two consumer warpgroups take turns issuing (named barriers 2, 3)" if self.pingpong else ""))
+
+
+def _name(region) -> str:
+    return region.buffer.name
+
+
+def plan_overlap(plan, wgmma: dict, consumers: int) -> Overlap | None:
+    """The overlapped schedule of a warp-specialised loop body `pre; gemm1; mid; tail; gemm2`, or None when it
+    does not apply (switched off, other shapes of body, a dependence the reordering would break). On by default
+    with 3 or more stages: stage k-1 is held until the middle of iteration k, which with 2 stages leaves the
+    producer no time (H200, results/gpu_hopper_attn_2026-12-03_session18: 27 % slower with 2 stages).
+    TILELSP_ATTN_OVERLAP=1 forces it, =0 turns it off; TILELSP_ATTN_PINGPONG=0 turns the ping-pong off."""
+    flag = os.environ.get("TILELSP_ATTN_OVERLAP")
+    if flag == "0" or flag != "1" and plan.num_stages < 3:
+        return None
+    body = list(plan.consumers)
+    gemms = [i for i, c in enumerate(body) if isinstance(c, N.Gemm)]
+    if len(gemms) != 2 or gemms[1] != len(body) - 1 or not all(id(body[i]) in wgmma for i in gemms):
+        return None
+    first, second = body[gemms[0]], body[-1]
+    if isinstance(first.clear_accum, N.Expr) or second.clear_accum is not False:
+        return None  # a run-time clear is a branch between the wgmmas (ptxas would serialise them)
+    if second.a.buffer.scope != "local.fragment" or any(_writes_shared(c) for c in body):
+        return None
+    # what gemm2 reads or writes while in flight: its operands in registers and any local its regions index with
+    held = {view_root(b) for b in used_buffers(second) if b.scope not in ("shared.dyn", "shared")}
+    held |= {view_root(second.a.buffer), view_root(second.c.buffer)}
+    pre, after = body[:gemms[0]], body[gemms[0] + 1:-1]
+    n_mid = next((i for i, c in enumerate(after) if _touches(c, held)), len(after))
+    mid, tail = after[:n_mid], after[n_mid:]
+    if not mid or any(_touches(c, held) for c in (*pre, first)):
+        return None
+    if view_root(first.c.buffer) in held:
+        return None
+    bound = {v for c in body for n in walk(c) for v in _binds(n)}
+    if any(n in bound for n in walk(second)):
+        return None  # gemm2 reads a variable set inside the body: it cannot move to the next iteration
+    s_shape, o_shape, p_shape = (shape_ints(g.buffer.shape) for g in (first.c, second.c, second.a))
+    if not (s_shape and o_shape and p_shape):
+        return None
+    p_bytes = _elems(p_shape) * (2 if second.a.buffer.dtype in ("float16", "bfloat16") else 1)
+    return Overlap(pre, first, mid, tail, second, _elems(s_shape) // consumers, _elems(o_shape) // consumers,
+                   p_bytes // consumers // 4, consumers == 256 and os.environ.get("TILELSP_ATTN_PINGPONG") != "0")
+
+
+def _elems(shape) -> int:
+    out = 1
+    for d in shape:
+        out *= d
+    return out
+
+
+def _binds(node):
+    if isinstance(node, N.LetStmt):
+        yield node.var
+    elif isinstance(node, N.For):
+        yield from node.vars
+
+
+def _touches(stmt, held: set) -> bool:
+    return any(view_root(b) in held for b in used_buffers(stmt))
+
+
+def _written(stmt):
+    from ...ir.visitor import op_regions
+
+    for node in walk(stmt):
+        if isinstance(node, N.Store):
+            yield node.buffer
+        elif isinstance(node, N.TILE_OPS):
+            yield from (r.buffer for r in op_regions(node)[1])
+
+
+def _writes_shared(stmt) -> bool:
+    return any(b.scope in ("shared.dyn", "shared") for b in _written(stmt))
+
+
+def overlap_enabled(plan, wgmma: dict, ws) -> Overlap | None:
+    """The overlap of the warp-specialised loop `plan` when its consumers run it (sm_90a, TMA pipeline; not in a
+    persistent kernel, whose stage ring continues across tiles)."""
+    if ws is None or ws.plan is not plan or getattr(ws, "persistent", None) is not None:
+        return None
+    return plan_overlap(plan, wgmma, ws.consumers)
+
+
+def stage_note(ws, wgmma: dict) -> str:
+    """The layouts stage's line for the overlap of a warp-specialised schedule ('' without one)."""
+    ov = overlap_enabled(ws.plan, wgmma, ws) if ws is not None else None
+    return f"\n{ov.describe()}" if ov is not None else ""
+
+
+def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
+    """The consumers' loop in the overlapped order (module docstring); `em` is the KernelEmitter."""
+    ns, v = plan.num_stages, s.vars[0]
+    start, n, it = em.idx(s.starts[0]), em.idx(s.extents[0]), em.name(v)
+    n_static = as_int(s.extents[0])
+    if n_static == 0:
+        return
+    s_ptr, o_ptr = (f"{em.name(g.c.buffer)}.ptr_to([0])" for g in (ov.first, ov.second))
+    p_ptr = f"{em.name(ov.second.a.buffer)}.ptr_to([0])"
+    for text in (PIN_WORDS, *((PINGPONG,) if ov.pingpong else ())):
+        if text not in em.extra_cuda:
+            em.extra_cuda.append(text)
+    em.dirty_r = em.dirty_w = False  # the consumers write no shared memory (plan_overlap); stages are mbarrier-ordered
+
+    def at(k: str) -> str:
+        return k if start == "0" else f"({start} + {k})"
+
+    def stage(k: str) -> str:
+        return f"T.floormod({k}, {ns})" if k != "0" else "0"
+
+    def use_stage(k: str) -> None:
+        for buf in plan.buffers:
+            em.stage_idx[buf] = stage(k)
+        em.var_text[v] = at(k)
+
+    def issue(*steps) -> None:  # (iteration, gemm): the gemms issued back to back, in the warpgroup's turn
+        if ov.pingpong:
+            em._call("tl::pingpong_sync")
+        em.wgmma_nowait = True
+        for k, g in steps:
+            use_stage(k)
+            em.stmt(g)
+        em.wgmma_nowait = False
+        if ov.pingpong:
+            em._call("tl::pingpong_arrive")
+
+    def second_done(k: str) -> None:
+        em._call(f"tl::wgmma_wait_fenced<0, {ov.o_regs}>", o_ptr)
+        em._call(f"tl::pin_words<{ov.p_words}>", p_ptr)
+        em._call("tl::mbar_arrive", f"{em.bars}.ptr_to([{stage(k)} + {ns}])")
+
+    def guarded(fn) -> None:
+        if n_static is None:
+            em.line(f"if {n} > 0:")
+            with em.block():
+                fn()
+        else:
+            fn()
+
+    def head() -> None:  # iteration 0: S_0 and its softmax, P_0 V_0 left for iteration 1
+        _wait_full(em, ns, "0")
+        use_stage("0")
+        for c in ov.pre:
+            em.stmt(_unswitched(c))
+        issue(("0", ov.first))
+        em._call(f"tl::wgmma_wait_fenced<0, {ov.s_regs}>", s_ptr)
+        for c in (*ov.mid, *ov.tail):
+            em.stmt(c)
+
+    if ov.pingpong:
+        em._call("tl::pingpong_first")
+    guarded(head)
+    em.line(f"for {it}_i in T.serial({n_static - 1 if n_static is not None else f'{n} - 1'}):")
+    with em.block():
+        k = f"({it}_i + 1)"
+        _wait_full(em, ns, k)
+        use_stage(k)
+        for c in ov.pre:
+            em.stmt(_unswitched(c))
+        issue((k, ov.first), (f"{it}_i", ov.second))
+        use_stage(k)
+        em._call(f"tl::wgmma_wait_fenced<1, {ov.s_regs}>", s_ptr)
+        for c in ov.mid:
+            em.stmt(c)
+        second_done(f"{it}_i")
+        for c in ov.tail:
+            em.stmt(c)
+
+    def last() -> None:  # P_{n-1} V_{n-1}
+        k = f"({n} - 1)" if n_static is None else str(n_static - 1)
+        issue((k, ov.second))
+        second_done(k)
+
+    guarded(last)
+    if ov.pingpong:
+        em._call("tl::pingpong_last")
+    for buf in plan.buffers:
+        em.stage_idx.pop(buf, None)
+    em.dirty_r = em.dirty_w = True
+
+
+def _unswitched(stmt):
+    """A masked fill before the first gemm as `if <unmasked on this block>: plain fill else: masked fill` (a causal
+    mask paid on the diagonal block only, unswitch.py); TILELSP_ATTN_UNSWITCH=0 keeps it as written."""
+    return stmt if os.environ.get("TILELSP_ATTN_UNSWITCH") == "0" else unswitch_fill(stmt) or stmt
+
+
+def _wait_full(em, ns: int, k: str) -> None:
+    """Wait until stage k's bytes have landed (the full mbarrier's phase of k)."""
+    st = f"T.floormod({k}, {ns})" if k != "0" else "0"
+    em._call("tl::mbar_wait", f"{em.bars}.ptr_to([{st}])", f"T.floormod(T.floordiv({k}, {ns}), 2)")
