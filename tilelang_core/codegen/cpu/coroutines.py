@@ -24,7 +24,10 @@ trip count around waits is unrolled here, so `stage` stays a constant in the til
 role's code the code it has without the scheduler, with the GPU's order of events between roles: a wait only
 passes once the arrivals that complete its phase have run (cpu/mbarrier.py models the barriers).
 
-A role `if` on the thread index nested inside a scheduled role with a wait inside it is refused.
+A role `if` on the thread index nested inside a scheduled role with a wait inside it is refused. Role `if`s that
+are separate statements (`with T.ws(0): ...` then `with T.ws(1): ...`, not one if/elif chain) are scheduled one
+after another, each on its own: waits between them follow program order, so one that only a later statement
+satisfies ends in the deadlock error rather than a wrong value.
 """
 from __future__ import annotations
 
