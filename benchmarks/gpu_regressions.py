@@ -1,5 +1,6 @@
 """The fuzzer-pattern cases (tests/fuzzer_patterns) on a real GPU: the colsum atomic that ran on every thread of an
-H200, ceildiv/clamp/fp8 casts, 8/16-bit atomics, fp8 reductions. Prints a PASS/FAIL table.
+H200, ceildiv/clamp/fp8 casts, 8/16-bit atomics, fp8 reductions, and T.rng_* (fuzz_rng: the GPU's Philox draws must equal
+the pure-Python stream the CPU backend is tested against, bit for bit). Prints a PASS/FAIL table.
 
 Here (tvm + nvcc, no GPU): `python benchmarks/gpu_regressions.py build [--arch sm_90a] [--out .gpu_regressions]`.
 On the GPU machine (torch + cuda-python, no tvm; carry the ignored `.gpu_regressions` folder):
