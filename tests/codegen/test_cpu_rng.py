@@ -68,6 +68,15 @@ def noise(A: T.Tensor((128,), "float32")):
         T.copy(f, A)
 """
 
+CONDITIONAL = HEADER + """
+@T.prim_func
+def pick(A: T.Tensor((32,), "uint32")):
+    with T.Kernel(1, threads=32) as bx:
+        tx = T.get_thread_binding()
+        T.rng_init(1)
+        A[tx] = T.if_then_else(tx < 16, T.rng_rand(), T.uint32(0))
+"""
+
 
 def test_rand_uint_example_draws_the_reference_stream(tmp_path):
     path = tmp_path / "rand_uint.py"
@@ -94,3 +103,12 @@ def test_draws_in_a_parallel_loop_over_a_fragment_are_refused_with_a_diagnostic(
     diag = err.value.diagnostics[0]
     assert diag.code == "lowering-unsupported" and "T.Parallel loop over a fragment" in diag.message
     assert diag.span.line == 10  # the T.Parallel loop
+
+
+def test_a_draw_in_a_branch_of_if_then_else_is_refused_with_a_diagnostic():
+    from tilelang_core.diagnostics import CompileError
+
+    with pytest.raises(CompileError) as err:
+        build_src(CONDITIONAL)
+    diag = err.value.diagnostics[0]
+    assert diag.code == "lowering-unsupported" and "T.if_then_else" in diag.message and diag.span.line == 10

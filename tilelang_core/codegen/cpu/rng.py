@@ -33,6 +33,18 @@ def draws(node) -> bool:
     return any(isinstance(n, N.Call) and n.name in DRAW_CALLS for n in walk(node))
 
 
+def _refuse_conditional_draws(body) -> None:
+    """A draw in a branch of T.if_then_else or past the first operand of `and` / `or` runs only when that operand is
+    evaluated on the GPU; here draws go before their statement, so such a draw is refused."""
+    for n in walk(body):
+        operands = (n.true_value, n.false_value) if isinstance(n, N.Select) else n.values[1:] if isinstance(
+            n, N.BoolOp) else ()
+        if any(draws(e) for e in operands):
+            raise LoweringError("T.rng_rand in a branch of T.if_then_else or after `and` / `or` is not supported by "
+                                "the CPU backend (the GPU draws only when that operand is evaluated); draw inside "
+                                "an `if` statement instead (`if c: A[i] = T.rng_rand()`)", n.span)
+
+
 def _u64(x):
     return cast(x, "uint64")
 
@@ -43,6 +55,7 @@ class RngLowering:
     def __init__(self, ctx, launch: N.Launch):
         tirx = self.tirx = ctx.tirx
         self.ctx, self.launch = ctx, launch
+        _refuse_conditional_draws(launch.body)
         count = sum(1 for n in walk(launch.body) if isinstance(n, N.Call) and n.name in DRAW_CALLS)
         self.state = tirx.decl_buffer((ctx.simt.total, WORDS), "uint32", ctx.fresh("rng_state").name, scope="global")
         self.drawn = tirx.decl_buffer((max(count, 1),), "uint32", ctx.fresh("rng_drawn").name, scope="global")
