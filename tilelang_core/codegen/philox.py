@@ -16,6 +16,7 @@ ROUNDS = 10
 UNIFORM_SCALE = 2.0 ** -32  # exactly float32 2.3283064e-10f, so x * scale + shift rounds once, fused or not
 UNIFORM_SHIFT = 2.0 ** -33
 MASK32 = 0xFFFFFFFF
+DRAW_CALLS = frozenset({"rng_rand", "rng_rand_float"})  # the tile-IR calls that advance a thread's generator
 
 
 def philox4x32(counter: tuple, key: tuple, rounds: int = ROUNDS) -> tuple:

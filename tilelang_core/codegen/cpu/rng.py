@@ -18,8 +18,8 @@ from ...ir.visitor import walk
 from .. import philox
 from .expr import LoweringError, cast, const, dtype_of
 
-RNG_CALLS = frozenset({"rng_init", "rng_rand", "rng_rand_float"})
-DRAW_CALLS = frozenset({"rng_rand", "rng_rand_float"})
+DRAW_CALLS = philox.DRAW_CALLS
+RNG_CALLS = DRAW_CALLS | {"rng_init"}
 COUNTER, KEY, OUTPUT, INDEX, SCRATCH, WORDS = 0, 4, 6, 10, 11, 15  # a thread's state row
 
 

@@ -8,8 +8,6 @@ from ...ir import nodes as N
 from ...ir.visitor import walk
 from .. import philox
 
-DRAW_CALLS = frozenset({"rng_rand", "rng_rand_float"})
-
 PHILOX = r"""
 namespace tl {
 // state: ctr[0..3], key[4..5], output[6..9], index of the next output[10]
@@ -68,7 +66,7 @@ class RngOps:
     @staticmethod
     def draws(e) -> bool:
         """True when expression `e` advances the thread's generator (T.rng_rand / T.rng_rand_float)."""
-        return any(isinstance(n, N.Call) and n.name in DRAW_CALLS for n in walk(e))
+        return any(isinstance(n, N.Call) and n.name in philox.DRAW_CALLS for n in walk(e))
 
     def statement(self, s: N.Evaluate) -> bool:
         """`T.rng_init(seed, seq, off)`; False for other statements."""
