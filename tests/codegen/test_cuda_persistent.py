@@ -113,6 +113,8 @@ REFUSALS = [  # (body change, kernel args, persistent reason, TMA store reason o
     (dict(prologue="T.copy(C[by * block_M, bx * block_N], C_local)"), {},
      "reads the tensor it writes (C)", "'C' is read or written elsewhere"),
     (dict(trips="T.ceildiv(K, block_K) - by"), {}, "trip count depends on the block index", None),
+    (dict(prologue="T.clear(C_local)\n            n = T.ceildiv(K, block_K) - by", trips="n"), {},
+     "trip count depends on the block index", None),
     (dict(epilogue="C_s = T.alloc_shared((block_M, block_N), dtype)\n            T.copy(C_local, C_s)\n"
                    "            T.copy(C_s, C[by * block_M, bx * block_N])"), {},
      "shared memory used outside the pipelined loop", "no single accumulator-to-global copy"),
@@ -121,7 +123,7 @@ REFUSALS = [  # (body change, kernel args, persistent reason, TMA store reason o
 
 
 @pytest.mark.parametrize("body,kw,persistent,store", REFUSALS,
-                         ids=["atomics", "read-write", "tile-trips", "shared-epilogue", "smem-budget"])
+                         ids=["atomics", "read-write", "tile-trips", "tile-trips-let", "shared-epilogue", "smem-budget"])
 def test_each_refusal_keeps_the_old_path_and_says_why(body, kw, persistent, store):
     func = _gemm(body, **kw)
     text = _schedule(func)
@@ -172,6 +174,40 @@ def test_the_artifact_carries_the_persistent_launch(gemm):
     art = from_kernel(gemm, _gemm(), "sm_90a", b"")
     step = art.launch_plan()[0]
     assert step["persistent"] and art.grid_for({}, step["grid"]) == (8, 1, 1)
+
+
+BATCHED = HEAD + """@tilelang.jit
+def bgemm(M, N, K, block_M=128, block_N=256, block_K=64, dtype=T.float16):
+    B = T.dynamic("b")
+
+    @T.prim_func
+    def main(A: T.Tensor((B, M, K), dtype), W: T.Tensor((B, K, N), dtype), C: T.Tensor((B, M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), B, threads=256) as (bx, by, bz):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            W_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            T.use_swizzle(4)
+            T.clear(C_local)
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                T.copy(A[bz, by * block_M, ko * block_K], A_shared)
+                T.copy(W[bz, ko * block_K, bx * block_N], W_shared)
+                T.gemm(A_shared, W_shared, C_local)
+            T.copy(C_local, C[bz, by * block_M, bx * block_N])
+
+    return main
+"""
+
+
+def test_a_batched_gemm_with_a_dynamic_batch_counts_its_tiles_at_launch():
+    from tilelang_core.runtime.artifact import from_kernel
+
+    func = _kernel(BATCHED, "bgemm", M=1000, N=512, K=256)
+    ck = generate(func, "sm_90a")
+    assert ck.persistent and ck.grid == ("(2) * (8) * (b)",)
+    assert from_kernel(ck, func, "sm_90a", b"").grid_for({"b": 3}, ck.grid) == (48, 1, 1)
+    lowered = lower(func, "sm_90a", until="lowered").stages["lowered"]
+    assert "bz_t = T.floordiv(tile, (2 * 8))" in lowered  # the batch index, then the swizzled tile in its slice
+    assert [m["box"] for m in ck.tensor_maps if m["tensor"] == "C"] == [[64, 128, 1]]
 
 
 @pytest.mark.usefixtures("tilelang_alias")

@@ -51,7 +51,10 @@ def plan_persistent(func: N.PrimFunc, launch: N.Launch, ws) -> Persistent | str:
         return f"reads the tensor it writes ({', '.join(sorted(b.name for b in reads & writes))})"
     if len(launch.grid) != len(launch.block_vars):
         return "grid dimensions without a block index"
-    blocks = set(launch.block_vars)
+    blocks = set(launch.block_vars)  # and the top-level lets computed from them
+    for st in _stmts(launch.body):
+        if isinstance(st, N.LetStmt) and any(n in blocks for n in walk(st.value)):
+            blocks.add(st.var)
     loop = ws.plan.loop
     if any(n in blocks for e in (loop.starts[0], loop.extents[0]) for n in walk(e)):
         return "the pipelined loop's trip count depends on the block index"

@@ -71,7 +71,8 @@ def plan_tma_store(func: N.PrimFunc, launch: N.Launch, ws, layouts: dict, arch: 
         return "the copy's sides do not match"
     lay, g = layouts.get(frag.buf), dst.buf
     shape = shape_ints(frag.buf.shape)
-    if not isinstance(lay, Mma) or lay.transpose or lay.regs % 2 or in_fragment(lay, "tx", "r") or shape is None:
+    if not isinstance(lay, Mma) or lay.transpose or lay.regs % 2 or in_fragment(lay, "tx", "r") or shape is None \
+            or len(shape) != 2:
         return "the accumulator's layout is not an mma layout"
     if g.base is not None:
         return "the destination is a view"
@@ -80,7 +81,7 @@ def plan_tma_store(func: N.PrimFunc, launch: N.Launch, ws, layouts: dict, arch: 
     rows, cols = shape
     esize, gshape = nbytes(g.dtype), [as_int(d) for d in g.shape]
     box = [as_int(a.extent) if a.sliced else 1 for a in dst.axes]
-    if len(shape) != 2 or not dst.axes[-1].sliced or not 1 <= len(gshape) <= _MAX_RANK or None in box \
+    if not dst.axes[-1].sliced or not 1 <= len(gshape) <= _MAX_RANK or None in box \
             or [b for b in box if b != 1] != [d for d in shape if d != 1] or box[-1] != cols:
         return "the destination is not a 2-D box of the tensor"
     if any(d is None for d in gshape[1:]) or gshape[-1] * esize % 16:
