@@ -2,26 +2,40 @@
 from __future__ import annotations
 
 from ..verify.bench import bench
-from ..verify.numerics import compare, random_tensor
+from ..verify.numerics import compare
 
 
 def supply_tensor(supply: str, shape, dtype: str, device: str = "cpu", gen=None):
-    """A tensor of `shape`/`dtype` filled as TileLang's TensorSupplyType `supply` (Auto, Randn, Normal, Zero, One,
-    Integer, Uniform) says."""
+    """A tensor of `shape`/`dtype` filled as TileLang's TensorSupplyType `supply` fills it: Auto (floats uniform in
+    [-1, 1), unsigned 0..2, fp8 from int8 values, other ints -2..2), Integer, Uniform [-1, 1), Normal (mean -1,
+    std 1), Randn, Zero, One; int8 under Uniform or Normal is all ones."""
     import torch
 
     from ..verify.numerics import torch_dtype
 
-    if supply in ("Auto", "Randn", "Normal"):
-        return random_tensor(shape, dtype, device, gen)
-    tdt = torch_dtype(dtype)
+    tdt, shape = torch_dtype(dtype), tuple(int(s) for s in shape)
+    if supply in ("Auto", "Integer"):
+        if dtype.startswith("uint") or tdt == torch.bool:
+            high = 2 if tdt == torch.bool else 3
+            return torch.randint(0, high, shape, generator=gen).to(tdt).to(device)
+        if dtype.startswith("float8"):
+            return torch.randint(-128, 128, shape, generator=gen).to(torch.int8).to(tdt).to(device)
+        if supply == "Auto" and tdt.is_floating_point:
+            return (torch.rand(shape, generator=gen) * 2 - 1).to(tdt).to(device)
+        return torch.randint(-2, 3, shape, generator=gen).to(tdt).to(device)
+    if tdt == torch.int8 and supply in ("Uniform", "Normal"):
+        return torch.ones(shape, dtype=tdt, device=device)
+    if supply == "Uniform":
+        return (torch.rand(shape, generator=gen) * 2 - 1).to(tdt).to(device)
+    if supply == "Normal":
+        return torch.empty(shape).normal_(-1.0, 1.0, generator=gen).to(tdt).to(device)
+    if supply == "Randn":
+        return torch.randn(shape, generator=gen).to(tdt).to(device)
     if supply == "Zero":
-        return torch.zeros(tuple(shape), dtype=tdt, device=device)
+        return torch.zeros(shape, dtype=tdt, device=device)
     if supply == "One":
-        return torch.ones(tuple(shape), dtype=tdt, device=device)
-    if supply == "Integer":
-        return torch.randint(-2, 3, tuple(shape), generator=gen).to(tdt).to(device)
-    return torch.rand(tuple(shape), generator=gen).to(tdt).to(device)  # Uniform
+        return torch.ones(shape, dtype=tdt, device=device)
+    raise ValueError(f"unknown TensorSupplyType '{supply}': use Auto, Integer, Uniform, Normal, Randn, Zero or One")
 
 
 class Profiler:

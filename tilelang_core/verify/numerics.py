@@ -27,22 +27,6 @@ def tolerance(dtype: str) -> tuple[float, float]:
     return _TOL.get(dtype, (0.0, 0.0))
 
 
-def random_tensor(shape, dtype: str, device="cpu", generator=None):
-    """A random tensor: floats ~ N(0,1) (fp8 scaled to its range), ints small, uint8 over its range."""
-    import torch
-
-    tdt = torch_dtype(dtype)
-    shape = tuple(int(s) for s in shape)
-    if tdt.is_floating_point:
-        x = torch.randn(shape, generator=generator, dtype=torch.float32)
-        return x.to(tdt).to(device)
-    if tdt == torch.bool:
-        return (torch.randint(0, 2, shape, generator=generator) == 1).to(device)
-    if tdt == torch.uint8:
-        return torch.randint(0, 256, shape, generator=generator, dtype=torch.int32).to(tdt).to(device)
-    return torch.randint(-8, 8, shape, generator=generator, dtype=torch.int64).to(tdt).to(device)
-
-
 @dataclass
 class Comparison:
     """The result of comparing one output with its reference (max_rel_err = max |a - e| / max |e|)."""
