@@ -1,6 +1,7 @@
 """FA3-style overlap in the warp-specialised flash attention (codegen/cuda/overlap.py): the softmax of block k runs
 while the P V wgmma of block k-1 is in flight, the two consumer warpgroups take turns issuing; the schedule is kept
-where the reordering is illegal or would starve the producer (2 stages); the CPU backend ignores all of it."""
+where the reordering is illegal or would starve the producer (2 stages with one set of mbarriers; with 2 stages K and V
+get separate ones); the CPU backend ignores all of it."""
 from __future__ import annotations
 
 import shutil
@@ -56,7 +57,8 @@ def test_the_warpgroups_take_turns_and_the_barriers_balance(overlapped):
     assert overlapped.count("tl::pingpong_first()") == 1 and "tl::pingpong_last();" in overlapped
 
 
-def test_two_stages_keep_the_old_schedule_unless_forced(monkeypatch):
+def test_two_stages_with_one_set_of_mbarriers_keep_the_old_schedule_unless_forced(monkeypatch):
+    monkeypatch.setenv("TILELSP_ATTN_KV_BARRIERS", "0")
     plain = generate(_flash(num_stages=2), "sm_90a").source
     assert "wgmma_wait_fenced<1" not in plain and "pingpong" not in plain
     monkeypatch.setenv("TILELSP_ATTN_OVERLAP", "1")
@@ -206,3 +208,65 @@ def test_fast_exp2_is_opt_in(monkeypatch, overlapped):
     monkeypatch.setenv("TILELSP_FAST_EXP2", "1")
     src = generate(_flash(), "sm_90a").source
     assert "tl::exp2_ftz(" in src and "exp2f(" not in src
+
+
+def test_separate_k_and_v_mbarriers_overlap_two_stages(monkeypatch, overlapped):
+    assert overlapped.count("tl::mbar_init(") == 6  # 3 stages: one set (full/empty) by default
+    src = generate(_flash(num_stages=2), "sm_90a").source  # 2 stages: separate K and V mbarriers by default
+    assert src.count("tl::mbar_init(") == 8  # full/empty for K and for V, 2 stages each
+    producer = src[src.index("for (int k_i = 0;"):]
+    producer = producer[:producer.index("} else {")]
+    # the producer waits on K's empty barrier (bars + 2) before K's copies and on V's (bars + 6) before V's
+    assert producer.index("+ 20482)") < producer.index("K_tmap0") < producer.index("+ 20486)") \
+        < producer.index("V_tmap1")
+    body = _loop(src)[_loop(src).index("for (int k_i_1"):]
+    order = [body.index(s) for s in ("+ 20480)])), (((k_i_1 + 1) & 3) >> 1))",  # K_k landed
+                                     "+ 20484)])), ((k_i_1 & 3) >> 1))",  # V_{k-1} landed
+                                     "tl::pingpong_sync()", "tl::wgmma_wait_fenced<1, 64>",
+                                     "(((k_i_1 + 1) & 1) + 20482)])));",  # K_k released after S_k's wait
+                                     "tl::wgmma_wait_fenced<0, 64>",
+                                     "((k_i_1 & 1) + 20486)])));")]  # V_{k-1} released after P V's wait
+    assert order == sorted(order), order
+    assert "tl::tma_store_4d" in src  # 2 stages leave room for the TMA-store epilogue
+    monkeypatch.setenv("TILELSP_ATTN_KV_BARRIERS", "0")
+    plain = generate(_flash(num_stages=2), "sm_90a").source
+    assert plain.count("tl::mbar_init(") == 4 and "wgmma_wait_fenced<1" not in plain
+    monkeypatch.setenv("TILELSP_ATTN_KV_BARRIERS", "1")
+    assert generate(_flash(), "sm_90a").source.count("tl::mbar_init(") == 12  # forced at 3 stages
+
+
+def test_separate_barriers_need_each_tile_read_by_one_gemm_only(monkeypatch):
+    monkeypatch.setenv("TILELSP_ATTN_KV_BARRIERS", "1")  # forced: K_s read by both gemms still gets one set
+    res = check_source(ILLEGAL.replace("T.copy(S, P)\n                T.reduce_max(S, m, dim=1)",
+                                       "T.reduce_max(S, m, dim=1)\n                T.copy(S, P)")
+                       .replace("T.gemm(P, V_s, acc", "T.gemm(P, K_s, acc"),
+                       "shared_k.py", instances={"probs_first": [dict(seq_len=512, dim=64)]})
+    assert not res.errors, [d.message for d in res.errors]
+    src = generate(res.kernels[0], "sm_90a").source  # K_s read by both gemms: one set of mbarriers, 3 stages
+    assert src.count("tl::mbar_init(") == 6 and "tl::wgmma_wait_fenced<1" in src
+
+
+def test_layouts_stage_names_the_separate_barriers(monkeypatch):
+    from tilelang_core import lower
+
+    stage = lower(_flash(num_stages=2), "sm_90a", until="layouts").stages["layouts"]
+    assert "separate mbarriers for K_shared (released after wait_group 1) and V_shared" in stage
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_separate_barriers_compile_for_sm90a_without_spills(monkeypatch):
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from tilelang_core.runtime.artifact import arch_flags
+
+    src = generate(_flash(is_causal=True, num_stages=2), "sm_90a").source
+    with tempfile.TemporaryDirectory() as tmp:
+        cu = Path(tmp) / "k.cu"
+        cu.write_text(src)
+        p = subprocess.run(["nvcc", "-cubin", "-O3", "-std=c++17", *arch_flags("sm_90a"), "-Xptxas", "-v", "-o",
+                            str(Path(tmp) / "k.cubin"), str(cu)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "C7514" not in p.stderr and "warning" not in p.stderr.lower() and "0 bytes spill stores" in p.stderr

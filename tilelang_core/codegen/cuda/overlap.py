@@ -8,6 +8,10 @@ softmax of S_k while the tensor cores still run P_{k-1} V_{k-1}; then waits for 
 stage k-1 and runs the statements that touch O or P; after the loop the last P V. The split is legal when the
 statements moved before the second gemm of k-1 touch neither its A operand nor its accumulator (nor any shared
 memory the consumers write); otherwise the loop keeps its order. TILELSP_ATTN_OVERLAP=0 turns it off.
+With 2 stages the tiles each gemm reads (K for the first, V for the second) get their own full/empty mbarriers
+(`load_groups`): K_k is released right after S_k's wait, V_{k-1} after the P V wait, so the producer refills K
+while V is still held and the overlap runs with 2 stages too (TILELSP_ATTN_KV_BARRIERS=1: at any stage count,
+=0: never).
 """
 from __future__ import annotations
 
@@ -66,27 +70,31 @@ class Overlap:
     o_regs: int
     p_words: int
     pingpong: bool      # two consumer warpgroups take turns issuing (PINGPONG)
+    split: tuple = ()   # (first's tiles, second's tiles) with separate mbarriers (load_groups); () for one set
 
     def describe(self) -> str:
         """One line for the layouts stage."""
         return (f"# overlapped: {_name(self.second.c)} += {_name(self.second.a)} @ {_name(self.second.b)} of "
                 f"iteration k-1 in flight (wgmma.wait_group 1) during {len(self.mid)} statements after "
                 f"{_name(self.first.c)} = gemm k; {len(self.tail)} after wait_group 0"
-                + ("; the two consumer warpgroups take turns issuing (named barriers 2, 3)" if self.pingpong else ""))
+                + ("; the two consumer warpgroups take turns issuing (named barriers 2, 3)" if self.pingpong else "")
+                + (f"; separate mbarriers for {', '.join(t.name for t in self.split[0])} (released after "
+                   f"wait_group 1) and {', '.join(t.name for t in self.split[1])}" if self.split else ""))
 
 
 def _name(region) -> str:
     return region.buffer.name
 
 
-def plan_overlap(plan, wgmma: dict, consumers: int) -> Overlap | None:
+def plan_overlap(plan, wgmma: dict, consumers: int, loads: tuple = ()) -> Overlap | None:
     """The overlapped schedule of a warp-specialised loop body `pre; gemm1; mid; tail; gemm2`, or None when it
     does not apply (switched off, other shapes of body, a dependence the reordering would break). On by default
     with 3 or more stages: stage k-1 is held until the middle of iteration k, which with 2 stages leaves the
-    producer no time (H200, results/gpu_hopper_attn_2026-12-03_session18: 27 % slower with 2 stages).
+    producer no time (H200, results/gpu_hopper_attn_2026-12-03_session18: 27 % slower with 2 stages) unless
+    the gemms' tiles have separate mbarriers (`loads`: the TMA loads; `_split_tiles`).
     TILELSP_ATTN_OVERLAP=1 forces it, =0 turns it off; TILELSP_ATTN_PINGPONG=0 turns the ping-pong off."""
     flag = os.environ.get("TILELSP_ATTN_OVERLAP")
-    if flag == "0" or flag != "1" and plan.num_stages < 3:
+    if flag == "0":
         return None
     body = list(plan.consumers)
     gemms = [i for i, c in enumerate(body) if isinstance(c, N.Gemm)]
@@ -113,9 +121,39 @@ def plan_overlap(plan, wgmma: dict, consumers: int) -> Overlap | None:
     s_shape, o_shape, p_shape = (shape_ints(g.buffer.shape) for g in (first.c, second.c, second.a))
     if not (s_shape and o_shape and p_shape):
         return None
+    split = _split_tiles(loads, first, second, (*pre, *mid, *tail), plan.num_stages)
+    if flag != "1" and plan.num_stages < 3 and not split:
+        return None
     p_bytes = _elems(p_shape) * (2 if second.a.buffer.dtype in ("float16", "bfloat16") else 1)
     return Overlap(pre, first, mid, tail, second, _elems(s_shape) // consumers, _elems(o_shape) // consumers,
-                   p_bytes // consumers // 4, consumers == 256 and os.environ.get("TILELSP_ATTN_PINGPONG") != "0")
+                   p_bytes // consumers // 4, consumers == 256 and os.environ.get("TILELSP_ATTN_PINGPONG") != "0",
+                   split)
+
+
+def _split_tiles(loads, first, second, others, stages: int) -> tuple:
+    """(tiles only the first gemm reads, tiles only the second reads) when every TMA-loaded tile is one of them;
+    () otherwise. On by default with 2 stages only: H200, one run (results/gpu_hopper_attn_2026-12-03_session18_
+    round2): 128x128 2 stages 2.116 -> 2.065 ms, causal 1.248 -> 1.214; at 3 stages 2.101 -> 2.084 but causal
+    1.176 -> 1.209. TILELSP_ATTN_KV_BARRIERS=1 forces it at any stage count, =0 turns it off."""
+    flag = os.environ.get("TILELSP_ATTN_KV_BARRIERS")
+    if flag == "0" or flag != "1" and stages > 2 or not loads:
+        return ()
+    tiles = [view_root(ld.tile) for ld in loads]
+    reads = [{id(view_root(b)) for b in used_buffers(g)} for g in (first, second)]
+    rest = {id(view_root(b)) for c in others for b in used_buffers(c)}
+    groups = tuple(tuple(t for t in tiles if id(t) in r and id(t) not in o and id(t) not in rest)
+                   for r, o in ((reads[0], reads[1]), (reads[1], reads[0])))
+    return groups if all(groups) and len(groups[0]) + len(groups[1]) == len(tiles) else ()
+
+
+def load_groups(ws, ov: Overlap | None) -> list:
+    """(loads, mbarrier base) per set of full/empty mbarriers: full[base + stage], empty[base + num_stages +
+    stage]; one set for every load unless the overlap gives each gemm's tiles their own."""
+    if ov is None or not ov.split:
+        return [(ws.loads, 0)]
+    ns = ws.plan.num_stages
+    return [([ld for ld in ws.loads if any(view_root(ld.tile) is t for t in tiles)], 2 * ns * g)
+            for g, tiles in enumerate(ov.split)]
 
 
 def _elems(shape) -> int:
@@ -155,7 +193,7 @@ def overlap_enabled(plan, wgmma: dict, ws) -> Overlap | None:
     persistent kernel, whose stage ring continues across tiles)."""
     if ws is None or ws.plan is not plan or getattr(ws, "persistent", None) is not None:
         return None
-    return plan_overlap(plan, wgmma, ws.consumers)
+    return plan_overlap(plan, wgmma, ws.consumers, tuple(ws.loads))
 
 
 def stage_note(ws, wgmma: dict) -> str:
@@ -200,10 +238,20 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
         if ov.pingpong:
             em._call("tl::pingpong_arrive")
 
+    v_base = 2 * ns if ov.split else 0  # the second gemm's tiles' mbarriers
+
     def second_done(k: str) -> None:
         em._call(f"tl::wgmma_wait_fenced<0, {ov.o_regs}>", o_ptr)
         em._call(f"tl::pin_words<{ov.p_words}>", p_ptr)
-        em._call("tl::mbar_arrive", f"{em.bars}.ptr_to([{stage(k)} + {ns}])")
+        em._call("tl::mbar_arrive", f"{em.bars}.ptr_to([{stage(k)} + {v_base + ns}])")
+
+    def first_done(k: str) -> None:  # separate mbarriers: the first gemm's tiles go back as soon as it is done
+        if ov.split:
+            em._call("tl::mbar_arrive", f"{em.bars}.ptr_to([{stage(k)} + {ns}])")
+
+    def second_ready(k: str) -> None:
+        if ov.split:
+            _wait_full(em, ns, k, v_base)
 
     def guarded(fn) -> None:
         if n_static is None:
@@ -220,6 +268,7 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
             em.stmt(_unswitched(c))
         issue(("0", ov.first))
         em._call(f"tl::wgmma_wait_fenced<0, {ov.s_regs}>", s_ptr)
+        first_done("0")
         for c in (*ov.mid, *ov.tail):
             em.stmt(c)
 
@@ -233,9 +282,11 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
         use_stage(k)
         for c in ov.pre:
             em.stmt(_unswitched(c))
+        second_ready(f"{it}_i")
         issue((k, ov.first), (f"{it}_i", ov.second))
         use_stage(k)
         em._call(f"tl::wgmma_wait_fenced<1, {ov.s_regs}>", s_ptr)
+        first_done(k)
         for c in ov.mid:
             em.stmt(c)
         second_done(f"{it}_i")
@@ -244,6 +295,7 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
 
     def last() -> None:  # P_{n-1} V_{n-1}
         k = f"({n} - 1)" if n_static is None else str(n_static - 1)
+        second_ready(k)
         issue((k, ov.second))
         second_done(k)
 
@@ -261,7 +313,8 @@ def _unswitched(stmt):
     return stmt if os.environ.get("TILELSP_ATTN_UNSWITCH") == "0" else unswitch_fill(stmt) or stmt
 
 
-def _wait_full(em, ns: int, k: str) -> None:
-    """Wait until stage k's bytes have landed (the full mbarrier's phase of k)."""
+def _wait_full(em, ns: int, k: str, base: int = 0) -> None:
+    """Wait until stage k's bytes have landed (the phase of k of the full mbarrier at `base`)."""
     st = f"T.floormod({k}, {ns})" if k != "0" else "0"
-    em._call("tl::mbar_wait", f"{em.bars}.ptr_to([{st}])", f"T.floormod(T.floordiv({k}, {ns}), 2)")
+    em._call("tl::mbar_wait", f"{em.bars}.ptr_to([{st}{f' + {base}' if base else ''}])",
+             f"T.floormod(T.floordiv({k}, {ns}), 2)")

@@ -9,8 +9,9 @@ import os
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
+from .cluster import release_fn
 from .persistent import tiles
-from .overlap import emit_overlapped, overlap_enabled
+from .overlap import emit_overlapped, load_groups, overlap_enabled
 
 
 class PipelineEmitter:
@@ -106,19 +107,22 @@ class PipelineEmitter:
     def specialized(self, body) -> None:
         """The kernel body split by role: barrier setup, the producer warpgroup's TMA loop, the consumers' body."""
         ws, ns = self.ws, self.ws.plan.num_stages
+        groups = load_groups(ws, overlap_enabled(ws.plan, self.wgmma, ws))
         self.bars = self.fresh("tma_bar")
-        self.scratch[self.bars] = ("uint64", 2 * ns)
+        self.scratch[self.bars] = ("uint64", 2 * ns * len(groups))
         for buf in ws.plan.buffers:
             self.stages[buf] = ns
         for let in ws.hoisted if ws.persistent is None else ():  # persistent: recomputed per tile (`tiles`)
             self.stmt(let)
         self.line("if tx == 0:")
         with self.block():
-            for i in range(ns):
-                self._call("tl::mbar_init", f"{self.bars}.ptr_to([{i}])", "1")
-                self._call("tl::mbar_init", f"{self.bars}.ptr_to([{ns + i}])", str(ws.consumers))
+            for i in range(2 * ns * len(groups)):
+                count = "1" if i % (2 * ns) < ns else str(ws.consumers)  # full: the producer; empty: consumers
+                self._call("tl::mbar_init", f"{self.bars}.ptr_to([{i}])", count)
             self._call("tl::mbar_fence_init")
         self.line('T.tvm_storage_sync("shared")')
+        if ws.cluster is not None:  # the peer block arrives on these barriers and multicasts into this block
+            self._call("tl::cluster_sync")
         regs = ws.registers
         self.line(f"if tx >= {ws.consumers}:")
         with self.block():
@@ -129,7 +133,7 @@ class PipelineEmitter:
                 for m in ws.tensor_maps:
                     self._call("tl::tma_prefetch", m["arg"])
                 with tiles(self, self.func.launch, "producer"):
-                    self._tma_producer(ws)
+                    self._tma_producer(ws, groups)
         self.line("else:")
         with self.block():
             if regs:
@@ -138,6 +142,8 @@ class PipelineEmitter:
             hoisted = ws.hoisted if ws.persistent is None else ()
             with tiles(self, self.func.launch, "consumer"):
                 self.body(N.SeqStmt(tuple(st for st in stmts if not any(st is h for h in hoisted))))
+        if ws.cluster is not None:  # no block exits while its peer may still arrive on its barriers
+            self._call("tl::cluster_sync")
 
     def _ring(self, k: str) -> str:
         """The stage ring's iteration of loop iteration `k` (a persistent kernel's ring continues across tiles)."""
@@ -146,8 +152,9 @@ class PipelineEmitter:
     def _call(self, fn: str, *args: str) -> None:
         self.line(f'T.cuda.func_call("{fn}", {"".join(a + ", " for a in args)}source_code="")')
 
-    def _tma_producer(self, ws) -> None:
-        """One thread: per k, wait until the stage is free, expect its bytes, issue every atom's bulk copy."""
+    def _tma_producer(self, ws, groups) -> None:
+        """One thread: per k and set of mbarriers (`overlap.load_groups`), wait until the stage is free, expect its
+        bytes, issue every atom's bulk copy."""
         s, ns = ws.plan.loop, ws.plan.num_stages
         v = s.vars[0]
         start, n, it = self.idx(s.starts[0]), self.idx(s.extents[0]), self.name(v)
@@ -155,17 +162,19 @@ class PipelineEmitter:
         with self.block():
             stage = f"T.floormod({self._ring(f'{it}_i')}, {ns})"
             self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
-            self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage} + {ns}])",
-                       f"T.floormod(T.floordiv({self._ring(f'{it}_i')}, {ns}) + 1, 2)")
-            self._call("tl::mbar_expect_tx", f"{self.bars}.ptr_to([{stage}])", str(sum(ld.bytes for ld in ws.loads)))
-            for ld in ws.loads:
-                starts = [self.idx(a.start) for a in reversed(ld.axes)]
-                atoms = self.swizzled.get(ld.tile) == "atoms"
-                for j in range(ld.atoms):
-                    coords = [f"({starts[0]} + {ld.tmap['box'][0] * j})" if j else starts[0]] + starts[1:]
-                    dst = f"{self.name(ld.tile)}.ptr_to([{stage}, {f'{j}, 0, 0' if atoms else '0, 0'}])"
-                    self._call(f"tl::tma_load_{len(ld.axes)}d", ld.tmap["arg"], dst, f"{self.bars}.ptr_to([{stage}])",
-                               *coords)
+            for loads, base in groups:
+                full = f"{self.bars}.ptr_to([{stage}{f' + {base}' if base else ''}])"
+                self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage} + {base + ns}])",
+                           f"T.floormod(T.floordiv({self._ring(f'{it}_i')}, {ns}) + 1, 2)")
+                self._call("tl::mbar_expect_tx", full, str(sum(ld.bytes for ld in loads)))
+                for ld in loads:
+                    starts = [self.idx(a.start) for a in reversed(ld.axes)]
+                    atoms = self.swizzled.get(ld.tile) == "atoms"
+                    for j in range(ld.atoms):
+                        coords = [f"({starts[0]} + {ld.tmap['box'][0] * j})" if j else starts[0]] + starts[1:]
+                        dst = f"{self.name(ld.tile)}.ptr_to([{stage}, {f'{j}, 0, 0' if atoms else '0, 0'}])"
+                        fn = ws.cluster.load_fn(ld, j, len(ld.axes)) if ws.cluster else f"tl::tma_load_{len(ld.axes)}d"
+                        self._call(fn, ld.tmap["arg"], dst, full, *coords)
 
     def _consumer_loop(self, s: N.For, plan) -> None:
         """Consumers: wait for stage k's bytes, run the body on it, release the stage. A lone wgmma gemm of one
@@ -185,14 +194,14 @@ class PipelineEmitter:
             self._consumer_step(plan, v, start, k, bool(acc))
             if acc:
                 self._call(f"tl::wgmma_wait_fenced<1, {acc[1]}>", acc[0])
-            self._call("tl::mbar_arrive", f"{self.bars}.ptr_to([T.floormod({self._ring(f'{it}_i')}, {ns}) + {ns}])")
+            self._call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({self._ring(f'{it}_i')}, {ns}) + {ns}])")
         for buf in plan.buffers:
             self.stage_idx.pop(buf, None)
         if acc:
             self._call(f"tl::wgmma_wait_fenced<0, {acc[1]}>", acc[0])
             if self.ring_base is not None:  # the next tile's producer waits for the last stage too
                 last = self._ring(str(as_int(s.extents[0]) - 1))
-                self._call("tl::mbar_arrive", f"{self.bars}.ptr_to([T.floormod({last}, {ns}) + {ns}])")
+                self._call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({last}, {ns}) + {ns}])")
         self.dirty_r = self.dirty_w = True
 
     def _consumer_step(self, plan, v, start: str, k: str, in_flight: bool) -> None:
