@@ -89,17 +89,23 @@ class RoleScheduler:
         for r in range(1, len(roles)):
             unfinished = tirx.Or(unfinished, tirx.NE(pc(r), const(ends[r], "int32")))
         rounds.append(self._flag(0, cast(unfinished, "int32")))
-        stuck = [tirx.AssertStmt(tirx.NE(pc(r), const(k, "int32")), ctx.ir.StringImm("RuntimeError"),
-                                 [ctx.ir.StringImm(self.barriers.stuck(w))])
-                 for r, role_waits in enumerate(waits) for k, w in role_waits]
-        stuck.append(tirx.AssertStmt(const(False, "bool"), ctx.ir.StringImm("RuntimeError"),
-                                     [ctx.ir.StringImm(f"deadlock: the roles of the `if` at line {s.span.line if s.span else '?'} "
-                                                       "wait on each other")]))
         rounds.append(tirx.IfThenElse(tirx.And(tirx.NE(self._get(0), zero), tirx.EQ(self._get(1), zero)),
-                                      self._seq(stuck), None))
+                                      self._deadlock(s, waits), None))
         loop = tirx.While(tirx.NE(self._get(0), zero), self._seq(rounds))
         return (prelude + self.hoisted + [tirx.AllocBuffer(self.pcs), tirx.AllocBuffer(self.flags)] + start
                 + [self._flag(0, one), loop])
+
+    def _deadlock(self, s: N.If, waits: list):
+        """A round in which no role moved: the runtime error of the first role stuck at a wait (then a general one)."""
+        tirx, ir = self.tirx, self.ctx.ir
+        pc = lambda r: tirx.BufferLoad(self.pcs, [const(r, "int32")])
+        stuck = [tirx.AssertStmt(tirx.NE(pc(r), const(k, "int32")), ir.StringImm("RuntimeError"),
+                                 [ir.StringImm(self.barriers.stuck(w))])
+                 for r, role_waits in enumerate(waits) for k, w in role_waits]
+        line = f" at line {s.span.line}" if s.span is not None else ""
+        stuck.append(tirx.AssertStmt(const(False, "bool"), ir.StringImm("RuntimeError"),
+                                     [ir.StringImm(f"deadlock: the roles of the `if`{line} wait on each other")]))
+        return self._seq(stuck)
 
     def _roles(self, s: N.If, parent, roles: list, prelude: list) -> None:
         """The branches of an if/elif/else chain on the thread as (mask, body), their masks' fills in `prelude`."""
@@ -158,7 +164,8 @@ class RoleScheduler:
             generation = self.tirx.decl_buffer((1,), "int32", self.ctx.fresh("named_generation").name, scope="global")
             self.hoisted.append(self.tirx.AllocBuffer(generation))
             k = self._id()
-            arrive = self._at(k, self.barriers.named_arrive(s, mask, generation) + [self._goto(k + 1), self._flag(1, 1)])
+            arrive = self._at(k, self.barriers.named_arrive(s, mask, generation)
+                              + [self._goto(k + 1), self._flag(1, 1)])
             return [arrive] + self._wait(s, self.barriers.named_ready(s, generation))
         if isinstance(s, N.SeqStmt):
             return self._list(_flat(s), mask)

@@ -71,7 +71,8 @@ class Barriers:
         out = [self.tirx.AllocBuffer(state)]
         for i, c in enumerate(counts):
             for row, value in ((0, as_int(c)), (1, 0), (2, as_int(c))):
-                out.append(self.tirx.BufferStore(state, const(value, "int32"), [const(row, "int32"), const(i, "int32")]))
+                at = [const(row, "int32"), const(i, "int32")]
+                out.append(self.tirx.BufferStore(state, const(value, "int32"), at))
         return out
 
     def _slot(self, call: N.Call):
