@@ -9,6 +9,7 @@ from ...ir import nodes as N
 from ...ir.arith import round_float
 from ...language.dtypes import dtype_bits
 from .._tvm import load
+from .wrap import wrapping
 
 
 class LoweringError(Exception):
@@ -141,6 +142,8 @@ def binary(op: str, a, b):
     a, b = match(a, b)
     fl = is_float(dtype_of(a))
     simple = {"+": tirx.Add, "-": tirx.Sub, "*": tirx.Mul}
+    if op in simple and dtype_of(a) in ("uint32", "uint64"):
+        return wrapping(op, a, b, dtype_of(a))
     if op in simple:
         return simple[op](a, b)
     if op == "/":
@@ -384,7 +387,7 @@ class ExprLowerer:
         tirx = load().tirx
         x = self(e.operand)
         if e.op == "-":
-            return tirx.Sub(const(0, dtype_of(x)), x)
+            return binary("-", const(0, dtype_of(x)), x)
         if e.op == "not":
             return tirx.Not(as_bool(x))
         return tirx.bitwise_not(x)
