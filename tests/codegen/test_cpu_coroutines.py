@@ -172,3 +172,25 @@ def ws(A: T.Tensor((64, 32), "float16"), C: T.Tensor((64, 32), "float32")):
 """
     text = to_tir(check_source(ws_gemm, "<t>").kernels[0]).script()
     assert "role_pc" not in text and "ready_state" not in text
+
+
+# the consumer counts its steps in a while loop over a counter in shared memory
+WHILE_RING = RING.replace('''            for k in T.serial(8):
+                T.barrier_wait(full[k % 3], (k // 3) % 2)
+                T.gemm(A_s[k % 3, :, :], B_s[k % 3, :, :], c)
+                T.barrier_arrive(empty[k % 3])''', '''            k = T.alloc_shared((1,), "int32")
+            k[0] = 0
+            while k[0] < 8:
+                T.barrier_wait(full[k[0] % 3], (k[0] // 3) % 2)
+                T.gemm(A_s[k[0] % 3, :, :], B_s[k[0] % 3, :, :], c)
+                T.barrier_arrive(empty[k[0] % 3])
+                k[0] = k[0] + 1''')
+
+
+def test_a_while_loop_around_the_waits_of_a_role():
+    assert WHILE_RING != RING
+    mod = build_src(WHILE_RING)
+    a, b = torch.randn(64, 128).half(), torch.randn(128, 32).half()
+    c = torch.zeros(64, 32)
+    mod(a, b, c)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-4, atol=1e-4)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
-from .expr import LoweringError, as_bool, cast, const
+from .expr import LoweringError, as_bool, cast, const, index_expr
 
 ARRIVE_CALLS = frozenset({"mbarrier_arrive", "mbarrier_arrive_expect_tx", "cp_async_barrier_noinc"})
 WAIT_CALLS = frozenset({"mbarrier_wait_parity"})
@@ -76,11 +76,14 @@ class Barriers:
         return out
 
     def _slot(self, call: N.Call):
-        """(state buffer, index) of the barrier a call names (its index lowered for the current thread)."""
+        """(state buffer, index) of the barrier a call names (its index lowered for the current thread, or for
+        thread 0 outside the threads' phases, as every barrier loop's bounds)."""
         load = call.args[0]
         if load.buffer not in self.states:
             raise LoweringError(f"'{load.buffer.name}' is used before its T.alloc_barrier", call.span)
-        return self.states[load.buffer], self.ctx.index(load.indices[0])
+        at = load.indices[0]
+        return self.states[load.buffer], self.ctx.index(at) if self.ctx.tid is not None else \
+            index_expr(self.simt.uniform(at))
 
     def statement(self, s: N.Evaluate, mask) -> list:
         """An mbarrier call outside the waits the coroutines yield at: arrivals by every active thread, a wait
