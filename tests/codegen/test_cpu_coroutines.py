@@ -194,3 +194,17 @@ def test_a_while_loop_around_the_waits_of_a_role():
     c = torch.zeros(64, 32)
     mod(a, b, c)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-4, atol=1e-4)
+
+
+# the producer only waits for a free stage once the ring has wrapped (a uniform `if` around a wait)
+IF_RING = RING.replace('''                T.barrier_wait(empty[k % 3], ((k // 3) % 2) ^ 1)''', '''                if k >= 3:
+                    T.barrier_wait(empty[k % 3], ((k // 3) % 2) ^ 1)''')
+
+
+def test_a_uniform_if_around_a_wait_of_a_role():
+    assert IF_RING != RING
+    mod = build_src(IF_RING)
+    a, b = torch.randn(64, 128).half(), torch.randn(128, 32).half()
+    c = torch.zeros(64, 32)
+    mod(a, b, c)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-4, atol=1e-4)
