@@ -16,7 +16,8 @@ class _PassConfigKeyMeta(type):
 
 
 class PassConfigKey(metaclass=_PassConfigKeyMeta):
-    """`tilelang.PassConfigKey`: pass-config names accepted (and ignored by our pipeline) in `pass_configs=`."""
+    """`tilelang.PassConfigKey`: pass-config names accepted in `pass_configs=`; the CUDA backend honours
+    TL_ENABLE_FAST_MATH (codegen/cuda/fastmath.py) and ignores the others."""
 
 
 def simplify_prim_func(func):

@@ -126,13 +126,16 @@ class NvccError(Exception):
 
 def compile_cubin(source: str, arch: str) -> bytes:
     """Compile CUDA source to a cubin with nvcc."""
+    from ..codegen.cuda.fastmath import nvcc_flags
+
     exe = shutil.which("nvcc")
     if exe is None:
         raise NvccError("nvcc is not on PATH; install the CUDA toolkit to build cubins")
     with tempfile.TemporaryDirectory(prefix="tilelsp-nvcc-") as tmp:
         cu, out = Path(tmp) / "kernel.cu", Path(tmp) / "kernel.cubin"
         cu.write_text(source)
-        cmd = [exe, "-cubin", "-O3", "-std=c++17", "-w", *arch_flags(arch), "-o", str(out), str(cu)]
+        cmd = [exe, "-cubin", "-O3", "-std=c++17", "-w", *arch_flags(arch), *nvcc_flags(source), "-o", str(out),
+               str(cu)]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode < 0:  # killed: say so (an empty message hid an OOM kill under memory pressure)
             raise NvccError(f"nvcc for {arch} was killed by signal {-p.returncode}"
@@ -151,8 +154,11 @@ CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA", "TILELSP_DIS
 
 
 def codegen_switches() -> tuple:
-    """The current (name, value) of every environment switch that changes the generated code."""
-    return tuple((name, os.environ.get(name, "")) for name in CODEGEN_SWITCHES)
+    """The current (name, value) of every environment switch that changes the generated code, and the kernel's
+    `tl.enable_fast_math` pass config while it is being built (codegen/cuda/fastmath.py)."""
+    from ..codegen.cuda.fastmath import FAST_MATH_KEY, fast_math
+
+    return tuple((name, os.environ.get(name, "")) for name in CODEGEN_SWITCHES) + ((FAST_MATH_KEY, fast_math()),)
 
 
 @functools.lru_cache(maxsize=1)

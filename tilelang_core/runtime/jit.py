@@ -91,7 +91,9 @@ class JITKernel:
     config: dict | None = None
     ref_latency: float | None = None
 
-    def __init__(self, func: N.PrimFunc, out_idx=None, target="auto"):
+    def __init__(self, func: N.PrimFunc, out_idx=None, target="auto", pass_configs=None):
+        from ..codegen.cuda.fastmath import pass_config_scope
+
         if not isinstance(func, N.PrimFunc):
             func = to_ir(func, out_idx)
         if out_idx is None and func.out_idx is not None:
@@ -99,8 +101,10 @@ class JITKernel:
         self.func = func
         self.out_idx = normalize_out_idx(out_idx, len(func.params))
         self.target, self.arch = resolve_target(target)
+        self.pass_configs = dict(pass_configs or {})  # honoured: tl.enable_fast_math (CUDA; codegen/cuda/fastmath.py)
         # each backend passes the gate first (refuse_errors: the CPU one here, build_artifact for CUDA)
-        self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
+        with pass_config_scope(self.pass_configs):
+            self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
         self.params: list[KernelParam] = kernel_params(func, self.out_idx)
         self._plan = CallPlan(func, self.out_idx)
         self._lowered: dict = {}
@@ -142,9 +146,11 @@ class JITKernel:
         if self.target == "cpu" and stage == "llvm":
             return self._backend.module.llvm_ir
         if stage not in self._lowered:
+            from ..codegen.cuda.fastmath import pass_config_scope
             from ..passes.pipeline import lower
 
-            result = lower(self.func, target=self.arch or "cpu", until=stage)
+            with pass_config_scope(self.pass_configs):
+                result = lower(self.func, target=self.arch or "cpu", until=stage)
             if stage not in result.stages:
                 raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(result.stages)}")
             self._lowered[stage] = result.stages[stage]
@@ -194,9 +200,10 @@ def paused_gc():
 
 def compile(func, out_idx=None, target="auto", target_host=None, execution_backend=None,  # noqa: A001
             verbose=False, pass_configs=None, **kwargs) -> JITKernel:
-    """Compile a @T.prim_func (or an IR PrimFunc) into a JITKernel for `target`."""
+    """Compile a @T.prim_func (or an IR PrimFunc) into a JITKernel for `target` (`pass_configs`: TileLang's; the
+    CUDA backend honours tl.enable_fast_math and ignores the others)."""
     with paused_gc():
-        return JITKernel(to_ir(func, out_idx), out_idx=out_idx, target=target)
+        return JITKernel(to_ir(func, out_idx), out_idx=out_idx, target=target, pass_configs=pass_configs)
 
 
 def _instance_label(factory, args, kwargs) -> str:
@@ -230,6 +237,7 @@ class JITFactory:
         self.factory = factory
         self.out_idx = out_idx
         self.target = target
+        self.pass_configs = options.get("pass_configs")
         self._cache: dict = {}
         self._lock = threading.Lock()
 
@@ -245,7 +253,7 @@ class JITFactory:
             result = self.factory(*args, **kwargs)
             label = _instance_label(self.factory, args, kwargs)
             ir_func = to_ir(result, self.out_idx, instance=label, factory=getattr(self.factory, "__name__", None))
-            kernel = JITKernel(ir_func, out_idx=self.out_idx, target=self.target)
+            kernel = JITKernel(ir_func, out_idx=self.out_idx, target=self.target, pass_configs=self.pass_configs)
         with self._lock:
             self._cache[key] = kernel
         return kernel
@@ -270,7 +278,7 @@ def jit(func=None, *, out_idx=None, target="auto", **options):
 
     def wrap(f):
         if isinstance(f, (PrimFuncDef, N.PrimFunc)):
-            return compile(f, out_idx=out_idx, target=target)
+            return compile(f, out_idx=out_idx, target=target, pass_configs=options.get("pass_configs"))
         from .eager import EagerKernel, is_eager
 
         if is_eager(f):

@@ -1,11 +1,10 @@
 """Tile-IR expressions to TVMScript text for the CUDA lowering: dtype inference, casts and intrinsics."""
 from __future__ import annotations
 
-import os
-
 from ...ir import nodes as N
 from ...ir.arith import as_const, round_float
 from ...language.dtypes import dtype_bits
+from .fastmath import fast_exp2
 
 _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
 _UNARY_MATH = {"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "floor", "ceil", "tanh", "sin", "cos",
@@ -239,7 +238,7 @@ class ExprEmitter:
         if name == "likely" and len(args) == 1:
             return f"T.likely({self.emit(args[0], 'bool')})"
         name = _FAST_MATH.get(name, name)
-        if name == "exp2" and t == "float32" and len(args) == 1 and os.environ.get("TILELSP_FAST_EXP2") == "1":
+        if name == "exp2" and t == "float32" and len(args) == 1 and fast_exp2():
             return f'T.call_pure_extern("float32", "tl::exp2_ftz", {self.emit(args[0], t)})'  # results < 2^-126: 0
         if name in _UNARY_MATH and len(args) == 1:
             fn = "abs" if name == "fabs" else name

@@ -18,6 +18,7 @@ from ...passes.loop_exits import lower_loop_exits
 from ...passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
 from ...passes.roles import Roles
 from .common import LoweringError, used_buffers, view_root
+from .fastmath import mark_source
 from .lower import KernelEmitter
 from .split import split_kernels
 from .templates import insert_prelude
@@ -292,6 +293,7 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
         source = rewrite_signature(source, [m for ws in specialised for m in ws.tensor_maps])
     launches = [_launch_of(part, em, params, source) for part, (_, em, params) in zip(parts, scripts)]
     first, em = launches[0], scripts[0][1]
+    source = mark_source(source)  # tl.enable_fast_math: nvcc --use_fast_math (fastmath.py)
     several = len(parts) > 1 or bool(parts[0].workspaces)  # the launcher allocates workspaces: a launch list
     text = "\n".join(t for t, _, _ in scripts)
     layouts = "\n".join(describe(e.layouts) for _, e, _ in scripts)

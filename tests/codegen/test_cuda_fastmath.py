@@ -1,0 +1,68 @@
+"""TileLang's `tl.enable_fast_math` pass config (codegen/cuda/fastmath.py): off by default; when a kernel asks for
+it, fp32 exp2 becomes ex2.approx.ftz, nvcc gets --use_fast_math, and every cache key tells the two builds apart."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tilelang_core.codegen.cuda.fastmath import MARKER, fast_math, nvcc_flags, pass_config_scope
+from tilelang_core.runtime.artifact import codegen_switches
+
+torch = pytest.importorskip("torch")
+
+SRC = '''
+import tilelang
+import tilelang.language as T
+
+
+def exp2_kernel(n, fast, target="cuda"):
+    configs = {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True} if fast else None  # TileLang's spelling
+
+    @tilelang.jit(out_idx=[1], target=target, pass_configs=configs)
+    def build(n):
+        @T.prim_func
+        def main(X: T.Tensor((n,), T.float32), Y: T.Tensor((n,), T.float32)):
+            with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+                for i in T.Parallel(128):
+                    Y[bx * 128 + i] = T.exp2(X[bx * 128 + i])
+
+        return main
+
+    return build(n)
+'''
+
+
+def test_scope_sets_the_flag_and_the_cache_keys_only_inside():
+    plain = codegen_switches()
+    with pass_config_scope({"tl.enable_fast_math": True}):
+        assert fast_math() and codegen_switches() != plain
+        with pass_config_scope(None):
+            assert not fast_math()
+    assert not fast_math() and codegen_switches() == plain
+    with pass_config_scope({"tl.enable_fast_math": False, "tl.disable_tma_lower": True}):
+        assert not fast_math()
+
+
+def test_nvcc_flag_follows_the_marker():
+    assert nvcc_flags("__global__ void k() {}\n") == []
+    assert nvcc_flags("__global__ void k() {}\n\n" + MARKER) == ["--use_fast_math"]
+
+
+@pytest.mark.tvm
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_jit_pass_configs_reach_the_lowering_and_nvcc(run_aliased):
+    glb = run_aliased("fast_math_exp2", SRC)
+    ieee = glb["exp2_kernel"](256, False).get_kernel_source()
+    fast = glb["exp2_kernel"](256, True).get_kernel_source()
+    assert "tl::exp2_ftz(" not in ieee.split("exp2_ftz(float x)")[-1] and not ieee.endswith(MARKER)
+    assert "tl::exp2_ftz(" in fast.split("exp2_ftz(float x)")[-1] and fast.endswith(MARKER)  # built: nvcc took the flag
+
+
+@pytest.mark.tvm
+def test_cpu_backend_ignores_fast_math(run_aliased):
+    glb = run_aliased("fast_math_exp2_cpu", SRC)
+    kernel = glb["exp2_kernel"](256, True, target="cpu")
+    x = torch.linspace(-20, 20, 256)
+    torch.testing.assert_close(kernel(x), torch.exp2(x))
