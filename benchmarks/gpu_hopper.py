@@ -36,6 +36,7 @@ GEMMS = [  # size, dtype, block_M, block_N, block_K, stages, threads (consumers)
 TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel: odd shapes (TMA zero-fills the edge)
     (200, 136, 72, 128, 128, 32, 3, 128, 1), (264, 392, 136, 128, 256, 64, 3, 256, 3),
     (1000, 1800, 136, 128, 256, 64, 4, 256, 3), (130, 250, 100, 64, 64, 32, 3, 128, 1),
+    (1000, 1800, 200, 128, 256, 64, 3, 256, 4),  # clusters of two apply (64 tiles, pairs keep bx): clipped edges
 ]
 FP8 = [  # size, block_M, block_N, block_K, stages, threads (consumers), panel: e4m3 A (M x K), B (N x K)
     (8192, 128, 256, 128, 3, 256, 8), (8192, 128, 256, 128, 4, 256, 16), (8192, 128, 256, 128, 4, 256, 8),
@@ -98,9 +99,10 @@ def _cp_async_too(role: str, n: int, all_jobs: list) -> bool:
     return role in ("tail", "attn_check", "fp8_tail") or n == next(i for i, j in enumerate(all_jobs) if j[0] == role)
 
 
-def build(out: Path, only: tuple = (), variants: tuple = ()) -> None:
+def build(out: Path, only: tuple = (), variants: tuple = (), tiles: tuple = ()) -> None:
     """Build the artifacts and their manifest; `variants`: (name, role prefix, "VAR=value") passes that build the
-    timed kernels of those roles once more with a lowering switch set (path column `name`)."""
+    timed kernels of those roles once more with a lowering switch set (path column `name`); `tiles`: only the
+    kernels whose tile text (e.g. "128x256x64 s3 t256 p8") contains one of these."""
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import compile_cubin, from_kernel
 
@@ -113,6 +115,8 @@ def build(out: Path, only: tuple = (), variants: tuple = ()) -> None:
         all_jobs = jobs()
         for n, (role, k, info) in enumerate(all_jobs):
             if only and not role.startswith(tuple(only)) or prefix and role != prefix:
+                continue
+            if tiles and not any(t in info["tile"] for t in tiles):
                 continue
             if path_kind == "cp.async" and not _cp_async_too(role, n, all_jobs):
                 continue  # the cp.async path: tails, the small attention and one kernel of each role for comparison
@@ -273,11 +277,12 @@ def main(argv=None) -> int:
     ap.add_argument("--variant", nargs=3, action="append", default=[], metavar=("NAME", "ROLE", "VAR=VALUE"),
                     help="also build ROLE's kernels with VAR=VALUE set (e.g. tma-wait0 fp8 TILELSP_WGMMA_INFLIGHT=0; "
                          "several: A=1,B=0)")
+    ap.add_argument("--tile", nargs="*", default=(), help="build only kernels whose tile text contains one of these")
     ap.add_argument("--meta", nargs="*", default=(), help="run only artifacts whose meta file name contains these")
     ap.add_argument("--check-only", action="store_true", help="run each artifact once and check it, untimed")
     args = ap.parse_args(argv)
     if args.mode == "build":
-        build(Path(args.out), tuple(args.only), tuple(map(tuple, args.variant)))
+        build(Path(args.out), tuple(args.only), tuple(map(tuple, args.variant)), tuple(args.tile))
     else:
         run(Path(args.art), Path(os.environ.get("OUT", ".")), tuple(args.meta), args.check_only)
     return 0

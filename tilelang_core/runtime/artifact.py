@@ -43,6 +43,7 @@ class Artifact:
     tensor_maps: list = field(default_factory=list)  # TMA maps the launcher encodes (codegen/cuda/tma.py)
     cooperative: bool = False  # T.sync_grid: a cooperative launch, all blocks resident at once (runtime.launch)
     persistent: bool = False  # a tile loop over `grid` tiles: the launcher starts at most the resident blocks
+    cluster: int = 1  # blocks per cluster, compiled in (__cluster_dims__): the launcher keeps the grid a multiple
 
     def meta(self) -> dict:
         """Metadata without the source and cubin."""
@@ -76,7 +77,8 @@ class Artifact:
                                   "smem_bytes": self.smem_bytes, "params": self.params,
                                   **({"tensor_maps": self.tensor_maps} if self.tensor_maps else {}),
                                   **({"cooperative": True} if self.cooperative else {}),
-                                  **({"persistent": True} if self.persistent else {})}]
+                                  **({"persistent": True} if self.persistent else {}),
+                                  **({"cluster": self.cluster} if self.cluster > 1 else {})}]
 
     def grid_for(self, dims: dict, grid: list | None = None) -> tuple[int, int, int]:
         """The launch grid (the first kernel's unless `grid` is given) with symbolic dims bound."""
@@ -150,7 +152,7 @@ def compile_cubin(source: str, arch: str) -> bytes:
 CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA", "TILELSP_DISABLE_TMA", "TILELSP_WGMMA_INFLIGHT",
                      "TILELSP_PERSISTENT", "TILELSP_TMA_STORE",
                      "TILELSP_ATTN_OVERLAP", "TILELSP_ATTN_PINGPONG",
-                     "TILELSP_ATTN_UNSWITCH", "TILELSP_FAST_EXP2", "TILELSP_ATTN_KV_BARRIERS")
+                     "TILELSP_ATTN_UNSWITCH", "TILELSP_FAST_EXP2", "TILELSP_CLUSTER", "TILELSP_ATTN_KV_BARRIERS")
 
 
 def codegen_switches() -> tuple:
@@ -245,4 +247,4 @@ def from_kernel(ck, func, arch: str, cubin: bytes) -> Artifact:
                     instance=func.instance, line_map=[list(x) for x in ck.line_map],
                     launches=[dict(step, grid=list(step["grid"]), block=list(step["block"])) for step in ck.launches],
                     workspaces=ck.workspaces, tensor_maps=ck.tensor_maps, cooperative=ck.cooperative,
-                    persistent=ck.persistent)
+                    persistent=ck.persistent, cluster=ck.cluster)

@@ -159,6 +159,8 @@ def launch(artifact, tensors, stream=None) -> None:
         _, fn = _function(artifact, step)
         if step.get("persistent"):  # a tile loop: one wave of resident blocks walks every tile
             gx = min(gx, _resident_blocks(fn, step, bx * by * bz, device))
+        if step.get("cluster", 1) > 1:  # compiled-in clusters (codegen/cuda/cluster.py): whole resident clusters
+            gx = _cluster_grid(fn, step, gx, (bx, by, bz), stream, device)
         if step.get("cooperative"):  # T.sync_grid: every block must be resident at once
             _check_co_resident(fn, step, gx * gy * gz, bx * by * bz, device)
             _check(cu.cuLaunchCooperativeKernel(fn, gx, gy, gz, bx, by, bz, step["smem_bytes"],
@@ -184,6 +186,29 @@ def _resident_blocks(fn, step: dict, threads: int, device) -> int:
         per_sm = _check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, step["smem_bytes"]))
         _RESIDENT[key] = max(per_sm, 1) * torch.cuda.get_device_properties(device).multi_processor_count
     return _RESIDENT[key]
+
+
+def _cluster_grid(fn, step: dict, gx: int, block: tuple, stream, device) -> int:
+    """A persistent grid of whole clusters, at most the clusters resident at once (cuOccupancyMaxActiveClusters;
+    the resident blocks over the cluster size where the driver cannot say)."""
+    from cuda.bindings import driver as cu
+
+    size = step["cluster"]
+    key = ("cluster", id(fn), step["smem_bytes"], block, str(device))
+    if key not in _RESIDENT:
+        try:
+            config = cu.CUlaunchConfig()
+            config.gridDimX, config.gridDimY, config.gridDimZ = gx - gx % size or size, 1, 1
+            config.blockDimX, config.blockDimY, config.blockDimZ = block
+            config.sharedMemBytes, config.hStream = step["smem_bytes"], cu.CUstream(stream.cuda_stream)
+            err, clusters = cu.cuOccupancyMaxActiveClusters(fn, config)
+            _RESIDENT[key] = clusters if err == cu.CUresult.CUDA_SUCCESS and clusters > 0 else None
+        except (AttributeError, TypeError):  # an older cuda.bindings: fall back on the resident blocks
+            _RESIDENT[key] = None
+    clusters = _RESIDENT[key]
+    if clusters is not None and step.get("persistent"):
+        gx = min(gx, clusters * size)
+    return max(gx - gx % size, size)
 
 
 def _check_co_resident(fn, step: dict, blocks: int, threads: int, device) -> None:

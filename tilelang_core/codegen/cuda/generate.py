@@ -23,6 +23,9 @@ from .lower import KernelEmitter
 from .split import split_kernels
 from .templates import insert_prelude
 from .tvm_source import clean_source, host_made_params, pipeline_without_cse
+from .cluster import DEVICE as CLUSTER_DEVICE
+from .cluster import SIZE as CLUSTER_SIZE
+from .cluster import source_with_dims
 from .persistent import DEVICE as PERSISTENT_DEVICE
 from .persistent import launch_lines, plan_schedule
 from .raster import rasterize
@@ -59,6 +62,7 @@ class CudaKernel:
     tensor_maps: list = field(default_factory=list)  # TMA maps the launcher encodes: arg, tensor, dtype, box, swizzle
     cooperative: bool = False  # T.sync_grid: launched with cuLaunchCooperativeKernel, every block resident at once
     persistent: bool = False  # a tile loop (persistent.py): the launcher caps the grid at the resident blocks
+    cluster: int = 1  # blocks per cluster (cluster.py): compiled into the kernel, the launcher rounds the grid
 
 
 def threads_of(launch: N.Launch) -> int:
@@ -288,10 +292,14 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     extra += [TMA_DEVICE] if specialised else []
     extra += [PERSISTENT_DEVICE] if any(ws.persistent for ws in specialised) else []
     extra += [STORE_DEVICE] if any(ws.store for ws in specialised) else []
+    extra += [CLUSTER_DEVICE] if any(ws.cluster for ws in specialised) else []
     source, line_map = _finish_source(cuda, extra)
     if specialised:
         source = rewrite_signature(source, [m for ws in specialised for m in ws.tensor_maps])
     launches = [_launch_of(part, em, params, source) for part, (_, em, params) in zip(parts, scripts)]
+    for step in launches:
+        if step.get("cluster"):
+            source = source_with_dims(source, step["kernel_symbol"])
     first, em = launches[0], scripts[0][1]
     source = mark_source(source)  # tl.enable_fast_math: nvcc --use_fast_math (fastmath.py)
     several = len(parts) > 1 or bool(parts[0].workspaces)  # the launcher allocates workspaces: a launch list
@@ -302,7 +310,7 @@ def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
                       first["grid"], first["block"], first["smem_bytes"], em.breakdown,
                       _user_params(first["params"]) if several else first["params"], line_map, layouts, pipes,
                       launches if several else [], _workspaces(parts), first["tensor_maps"], first["cooperative"],
-                      first.get("persistent", False))
+                      first.get("persistent", False), first.get("cluster", 1))
 
 
 def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
@@ -329,7 +337,8 @@ def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
         grid = (persistent.tiles,)
     return {"kernel_symbol": symbol, "grid": grid, "block": (em.block_threads, 1, 1), "smem_bytes": em.smem_total,
             "params": params, "tensor_maps": maps, "cooperative": em.thread_ops.cooperative,
-            **({"persistent": True} if persistent is not None else {})}
+            **({"persistent": True} if persistent is not None else {}),
+            **({"cluster": CLUSTER_SIZE} if em.ws is not None and em.ws.cluster is not None else {})}
 
 
 def _user_params(params: list) -> list:

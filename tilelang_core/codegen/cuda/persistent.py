@@ -73,14 +73,18 @@ def plan_persistent(func: N.PrimFunc, launch: N.Launch, ws) -> Persistent | str:
 def plan_schedule(ws, func: N.PrimFunc, launch: N.Launch, layouts: dict, arch: str) -> None:
     """Decide a warp-specialised kernel's tile loop (`ws.persistent`) and epilogue (`ws.store`, tma_store); the
     reasons either was refused go to `ws.notes` (the layouts stage prints them)."""
+    from .cluster import plan_cluster
     from .tma_store import plan_tma_store
 
     tiles_plan = plan_persistent(func, launch, ws)
     store = plan_tma_store(func, launch, ws, layouts, arch)
     ws.persistent = None if isinstance(tiles_plan, str) else tiles_plan
     ws.store = None if isinstance(store, str) else store
+    cluster = plan_cluster(ws, launch)
+    ws.cluster = None if isinstance(cluster, str) else cluster
     ws.notes = ([f"# one block per tile: {tiles_plan}"] if isinstance(tiles_plan, str) else [tiles_plan.describe()]) \
-        + ([f"# epilogue from registers: {store}"] if isinstance(store, str) else [store.describe()])
+        + ([f"# epilogue from registers: {store}"] if isinstance(store, str) else [store.describe()]) \
+        + ([f"# blocks alone: {cluster}"] if isinstance(cluster, str) else [cluster.describe()])
 
 
 def _stmts(body) -> tuple:
@@ -141,10 +145,16 @@ def tiles(em, launch: N.Launch, role: str):
         return
     grid_blocks = 'T.call_extern("int32", "tl::grid_blocks")'  # DEVICE, which generate() adds
     t, tile = em.fresh("tile_i"), em.fresh("tile")
-    count = _tiles_text(em, launch)
-    em.line(f"for {t} in T.serial(T.truncdiv({count} - {_block(em)} + {grid_blocks} - 1, {grid_blocks})):")
+    count, first = _tiles_text(em, launch), _block(em)
+    if ws.cluster is not None:  # clusters of two walk tile pairs: 2 * (cluster + t * clusters) + rank
+        count, first, grid_blocks = f"T.truncdiv({count}, 2)", f"T.truncdiv({first}, 2)", \
+            f"T.truncdiv({grid_blocks}, 2)"
+    em.line(f"for {t} in T.serial(T.truncdiv({count} - {first} + {grid_blocks} - 1, {grid_blocks})):")
     with em.block():
-        em.line(f"{tile} = {_block(em)} + {t} * {grid_blocks}")
+        if ws.cluster is None:
+            em.line(f"{tile} = {_block(em)} + {t} * {grid_blocks}")
+        else:
+            em.line(f"{tile} = ({first} + {t} * {grid_blocks}) * 2 + T.truncmod({_block(em)}, 2)")
         rasterize(em, launch, tile)
         em.ring_base = f"{t} * {em.idx(ws.plan.loop.extents[0])}"
         if role == "producer":

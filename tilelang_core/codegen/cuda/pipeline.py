@@ -9,6 +9,7 @@ import os
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
+from .cluster import release_fn
 from .persistent import tiles
 from .overlap import emit_overlapped, load_groups, overlap_enabled
 
@@ -120,6 +121,8 @@ class PipelineEmitter:
                 self._call("tl::mbar_init", f"{self.bars}.ptr_to([{i}])", count)
             self._call("tl::mbar_fence_init")
         self.line('T.tvm_storage_sync("shared")')
+        if ws.cluster is not None:  # the peer block arrives on these barriers and multicasts into this block
+            self._call("tl::cluster_sync")
         regs = ws.registers
         self.line(f"if tx >= {ws.consumers}:")
         with self.block():
@@ -139,6 +142,8 @@ class PipelineEmitter:
             hoisted = ws.hoisted if ws.persistent is None else ()
             with tiles(self, self.func.launch, "consumer"):
                 self.body(N.SeqStmt(tuple(st for st in stmts if not any(st is h for h in hoisted))))
+        if ws.cluster is not None:  # no block exits while its peer may still arrive on its barriers
+            self._call("tl::cluster_sync")
 
     def _ring(self, k: str) -> str:
         """The stage ring's iteration of loop iteration `k` (a persistent kernel's ring continues across tiles)."""
@@ -168,7 +173,8 @@ class PipelineEmitter:
                     for j in range(ld.atoms):
                         coords = [f"({starts[0]} + {ld.tmap['box'][0] * j})" if j else starts[0]] + starts[1:]
                         dst = f"{self.name(ld.tile)}.ptr_to([{stage}, {f'{j}, 0, 0' if atoms else '0, 0'}])"
-                        self._call(f"tl::tma_load_{len(ld.axes)}d", ld.tmap["arg"], dst, full, *coords)
+                        fn = ws.cluster.load_fn(ld, j, len(ld.axes)) if ws.cluster else f"tl::tma_load_{len(ld.axes)}d"
+                        self._call(fn, ld.tmap["arg"], dst, full, *coords)
 
     def _consumer_loop(self, s: N.For, plan) -> None:
         """Consumers: wait for stage k's bytes, run the body on it, release the stage. A lone wgmma gemm of one
@@ -188,14 +194,14 @@ class PipelineEmitter:
             self._consumer_step(plan, v, start, k, bool(acc))
             if acc:
                 self._call(f"tl::wgmma_wait_fenced<1, {acc[1]}>", acc[0])
-            self._call("tl::mbar_arrive", f"{self.bars}.ptr_to([T.floormod({self._ring(f'{it}_i')}, {ns}) + {ns}])")
+            self._call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({self._ring(f'{it}_i')}, {ns}) + {ns}])")
         for buf in plan.buffers:
             self.stage_idx.pop(buf, None)
         if acc:
             self._call(f"tl::wgmma_wait_fenced<0, {acc[1]}>", acc[0])
             if self.ring_base is not None:  # the next tile's producer waits for the last stage too
                 last = self._ring(str(as_int(s.extents[0]) - 1))
-                self._call("tl::mbar_arrive", f"{self.bars}.ptr_to([T.floormod({last}, {ns}) + {ns}])")
+                self._call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({last}, {ns}) + {ns}])")
         self.dirty_r = self.dirty_w = True
 
     def _consumer_step(self, plan, v, start: str, k: str, in_flight: bool) -> None:

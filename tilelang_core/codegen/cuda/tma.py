@@ -47,6 +47,7 @@ class WarpSpecialization:
     hoisted: list = field(default_factory=list)  # top-level lets before the loop both roles need (`n_tiles = ..`)
     persistent: object = None  # persistent.Persistent: one wave of blocks loops over the tiles
     store: object = None       # tma_store.TmaStore: the epilogue through shared memory and a TMA store
+    cluster: object = None     # cluster.Cluster: two blocks on adjacent tiles multicast their shared operand
     notes: list = field(default_factory=list)  # the tile loop and epilogue chosen, or why not (persistent.py)
 
     @property
