@@ -101,9 +101,11 @@ def _cp_async_too(role: str, n: int, all_jobs: list) -> bool:
 
 def build(out: Path, only: tuple = (), variants: tuple = (), tiles: tuple = ()) -> None:
     """Build the artifacts and their manifest; `variants`: (name, role prefix, "VAR=value") passes that build the
-    timed kernels of those roles once more with a lowering switch set (path column `name`); `tiles`: only the
-    kernels whose tile text (e.g. "128x256x64 s3 t256 p8") contains one of these."""
+    timed kernels of those roles once more with a lowering switch set (path column `name`; a switch named "tl.*"
+    is a TileLang pass config, e.g. tl.enable_fast_math=1, as `pass_configs=` on tilelang.jit gives it); `tiles`:
+    only the kernels whose tile text (e.g. "128x256x64 s3 t256 p8") contains one of these."""
     from tilelang_core.codegen.cuda import generate
+    from tilelang_core.codegen.cuda.fastmath import pass_config_scope
     from tilelang_core.runtime.artifact import compile_cubin, from_kernel
 
     out.mkdir(parents=True, exist_ok=True)
@@ -111,6 +113,8 @@ def build(out: Path, only: tuple = (), variants: tuple = (), tiles: tuple = ()) 
     passes = [("tma", None, {}), ("cp.async", None, {"TILELSP_DISABLE_TMA": "1"})]
     passes += [(name, prefix, dict(kv.split("=", 1) for kv in setting.split(","))) for name, prefix, setting in variants]
     for path_kind, prefix, env in passes:
+        configs = {k: v for k, v in env.items() if k.startswith("tl.")}
+        env = {k: v for k, v in env.items() if k not in configs}
         os.environ.update(env)
         all_jobs = jobs()
         for n, (role, k, info) in enumerate(all_jobs):
@@ -121,7 +125,8 @@ def build(out: Path, only: tuple = (), variants: tuple = (), tiles: tuple = ()) 
             if path_kind == "cp.async" and not _cp_async_too(role, n, all_jobs):
                 continue  # the cp.async path: tails, the small attention and one kernel of each role for comparison
             t0 = time.perf_counter()
-            ck = generate(k, "sm_90a")
+            with pass_config_scope(configs):
+                ck = generate(k, "sm_90a")
             gen_s = time.perf_counter() - t0
             art = from_kernel(ck, k, "sm_90a", compile_cubin(ck.source, "sm_90a"))
             meta = art.save(out)
@@ -276,7 +281,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", default=(), help="build only roles starting with these (gemm tail attn fp8)")
     ap.add_argument("--variant", nargs=3, action="append", default=[], metavar=("NAME", "ROLE", "VAR=VALUE"),
                     help="also build ROLE's kernels with VAR=VALUE set (e.g. tma-wait0 fp8 TILELSP_WGMMA_INFLIGHT=0; "
-                         "several: A=1,B=0)")
+                         "several: A=1,B=0; tl.enable_fast_math=1: a pass config)")
     ap.add_argument("--tile", nargs="*", default=(), help="build only kernels whose tile text contains one of these")
     ap.add_argument("--meta", nargs="*", default=(), help="run only artifacts whose meta file name contains these")
     ap.add_argument("--check-only", action="store_true", help="run each artifact once and check it, untimed")
