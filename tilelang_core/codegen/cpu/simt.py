@@ -9,7 +9,8 @@ phases (a CPU SIMT emulation in the style of MCUDA/POCL loop fission):
   phase: `for t in range(threads): <statements with thread index t>`. Everything a thread does between two
   barriers therefore runs before any thread passes the barrier, which is all CUDA promises.
 - Every other statement (tile ops, `T.Parallel` nests, uniform scalar code) is block-level: it runs once, in
-  program order between the phases, exactly as in block-level kernels.
+  program order between the phases, exactly as in block-level kernels. A tile op whose indices read thread storage
+  (`A_s[stage, :, :]`, `stage = T.alloc_var(...)`) is too: every thread agrees on them, thread 0's are read.
 - Barriers (`T.sync_threads`, named barriers, mbarrier arrive/wait) end a phase and emit nothing (but see the
   coroutines below). A loop or `while` that contains a barrier stays a block-level loop around its phases; CUDA
   requires every thread to reach the same barriers, so a trip count or condition read from thread storage is
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
-from ...ir.visitor import walk
+from ...ir.visitor import op_regions, walk
 from .allreduce import REDUCE_CALLS
 from .expr import LoweringError, Late, as_bool, cast, const
 from .rng import RNG_CALLS, draws
@@ -277,7 +278,19 @@ class ThreadEmulation:
     def _per_thread(self, s) -> bool:
         if isinstance(s, N.LetStmt) and self.depends(s.value):
             self.thread_vars.add(s.var)
+        if self._cooperative(s):
+            return False  # the block's op: indices read from thread storage are thread 0's (all threads agree)
         return self.depends(s)
+
+    def _cooperative(self, s) -> bool:
+        """A tile op the threads do together (not an element atomic) on shared or fragment tiles whose indices read
+        thread storage (`A_s[stage, :, :]` with `stage = T.alloc_var(...)`) but no thread index."""
+        if not isinstance(s, N.TILE_OPS) or isinstance(s, N.AtomicAdd) and not isinstance(s.value, N.Region):
+            return False
+        if any(self.is_private(r.buffer) for rs in op_regions(s) for r in rs):
+            return False
+        return not any(isinstance(n, N.Call) and (n.name in THREAD_CALLS or n.name in RNG_CALLS)
+                       or isinstance(n, N.Var) and n in self.thread_vars for n in walk(s))
 
     def _phase(self, run: list, mask) -> list:
         """`for t in range(threads)` around a run of per-thread statements (masked when inside a role)."""
@@ -317,7 +330,11 @@ class ThreadEmulation:
 
     def _barrier_free(self, s, mask) -> list:
         """A block-level statement: once per block (once when any thread of the active mask is set)."""
-        stmts = self.ctx.stmts(s)
+        saved, self.ctx.tid = self.ctx.tid, const(0, "int32") if self._cooperative(s) else self.ctx.tid
+        try:
+            stmts = self.ctx.stmts(s)
+        finally:
+            self.ctx.tid = saved
         if mask is None or isinstance(s, N.Allocate) or not stmts:
             return stmts
         body = stmts[0] if len(stmts) == 1 else self.tirx.SeqStmt(stmts)
