@@ -146,7 +146,7 @@ def run(art_dir: Path, out_dir: Path, metas: tuple = (), check_only: bool = Fals
     from triton.testing import do_bench
 
     from tilelang_core.runtime.artifact import Artifact
-    from tilelang_core.runtime.launch import launch
+    from tilelang_core.runtime.launch import launch, launched_grid
 
     manifest = json.loads((art_dir / "manifest.json").read_text())
     manifest = [i for i in manifest if not metas or any(m in i["meta"] for m in metas)]
@@ -176,6 +176,8 @@ def run(art_dir: Path, out_dir: Path, metas: tuple = (), check_only: bool = Fals
                 launch(art, [a, b, c])
                 torch.cuda.synchronize()
                 err = rel(c, a.float() @ b.float())
+                if art.cluster > 1:  # the blocks a clustered persistent kernel ran on (whole resident clusters)
+                    item["grid"] = launched_grid(art, [a, b, c])[0]
                 flops = 2 * item["M"] * item["N"] * item["K"]
                 ms = bench(lambda: launch(art, [a, b, c])) if item["role"] == "gemm" else None
                 key = ("gemm", item["M"], item["dtype"])
@@ -225,7 +227,8 @@ def run(art_dir: Path, out_dir: Path, metas: tuple = (), check_only: bool = Fals
             print(f"{r['label']:22s} {r['path']:8s} {r['tile']:18s} {r['ms']:7.3f} {r['tflops']:8.1f} "
                   f"{r['ratio'] or 0:8.3f} {r['tflops'] / peak:6.2f} {r['err']:.1e}"
                   + (f"  vs use_fast_accum=True {fast / r['ms']:.3f}" if fast else "")
-                  + (f"  launch {r['launch_us']} us" if r.get("launch_us") else ""))
+                  + (f"  launch {r['launch_us']} us" if r.get("launch_us") else "")
+                  + (f"  grid {r['grid']} blocks" if r.get("grid") else ""))
     bad = [r for r in rows if r["status"] != "PASS"]
     print(f"{len(rows) - len(bad)}/{len(rows)} outputs match torch" + (f"; not: {[r['label'] for r in bad]}" if bad
                                                                          else ""))

@@ -77,6 +77,13 @@ def test_each_refusal_keeps_blocks_alone_and_says_why(monkeypatch, body, kw, env
     assert ck.cluster == 1 and "__cluster_dims__" not in ck.source and "tl::cluster_sync" not in ck.source
 
 
+def test_the_launcher_starts_whole_resident_clusters():
+    from tilelang_core.runtime.launch import whole_clusters
+
+    assert whole_clusters(132, 2, 66) == 132 and whole_clusters(512, 2, 60) == 120  # one wave of resident clusters
+    assert whole_clusters(131, 2) == 130 and whole_clusters(1, 2) == 2  # the driver could not say: whole clusters
+
+
 def test_tile_coords_follow_the_rasterised_order():
     class Hint:
         panel_size, order = 3, "row"

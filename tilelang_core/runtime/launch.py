@@ -157,10 +157,7 @@ def launch(artifact, tensors, stream=None) -> None:
         spaces = allocate_workspaces(artifact, dims, device)
     for step, (gx, gy, gz), (bx, by, bz), values, array in launch_steps(artifact, args, dims, spaces):
         _, fn = _function(artifact, step)
-        if step.get("persistent"):  # a tile loop: one wave of resident blocks walks every tile
-            gx = min(gx, _resident_blocks(fn, step, bx * by * bz, device))
-        if step.get("cluster", 1) > 1:  # compiled-in clusters (codegen/cuda/cluster.py): whole resident clusters
-            gx = _cluster_grid(fn, step, gx, (bx, by, bz), stream, device)
+        gx = _capped_x(fn, step, gx, (bx, by, bz), stream, device)
         if step.get("cooperative"):  # T.sync_grid: every block must be resident at once
             _check_co_resident(fn, step, gx * gy * gz, bx * by * bz, device)
             _check(cu.cuLaunchCooperativeKernel(fn, gx, gy, gz, bx, by, bz, step["smem_bytes"],
@@ -174,6 +171,28 @@ def launch(artifact, tensors, stream=None) -> None:
 
 
 _RESIDENT: dict = {}
+
+
+def _capped_x(fn, step: dict, gx: int, block: tuple, stream, device) -> int:
+    """The grid's x extent as launched: a persistent kernel's capped at the resident blocks, whole clusters."""
+    if step.get("persistent"):  # a tile loop: one wave of resident blocks walks every tile
+        gx = min(gx, _resident_blocks(fn, step, block[0] * block[1] * block[2], device))
+    if step.get("cluster", 1) > 1:  # compiled-in clusters (codegen/cuda/cluster.py): whole resident clusters
+        gx = _cluster_grid(fn, step, gx, block, stream, device)
+    return gx
+
+
+def launched_grid(artifact, tensors) -> tuple:
+    """The grid `launch` starts for the first kernel of `artifact` on these arguments (for benchmark reports)."""
+    import torch
+
+    args = list(tensors)
+    dims = bind_dims(artifact, args)
+    step = artifact.launch_plan()[0]
+    gx, gy, gz = artifact.grid_for(dims, step["grid"])
+    device = next((a.device for a in args if hasattr(a, "is_cuda") and a.is_cuda), torch.device("cuda"))
+    block = tuple((list(step["block"]) + [1, 1])[:3])
+    return _capped_x(_function(artifact, step)[1], step, gx, block, torch.cuda.current_stream(), device), gy, gz
 
 
 def _resident_blocks(fn, step: dict, threads: int, device) -> int:
@@ -205,9 +224,13 @@ def _cluster_grid(fn, step: dict, gx: int, block: tuple, stream, device) -> int:
             _RESIDENT[key] = clusters if err == cu.CUresult.CUDA_SUCCESS and clusters > 0 else None
         except (AttributeError, TypeError):  # an older cuda.bindings: fall back on the resident blocks
             _RESIDENT[key] = None
-    clusters = _RESIDENT[key]
-    if clusters is not None and step.get("persistent"):
-        gx = min(gx, clusters * size)
+    return whole_clusters(gx, size, _RESIDENT[key] if step.get("persistent") else None)
+
+
+def whole_clusters(gx: int, size: int, resident: int | None = None) -> int:
+    """`gx` blocks rounded down to whole clusters of `size` (one at least), at most `resident` clusters."""
+    if resident is not None:
+        gx = min(gx, resident * size)
     return max(gx - gx % size, size)
 
 

@@ -9,8 +9,10 @@ exit (the peer still arrives on this block's barriers until then).
 
 Applies to a persistent kernel whose consumers run one gemm, with a constant 2-D grid of an even number of tiles in
 which every pair (2q, 2q+1) keeps one block index and changes the other, one load of which does not read the changing
-index and splits into an even number of atoms. `TILELSP_CLUSTER=2` turns it on (default off); each refusal reason
-is printed in the layouts stage.
+index and splits into an even number of atoms. `TILELSP_CLUSTER=2` turns it on (default off: on the H200 the first
+form, every consumer thread arriving with .release.cluster, was correct but 1.38-1.46x slower than one block per tile,
+results/gpu_hopper_gemm_2026-12-03_session18_round2.txt; the arrivals now keep .release.cta, not yet measured); each
+refusal reason is printed in the layouts stage.
 """
 from __future__ import annotations
 
@@ -139,10 +141,12 @@ __device__ __forceinline__ unsigned cluster_rank() {
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
-// even lanes release the stage in this block, odd lanes in the peer (one asm block: no lane-divergent branch)
+// even lanes release the stage in this block, odd lanes in the peer (one asm block: no lane-divergent branch). The
+// arrival keeps the default .release.cta (as CUTLASS's ClusterBarrier::arrive): the wgmma reads it orders are
+// complete at wait_group, and .release.cluster on every thread measured 1.4x slower (results/..._round2.txt)
 __device__ __forceinline__ void mbar_arrive_pair(uint64_t* bar) {
   asm volatile("{\n.reg .b32 r, l, a;\nmov.u32 r, %%cluster_ctarank;\nmov.u32 l, %%laneid;\nand.b32 l, l, 1;\n"
                "xor.b32 r, r, l;\nmapa.shared::cluster.u32 a, %0, r;\n"
-               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a];\n}\n" ::"r"(smem_u32(bar)) : "memory");
+               "mbarrier.arrive.shared::cluster.b64 _, [a];\n}\n" ::"r"(smem_u32(bar)) : "memory");
 }
 """ + _mc_functions() + "}  // namespace tl\n"
