@@ -143,7 +143,7 @@ __device__ __forceinline__ void cluster_sync() {
 }
 // even lanes release the stage in this block, odd lanes in the peer (one asm block: no lane-divergent branch). The
 // arrival keeps the default .release.cta (as CUTLASS's ClusterBarrier::arrive): the wgmma reads it orders are
-// complete at wait_group, and .release.cluster on every thread measured 1.4x slower (results/..._round2.txt)
+// complete at wait_group; .release.cluster compiles to MEMBAR.ALL.GPU before every k-step's arrival (1.4x slower)
 __device__ __forceinline__ void mbar_arrive_pair(uint64_t* bar) {
   asm volatile("{\n.reg .b32 r, l, a;\nmov.u32 r, %%cluster_ctarank;\nmov.u32 l, %%laneid;\nand.b32 l, l, 1;\n"
                "xor.b32 r, r, l;\nmapa.shared::cluster.u32 a, %0, r;\n"
