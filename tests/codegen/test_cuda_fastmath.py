@@ -2,12 +2,12 @@
 it, fp32 exp2 becomes ex2.approx.ftz, nvcc gets --use_fast_math, and every cache key tells the two builds apart."""
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import pytest
 
 from tilelang_core.codegen.cuda.fastmath import MARKER, fast_math, nvcc_flags, pass_config_scope
-from tilelang_core.runtime.artifact import codegen_switches
 
 torch = pytest.importorskip("torch")
 
@@ -33,15 +33,65 @@ def exp2_kernel(n, fast, target="cuda"):
 '''
 
 
-def test_scope_sets_the_flag_and_the_cache_keys_only_inside():
-    plain = codegen_switches()
+def test_scope_sets_the_flag_only_inside():
     with pass_config_scope({"tl.enable_fast_math": True}):
-        assert fast_math() and codegen_switches() != plain
+        assert fast_math()
         with pass_config_scope(None):
             assert not fast_math()
-    assert not fast_math() and codegen_switches() == plain
-    with pass_config_scope({"tl.enable_fast_math": False, "tl.disable_tma_lower": True}):
+    assert not fast_math()
+    with pass_config_scope((("tl.disable_tma_lower", True), ("tl.enable_fast_math", False))):
         assert not fast_math()
+
+
+STATIC = """
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[1], pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True, "tl.other": 3})
+def fast(n=256):
+    @T.prim_func
+    def main(X: T.Tensor((n,), T.float32), Y: T.Tensor((n,), T.float32)):
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                Y[bx * 128 + i] = T.exp2(X[bx * 128 + i])
+
+    return main
+
+
+@tilelang.jit(out_idx=[1])
+def plain(n=256):
+    @T.prim_func
+    def main(X: T.Tensor((n,), T.float32), Y: T.Tensor((n,), T.float32)):
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                Y[bx * 128 + i] = T.exp2(X[bx * 128 + i])
+
+    return main
+"""
+
+
+def test_decorator_pass_configs_reach_the_static_path_and_the_cache_key():
+    from tilelang_core import check_source
+    from tilelang_core.runtime.artifact import ir_key
+
+    kernels = {k.factory: k for k in check_source(STATIC, "fast.py").kernels}
+    assert kernels["fast"].pass_configs == (("tl.enable_fast_math", True), ("tl.other", 3))
+    assert kernels["plain"].pass_configs == ()
+    assert ir_key(kernels["fast"], "sm_90a") != ir_key(dataclasses.replace(kernels["fast"], pass_configs=()),
+                                                      "sm_90a")
+
+
+@pytest.mark.tvm
+def test_tilelsp_ir_shows_the_fast_math_code_the_jit_builds():
+    from tilelang_core import check_source
+    from tilelang_core.passes.pipeline import lower
+
+    kernels = {k.factory: k for k in check_source(STATIC, "fast.py").kernels}
+    fast = lower(kernels["fast"], "sm_90a").stages["cuda"]
+    plain = lower(kernels["plain"], "sm_90a").stages["cuda"]
+    assert "tl::exp2_ftz(" in fast.split("exp2_ftz(float x)")[-1] and fast.endswith(MARKER)
+    assert "tl::exp2_ftz(" not in plain.split("exp2_ftz(float x)")[-1] and not plain.endswith(MARKER)
 
 
 def test_nvcc_flag_follows_the_marker():

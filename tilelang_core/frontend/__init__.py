@@ -130,7 +130,7 @@ def _instantiate(site: KernelSite, kwargs, env: Env, mapper, sink, argparse_defa
             exec_block(fn.body, env, argparse_defaults, toward=site.node, on_assert=lambda st: _failed_assert(ctx, st))
     inst = ctx.instance
     bound = tuple((k, v) for k, v in bindings.items() if not k.startswith("__"))
-    info = KernelInfo(site.factory_name, inst, site.out_idx, bound)
+    info = KernelInfo(site.factory_name, inst, site.out_idx, bound, site.pass_configs)
     func = _guarded(lambda: parse_kernel(site.node, env, ctx, info), ctx, site.node)
     errors = tuple(d for d in sink.items[first:] if d.is_error)
     return dataclasses.replace(func, errors=errors) if func is not None and errors else func

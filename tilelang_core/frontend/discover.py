@@ -23,6 +23,7 @@ class KernelSite:
     chain: tuple[ast.FunctionDef, ...] = ()
     eager: bool = False
     out_idx: tuple[int, ...] | None = None
+    pass_configs: tuple = ()
 
     @property
     def factory(self) -> ast.FunctionDef | None:
@@ -50,7 +51,7 @@ def discover(tree: ast.Module, env: Env, scanned=None) -> list[KernelSite]:
         idx = s.out_idx
         if idx is None:
             idx = compiled.get(s.factory_name) if s.factory_name else compiled.get(s.node.name)
-        out.append(KernelSite(s.node, s.chain, s.eager, idx))
+        out.append(KernelSite(s.node, s.chain, s.eager, idx, s.pass_configs))
     return out
 
 
@@ -59,9 +60,9 @@ def _visit(body, chain, env: Env, sites: list) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names = [decorator_name(d, env) for d in stmt.decorator_list]
             if "prim_func" in names:
-                sites.append(KernelSite(stmt, chain, False, _chain_out_idx(chain, env)))
+                sites.append(KernelSite(stmt, chain, False, _chain_out_idx(chain, env), _chain_configs(chain, env)))
             elif "jit" in names and _is_eager(stmt, env):
-                sites.append(KernelSite(stmt, chain, True, _out_idx_of(stmt, env)))
+                sites.append(KernelSite(stmt, chain, True, _out_idx_of(stmt, env), _pass_configs_of(stmt, env)))
             elif "macro" not in names and "inline" not in names:
                 _visit(stmt.body, chain + (stmt,), env, sites)
         elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With)):
@@ -104,6 +105,45 @@ def _out_idx_of(fn: ast.FunctionDef, env: Env):
             for kw in dec.keywords:
                 if kw.arg == "out_idx":
                     return literal_out_idx(Evaluator(env).eval(kw.value))
+    return None
+
+
+def _chain_configs(chain, env: Env) -> tuple:
+    for fn in reversed(chain):
+        configs = _pass_configs_of(fn, env)
+        if configs:
+            return configs
+    return ()
+
+
+def _pass_configs_of(fn: ast.FunctionDef, env: Env) -> tuple:
+    """The (key, value) pairs of a `@tilelang.jit(pass_configs={...})` decorator whose keys and values are known
+    (a string key or `tilelang.PassConfigKey.TL_<NAME>`, read as TileLang spells it: "tl.<name>")."""
+    for dec in fn.decorator_list:
+        if isinstance(dec, ast.Call) and decorator_name(dec, env) == "jit":
+            for kw in dec.keywords:
+                if kw.arg == "pass_configs" and isinstance(kw.value, ast.Dict):
+                    return literal_pass_configs(kw.value, env)
+    return ()
+
+
+def literal_pass_configs(node: ast.Dict, env: Env) -> tuple:
+    """The known entries of a pass-config dict literal, sorted by key."""
+    out = {}
+    for k, v in zip(node.keys, node.values):
+        key = k.value if isinstance(k, ast.Constant) else _config_key_name(k)
+        value = Evaluator(env).eval(v) if key is not None else None
+        if isinstance(key, str) and isinstance(value, (bool, int, float, str)):
+            out[key] = value
+    return tuple(sorted(out.items()))
+
+
+def _config_key_name(node) -> str | None:
+    """`....PassConfigKey.TL_ENABLE_FAST_MATH` → "tl.enable_fast_math" (TileLang's spelling of its keys)."""
+    if isinstance(node, ast.Attribute) and node.attr.startswith("TL_") and (
+            isinstance(node.value, ast.Attribute) and node.value.attr == "PassConfigKey"
+            or isinstance(node.value, ast.Name) and node.value.id == "PassConfigKey"):
+        return "tl." + node.attr[3:].lower()
     return None
 
 

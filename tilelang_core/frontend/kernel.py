@@ -22,6 +22,7 @@ class KernelInfo:
     instance: str = ""
     out_idx: tuple | None = None
     bindings: tuple = ()
+    pass_configs: tuple = ()
 
 
 def parse_kernel(fn: ast.FunctionDef, env: Env, ctx: Ctx, info: KernelInfo) -> N.PrimFunc:
@@ -41,7 +42,7 @@ def parse_kernel(fn: ast.FunctionDef, env: Env, ctx: Ctx, info: KernelInfo) -> N
             out_idx = tuple(range(len(p.eager_params), len(params)))
     return N.PrimFunc(fn.name, tuple(params), N.SeqStmt(tuple(body), ctx.span(fn)), info.factory, info.instance,
                       out_idx, def_span(ctx.mapper, fn), def_name_span(ctx.mapper, fn), ctx.mapper.source.path,
-                      tuple(info.bindings))
+                      tuple(info.bindings), pass_configs=tuple(info.pass_configs))
 
 
 def _params(p: KernelParser, fn: ast.FunctionDef) -> list:

@@ -401,7 +401,8 @@ class PrimFunc:
     name: the @T.prim_func function's name; factory: the enclosing factory's name (or None);
     instance: a readable label of the factory arguments ("matmul(M=1024, N=1024, ...)");
     out_idx: the jit decorator's out_idx when known; span: the `def` line; name_span: the name;
-    errors: the frontend's error diagnostics for this instance (lowering refuses a kernel that has any).
+    errors: the frontend's error diagnostics for this instance (lowering refuses a kernel that has any);
+    pass_configs: the jit's `pass_configs` (the CUDA lowering honours tl.enable_fast_math, codegen/cuda/fastmath.py).
     """
 
     name: str
@@ -415,6 +416,7 @@ class PrimFunc:
     source_path: str = "<string>"
     bindings: tuple[tuple[str, object], ...] = field(default=())
     errors: tuple = field(default=(), repr=False)
+    pass_configs: tuple[tuple[str, object], ...] = field(default=())  # TileLang pass configs (key, value), sorted
 
     @property
     def launch(self) -> Launch | None:

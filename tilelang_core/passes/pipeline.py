@@ -166,7 +166,10 @@ def lower(func, target="sm_90a", until: str | None = None) -> LowerResult:
         if arch == "cpu":
             _lower_cpu(func, result, until)
         else:
-            _lower_cuda(func, arch, result, until)
+            from ..codegen.cuda.fastmath import pass_config_scope
+
+            with pass_config_scope(func.pass_configs):  # the kernel's tl.enable_fast_math in every stage
+                _lower_cuda(func, arch, result, until)
     return result
 
 

@@ -156,11 +156,9 @@ CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA", "TILELSP_DIS
 
 
 def codegen_switches() -> tuple:
-    """The current (name, value) of every environment switch that changes the generated code, and the kernel's
-    `tl.enable_fast_math` pass config while it is being built (codegen/cuda/fastmath.py)."""
-    from ..codegen.cuda.fastmath import FAST_MATH_KEY, fast_math
-
-    return tuple((name, os.environ.get(name, "")) for name in CODEGEN_SWITCHES) + ((FAST_MATH_KEY, fast_math()),)
+    """The current (name, value) of every environment switch that changes the generated code (a kernel's pass
+    configs are part of its IR: `ir_key`)."""
+    return tuple((name, os.environ.get(name, "")) for name in CODEGEN_SWITCHES)
 
 
 @functools.lru_cache(maxsize=1)
@@ -202,7 +200,8 @@ def ir_key(func, arch: str) -> str:
     """Cache key of a kernel instance before lowering: its tile IR (arguments bound, spans included), the
     arch, the compiler version and the code-changing switches."""
     return sha256("tilelsp-artifact", FORMAT, compiler_version(), codegen_switches(), arch, func.name,
-                  repr(ir_structure(func.params)), repr(ir_structure(func.body)), func.out_idx)
+                  repr(ir_structure(func.params)), repr(ir_structure(func.body)), func.out_idx,
+                  repr(func.pass_configs))
 
 
 def build_artifact(func, arch: str = "sm_90a", cache: ArtifactCache | None | bool = None) -> Artifact:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import gc
 import inspect
@@ -92,19 +93,19 @@ class JITKernel:
     ref_latency: float | None = None
 
     def __init__(self, func: N.PrimFunc, out_idx=None, target="auto", pass_configs=None):
-        from ..codegen.cuda.fastmath import pass_config_scope
-
         if not isinstance(func, N.PrimFunc):
             func = to_ir(func, out_idx)
         if out_idx is None and func.out_idx is not None:
             out_idx = func.out_idx
+        if pass_configs:  # honoured: tl.enable_fast_math (CUDA; codegen/cuda/fastmath.py)
+            func = dataclasses.replace(func, pass_configs=tuple(sorted({**dict(func.pass_configs),
+                                                                       **dict(pass_configs)}.items())))
         self.func = func
         self.out_idx = normalize_out_idx(out_idx, len(func.params))
         self.target, self.arch = resolve_target(target)
-        self.pass_configs = dict(pass_configs or {})  # honoured: tl.enable_fast_math (CUDA; codegen/cuda/fastmath.py)
+        self.pass_configs = dict(func.pass_configs)
         # each backend passes the gate first (refuse_errors: the CPU one here, build_artifact for CUDA)
-        with pass_config_scope(self.pass_configs):
-            self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
+        self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
         self.params: list[KernelParam] = kernel_params(func, self.out_idx)
         self._plan = CallPlan(func, self.out_idx)
         self._lowered: dict = {}
@@ -146,11 +147,9 @@ class JITKernel:
         if self.target == "cpu" and stage == "llvm":
             return self._backend.module.llvm_ir
         if stage not in self._lowered:
-            from ..codegen.cuda.fastmath import pass_config_scope
             from ..passes.pipeline import lower
 
-            with pass_config_scope(self.pass_configs):
-                result = lower(self.func, target=self.arch or "cpu", until=stage)
+            result = lower(self.func, target=self.arch or "cpu", until=stage)
             if stage not in result.stages:
                 raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(result.stages)}")
             self._lowered[stage] = result.stages[stage]

@@ -3,8 +3,9 @@
 `pass_configs={"tl.enable_fast_math": True}` on `tilelang.jit` / `tilelang.compile` (the key is
 `tilelang.PassConfigKey.TL_ENABLE_FAST_MATH`) builds that kernel with nvcc's `--use_fast_math`, as TileLang does,
 and emits fp32 `T.exp2` as `ex2.approx.ftz` (`tl::exp2_ftz`). The lowering sees the setting through
-`pass_config_scope` (a context variable, so concurrent builds do not share it); the generated source ends with
-`MARKER`, so the cubin, the source's hash and every cache key follow from the source itself.
+`pass_config_scope`, entered with the kernel's `PrimFunc.pass_configs` (the decorator's literal configs, read by the
+frontend, so `tilelsp ir` and hovers show the same code; the JIT adds the ones it is given); a context variable, so
+concurrent builds do not share it. The generated source ends with `MARKER`, so the cubin follows from the source.
 """
 from __future__ import annotations
 
@@ -29,13 +30,15 @@ def fast_exp2() -> bool:
 
 
 def wants_fast_math(pass_configs) -> bool:
-    """TileLang's reading of the config: `bool(pass_configs.get("tl.enable_fast_math", False))`."""
-    return bool((pass_configs or {}).get(FAST_MATH_KEY, False))
+    """TileLang's reading of the config: `bool(pass_configs.get("tl.enable_fast_math", False))` (a dict or the
+    (key, value) pairs of `PrimFunc.pass_configs`)."""
+    return bool(dict(pass_configs or {}).get(FAST_MATH_KEY, False))
 
 
 @contextlib.contextmanager
 def pass_config_scope(pass_configs):
-    """Lower and build inside this block with the kernel's `pass_configs` in force."""
+    """Lower inside this block with a kernel's `pass_configs` in force (`generate` and the pipeline's `lower`
+    enter it with `PrimFunc.pass_configs`)."""
     token = _fast_math.set(wants_fast_math(pass_configs))
     try:
         yield

@@ -18,7 +18,7 @@ from ...passes.loop_exits import lower_loop_exits
 from ...passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
 from ...passes.roles import Roles
 from .common import LoweringError, used_buffers, view_root
-from .fastmath import mark_source
+from .fastmath import mark_source, pass_config_scope
 from .lower import KernelEmitter
 from .split import split_kernels
 from .templates import insert_prelude
@@ -263,7 +263,12 @@ def target_of(arch: str):
 
 def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
     """Lower a kernel instance all the way to CUDA C: one `__global__` per `with T.Kernel(...)` block, in launch
-    order, in one source (raises LoweringError with a span)."""
+    order, in one source (raises LoweringError with a span); the kernel's pass configs in force."""
+    with pass_config_scope(func.pass_configs):
+        return _generate(func, arch)
+
+
+def _generate(func: N.PrimFunc, arch: str) -> CudaKernel:
     from .. import _tvm
 
     parts = split_kernels(func)
