@@ -113,7 +113,7 @@ def build(out: Path, only: tuple = (), variants: tuple = (), tiles: tuple = ()) 
     passes = [("tma", None, {}), ("cp.async", None, {"TILELSP_DISABLE_TMA": "1"})]
     passes += [(name, prefix, dict(kv.split("=", 1) for kv in setting.split(","))) for name, prefix, setting in variants]
     for path_kind, prefix, env in passes:
-        configs = {k: v for k, v in env.items() if k.startswith("tl.")}
+        configs = {k: v not in ("0", "false", "False", "") for k, v in env.items() if k.startswith("tl.")}
         env = {k: v for k, v in env.items() if k not in configs}
         os.environ.update(env)
         all_jobs = jobs()

@@ -4,6 +4,7 @@ where the reordering is illegal or would starve the producer (2 stages with one 
 get separate ones); the CPU backend ignores all of it."""
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import pytest
@@ -18,13 +19,15 @@ pytestmark = pytest.mark.tvm
 FLASH = EXAMPLES / "flash_attention.py"
 
 
-def _flash(**kw):
+def _flash(fast_math=False, **kw):
+    """The example's kernel; without its `tl.enable_fast_math` pass config unless asked (IEEE exp2f)."""
     args = dict(batch=1, heads=2, seq_len=1024, dim=128, is_causal=False, block_M=128, block_N=128, num_stages=3,
                 threads=256)
     args.update(kw)
     res = check_source(FLASH.read_text(), str(FLASH), instances={"flash_attention": [args]})
     assert not res.errors, [d.message for d in res.errors]
-    return next(k for k in res.kernels if k.factory == "flash_attention")
+    kernel = next(k for k in res.kernels if k.factory == "flash_attention")
+    return kernel if fast_math else dataclasses.replace(kernel, pass_configs=())
 
 
 def _loop(source: str) -> str:
@@ -205,6 +208,8 @@ def test_causal_loop_masks_only_the_diagonal_block(monkeypatch):
 
 def test_fast_exp2_is_opt_in(monkeypatch, overlapped):
     assert "tl::exp2_ftz(" not in overlapped.split("exp2_ftz(float x)")[-1]  # exp2f (denormals kept) by default
+    example = generate(_flash(fast_math=True), "sm_90a").source  # the example asks for it, as TileLang's do
+    assert "tl::exp2_ftz(" in example.split("exp2_ftz(float x)")[-1] and "exp2f(" not in example
     monkeypatch.setenv("TILELSP_FAST_EXP2", "1")
     src = generate(_flash(), "sm_90a").source
     assert "tl::exp2_ftz(" in src and "exp2f(" not in src
