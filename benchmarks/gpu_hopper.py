@@ -7,7 +7,7 @@ twice (TMA/warp-specialised, and with TILELSP_DISABLE_TMA=1: the cp.async path) 
 `run --meta NAME.. --check-only` runs chosen artifacts once, checked and untimed (for ncu / compute-sanitizer).
 On the H200 (torch, triton; no tvm): `python benchmarks/gpu_hopper.py run [--art .gpu_hopper]` checks every
 artifact's output against torch (fresh random inputs, NaN-poisoned outputs), times them with do_bench (medians)
-beside torch.matmul / SDPA / torch._scaled_mm in the same process, prints a table last and writes hopper.json into
+beside torch.matmul / SDPA / torch._scaled_mm in the same process, prints a table last and writes hopper<ART>.json into
 $OUT. The fp8 rows (e4m3, per-tensor scales, bf16 output) are checked against fp32 products of the dequantised
 operands and their roofline column is the fraction of the H200's ~1979 TFLOP/s dense fp8 peak.
 """
@@ -217,7 +217,7 @@ def run(art_dir: Path, out_dir: Path, metas: tuple = (), check_only: bool = Fals
         print(f"{row['status']:5s} {row['label']:22s} {row['path']:8s} {row['tile']:18s} err={row['err']} "
               f"ms={row['ms']} {row.get('error', '')}", flush=True)
     report["anchors"] = {" ".join(map(str, k)): v for k, v in anchors.items()}
-    (out_dir / "hopper.json").write_text(json.dumps(report, indent=1))
+    (out_dir / f"hopper{art_dir.name}.json").write_text(json.dumps(report, indent=1))  # one file per artifact set
     print("\nanchors (ms, median):", {" ".join(map(str, k)): round(v, 4) for k, v in anchors.items()})
     print(f"{'kernel':22s} {'path':8s} {'tile':18s} {'ms':>7s} {'TFLOP/s':>8s} {'vs torch':>8s} {'of pk':>6s} err"
           "   (peak: 990 fp16/bf16, 1979 fp8; fp8 'vs torch' is torch._scaled_mm)")
