@@ -13,6 +13,7 @@ from ...ir.arith import as_int
 from ...ir.visitor import walk
 from ...source import Span
 from .._tvm import load
+from ..tvm_pipelines import s_tir_without_compaction
 from .allreduce import REDUCE_CALLS, allreduce_value
 from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic
 from .cpasync import cp_async
@@ -23,7 +24,6 @@ from .ops import VECTOR_ATOMICS, OpLowering, vector_atomic_stores
 from .rng import DRAW_CALLS, RngLowering, draws, uses_rng
 from .simt import BARRIER_CALLS, SHUFFLE_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
 from .storage import SCRATCH_SCOPE, StorageLowering
-from .tvm_pipeline import cpu_pipeline
 # calls that only steer GPU code generation, synchronise threads or trace GPU events: nothing to do on the CPU
 HINTS = frozenset({
     "sync_threads", "sync_warp", "syncwarp", "sync_grid", "sync_global", "tvm_storage_sync", "fence_proxy_async",
@@ -445,7 +445,7 @@ def build(func: N.PrimFunc) -> CpuModule:
     ns = load()
     try:
         target = ns.tvm.target.Target(host_target())
-        ex = ns.tvm.compile(ns.tvm.IRModule({func.name: prim}), target=target, tir_pipeline=cpu_pipeline(ns.tvm))
+        ex = ns.tvm.compile(ns.tvm.IRModule({func.name: prim}), target=target, tir_pipeline=s_tir_without_compaction(ns.tvm))
     except Exception as err:  # tvm raises its own error types from C++
         raise _error(func, RuntimeError(f"LLVM build failed: {str(err).strip().splitlines()[-1][:300]}"),
                      "codegen-error") from None

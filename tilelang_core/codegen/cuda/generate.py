@@ -17,12 +17,13 @@ from ...passes.layouts import LayoutError, describe, infer_layouts
 from ...passes.loop_exits import lower_loop_exits
 from ...passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
 from ...passes.roles import Roles
+from ..tvm_pipelines import tirx_without_cse
 from .common import LoweringError, used_buffers, view_root
 from .fastmath import mark_source, pass_config_scope
 from .lower import KernelEmitter
 from .split import split_kernels
 from .templates import insert_prelude
-from .tvm_source import clean_source, host_made_params, pipeline_without_cse
+from .tvm_source import clean_source, host_made_params
 from .cluster import DEVICE as CLUSTER_DEVICE
 from .cluster import SIZE as CLUSTER_SIZE
 from .cluster import source_with_dims
@@ -287,7 +288,7 @@ def _generate(func: N.PrimFunc, arch: str) -> CudaKernel:
             # TVM's CSE hoisted a host expression the kernel reads into a parameter the launcher cannot compute
             # (deepseek_v32/fp8_lighting_indexer): compile again without CSE, so the kernel computes it itself
             with ns.tvm.transform.PassContext(config=config):
-                ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline=pipeline_without_cse(ns.tvm))
+                ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline=tirx_without_cse(ns.tvm))
             cuda = clean_source(ex.mod.imports[0].inspect_source())
     except Exception as exc:  # tvm raises many types; report at the kernel
         raise LoweringError(f"TVM rejected the lowered kernel: {_first_error_line(exc)}", func.span,

@@ -28,28 +28,6 @@ def quiet_source(raw: str) -> str:
 _KERNEL_DEF = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\([\d, ]+\) )?(\w+)\(([^)]*)\) \{')
 
 
-def pipeline_without_cse(tvm) -> str:
-    """The name of TVM's "tirx" pipeline registered again without CommonSubexprElim (its switch reads the config key
-    'tir.disable_cse_tir', which TVM 0.27 does not register, so it cannot be set)."""
-    from tvm import tirx
-
-    def factory():
-        pipeline, host, device = tirx.compilation_pipeline.tirx_pipeline()
-
-        @tvm.transform.module_pass(opt_level=0)
-        def without_cse(mod, _ctx):
-            cse = tirx.transform.CommonSubexprElim
-            tirx.transform.CommonSubexprElim = lambda *a, **k: tvm.transform.Sequential([])
-            try:
-                return pipeline(mod)
-            finally:
-                tirx.transform.CommonSubexprElim = cse
-        return without_cse, host, device
-
-    tirx.compilation_pipeline.register_tir_pipeline("tilelsp-tirx-no-cse", factory)
-    return "tilelsp-tirx-no-cse"
-
-
 def clean_source(raw: str) -> str:
     """TVM's CUDA text nvcc-quiet and without unread `cse_v*` parameters."""
     return drop_unused_params(quiet_source(raw))
