@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from .._tvm import load
-from .build import CpuLowering, _error, host_target
+from .build import CpuLowering, _error
+from .module import host_target
 from .expr import LoweringError, as_bool, cast, const
 from .sanitize_hazards import HazardChecks, access_spans
 from .sanitize_overflow import OverflowChecks
