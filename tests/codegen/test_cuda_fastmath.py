@@ -59,6 +59,20 @@ def fast(n=256):
     return main
 
 
+PASS_CFG = {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}
+
+
+@tilelang.jit(out_idx=[1], pass_configs=PASS_CFG)
+def named(n=256):
+    @T.prim_func
+    def main(X: T.Tensor((n,), T.float32), Y: T.Tensor((n,), T.float32)):
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                Y[bx * 128 + i] = T.exp2(X[bx * 128 + i])
+
+    return main
+
+
 @tilelang.jit(out_idx=[1])
 def plain(n=256):
     @T.prim_func
@@ -77,6 +91,7 @@ def test_decorator_pass_configs_reach_the_static_path_and_the_cache_key():
 
     kernels = {k.factory: k for k in check_source(STATIC, "fast.py").kernels}
     assert kernels["fast"].pass_configs == (("tl.enable_fast_math", True), ("tl.other", 3))
+    assert kernels["named"].pass_configs == (("tl.enable_fast_math", True),)  # a module-level dict by name
     assert kernels["plain"].pass_configs == ()
     assert ir_key(kernels["fast"], "sm_90a") != ir_key(dataclasses.replace(kernels["fast"], pass_configs=()),
                                                       "sm_90a")

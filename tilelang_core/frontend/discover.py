@@ -42,7 +42,9 @@ class KernelSite:
 def discover(tree: ast.Module, env: Env, scanned=None) -> list[KernelSite]:
     """Every kernel in a module, in source order."""
     sites: list[KernelSite] = []
-    _visit(tree.body, (), env, sites)
+    dicts = {st.targets[0].id: st.value for st in tree.body if isinstance(st, ast.Assign) and len(st.targets) == 1
+             and isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.Dict)}  # PASS_CFG = {...}
+    _visit(tree.body, (), env, sites, dicts)
     if not sites:
         return []
     compiled = _compile_out_idx(scanned or scan(tree), env)
@@ -55,22 +57,23 @@ def discover(tree: ast.Module, env: Env, scanned=None) -> list[KernelSite]:
     return out
 
 
-def _visit(body, chain, env: Env, sites: list) -> None:
+def _visit(body, chain, env: Env, sites: list, dicts: dict) -> None:
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names = [decorator_name(d, env) for d in stmt.decorator_list]
             if "prim_func" in names:
-                sites.append(KernelSite(stmt, chain, False, _chain_out_idx(chain, env), _chain_configs(chain, env)))
+                sites.append(KernelSite(stmt, chain, False, _chain_out_idx(chain, env),
+                                        _chain_configs(chain, env, dicts)))
             elif "jit" in names and _is_eager(stmt, env):
-                sites.append(KernelSite(stmt, chain, True, _out_idx_of(stmt, env), _pass_configs_of(stmt, env)))
+                sites.append(KernelSite(stmt, chain, True, _out_idx_of(stmt, env), _pass_configs_of(stmt, env, dicts)))
             elif "macro" not in names and "inline" not in names:
-                _visit(stmt.body, chain + (stmt,), env, sites)
+                _visit(stmt.body, chain + (stmt,), env, sites, dicts)
         elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With)):
-            _visit(stmt.body, chain, env, sites)
-            _visit(getattr(stmt, "orelse", []), chain, env, sites)
+            _visit(stmt.body, chain, env, sites, dicts)
+            _visit(getattr(stmt, "orelse", []), chain, env, sites, dicts)
         elif isinstance(stmt, ast.Try):
             for part in (stmt.body, stmt.orelse, stmt.finalbody):
-                _visit(part, chain, env, sites)
+                _visit(part, chain, env, sites, dicts)
 
 
 def _is_eager(fn: ast.FunctionDef, env: Env) -> bool:
@@ -108,22 +111,24 @@ def _out_idx_of(fn: ast.FunctionDef, env: Env):
     return None
 
 
-def _chain_configs(chain, env: Env) -> tuple:
+def _chain_configs(chain, env: Env, dicts: dict) -> tuple:
     for fn in reversed(chain):
-        configs = _pass_configs_of(fn, env)
+        configs = _pass_configs_of(fn, env, dicts)
         if configs:
             return configs
     return ()
 
 
-def _pass_configs_of(fn: ast.FunctionDef, env: Env) -> tuple:
-    """The (key, value) pairs of a `@tilelang.jit(pass_configs={...})` decorator whose keys and values are known
-    (a string key or `tilelang.PassConfigKey.TL_<NAME>`, read as TileLang spells it: "tl.<name>")."""
+def _pass_configs_of(fn: ast.FunctionDef, env: Env, dicts: dict) -> tuple:
+    """The (key, value) pairs of a `@tilelang.jit(pass_configs=...)` decorator whose keys and values are known: a
+    dict literal, or a module-level name bound to one (`PASS_CFG = {...}`); string keys or
+    `tilelang.PassConfigKey.TL_<NAME>`, read as TileLang spells it: "tl.<name>"."""
     for dec in fn.decorator_list:
         if isinstance(dec, ast.Call) and decorator_name(dec, env) == "jit":
             for kw in dec.keywords:
-                if kw.arg == "pass_configs" and isinstance(kw.value, ast.Dict):
-                    return literal_pass_configs(kw.value, env)
+                value = dicts.get(kw.value.id) if isinstance(kw.value, ast.Name) else kw.value
+                if kw.arg == "pass_configs" and isinstance(value, ast.Dict):
+                    return literal_pass_configs(value, env)
     return ()
 
 
