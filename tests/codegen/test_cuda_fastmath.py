@@ -125,6 +125,32 @@ def test_jit_pass_configs_reach_the_lowering_and_nvcc(run_aliased):
     assert "tl::exp2_ftz(" in fast.split("exp2_ftz(float x)")[-1] and fast.endswith(MARKER)  # built: nvcc took the flag
 
 
+EAGER = """
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(target="cuda", pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
+def eager_exp2(X):
+    n = T.const("n")
+    X: T.Tensor[(n,), T.float32]
+    Y = T.empty((n,), T.float32)
+    with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+        for i in T.Parallel(128):
+            Y[bx * 128 + i] = T.exp2(X[bx * 128 + i])
+    return Y
+"""
+
+
+@pytest.mark.tvm
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_eager_kernels_honour_pass_configs(run_aliased):
+    glb = run_aliased("fast_math_eager", EAGER)
+    src = glb["eager_exp2"].compile(n=256).get_kernel_source()
+    assert "tl::exp2_ftz(" in src.split("exp2_ftz(float x)")[-1] and src.endswith(MARKER)
+
+
 @pytest.mark.tvm
 def test_cpu_backend_ignores_fast_math(run_aliased):
     glb = run_aliased("fast_math_exp2_cpu", SRC)

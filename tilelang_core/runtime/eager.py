@@ -41,11 +41,12 @@ def _is_kernel_call(e) -> bool:
 class EagerKernel:
     """Call with tensors and scalars like the function's signature; returns what its `T.empty` outputs hold."""
 
-    def __init__(self, func, target="auto"):
+    def __init__(self, func, target="auto", pass_configs=None):
         from ..language.capture import capture
 
         self.func = func
         self.target = target
+        self.pass_configs = pass_configs  # TileLang's; the CUDA backend honours tl.enable_fast_math
         self.signature = inspect.signature(func)
         self.captured = capture(func)
         self.__name__ = getattr(func, "__name__", "kernel")
@@ -112,7 +113,7 @@ class EagerKernel:
         from .jit import JITKernel
 
         func = self._parse(scalars, dims)
-        return JITKernel(func, out_idx=func.out_idx, target=self.target)
+        return JITKernel(func, out_idx=func.out_idx, target=self.target, pass_configs=self.pass_configs)
 
     def _parse(self, scalars: dict, dims: dict) -> N.PrimFunc:
         from ..frontend import parse_captured

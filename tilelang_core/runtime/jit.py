@@ -281,7 +281,7 @@ def jit(func=None, *, out_idx=None, target="auto", **options):
         from .eager import EagerKernel, is_eager
 
         if is_eager(f):
-            return EagerKernel(f, target=target)
+            return EagerKernel(f, target=target, pass_configs=options.get("pass_configs"))
         return JITFactory(f, out_idx=out_idx, target=target, **options)
 
     return wrap if func is None else wrap(func)
