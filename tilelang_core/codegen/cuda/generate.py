@@ -22,8 +22,8 @@ from .common import LoweringError, used_buffers, view_root
 from .fastmath import mark_source, pass_config_scope
 from .lower import KernelEmitter
 from .split import split_kernels
-from .templates import insert_prelude
-from .tvm_source import clean_source, host_made_params
+from .tvm_source import (clean_source, finish_source, first_error_line, host_made_params, kernel_signature,
+                         kernel_symbol)
 from .cluster import DEVICE as CLUSTER_DEVICE
 from .cluster import SIZE as CLUSTER_SIZE
 from .cluster import source_with_dims
@@ -36,7 +36,6 @@ from .tma_store import DEVICE as STORE_DEVICE
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 SMEM_LIMIT = {a: LIMITS[a].smem_per_block for a in ARCHS}  # bytes of dynamic shared memory per block
-_LINE_MARK = re.compile(r"^(\s*)tl_line_(\d+)\(\);\s*$")
 _CUDA_FP8 = re.compile(r"\bfloat8_e4m3\b")  # CUDA has one e4m3 type (__nv_fp8_e4m3); TVM knows it as e4m3fn
 _TF32 = '"tfloat32"'  # TileLang's tfloat32 is stored as float32 (TVM has no such dtype); gemms read it as float32
 
@@ -291,7 +290,7 @@ def _generate(func: N.PrimFunc, arch: str) -> CudaKernel:
                 ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline=tirx_without_cse(ns.tvm))
             cuda = clean_source(ex.mod.imports[0].inspect_source())
     except Exception as exc:  # tvm raises many types; report at the kernel
-        raise LoweringError(f"TVM rejected the lowered kernel: {_first_error_line(exc)}", func.span,
+        raise LoweringError(f"TVM rejected the lowered kernel: {first_error_line(exc)}", func.span,
                             "codegen-error") from exc
     extra = list(dict.fromkeys(line for _, em, _ in scripts for line in em.extra_cuda))
     specialised = [em.ws for _, em, _ in scripts if em.ws is not None]
@@ -299,7 +298,7 @@ def _generate(func: N.PrimFunc, arch: str) -> CudaKernel:
     extra += [PERSISTENT_DEVICE] if any(ws.persistent for ws in specialised) else []
     extra += [STORE_DEVICE] if any(ws.store for ws in specialised) else []
     extra += [CLUSTER_DEVICE] if any(ws.cluster for ws in specialised) else []
-    source, line_map = _finish_source(cuda, extra)
+    source, line_map = finish_source(cuda, extra)
     if specialised:
         source = rewrite_signature(source, [m for ws in specialised for m in ws.tensor_maps])
     launches = [_launch_of(part, em, params, source) for part, (_, em, params) in zip(parts, scripts)]
@@ -322,17 +321,17 @@ def _generate(func: N.PrimFunc, arch: str) -> CudaKernel:
 def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
     """One launch of a lowered kernel: its symbol, grid, block, dynamic shared memory and ordered parameters."""
     symbol = f"{_symbol(part.func.name)}_kernel"
-    if _kernel_signature(source, symbol) is None:
-        symbol = _kernel_symbol(source) or symbol
+    if kernel_signature(source, symbol) is None:
+        symbol = kernel_symbol(source) or symbol
     spaces = {b.name for b in part.workspaces}
     for p in params:
         if p["name"] in spaces:
             p["kind"] = "workspace"
-    _order_params(params, _kernel_signature(source, symbol) or "")
+    _order_params(params, kernel_signature(source, symbol) or "")
     maps = [dict(m) for m in (em.ws.tensor_maps if em.ws else ())]
-    _order_params(maps, _kernel_signature(source, symbol) or "")
+    _order_params(maps, kernel_signature(source, symbol) or "")
     known = {p["arg"] for p in params + maps}
-    unknown = [a.split()[-1] for a in (_kernel_signature(source, symbol) or "").split(",")
+    unknown = [a.split()[-1] for a in (kernel_signature(source, symbol) or "").split(",")
                if a.strip() and a.split()[-1] not in known]
     if unknown:  # a value the launcher could not pass: refuse here rather than launch with arguments missing
         raise LoweringError(f"the generated kernel takes parameters no launch can pass ({', '.join(unknown)})",
@@ -362,15 +361,6 @@ def _workspaces(parts: list) -> list:
     return list(seen.values())
 
 
-def _first_error_line(exc: Exception) -> str:
-    """The informative line of a TVM error (its messages end in an ASCII-art source excerpt)."""
-    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
-    for ln in lines:
-        if ln.lower().startswith("error") or "Error" in ln or "Check failed" in ln:
-            return ln[:300]
-    return (lines[0] if lines else type(exc).__name__)[:300]
-
-
 def _prim_func(ns, text: str, T):  # noqa: N803
     """Build the PrimFunc through the IRBuilder (fast); fall back to TVMScript's parser."""
     from .builder import build_prim_func
@@ -381,43 +371,8 @@ def _prim_func(ns, text: str, T):  # noqa: N803
         return ns.tvm.script.from_source(text, extra_vars={"T": T})
 
 
-def _kernel_symbol(source: str) -> str | None:
-    m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\([\d, ]+\) )?(\w+)\(', source)
-    return m.group(1) if m else None
-
-
-def _kernel_signature(source: str, symbol: str) -> str | None:
-    """The parameter list of the `__global__` function `symbol` in the source (None when absent)."""
-    m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\([\d, ]+\) )?' + re.escape(symbol) + r'\(([^)]*)\)',
-                  source)
-    return m.group(1) if m else None
-
-
 def _order_params(params: list, signature: str) -> None:
     """Set each param's position in the kernel signature (TVM orders them by first use), -1 when absent."""
     names = [a.strip().split()[-1] for a in signature.split(",") if a.strip()]
     for p in params:
         p["position"] = names.index(p["arg"]) if p["arg"] in names else -1
-
-
-def _finish_source(cuda: str, extra: list) -> tuple[str, list]:
-    """Insert the device library into cleaned CUDA text (`clean_source`) and turn line markers into comments;
-    returns (source, line_map)."""
-    from .wgmma import DESC
-
-    text = insert_prelude(cuda, (DESC + "".join(extra)) if extra else "")
-    lines = text.split("\n")
-    out, marks = [], []
-    for ln in lines:
-        m = _LINE_MARK.match(ln)
-        if m:
-            marks.append((int(m.group(2)), len(out) + 1))
-            out.append(f"{m.group(1)}// tilelang source line {m.group(2)}")
-        else:
-            out.append(ln)
-    line_map: dict[int, list[int]] = {}
-    for k, (src_line, at) in enumerate(marks):
-        end = marks[k + 1][1] if k + 1 < len(marks) else at + 1
-        rng = list(range(at, max(end, at + 1)))
-        line_map.setdefault(src_line, []).extend(rng)
-    return "\n".join(out), sorted(line_map.items())

@@ -1,8 +1,12 @@
 """TVM's CUDA output made fit to ship: nvcc-quiet text, kernel signatures without the `cse_v*` scalars TVM hoisted
-out of a kernel, and the tirx pipeline without CSE for when a hoisted one is read."""
+out of a kernel, the device library inserted and line markers turned into comments (with the line map), and what
+the lowering reads back from the text (kernel symbols and signatures, TVM's error lines)."""
 from __future__ import annotations
 
 import re
+
+from .templates import insert_prelude
+from .wgmma import DESC
 
 _CSE_DECL = re.compile(r"^\s*[\w:]+ (cse_v\d+) = [^;]*;\n", re.M)
 _HEX_FLOAT = re.compile(r"\b0x([0-9a-fA-F])\.([0-9a-fA-F]+)p([-+]?\d+)f\b")
@@ -53,3 +57,49 @@ def drop_unused_params(raw: str) -> str:
             raw = raw.replace(f"{m.group(1)}({m.group(2)})", f"{m.group(1)}({kept})")
             return drop_unused_params(raw)
     return raw
+
+
+_LINE_MARK = re.compile(r"^(\s*)tl_line_(\d+)\(\);\s*$")
+
+
+def first_error_line(exc: Exception) -> str:
+    """The informative line of a TVM error (its messages end in an ASCII-art source excerpt)."""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.lower().startswith("error") or "Error" in ln or "Check failed" in ln:
+            return ln[:300]
+    return (lines[0] if lines else type(exc).__name__)[:300]
+
+
+def kernel_symbol(source: str) -> str | None:
+    """The name of the first `__global__` function in the source (None when there is none)."""
+    m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\([\d, ]+\) )?(\w+)\(', source)
+    return m.group(1) if m else None
+
+
+def kernel_signature(source: str, symbol: str) -> str | None:
+    """The parameter list of the `__global__` function `symbol` in the source (None when absent)."""
+    m = re.search(r'extern "C" __global__ void (?:__launch_bounds__\([\d, ]+\) )?' + re.escape(symbol) + r'\(([^)]*)\)',
+                  source)
+    return m.group(1) if m else None
+
+
+def finish_source(cuda: str, extra: list) -> tuple[str, list]:
+    """Insert the device library into cleaned CUDA text (`clean_source`) and turn line markers into comments;
+    returns (source, line_map)."""
+    text = insert_prelude(cuda, (DESC + "".join(extra)) if extra else "")
+    lines = text.split("\n")
+    out, marks = [], []
+    for ln in lines:
+        m = _LINE_MARK.match(ln)
+        if m:
+            marks.append((int(m.group(2)), len(out) + 1))
+            out.append(f"{m.group(1)}// tilelang source line {m.group(2)}")
+        else:
+            out.append(ln)
+    line_map: dict[int, list[int]] = {}
+    for k, (src_line, at) in enumerate(marks):
+        end = marks[k + 1][1] if k + 1 < len(marks) else at + 1
+        rng = list(range(at, max(end, at + 1)))
+        line_map.setdefault(src_line, []).extend(rng)
+    return "\n".join(out), sorted(line_map.items())
