@@ -1,4 +1,5 @@
-"""Generic traversal of the tile IR: children of a node, pre-order walk, and a rebuilding transformer."""
+"""Generic traversal of the tile IR: children of a node, flattened statement lists, pre-order walk, and a rebuilding
+transformer."""
 from __future__ import annotations
 
 import dataclasses
@@ -23,6 +24,13 @@ def children(node) -> Iterator:
 
 def _is_node(v) -> bool:
     return dataclasses.is_dataclass(v) and not isinstance(v, (N.Buffer, type))
+
+
+def flat_stmts(stmt) -> list:
+    """The statements of `stmt` in order, nested SeqStmts flattened (`[]` for None)."""
+    if stmt is None:
+        return []
+    return [x for st in stmt.stmts for x in flat_stmts(st)] if isinstance(stmt, N.SeqStmt) else [stmt]
 
 
 def walk(node) -> Iterator:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
-from ...ir.visitor import walk
+from ...ir.visitor import flat_stmts, walk
 from .expr import LoweringError, as_bool, cast, const, dtype_of, index_expr
 from .mbarrier import is_mbarrier_wait, is_named_barrier
 
@@ -43,12 +43,6 @@ UNROLL_LIMIT = 16  # an unrolled loop around waits with at most this many iterat
 def yields(s) -> bool:
     """True when `s` holds a wait a role may have to yield at (an mbarrier wait or a named barrier)."""
     return any(is_mbarrier_wait(n) or is_named_barrier(n) for n in walk(s))
-
-
-def _flat(s) -> list:
-    if s is None:
-        return []
-    return [x for st in s.stmts for x in _flat(st)] if isinstance(s, N.SeqStmt) else [s]
 
 
 class RoleScheduler:
@@ -73,7 +67,7 @@ class RoleScheduler:
         bodies, ends, waits = [], [], []
         for r, (role_mask, body) in enumerate(roles):
             self.role, self.next_id, self.waits = r, 0, []
-            bodies.append(self._list(_flat(body), role_mask))
+            bodies.append(self._list(flat_stmts(body), role_mask))
             ends.append(self.next_id)
             waits.append(self.waits)
         zero, one = const(0, "int32"), const(1, "int32")
@@ -116,7 +110,7 @@ class RoleScheduler:
             return
         else_mask, fill = self.simt.mask(s.cond, parent, negate=True, span=s.span)
         prelude += fill
-        inner = _flat(s.else_body)
+        inner = flat_stmts(s.else_body)
         if len(inner) == 1 and isinstance(inner[0], N.If) and self.simt.depends(inner[0].cond):
             self._roles(inner[0], else_mask, roles, prelude)
         else:
@@ -168,7 +162,7 @@ class RoleScheduler:
                               + [self._goto(k + 1), self._flag(1, 1)])
             return [arrive] + self._wait(s, self.barriers.named_ready(s, generation))
         if isinstance(s, N.SeqStmt):
-            return self._list(_flat(s), mask)
+            return self._list(flat_stmts(s), mask)
         if isinstance(s, N.For):
             return self._for(s, 0, mask)
         if isinstance(s, N.While):
@@ -239,7 +233,7 @@ class RoleScheduler:
         """The k-th loop of `s` around waits: unrolled when it is a short constant unroll, else a resumable loop
         (entry: start and end into the slot; head: into the body or past it; latch: the next value)."""
         if k == len(s.vars):
-            return self._list(_flat(s.body), mask)
+            return self._list(flat_stmts(s.body), mask)
         ctx, tirx = self.ctx, self.tirx
         start, extent = index_expr(self.simt.uniform(s.starts[k])), index_expr(self.simt.uniform(s.extents[k]))
         step = as_int(s.step) if s.step is not None else 1
@@ -281,7 +275,7 @@ class RoleScheduler:
     def _while(self, s: N.While, mask) -> list:
         """A `while` around waits: its condition tested at the head (thread 0's value, as for every barrier loop)."""
         head = self._id()
-        body = self._list(_flat(s.body), mask)
+        body = self._list(flat_stmts(s.body), mask)
         latch = self._id()
         cond = as_bool(self.simt.uniform(s.cond))
         test = self._goto(self.tirx.Select(cond, const(head + 1, "int32"), const(latch + 1, "int32")))
@@ -297,8 +291,8 @@ class RoleScheduler:
         """A uniform `if` around waits: the condition picks the first piece of a branch once, at its number."""
         entry = self._id()
         cond = as_bool(self.simt.uniform(s.cond))
-        then = self._list(_flat(s.then_body), mask)
+        then = self._list(flat_stmts(s.then_body), mask)
         jump = self._id()
-        other = self._list(_flat(s.else_body), mask)
+        other = self._list(flat_stmts(s.else_body), mask)
         pick = self._goto(self.tirx.Select(cond, const(entry + 1, "int32"), const(jump + 1, "int32")))
         return [self._at(entry, [pick])] + then + [self._at(jump, [self._goto(self.next_id)])] + other

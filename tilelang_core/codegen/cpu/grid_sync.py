@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir import nodes as N
-from ...ir.visitor import op_regions, walk
+from ...ir.visitor import flat_stmts, op_regions, walk
 from .expr import LoweringError
 
 
 def grid_phases(launch: N.Launch) -> list | None:
     """The launch split at its top-level `T.sync_grid()` calls, None when it has none."""
-    stmts = _flat(launch.body)
+    stmts = flat_stmts(launch.body)
     cuts = [k for k, s in enumerate(stmts) if _is_grid_sync(s)]
     if not cuts:
         nested = next((n for n in walk(launch.body) if isinstance(n, N.Call) and n.name == "sync_grid"), None)
@@ -71,10 +71,6 @@ def _writes(stmt):
         elif isinstance(n, N.TILE_OPS):
             for r in op_regions(n)[1]:
                 yield r.buffer
-
-
-def _flat(s) -> list:
-    return [x for st in s.stmts for x in _flat(st)] if isinstance(s, N.SeqStmt) else [s]
 
 
 def _is_grid_sync(s) -> bool:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
-from ...ir.visitor import op_regions, walk
+from ...ir.visitor import flat_stmts, op_regions, walk
 from .allreduce import REDUCE_CALLS
 from .expr import LoweringError, Late, as_bool, cast, const
 from .rng import RNG_CALLS, draws
@@ -126,18 +126,13 @@ def _has_phases(s) -> bool:
         return True
     touched = (set(), set())
     for body in (getattr(s, "body", None), getattr(s, "then_body", None), getattr(s, "else_body", None)):
-        stmts = _flat(body) if body is not None else []
-        for st in stmts:
+        for st in flat_stmts(body):
             rw = _shared_rw(st)
             if _conflicts(touched, rw) or _has_phases(st):
                 return True
             touched[0].update(rw[0])
             touched[1].update(rw[1])
     return False
-
-
-def _flat(s) -> list:
-    return [x for st in s.stmts for x in _flat(st)] if isinstance(s, N.SeqStmt) else [s]
 
 
 class ThreadEmulation:
@@ -207,7 +202,7 @@ class ThreadEmulation:
         before a statement that reads shared memory the run wrote or writes what it read or wrote (where TileLang
         inserts __syncthreads() by itself)."""
         out, run, touched = [], [], (set(), set())
-        for s in _flat(body):
+        for s in flat_stmts(body):
             if run and not _is_collective(s) and self._per_thread(s) and _conflicts(touched, _shared_rw(s)):
                 out += self._phase(run, mask)
                 run, touched = [], (set(), set())
@@ -301,7 +296,7 @@ class ThreadEmulation:
                 run[0].kind == "parallel" and draws(run[0])):  # a drawing T.Parallel loop: its CUDA iterations
             # threads between two barriers may run in any order: the thread loop goes inside the phase's loop
             # nest, so consecutive threads touch neighbouring elements (contiguous, vectorisable accesses)
-            return [ctx.loops(run[0], 0, lambda body: self._seq(self._phase(_flat(body), mask)))]
+            return [ctx.loops(run[0], 0, lambda body: self._seq(self._phase(flat_stmts(body), mask)))]
         allocs = []
         t = ctx.fresh("t")
         ctx.analyzer.bind(t, ctx.ir.Range.from_min_extent(0, self.total))

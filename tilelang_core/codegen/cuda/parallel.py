@@ -6,7 +6,7 @@ import math
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
-from ...ir.visitor import op_regions, walk
+from ...ir.visitor import flat_stmts, op_regions, walk
 from ...passes.layouts import Generic, Mma, MmaRow, Replicated, View, in_fragment, ravel
 from .common import LoweringError
 
@@ -242,7 +242,7 @@ def _stage_site(sites: list, buf):
         return None
     for outer in reversed(sites[:-1]):
         if outer.kind not in ("serial", "unroll") or _writes(outer, buf) or not any(
-                st is inner for st in _flat_seq(outer.body)):
+                st is inner for st in flat_stmts(outer.body)):
             break
         inner = outer
     return inner
@@ -254,11 +254,7 @@ def _writes_whole(s: N.For, buf) -> bool:
             shape_ints(buf.shape) or ()):
         return False
     return any(isinstance(st, N.Store) and st.buffer is buf and len(st.indices) == len(s.vars)
-               and all(i is v for i, v in zip(st.indices, s.vars)) for st in _flat_seq(s.body))
-
-
-def _flat_seq(s) -> list:
-    return [x for st in s.stmts for x in _flat_seq(st)] if isinstance(s, N.SeqStmt) else [s]
+               and all(i is v for i, v in zip(st.indices, s.vars)) for st in flat_stmts(s.body))
 
 
 def _writes(s: N.For, buf) -> bool:
