@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.visitor import walk
+from .tma import MAX_RANK, coordinate_operands
 
 DEFAULT = "0"
 SIZE = 2
@@ -116,10 +117,8 @@ def source_with_dims(source: str, symbol: str) -> str:
 
 def _mc_functions() -> str:
     out = []
-    for rank in range(1, 6):
-        cs = ", ".join(f"int c{i}" for i in range(rank))
-        ops = ", ".join(f"%{4 + i}" for i in range(rank))
-        ins = ", ".join(f'"r"(c{i})' for i in range(rank))
+    for rank in range(1, MAX_RANK + 1):
+        cs, ops, ins = coordinate_operands(rank, 4)
         out.append(f"template <int Owner>\n__device__ __forceinline__ void tma_load_mc_{rank}d(const CUtensorMap& m, "
                    f"void* dst, uint64_t* bar, {cs}) {{\n"
                    f"  if (cluster_rank() != Owner) return;\n"

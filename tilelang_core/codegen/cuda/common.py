@@ -52,3 +52,18 @@ def used_buffers(stmt):
 def is_shared(buf) -> bool:
     """True for a buffer in shared memory."""
     return buf.scope in ("shared.dyn", "shared")
+
+
+def shared_rw(stmt) -> tuple[bool, bool]:
+    """(reads shared memory, writes shared memory) for a statement."""
+    reads = writes = False
+    for node in walk(stmt):
+        if isinstance(node, N.Load) and is_shared(node.buffer):
+            reads = True
+        elif isinstance(node, N.Store) and is_shared(node.buffer):
+            writes = True
+        elif isinstance(node, N.TILE_OPS):
+            rs, ws = op_regions(node)
+            reads |= any(is_shared(r.buffer) for r in rs)
+            writes |= any(is_shared(w.buffer) for w in ws)
+    return reads, writes

@@ -9,9 +9,8 @@ from contextlib import contextmanager
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
-from ...ir.visitor import op_regions, walk
 from ...passes.layouts import MmaRow, Replicated, ravel
-from .common import LoweringError, all_of, is_shared, nbytes, used_buffers
+from .common import LoweringError, all_of, nbytes, shared_rw, used_buffers
 from .expr import ExprEmitter, ExprError, zero_text
 from .frame import FrameEmitter
 from .parallel import ParallelEmitter, UnservedFragmentRead
@@ -191,28 +190,13 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         raise LoweringError(message, span, "layout-inference-failed")
 
     # ------------------------------------------------------------------ barriers
-    def shared_rw(self, stmt) -> tuple[bool, bool]:
-        """(reads shared, writes shared) for a statement."""
-
-        reads = writes = False
-        for node in walk(stmt):
-            if isinstance(node, N.Load) and is_shared(node.buffer):
-                reads = True
-            elif isinstance(node, N.Store) and is_shared(node.buffer):
-                writes = True
-            elif isinstance(node, N.TILE_OPS):
-                rs, ws = op_regions(node)
-                reads |= any(is_shared(r.buffer) for r in rs)
-                writes |= any(is_shared(w.buffer) for w in ws)
-        return reads, writes
-
     def sync_before(self, stmt) -> None:
         """Insert __syncthreads() when `stmt` would race with earlier shared-memory accesses.
 
         Never inside a T.Parallel body: threads diverge there; the loop as a whole was synchronised."""
         if self.in_parallel:
             return
-        reads, writes = self.shared_rw(stmt)
+        reads, writes = shared_rw(stmt)
         if (reads and self.dirty_w) or (writes and (self.dirty_w or self.dirty_r)):
             self.sync()
         if not self._accounted_inside(stmt):
@@ -316,7 +300,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
 
     def while_stmt(self, s: N.While) -> None:
         """A runtime `while` (break/continue were already lowered to flags by passes.loop_exits)."""
-        inner_reads, inner_writes = self.shared_rw(s.body)
+        inner_reads, inner_writes = shared_rw(s.body)
         self.line(f"while {self.emit(s.cond, 'bool')}:")
         self.depth += 1
         if (inner_reads or inner_writes) and not self.in_parallel:  # the back edge may race with this iteration
@@ -346,7 +330,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
 
     def _serial(self, s: N.For) -> None:
         kind = "T.unroll" if s.kind == "unroll" else "T.serial"
-        inner_reads, inner_writes = self.shared_rw(s.body)
+        inner_reads, inner_writes = shared_rw(s.body)
         for k, (v, start, ext) in enumerate(zip(s.vars, s.starts, s.extents)):
             it = self.name(v)
             if s.step is not None and len(s.vars) == 1:

@@ -15,13 +15,14 @@ while V is still held and the overlap runs with 2 stages too (TILELSP_ATTN_KV_BA
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...ir.visitor import walk
-from .common import used_buffers, view_root
+from .common import shared_rw, used_buffers, view_root
 from .unswitch import unswitch_fill
 
 # ping-pong between the two consumer warpgroups (threads 0..255): warpgroup w issues its wgmmas after `bar.sync 2+w`
@@ -103,7 +104,7 @@ def plan_overlap(plan, wgmma: dict, consumers: int, loads: tuple = ()) -> Overla
     first, second = body[gemms[0]], body[-1]
     if isinstance(first.clear_accum, N.Expr) or second.clear_accum is not False:
         return None  # a run-time clear is a branch between the wgmmas (ptxas would serialise them)
-    if second.a.buffer.scope != "local.fragment" or any(_writes_shared(c) for c in body):
+    if second.a.buffer.scope != "local.fragment" or any(shared_rw(c)[1] for c in body):
         return None
     # what gemm2 reads or writes while in flight: its operands in registers and any local its regions index with
     held = {view_root(b) for b in used_buffers(second) if b.scope not in ("shared.dyn", "shared")}
@@ -124,8 +125,8 @@ def plan_overlap(plan, wgmma: dict, consumers: int, loads: tuple = ()) -> Overla
     split = _split_tiles(loads, first, second, (*pre, *mid, *tail), plan.num_stages)
     if flag != "1" and plan.num_stages < 3 and not split:
         return None
-    p_bytes = _elems(p_shape) * (2 if second.a.buffer.dtype in ("float16", "bfloat16") else 1)
-    return Overlap(pre, first, mid, tail, second, _elems(s_shape) // consumers, _elems(o_shape) // consumers,
+    p_bytes = math.prod(p_shape) * (2 if second.a.buffer.dtype in ("float16", "bfloat16") else 1)
+    return Overlap(pre, first, mid, tail, second, math.prod(s_shape) // consumers, math.prod(o_shape) // consumers,
                    p_bytes // consumers // 4, consumers == 256 and os.environ.get("TILELSP_ATTN_PINGPONG") != "0",
                    split)
 
@@ -156,13 +157,6 @@ def load_groups(ws, ov: Overlap | None) -> list:
             for g, tiles in enumerate(ov.split)]
 
 
-def _elems(shape) -> int:
-    out = 1
-    for d in shape:
-        out *= d
-    return out
-
-
 def _binds(node):
     if isinstance(node, N.LetStmt):
         yield node.var
@@ -172,20 +166,6 @@ def _binds(node):
 
 def _touches(stmt, held: set) -> bool:
     return any(view_root(b) in held for b in used_buffers(stmt))
-
-
-def _written(stmt):
-    from ...ir.visitor import op_regions
-
-    for node in walk(stmt):
-        if isinstance(node, N.Store):
-            yield node.buffer
-        elif isinstance(node, N.TILE_OPS):
-            yield from (r.buffer for r in op_regions(node)[1])
-
-
-def _writes_shared(stmt) -> bool:
-    return any(b.scope in ("shared.dyn", "shared") for b in _written(stmt))
 
 
 def overlap_enabled(plan, wgmma: dict, ws) -> Overlap | None:
@@ -219,12 +199,9 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
     def at(k: str) -> str:
         return k if start == "0" else f"({start} + {k})"
 
-    def stage(k: str) -> str:
-        return f"T.floormod({k}, {ns})" if k != "0" else "0"
-
     def use_stage(k: str) -> None:
         for buf in plan.buffers:
-            em.stage_idx[buf] = stage(k)
+            em.stage_idx[buf] = em._stage_of(k, ns)
         em.var_text[v] = at(k)
 
     def issue(*steps) -> None:  # (iteration, gemm): the gemms issued back to back, in the warpgroup's turn
@@ -243,15 +220,15 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
     def second_done(k: str) -> None:
         em._call(f"tl::wgmma_wait_fenced<0, {ov.o_regs}>", o_ptr)
         em._call(f"tl::pin_words<{ov.p_words}>", p_ptr)
-        em._call("tl::mbar_arrive", f"{em.bars}.ptr_to([{stage(k)} + {v_base + ns}])")
+        em._call("tl::mbar_arrive", f"{em.bars}.ptr_to([{em._stage_of(k, ns)} + {v_base + ns}])")
 
     def first_done(k: str) -> None:  # separate mbarriers: the first gemm's tiles go back as soon as it is done
         if ov.split:
-            em._call("tl::mbar_arrive", f"{em.bars}.ptr_to([{stage(k)} + {ns}])")
+            em._call("tl::mbar_arrive", f"{em.bars}.ptr_to([{em._stage_of(k, ns)} + {ns}])")
 
     def second_ready(k: str) -> None:
         if ov.split:
-            _wait_full(em, ns, k, v_base)
+            em._wait_full(k, ns, v_base)
 
     def guarded(fn) -> None:
         if n_static is None:
@@ -262,7 +239,7 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
             fn()
 
     def head() -> None:  # iteration 0: S_0 and its softmax, P_0 V_0 left for iteration 1
-        _wait_full(em, ns, "0")
+        em._wait_full("0", ns)
         use_stage("0")
         for c in ov.pre:
             em.stmt(_unswitched(c))
@@ -278,7 +255,7 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
     em.line(f"for {it}_i in T.serial({n_static - 1 if n_static is not None else f'{n} - 1'}):")
     with em.block():
         k = f"({it}_i + 1)"
-        _wait_full(em, ns, k)
+        em._wait_full(k, ns)
         use_stage(k)
         for c in ov.pre:
             em.stmt(_unswitched(c))
@@ -311,10 +288,3 @@ def _unswitched(stmt):
     """A masked fill before the first gemm as `if <unmasked on this block>: plain fill else: masked fill` (a causal
     mask paid on the diagonal block only, unswitch.py); TILELSP_ATTN_UNSWITCH=0 keeps it as written."""
     return stmt if os.environ.get("TILELSP_ATTN_UNSWITCH") == "0" else unswitch_fill(stmt) or stmt
-
-
-def _wait_full(em, ns: int, k: str, base: int = 0) -> None:
-    """Wait until stage k's bytes have landed (the phase of k of the full mbarrier at `base`)."""
-    st = f"T.floormod({k}, {ns})" if k != "0" else "0"
-    em._call("tl::mbar_wait", f"{em.bars}.ptr_to([{st}{f' + {base}' if base else ''}])",
-             f"T.floormod(T.floordiv({k}, {ns}), 2)")

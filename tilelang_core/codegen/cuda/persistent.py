@@ -19,7 +19,7 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.printer import expr_str
 from ...ir.visitor import op_regions, walk
-from .common import is_shared, view_root
+from .common import shared_rw, view_root
 from .raster import rasterize
 
 DEFAULT = "1"
@@ -58,7 +58,7 @@ def plan_persistent(func: N.PrimFunc, launch: N.Launch, ws) -> Persistent | str:
     loop = ws.plan.loop
     if any(n in blocks for e in (loop.starts[0], loop.extents[0]) for n in walk(e)):
         return "the pipelined loop's trip count depends on the block index"
-    if any(_touches_shared(st) for st in _stmts(launch.body) if st is not loop):
+    if any(any(shared_rw(st)) for st in _stmts(launch.body) if st is not loop):
         return "shared memory used outside the pipelined loop"
     grid = [as_int(g) for g in launch.grid]
     if None in grid:
@@ -107,15 +107,6 @@ def _global_access(nodes) -> tuple[set, set]:
     return reads & keep, writes & keep
 
 
-def _touches_shared(stmt) -> bool:
-    for n in walk(stmt):
-        if isinstance(n, (N.Load, N.Store)) and is_shared(n.buffer):
-            return True
-        if isinstance(n, N.TILE_OPS) and any(is_shared(r.buffer) for rs in op_regions(n) for r in rs):
-            return True
-    return False
-
-
 def launch_lines(em, launch: N.Launch, persistent: Persistent) -> list[str]:
     """The block-index launch of a persistent kernel: one `blockIdx.x` over every tile (the launcher caps it)."""
     return [f'    {_block(em)} = T.launch_thread("blockIdx.x", {_tiles_text(em, launch)})']
@@ -139,10 +130,16 @@ def tiles(em, launch: N.Launch, role: str):
     ws = em.ws
     if ws.persistent is None:
         yield
-        if role == "consumer" and ws.store is not None:
-            from .tma_store import drain
-            drain(em)
-        return
+    else:
+        yield from _tile_loop(em, launch, role)
+    if role == "consumer" and ws.store is not None:
+        from .tma_store import drain
+        drain(em)
+
+
+def _tile_loop(em, launch: N.Launch, role: str):
+    """The persistent tile loop around the lines emitted at its `yield` (`tiles`)."""
+    ws = em.ws
     grid_blocks = 'T.call_extern("int32", "tl::grid_blocks")'  # DEVICE, which generate() adds
     t, tile = em.fresh("tile_i"), em.fresh("tile")
     count, first = _tiles_text(em, launch), _block(em)
@@ -164,9 +161,6 @@ def tiles(em, launch: N.Launch, role: str):
                 em.var_text[let.var] = name
         yield
     em.ring_base = None
-    if role == "consumer" and ws.store is not None:
-        from .tma_store import drain
-        drain(em)
 
 
 DEVICE = r"""

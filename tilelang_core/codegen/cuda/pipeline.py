@@ -10,6 +10,7 @@ import os
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from .cluster import release_fn
+from .common import shared_rw
 from .persistent import tiles
 from .overlap import emit_overlapped, load_groups, overlap_enabled
 
@@ -149,6 +150,15 @@ class PipelineEmitter:
         """The stage ring's iteration of loop iteration `k` (a persistent kernel's ring continues across tiles)."""
         return k if self.ring_base is None else f"({self.ring_base} + {k})"
 
+    def _stage_of(self, k: str, ns: int) -> str:
+        """The stage of ring iteration `k` among `ns`."""
+        return f"T.floormod({k}, {ns})" if k != "0" else "0"
+
+    def _wait_full(self, k: str, ns: int, base: int = 0) -> None:
+        """Wait until ring iteration k's bytes have landed (the phase of k of the full mbarrier at `base`)."""
+        self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{self._stage_of(k, ns)}{f' + {base}' if base else ''}])",
+                   f"T.floormod(T.floordiv({k}, {ns}), 2)")
+
     def _call(self, fn: str, *args: str) -> None:
         self.line(f'T.cuda.func_call("{fn}", {"".join(a + ", " for a in args)}source_code="")')
 
@@ -208,14 +218,14 @@ class PipelineEmitter:
         """Iteration k of the consumers: wait for its stage's bytes, then the loop body (its wgmma group left in
         flight when `in_flight`)."""
         ns, g = plan.num_stages, self._ring(k)
-        stage = f"T.floormod({g}, {ns})" if g != "0" else "0"
-        self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage}])", f"T.floormod(T.floordiv({g}, {ns}), 2)")
+        stage = self._stage_of(g, ns)
+        self._wait_full(g, ns)
         for buf in plan.buffers:
             self.stage_idx[buf] = stage
         self.var_text[v] = k if start == "0" else f"({start} + {k})"
         # the stage's tiles are ordered by full[]; earlier writes were synchronised before the loop; the back edge
         # may race with this iteration only when the consumers write shared memory themselves
-        self.dirty_r = self.dirty_w = any(self.shared_rw(c)[1] for c in plan.consumers)
+        self.dirty_r = self.dirty_w = any(shared_rw(c)[1] for c in plan.consumers)
         self.wgmma_nowait = in_flight
         for c in plan.consumers:
             self.stmt(c)

@@ -20,7 +20,7 @@ from ...ir.visitor import walk
 from .common import LoweringError, nbytes
 
 PRODUCER_THREADS = 128
-_MAX_RANK = 5
+MAX_RANK = 5  # the most axes a bulk tensor copy addresses
 
 
 @dataclass
@@ -128,17 +128,13 @@ def _tma_load(op: N.Copy, kind: str | None, maps: list) -> TmaLoad | None:
         return None
     g, tile = src.buf, dst.buf
     shape, gshape = shape_ints(tile.shape), [as_int(d) for d in g.shape]
-    if g.dtype != tile.dtype or shape is None or len(shape) != 2 or not 1 <= len(gshape) <= _MAX_RANK:
+    if g.dtype != tile.dtype or shape is None or len(shape) != 2 or not 1 <= len(gshape) <= MAX_RANK:
         return None
     if any(as_int(a.start) != 0 for a in dst.axes) or [as_int(a.extent) for a in dst.tile] != list(shape):
         return None
-    box = [as_int(a.extent) if a.sliced else 1 for a in src.axes]
-    if None in box or not src.axes[-1].sliced or box[-1] != shape[1]:
-        return None
-    if [b for b in box if b != 1] != [d for d in shape if d != 1]:
-        return None
+    box = tile_box(src.axes, shape)
     esize, (rows, cols) = nbytes(g.dtype), shape
-    if any(d is None for d in gshape[1:]) or any(d * esize % 16 for d in _strides(gshape[1:])):
+    if box is None or not strides_aligned(gshape, esize):
         return None
     if kind == "atoms":  # 128-byte atoms: 64 columns of fp16, 128 of fp8
         swizzle, inner = 128, 128 // esize
@@ -154,12 +150,40 @@ def _tma_load(op: N.Copy, kind: str | None, maps: list) -> TmaLoad | None:
     if (swizzle and rows % 8) or inner > 256 or any(b > 256 for b in box[:-1]):
         return None
     box[-1] = inner
-    key = {"tensor": g.name, "dtype": g.dtype, "box": box[::-1], "swizzle": swizzle}
+    return TmaLoad(op, tile, list(src.axes), tensor_map(maps, g, box, swizzle), atoms, rows * cols * esize)
+
+
+def tile_box(axes, shape) -> list | None:
+    """The TMA box (outermost axis first) of a global slice `axes` that holds a 2-D tile of `shape`, or None: every
+    axis a constant extent, the innermost sliced and as wide as the tile, the tile's dims the box's non-unit ones."""
+    box = [as_int(a.extent) if a.sliced else 1 for a in axes]
+    if None in box or not axes[-1].sliced or box[-1] != shape[1]:
+        return None
+    return box if [b for b in box if b != 1] == [d for d in shape if d != 1] else None
+
+
+def strides_aligned(gshape: list, esize: int) -> bool:
+    """TMA's stride rule: every axis above the innermost of a tensor of `gshape` steps a known multiple of 16
+    bytes."""
+    return not any(d is None for d in gshape[1:]) and not any(d * esize % 16 for d in _strides(gshape[1:]))
+
+
+def tensor_map(maps: list, tensor: N.Buffer, box: list, swizzle: int) -> dict:
+    """The tensor map of `tensor` with this box (outermost first) and swizzle, added to the kernel's `maps` unless
+    one is there already."""
+    key = {"tensor": tensor.name, "dtype": tensor.dtype, "box": box[::-1], "swizzle": swizzle}
     tmap = next((m for m in maps if all(m[k] == v for k, v in key.items())), None)
     if tmap is None:
-        tmap = dict(key, arg=f"{_ident(g.name)}_tmap{len(maps)}")
+        tmap = dict(key, arg=f"{_ident(tensor.name)}_tmap{len(maps)}")
         maps.append(tmap)
-    return TmaLoad(op, tile, list(src.axes), tmap, atoms, rows * cols * esize)
+    return tmap
+
+
+def coordinate_operands(rank: int, first: int) -> tuple[str, str, str]:
+    """A rank-`rank` box coordinate list of the device functions: the C parameters (`int c0, ...`), their asm
+    operands from `%first` and the asm inputs."""
+    return (", ".join(f"int c{i}" for i in range(rank)), ", ".join(f"%{first + i}" for i in range(rank)),
+            ", ".join(f'"r"(c{i})' for i in range(rank)))
 
 
 def _strides(dims: list) -> list:
@@ -187,10 +211,8 @@ def rewrite_signature(source: str, maps: list) -> str:
 
 def _tma_functions() -> str:
     out = []
-    for rank in range(1, _MAX_RANK + 1):
-        cs = ", ".join(f"int c{i}" for i in range(rank))
-        ops = ", ".join(f"%{3 + i}" for i in range(rank))
-        ins = ", ".join(f'"r"(c{i})' for i in range(rank))
+    for rank in range(1, MAX_RANK + 1):
+        cs, ops, ins = coordinate_operands(rank, 3)
         out.append(f"__device__ __forceinline__ void tma_load_{rank}d(const CUtensorMap& m, void* dst, uint64_t* bar, "
                    f"{cs}) {{\n"
                    f'  asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes '

@@ -12,6 +12,7 @@ in shared memory beside the stages. `TILELSP_TMA_STORE=0` keeps the register epi
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -21,9 +22,9 @@ from ...ir.arith import as_int, shape_ints
 from ...ir.visitor import op_regions, walk
 from ...passes.layouts import Mma, in_fragment
 from .common import LoweringError, is_shared, nbytes, view_root
+from .tma import MAX_RANK, coordinate_operands, strides_aligned, tensor_map, tile_box
 
 DEFAULT = "1"
-_MAX_RANK = 5
 
 
 @dataclass
@@ -80,11 +81,10 @@ def plan_tma_store(func: N.PrimFunc, launch: N.Launch, ws, layouts: dict, arch: 
         return "the copy stores part of the accumulator"
     rows, cols = shape
     esize, gshape = nbytes(g.dtype), [as_int(d) for d in g.shape]
-    box = [as_int(a.extent) if a.sliced else 1 for a in dst.axes]
-    if not dst.axes[-1].sliced or not 1 <= len(gshape) <= _MAX_RANK or None in box \
-            or [b for b in box if b != 1] != [d for d in shape if d != 1] or box[-1] != cols:
+    box = tile_box(dst.axes, shape)
+    if box is None or not 1 <= len(gshape) <= MAX_RANK:
         return "the destination is not a 2-D box of the tensor"
-    if any(d is None for d in gshape[1:]) or gshape[-1] * esize % 16:
+    if not strides_aligned(gshape, esize):
         return "the tensor's rows are not 16-byte multiples (TMA's stride rule)"
     inner = 128 // esize
     if cols % inner or rows % 8 or rows > 256:
@@ -100,12 +100,8 @@ def plan_tma_store(func: N.PrimFunc, launch: N.Launch, ws, layouts: dict, arch: 
         return f"the staging tile ({staging} bytes) does not fit beside the stages ({used} > " \
                f"{LIMITS[arch].smem_per_block} bytes)"
     box[-1] = inner
-    key = {"tensor": g.name, "dtype": g.dtype, "box": box[::-1], "swizzle": 128}
-    tmap = next((m for m in ws.tensor_maps if all(m[k] == v for k, v in key.items())), None)
-    if tmap is None:
-        tmap = dict(key, arg=f"{_ident(g.name)}_tmap{len(ws.tensor_maps)}")
-        ws.tensor_maps.append(tmap)
-    return TmaStore(op, frag.buf, g, list(dst.axes), tmap, rows, inner, cols // inner)
+    return TmaStore(op, frag.buf, g, list(dst.axes), tensor_map(ws.tensor_maps, g, box, 128), rows, inner,
+                    cols // inner)
 
 
 def _touches(n, g) -> bool:
@@ -139,16 +135,9 @@ def _stage_bytes(func: N.PrimFunc, ws) -> int:
     total = 16 * ws.plan.num_stages
     for n in walk(func.body):
         if isinstance(n, N.Allocate) and is_shared(n.buffer):
-            shape = shape_ints(n.buffer.shape) or (0,)
-            size = nbytes(n.buffer.dtype)
-            for d in shape:
-                size *= d
+            size = math.prod(shape_ints(n.buffer.shape) or (0,)) * nbytes(n.buffer.dtype)
             total += -(-size * (ws.plan.num_stages if n.buffer in ws.plan.buffers else 1) // 1024) * 1024
     return total
-
-
-def _ident(name: str) -> str:
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
 def emit(em, st: TmaStore) -> None:
@@ -197,10 +186,8 @@ def drain(em) -> None:
 
 def _store_functions() -> str:
     out = []
-    for rank in range(1, _MAX_RANK + 1):
-        cs = ", ".join(f"int c{i}" for i in range(rank))
-        ops = ", ".join(f"%{2 + i}" for i in range(rank))
-        ins = ", ".join(f'"r"(c{i})' for i in range(rank))
+    for rank in range(1, MAX_RANK + 1):
+        cs, ops, ins = coordinate_operands(rank, 2)
         out.append(f"template <class Map>\n__device__ __forceinline__ void tma_store_{rank}d(const Map& m, void* src, "
                    f"{cs}) {{\n"
                    f'  asm volatile("cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [%0, {{{ops}}}], '
