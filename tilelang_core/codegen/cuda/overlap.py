@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...ir.visitor import walk
-from .common import shared_rw, used_buffers, view_root
+from .common import nbytes, shared_rw, used_buffers, view_root
 from .unswitch import unswitch_fill
 
 # ping-pong between the two consumer warpgroups (threads 0..255): warpgroup w issues its wgmmas after `bar.sync 2+w`
@@ -125,7 +125,7 @@ def plan_overlap(plan, wgmma: dict, consumers: int, loads: tuple = ()) -> Overla
     split = _split_tiles(loads, first, second, (*pre, *mid, *tail), plan.num_stages)
     if flag != "1" and plan.num_stages < 3 and not split:
         return None
-    p_bytes = math.prod(p_shape) * (2 if second.a.buffer.dtype in ("float16", "bfloat16") else 1)
+    p_bytes = math.prod(p_shape) * nbytes(second.a.buffer.dtype)
     return Overlap(pre, first, mid, tail, second, math.prod(s_shape) // consumers, math.prod(o_shape) // consumers,
                    p_bytes // consumers // 4, consumers == 256 and os.environ.get("TILELSP_ATTN_PINGPONG") != "0",
                    split)
