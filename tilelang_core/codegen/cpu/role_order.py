@@ -14,11 +14,10 @@ from __future__ import annotations
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.visitor import walk
+from .mbarrier import ARRIVE_CALLS, WAIT_CALLS, is_named_barrier
 
-_THREAD_CALLS = ("get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_idx_sync", "get_warp_group_idx",
-                 "ws")
-_ARRIVES = ("mbarrier_arrive", "mbarrier_arrive_expect_tx", "cp_async_barrier_noinc")
-_WAITS = ("mbarrier_wait_parity",)
+THREAD_CALLS = frozenset({"get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_idx_sync",
+                          "get_warp_group_idx", "ws"})  # what makes a block thread-level and an `if` a role
 
 
 def roles_wait_on_each_other(body) -> bool:
@@ -34,7 +33,7 @@ def roles_wait_on_each_other(body) -> bool:
 
 
 def _on_thread(s: N.If) -> bool:
-    return any(isinstance(n, N.Call) and n.name in _THREAD_CALLS for n in walk(s.cond))
+    return any(isinstance(n, N.Call) and n.name in THREAD_CALLS for n in walk(s.cond))
 
 
 def _branches(s: N.If) -> list:
@@ -50,8 +49,7 @@ def _named_rendezvous(s: N.If) -> bool:
     """True when two branches of the chain `s` reach a named barrier of the same id."""
     seen: set = set()
     for branch in _branches(s):
-        ids = {as_int(n.value.args[0]) for n in walk(branch) if isinstance(n, N.Evaluate)
-               and isinstance(n.value, N.Call) and n.value.name == "sync_threads" and len(n.value.args) == 2}
+        ids = {as_int(n.value.args[0]) for n in walk(branch) if is_named_barrier(n)}
         if ids & seen:
             return True
         seen |= ids
@@ -73,6 +71,6 @@ def _collect(stmt, branch, loops: tuple, events: list) -> None:
         _collect(stmt.body, branch, loops, events)
     elif isinstance(stmt, N.Evaluate) and isinstance(stmt.value, N.Call):
         call = stmt.value
-        kind = "arrive" if call.name in _ARRIVES else "wait" if call.name in _WAITS else None
+        kind = "arrive" if call.name in ARRIVE_CALLS else "wait" if call.name in WAIT_CALLS else None
         if kind is not None and call.args and isinstance(call.args[0], N.Load):
             events.append((kind, call.args[0].buffer, branch, loops))

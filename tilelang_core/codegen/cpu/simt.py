@@ -44,10 +44,8 @@ from .expr import LoweringError, Late, as_bool, cast, const
 from .rng import RNG_CALLS, draws
 from .coroutines import RoleScheduler, yields
 from .mbarrier import Barriers
-from .role_order import roles_wait_on_each_other
+from .role_order import THREAD_CALLS, roles_wait_on_each_other
 
-THREAD_CALLS = frozenset({"get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_idx_sync",
-                          "get_warp_group_idx", "ws"})
 BARRIER_CALLS = frozenset({"sync_threads", "tvm_storage_sync", "mbarrier_arrive", "mbarrier_wait_parity",
                            "mbarrier_expect_tx", "mbarrier_arrive_expect_tx", "barrier_arrive", "barrier_wait",
                            "cp_async_barrier_noinc"})
