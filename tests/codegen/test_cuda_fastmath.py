@@ -43,38 +43,10 @@ def test_scope_sets_the_flag_only_inside():
         assert not fast_math()
 
 
-STATIC = """
-import tilelang
-import tilelang.language as T
+EXP2_FACTORY = """
 
-
-@tilelang.jit(out_idx=[1], pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True, "tl.other": 3})
-def fast(n=256):
-    @T.prim_func
-    def main(X: T.Tensor((n,), T.float32), Y: T.Tensor((n,), T.float32)):
-        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
-            for i in T.Parallel(128):
-                Y[bx * 128 + i] = T.exp2(X[bx * 128 + i])
-
-    return main
-
-
-PASS_CFG = {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}
-
-
-@tilelang.jit(out_idx=[1], pass_configs=PASS_CFG)
-def named(n=256):
-    @T.prim_func
-    def main(X: T.Tensor((n,), T.float32), Y: T.Tensor((n,), T.float32)):
-        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
-            for i in T.Parallel(128):
-                Y[bx * 128 + i] = T.exp2(X[bx * 128 + i])
-
-    return main
-
-
-@tilelang.jit(out_idx=[1])
-def plain(n=256):
+@tilelang.jit(out_idx=[1]{configs})
+def {name}(n=256):
     @T.prim_func
     def main(X: T.Tensor((n,), T.float32), Y: T.Tensor((n,), T.float32)):
         with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
@@ -83,6 +55,15 @@ def plain(n=256):
 
     return main
 """
+STATIC = "\n".join([
+    "import tilelang",
+    "import tilelang.language as T",
+    "PASS_CFG = {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}",
+    EXP2_FACTORY.format(name="fast", configs=", pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True, "
+                                             '"tl.other": 3}'),
+    EXP2_FACTORY.format(name="named", configs=", pass_configs=PASS_CFG"),  # a module-level dict by name
+    EXP2_FACTORY.format(name="plain", configs=""),
+])
 
 
 def test_decorator_pass_configs_reach_the_static_path_and_the_cache_key():
