@@ -101,14 +101,20 @@ def _chain_out_idx(chain, env: Env):
     return None
 
 
-def _out_idx_of(fn: ast.FunctionDef, env: Env):
-    """out_idx from a `@tilelang.jit(out_idx=...)` decorator, when it is a literal."""
+def _jit_keyword(fn: ast.FunctionDef, env: Env, name: str):
+    """The expression given as keyword `name` to `fn`'s `@tilelang.jit(...)` decorator, or None."""
     for dec in fn.decorator_list:
         if isinstance(dec, ast.Call) and decorator_name(dec, env) == "jit":
             for kw in dec.keywords:
-                if kw.arg == "out_idx":
-                    return literal_out_idx(Evaluator(env).eval(kw.value))
+                if kw.arg == name:
+                    return kw.value
     return None
+
+
+def _out_idx_of(fn: ast.FunctionDef, env: Env):
+    """out_idx from a `@tilelang.jit(out_idx=...)` decorator, when it is a literal."""
+    node = _jit_keyword(fn, env, "out_idx")
+    return literal_out_idx(Evaluator(env).eval(node)) if node is not None else None
 
 
 def _chain_configs(chain, env: Env, dicts: dict) -> tuple:
@@ -123,13 +129,9 @@ def _pass_configs_of(fn: ast.FunctionDef, env: Env, dicts: dict) -> tuple:
     """The (key, value) pairs of a `@tilelang.jit(pass_configs=...)` decorator whose keys and values are known: a
     dict literal, or a module-level name bound to one (`PASS_CFG = {...}`); string keys or
     `tilelang.PassConfigKey.TL_<NAME>`, read as TileLang spells it: "tl.<name>"."""
-    for dec in fn.decorator_list:
-        if isinstance(dec, ast.Call) and decorator_name(dec, env) == "jit":
-            for kw in dec.keywords:
-                value = dicts.get(kw.value.id) if isinstance(kw.value, ast.Name) else kw.value
-                if kw.arg == "pass_configs" and isinstance(value, ast.Dict):
-                    return literal_pass_configs(value, env)
-    return ()
+    node = _jit_keyword(fn, env, "pass_configs")
+    node = dicts.get(node.id) if isinstance(node, ast.Name) else node
+    return literal_pass_configs(node, env) if isinstance(node, ast.Dict) else ()
 
 
 def literal_pass_configs(node: ast.Dict, env: Env) -> tuple:
