@@ -14,7 +14,6 @@ operands and their roofline column is the fraction of the H200's ~1979 TFLOP/s d
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -130,7 +129,7 @@ def build(out: Path, only: tuple = (), variants: tuple = (), tiles: tuple = ()) 
                 continue  # the cp.async path: tails, the small attention and one kernel of each role for comparison
             t0 = time.perf_counter()
             if configs:  # as tilelang.jit(pass_configs=...) gives them, on top of the source's own
-                k = dataclasses.replace(k, pass_configs=tuple(sorted({**dict(k.pass_configs), **configs}.items())))
+                k = k.with_pass_configs(configs)
             ck = generate(k, "sm_90a")
             gen_s = time.perf_counter() - t0
             art = from_kernel(ck, k, "sm_90a", compile_cubin(ck.source, "sm_90a"))

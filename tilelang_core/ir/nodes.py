@@ -8,7 +8,7 @@ Shapes and extents are `Expr`; use `ir.arith.as_int` to get a Python int when on
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Union
 
 from ..source import Span
@@ -417,6 +417,11 @@ class PrimFunc:
     bindings: tuple[tuple[str, object], ...] = field(default=())
     errors: tuple = field(default=(), repr=False)
     pass_configs: tuple[tuple[str, object], ...] = field(default=())  # TileLang pass configs (key, value), sorted
+
+    def with_pass_configs(self, configs) -> PrimFunc:
+        """This kernel with `configs` (a dict) added to its pass configs, overriding the same keys."""
+        merged = {**dict(self.pass_configs), **dict(configs or {})}
+        return replace(self, pass_configs=tuple(sorted(merged.items())))
 
     @property
     def launch(self) -> Launch | None:

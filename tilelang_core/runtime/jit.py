@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import gc
 import inspect
@@ -98,12 +97,10 @@ class JITKernel:
         if out_idx is None and func.out_idx is not None:
             out_idx = func.out_idx
         if pass_configs:  # honoured: tl.enable_fast_math (CUDA; codegen/cuda/fastmath.py)
-            func = dataclasses.replace(func, pass_configs=tuple(sorted({**dict(func.pass_configs),
-                                                                       **dict(pass_configs)}.items())))
+            func = func.with_pass_configs(pass_configs)
         self.func = func
         self.out_idx = normalize_out_idx(out_idx, len(func.params))
         self.target, self.arch = resolve_target(target)
-        self.pass_configs = dict(func.pass_configs)
         # each backend passes the gate first (refuse_errors: the CPU one here, build_artifact for CUDA)
         self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
         self.params: list[KernelParam] = kernel_params(func, self.out_idx)
@@ -114,6 +111,11 @@ class JITKernel:
     def name(self) -> str:
         """The kernel's name."""
         return self.func.name
+
+    @property
+    def pass_configs(self) -> dict:
+        """TileLang's `kernel.pass_configs`: the configs this kernel was built with."""
+        return dict(self.func.pass_configs)
 
     def __call__(self, *args):
         """Run on tensors (inputs only, or every parameter); returns the output(s) for out_idx."""
