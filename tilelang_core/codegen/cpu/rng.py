@@ -17,6 +17,7 @@ from ...ir import nodes as N
 from ...ir.visitor import walk
 from .. import philox
 from .expr import LoweringError, cast, const, dtype_of
+from .wrap import wrapping
 
 DRAW_CALLS = philox.DRAW_CALLS
 RNG_CALLS = DRAW_CALLS | {"rng_init"}
@@ -131,8 +132,8 @@ class RngLowering:
         """counter += 1, carrying over the four words."""
         tirx, stmt = self.tirx, None
         for w in reversed(range(4)):
-            # in uint64: TVM emits uint32 adds as `add nuw` (no unsigned wrap), so a carry test after one is folded
-            bump = self._set(t, COUNTER + w, _u64(self._word(t, COUNTER + w)) + const(1, "uint64"))
+            # wrapping (cpu/wrap.py): TVM emits uint32 adds as `add nuw`, and LLVM would fold the carry test after one
+            bump = self._set(t, COUNTER + w, wrapping("+", self._word(t, COUNTER + w), const(1, "uint32"), "uint32"))
             if stmt is not None:
                 carry = tirx.IfThenElse(tirx.EQ(self._word(t, COUNTER + w), const(0, "uint32")), stmt, None)
                 bump = tirx.SeqStmt([bump, carry])
