@@ -4,7 +4,8 @@ Here (nvcc + tvm, no GPU): `python benchmarks/gpu_hopper.py build [--out .gpu_ho
 twice (TMA/warp-specialised, and with TILELSP_DISABLE_TMA=1: the cp.async path) and saves the artifacts.
 `build --only fp8` (roles whose name starts with a given prefix: gemm, tail, attn, fp8) builds a part;
 `--variant NAME ROLE VAR=VALUE` builds ROLE's timed kernels once more with a lowering switch set (path column NAME);
-`run --meta NAME.. --check-only` runs chosen artifacts once, checked and untimed (for ncu / compute-sanitizer).
+`run --meta NAME.. --check-only` runs chosen artifacts once, checked and untimed (for ncu / compute-sanitizer);
+`run --pairs N` times each kernel and its torch anchor alternately N times and reports the ratio of the medians.
 On the H200 (torch, triton; no tvm): `python benchmarks/gpu_hopper.py run [--art .gpu_hopper]` checks every
 artifact's output against torch (fresh random inputs, NaN-poisoned outputs), times them with do_bench (medians)
 beside torch.matmul / SDPA / torch._scaled_mm in the same process, prints a table last and writes hopper<ART>.json into
@@ -36,6 +37,7 @@ GEMMS = [  # size, dtype, block_M, block_N, block_K, stages, threads (consumers)
     (8192, "float16", 256, 128, 64, 3, 256, 8), (4096, "float16", 256, 128, 64, 3, 256, 4),
     (8192, "bfloat16", 128, 256, 32, 6, 256, 8), (4096, "bfloat16", 128, 256, 32, 6, 256, 4),  # deeper, thinner
     (8192, "bfloat16", 128, 256, 64, 3, 256, 4), (8192, "bfloat16", 128, 256, 64, 3, 256, 16),
+    (4096, "bfloat16", 128, 256, 64, 4, 256, 4), (4096, "float16", 128, 256, 64, 4, 256, 4),  # 4 stages: a staging ring
 ]
 TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel: odd shapes (TMA zero-fills the edge)
     (200, 136, 72, 128, 128, 32, 3, 128, 1), (264, 392, 136, 128, 256, 64, 3, 256, 3),
@@ -143,9 +145,11 @@ def build(out: Path, only: tuple = (), variants: tuple = (), tiles: tuple = ()) 
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
 
-def run(art_dir: Path, out_dir: Path, metas: tuple = (), check_only: bool = False) -> None:
+def run(art_dir: Path, out_dir: Path, metas: tuple = (), check_only: bool = False, pairs: int = 1) -> None:
     """Check and time the manifest's artifacts (only those whose meta file name contains one of `metas`; with
-    `check_only` each runs once and is checked, untimed: for ncu and compute-sanitizer)."""
+    `check_only` each runs once and is checked, untimed: for ncu and compute-sanitizer). With `pairs` > 1 each
+    timed kernel and its torch anchor are timed alternately that many times and the ratio is of the two medians
+    (the GPU's clock drifts between two timings seconds apart; alternating puts both sides in the same state)."""
     import torch
     from triton.testing import do_bench
 
@@ -160,6 +164,15 @@ def run(art_dir: Path, out_dir: Path, metas: tuple = (), check_only: bool = Fals
         if check_only:
             return None
         return do_bench(fn, warmup=100, rep=400, return_mode="median")
+
+    def paired(ours, anchor):
+        """(median ms of ours, median ms of the anchor, spread of ours) over `pairs` alternate timings."""
+        a, b = [], []
+        for _ in range(pairs):
+            a.append(do_bench(ours, warmup=25, rep=200, return_mode="median"))
+            b.append(do_bench(anchor, warmup=25, rep=200, return_mode="median"))
+        a.sort(), b.sort()
+        return a[len(a) // 2], b[len(b) // 2], (a[-1] - a[0]) / a[len(a) // 2]
 
     def rel(o, r):
         o, r = o.double(), r.double()
@@ -187,6 +200,9 @@ def run(art_dir: Path, out_dir: Path, metas: tuple = (), check_only: bool = Fals
                 key = ("gemm", item["M"], item["dtype"])
                 if ms is not None and key not in anchors:
                     anchors[key] = bench(lambda: torch.matmul(a, b))
+                if ms is not None and pairs > 1:
+                    ms, item["pair_anchor_ms"], item["spread"] = paired(lambda: launch(art, [a, b, c]),
+                                                                        lambda: torch.matmul(a, b))
                 label = f"{item['dtype']} GEMM {item['M']}^3" if item["role"] == "gemm" else \
                     f"tail {item['M']}x{item['N']}x{item['K']}"
             else:
@@ -207,9 +223,12 @@ def run(art_dir: Path, out_dir: Path, metas: tuple = (), check_only: bool = Fals
 
                     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
                         anchors[key + ("flash",)] = bench(lambda: sdpa(q, k, v, is_causal=item["causal"]))
+                if ms is not None and pairs > 1:
+                    ms, item["pair_anchor_ms"], item["spread"] = paired(
+                        lambda: launch(art, [q, k, v, o]), lambda: sdpa(q, k, v, is_causal=item["causal"]))
                 label = f"attention{' causal' if item['causal'] else ''}" + (" (check)" if item.get("small") else "")
             status = "PASS" if err < 2e-2 else "FAIL"
-            anchor = anchors.get(key) if ms is not None else None
+            anchor = item.get("pair_anchor_ms", anchors.get(key)) if ms is not None else None
             row = dict(item, label=label, status=status, err=err, ms=ms, tflops=flops / ms / 1e9 if ms else None,
                        anchor_ms=anchor, ratio=anchor / ms if ms and anchor else None)
         except Exception as exc:  # noqa: BLE001 - report and go on
@@ -232,7 +251,8 @@ def run(art_dir: Path, out_dir: Path, metas: tuple = (), check_only: bool = Fals
                   f"{r['ratio'] or 0:8.3f} {r['tflops'] / peak:6.2f} {r['err']:.1e}"
                   + (f"  vs use_fast_accum=True {fast / r['ms']:.3f}" if fast else "")
                   + (f"  launch {r['launch_us']} us" if r.get("launch_us") else "")
-                  + (f"  grid {r['grid']} blocks" if r.get("grid") else ""))
+                  + (f"  grid {r['grid']} blocks" if r.get("grid") else "")
+                  + (f"  paired x{pairs}, spread {r['spread']:.3f}" if "spread" in r else ""))
     bad = [r for r in rows if r["status"] != "PASS"]
     print(f"{len(rows) - len(bad)}/{len(rows)} outputs match torch" + (f"; not: {[r['label'] for r in bad]}" if bad
                                                                          else ""))
@@ -292,11 +312,13 @@ def main(argv=None) -> int:
     ap.add_argument("--tile", nargs="*", default=(), help="build only kernels whose tile text contains one of these")
     ap.add_argument("--meta", nargs="*", default=(), help="run only artifacts whose meta file name contains these")
     ap.add_argument("--check-only", action="store_true", help="run each artifact once and check it, untimed")
+    ap.add_argument("--pairs", type=int, default=1, help="time each GEMM / attention and its torch anchor "
+                    "alternately this many times (ratio of the medians)")
     args = ap.parse_args(argv)
     if args.mode == "build":
         build(Path(args.out), tuple(args.only), tuple(map(tuple, args.variant)), tuple(args.tile))
     else:
-        run(Path(args.art), Path(os.environ.get("OUT", ".")), tuple(args.meta), args.check_only)
+        run(Path(args.art), Path(os.environ.get("OUT", ".")), tuple(args.meta), args.check_only, args.pairs)
     return 0
 
 

@@ -85,8 +85,9 @@ def test_the_ir_stages_show_the_tile_loop_and_the_epilogue():
 
 @pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
-@pytest.mark.parametrize("kw", [dict(), dict(block_N=128, threads=128, num_stages=4), dict(dtype="bfloat16")],
-                         ids=["128x256", "one-consumer-in-flight", "bf16"])
+@pytest.mark.parametrize("kw", [dict(), dict(block_N=128, threads=128, num_stages=4), dict(dtype="bfloat16"),
+                                dict(num_stages=4, dtype="bfloat16")],
+                         ids=["128x256", "one-consumer-in-flight", "bf16", "staging-ring"])
 def test_the_persistent_tma_store_gemm_compiles_for_sm90a_without_warnings(kw):
     from tilelang_core.runtime.artifact import arch_flags
 
@@ -118,14 +119,21 @@ REFUSALS = [  # (body change, kernel args, persistent reason, TMA store reason o
     (dict(epilogue="C_s = T.alloc_shared((block_M, block_N), dtype)\n            T.copy(C_local, C_s)\n"
                    "            T.copy(C_s, C[by * block_M, bx * block_N])"), {},
      "shared memory used outside the pipelined loop", "no single accumulator-to-global copy"),
-    ({}, dict(num_stages=4), None, "does not fit beside the stages"),
+    ({}, dict(num_stages=4, smem_limit=210000), None, "does not fit beside the stages (11280 bytes left of 210000)"),
 ]
 
 
 @pytest.mark.parametrize("body,kw,persistent,store", REFUSALS,
                          ids=["atomics", "read-write", "tile-trips", "tile-trips-let", "shared-epilogue", "smem-budget"])
-def test_each_refusal_keeps_the_old_path_and_says_why(body, kw, persistent, store):
+def test_each_refusal_keeps_the_old_path_and_says_why(body, kw, persistent, store, monkeypatch):
+    import dataclasses
+
+    from tilelang_core.analysis.targets import ARCHS
+
+    limit = kw.pop("smem_limit", None)
     func = _gemm(body, **kw)
+    if limit:  # a device with less shared memory: 4 stages fit, not even one 128x64 staging atom beside them
+        monkeypatch.setitem(ARCHS, "sm_90a", dataclasses.replace(ARCHS["sm_90a"], smem_per_block=limit))
     text = _schedule(func)
     assert "warp-specialised ko" in text
     ck = generate(func, "sm_90a")
@@ -139,6 +147,44 @@ def test_each_refusal_keeps_the_old_path_and_says_why(body, kw, persistent, stor
     else:
         assert "# epilogue from registers: " in text and store in text
         assert "tl::tma_store_2d(" not in ck.source
+
+
+def test_a_deeper_pipeline_stages_the_epilogue_through_a_ring_of_atoms():
+    """4 stages of 128x64 + 64x256 fp16 tiles leave room for two of the four 128x64 atoms: each atom is written,
+    stored and committed alone, and a slot is written again once the store two groups back has read it."""
+    func = _gemm(num_stages=4)
+    assert "# epilogue: C_local -> C through a ring of 2 shared 128x64 staging slots, TMA store box [128, 64] x4" \
+        in _schedule(func)
+    ck = generate(func, "sm_90a")
+    src = ck.source
+    assert ck.persistent and src.count("tl::tma_store_2d(C_tmap2") == 4 and src.count("tl::bulk_commit();") == 4
+    assert src.count("tl::bulk_wait_read<1>();") == 4 and "tl::bulk_wait_read<0>();" not in src
+    assert ck.smem_bytes == 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 2 * 128 * 64 * 2
+    stores = re.findall(r"tl::tma_store_2d\(C_tmap2, \(&\(\(\(half\*\)smem_ptr\)\[(\d+)\]\)\)", src)
+    assert len(set(stores)) == 2 and stores[:2] == stores[2:]  # atoms 0 and 2 share a slot, 1 and 3 the other
+
+
+@pytest.mark.parametrize("m,n,wm,interleave,inner", [(128, 256, 8, True, 64), (256, 128, 8, True, 64),
+                                                     (128, 128, 4, False, 64), (64, 128, 4, True, 32)])
+def test_the_ring_writes_every_accumulator_element_once_into_its_own_atom(m, n, wm, interleave, inner):
+    from types import SimpleNamespace
+
+    from tilelang_core.codegen.cuda.tma_store import atom_pairs
+    from tilelang_core.passes.layouts import Mma
+
+    lay = Mma(m, n, wm, 1, interleave=interleave)
+    stub = {"T": SimpleNamespace(floordiv=lambda a, b: a // b, floormod=lambda a, b: a % b)}
+    seen = {}
+    for atom in range(n // inner):
+        trips, pair = atom_pairs(lay, inner, atom, "r")
+        for tx in range(wm * 32):
+            for r in range(trips):
+                p = eval(pair, stub, {"r": r})  # noqa: S307 - the emitted index text
+                for e in range(2):
+                    i, j = (eval(c, {}, {"tx": tx}) for c in lay.coords("tx", str(p * 2 + e)))  # noqa: S307
+                    assert j // inner == atom
+                    seen[i, j] = seen.get((i, j), 0) + 1
+    assert len(seen) == m * n and set(seen.values()) == {1}
 
 
 def test_rows_tma_cannot_store_keep_the_register_epilogue():

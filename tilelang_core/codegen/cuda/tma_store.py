@@ -3,12 +3,15 @@ of the kernel body writes the accumulators (converted) into a staging tile laid 
 consumers fence the async proxy and meet at their barrier, and one thread stores each atom with
 `cp.async.bulk.tensor` (TMA clips rows and columns outside the tensor), committing one bulk group. Before the staging
 tile is written again (the next tile of a persistent kernel) that thread waits until the group has read it; the
-consumers wait for the last group before they exit.
+consumers wait for the last group before they exit. When the whole tile does not fit beside the stages (a deeper
+pipeline), the staging is a ring of fewer atoms: each atom is written, stored and committed as its own group, and a
+slot is written again once the store that last read it has (the oldest group: bulk groups complete in order).
 
 Applies when the copy is the whole accumulator (a wgmma/mma layout, each register pair two adjacent columns) into a
 2-D box of a global tensor whose rows are 16-byte multiples, at coordinates every thread agrees on, the tensor is
-neither read nor written elsewhere in the kernel, the box's columns are whole 128-byte atoms, and the staging tile fits
-in shared memory beside the stages. `TILELSP_TMA_STORE=0` keeps the register epilogue.
+neither read nor written elsewhere in the kernel, the box's columns are whole 128-byte atoms, and the staging tile (or a
+ring of atoms dividing it, for an accumulator whose warps do not split the columns) fits in shared memory beside the
+stages. `TILELSP_TMA_STORE=0` keeps the register epilogue.
 """
 from __future__ import annotations
 
@@ -29,7 +32,8 @@ DEFAULT = "1"
 
 @dataclass
 class TmaStore:
-    """One accumulator copy stored through a staging tile: `atoms` boxes of the map `tmap` (`inner` columns each)."""
+    """One accumulator copy stored through a staging tile: `atoms` boxes of the map `tmap` (`inner` columns each),
+    staged `slots` atoms at a time (all of them, or a ring of fewer)."""
 
     copy: N.Copy
     frag: N.Buffer
@@ -39,18 +43,17 @@ class TmaStore:
     rows: int
     inner: int
     atoms: int
-
-    @property
-    def bytes(self) -> int:
-        return self.rows * self.inner * self.atoms * nbytes(self.tensor.dtype)
+    slots: int
 
     def emit(self, em) -> None:
         """Lower the copy (module function `emit`)."""
         emit(em, self)
 
     def describe(self) -> str:
-        return (f"# epilogue: {self.frag.name} -> {self.tensor.name} through a {self.rows}x{self.inner * self.atoms} "
-                f"shared staging tile, TMA store box {self.tmap['box'][::-1]} x{self.atoms} (swizzle 128)")
+        staging = f"a {self.rows}x{self.inner * self.atoms} shared staging tile" if self.slots == self.atoms else \
+            f"a ring of {self.slots} shared {self.rows}x{self.inner} staging slot{'s' if self.slots > 1 else ''}"
+        return (f"# epilogue: {self.frag.name} -> {self.tensor.name} through {staging}, TMA store box "
+                f"{self.tmap['box'][::-1]} x{self.atoms} (swizzle 128)")
 
 
 def plan_tma_store(func: N.PrimFunc, launch: N.Launch, ws, layouts: dict, arch: str) -> TmaStore | str:
@@ -94,14 +97,15 @@ def plan_tma_store(func: N.PrimFunc, launch: N.Launch, ws, layouts: dict, arch: 
     others = [n for n in walk(launch.body) if n is not op and _touches(n, g)]
     if others:
         return f"'{g.name}' is read or written elsewhere in the kernel"
-    staging = rows * cols * esize
-    used = _stage_bytes(func, ws) + staging + 2048
-    if used > LIMITS[arch].smem_per_block:
-        return f"the staging tile ({staging} bytes) does not fit beside the stages ({used} > " \
-               f"{LIMITS[arch].smem_per_block} bytes)"
+    atoms, room = cols // inner, LIMITS[arch].smem_per_block - _stage_bytes(func, ws) - 2048
+    rings = [k for k in range(atoms, 0, -1) if atoms % k == 0 and (k == atoms or lay.wn == 1)]
+    slots = next((k for k in rings if rows * inner * esize * k <= room), None)
+    if slots is None:
+        return f"the staging tile ({rows * cols * esize} bytes, or one {rows}x{inner} atom) does not fit beside the " \
+               f"stages ({room} bytes left of {LIMITS[arch].smem_per_block})"
     box[-1] = inner
-    return TmaStore(op, frag.buf, g, list(dst.axes), tensor_map(ws.tensor_maps, g, box, 128), rows, inner,
-                    cols // inner)
+    return TmaStore(op, frag.buf, g, list(dst.axes), tensor_map(ws.tensor_maps, g, box, 128), rows, inner, atoms,
+                    slots)
 
 
 def _touches(n, g) -> bool:
@@ -143,37 +147,79 @@ def _stage_bytes(func: N.PrimFunc, ws) -> int:
 def emit(em, st: TmaStore) -> None:
     """The staging writes, the consumers' barrier and the elected thread's bulk stores of one tile (`TmaStore.emit`:
     copy.py reaches it through the plan, without importing this module)."""
-    from .templates import swizzled_index
 
-    out, esize = st.tensor.dtype, nbytes(st.tensor.dtype)
     if getattr(em, "store_stage", None) is None:
         em.store_stage = em.fresh("store_stage")
-        em.scratch[em.store_stage] = (out, st.rows * st.inner * st.atoms)
-    stage, lay = em.store_stage, em.layouts[st.frag]
-    if em.ws.persistent is not None:  # the previous tile's store may still be reading the staging tile
-        em.line("if tx == 0:")
-        with em.block():
-            em.line('T.cuda.func_call("tl::bulk_wait_read<0>", source_code="")')
+        em.scratch[em.store_stage] = (st.tensor.dtype, st.rows * st.inner * st.slots)
+    if st.slots == st.atoms:
+        if em.ws.persistent is not None:  # the previous tile's store may still be reading the staging tile
+            _wait_read(em, 0)
+        _write(em, st, None)
+        em.sync()  # fence.proxy.async + the consumers' barrier: the staging tile is complete for the async proxy
+        _store(em, st, range(st.atoms))
+        return
+    for atom in range(st.atoms):  # a ring: atom `atom` in slot atom % slots, once the store that read it last is done
+        if atom >= st.slots or em.ws.persistent is not None:
+            _wait_read(em, st.slots - 1)
+        _write(em, st, atom)
         em.sync()
-    r, e = em.fresh("r"), em.fresh("e")
-    em.line(f"for {r} in T.unroll({lay.regs // 2}):")
+        _store(em, st, [atom])
+
+
+def _wait_read(em, pending: int) -> None:
+    """The elected thread waits until at most `pending` bulk groups still read shared memory; then the barrier."""
+    em.line("if tx == 0:")
     with em.block():
-        row, col = lay.coords("tx", f"({r} * 2)")
-        atom, srow, scol = swizzled_index("atoms", st.inner * st.atoms, esize, [row, col])
-        flat = f"(({atom}) * {st.rows * st.inner} + ({srow}) * {st.inner} + {scol})"
-        reg = f"{em.name(st.frag)}[{r} * 2 + {e}]"
+        em.line(f'T.cuda.func_call("tl::bulk_wait_read<{pending}>", source_code="")')
+    em.sync()
+
+
+def _write(em, st: TmaStore, atom: int | None) -> None:
+    """Every thread writes its accumulator pairs (converted) into the staging tile (`atom` None), or those of one
+    atom into its ring slot (`atom_pairs`)."""
+    from .templates import swizzled_index
+
+    out, esize, lay, stage = st.tensor.dtype, nbytes(st.tensor.dtype), em.layouts[st.frag], em.store_stage
+    r, e = em.fresh("r"), em.fresh("e")
+    if atom is None:
+        em.line(f"for {r} in T.unroll({lay.regs // 2}):")
+        pair = r
+    else:
+        trips, pair = atom_pairs(lay, st.inner, atom, r)
+        em.line(f"for {r} in T.unroll({trips}):")
+    with em.block():
+        row, col = lay.coords("tx", f"({pair} * 2)")
+        if atom is not None:
+            col = f"({col} - {atom * st.inner})"  # the column within the atom
+        cols = st.inner * (st.atoms if atom is None else 1)
+        slot, srow, scol = swizzled_index("atoms", cols, esize, [row, col])
+        flat = f"(({slot}) * {st.rows * st.inner} + ({srow}) * {st.inner} + {scol})" if atom is None else \
+            f"({(atom % st.slots) * st.rows * st.inner} + ({srow}) * {st.inner} + {scol})"
+        reg = f"{em.name(st.frag)}[{pair} * 2 + {e}]"
         val = reg if st.frag.dtype == out else f'T.Cast("{out}", {reg})'
         em.line(f"for {e} in T.vectorized(2):")
         with em.block():
             em.line(f"{stage}[{flat} + {e}] = {val}")
-    em.sync()  # fence.proxy.async + the consumers' barrier: the staging tile is complete for the async proxy
+
+
+def atom_pairs(lay, inner: int, atom: int, r: str) -> tuple[int, str]:
+    """(trip count, register-pair index in loop variable `r`) of the accumulator pairs in column atom `atom`
+    (`inner` columns): with the warps not splitting the columns a pair's column depends on the register alone, so
+    an atom is `inner` / 8 column groups of 2 pairs in each of the layout's `mi` row bands."""
+    per = inner // 4
+    return lay.mi * per, f"(T.floordiv({r}, {per}) * {2 * lay.ni} + {atom * per} + T.floormod({r}, {per}))"
+
+
+def _store(em, st: TmaStore, atoms) -> None:
+    """The elected thread stores `atoms` of the staging tile (each from its slot) and commits them as one group."""
     em.line("if tx == 0:")
     with em.block():
         starts = [em.idx(a.start) for a in reversed(st.axes)]
-        for j in range(st.atoms):
+        for j in atoms:
             coords = [f"({starts[0]} + {st.inner * j})" if j else starts[0]] + starts[1:]
             em.line(f'T.cuda.func_call("tl::tma_store_{len(st.axes)}d", {st.tmap["arg"]}, '
-                    f'{stage}.ptr_to([{j * st.rows * st.inner}]), {", ".join(coords)}, source_code="")')
+                    f'{em.store_stage}.ptr_to([{(j % st.slots) * st.rows * st.inner}]), {", ".join(coords)}, '
+                    'source_code="")')
         em.line('T.cuda.func_call("tl::bulk_commit", source_code="")')
 
 
