@@ -106,7 +106,7 @@ def test_dtype_entries_are_dtypes():
 
 
 def test_parameter_docs_name_real_parameters():
-    from tilelang_core.language.catalog_docs import PARAM_DOCS
+    from tilelang_core.language.catalog_param_docs import PARAM_DOCS
 
     for name, docs in PARAM_DOCS.items():
         params = {p.name for p in lookup(name).params}

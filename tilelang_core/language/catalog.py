@@ -1,11 +1,12 @@
 """The catalog of TileLang builtins: every `T.*` / `tilelang.*` construct with its parameters as in TileLang 0.1.15.
 
 Parameter names, order, kinds and defaults follow `inspect.signature` of the 0.1.15 wheel; the hover
-text of each entry lives in `catalog_docs.py` and is attached here by name.
+text of each entry lives in `catalog_docs.py` (per parameter: `catalog_param_docs.py`) and is attached here by name.
 """
 from __future__ import annotations
 
-from .catalog_docs import DOCS, PARAM_DOCS
+from .catalog_docs import DOCS
+from .catalog_param_docs import PARAM_DOCS
 from .registry import REQUIRED, Builtin, Param
 
 _KW = object()  # marker: the parameters after it are keyword-only
