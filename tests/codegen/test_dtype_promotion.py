@@ -40,7 +40,7 @@ def mixed(A: T.Tensor((128,), "float16"), B: T.Tensor((128,), "float32"), O: T.T
 def test_math_of_a_half_minus_float_is_float_as_in_tir():
     """T.exp2(half - float) is exp2 of a float32, as TVM promotes mixed floats to the wider (flash decoding's lse)."""
     from tilelang_core import check_source
-    from tilelang_core.frontend.exprs import expr_dtype
+    from tilelang_core.frontend.expr_info import expr_dtype
     from tilelang_core.ir import nodes as N
     from tilelang_core.ir.visitor import walk
 

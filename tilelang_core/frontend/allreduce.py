@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 
 from ..ir import nodes as N
-from .exprs import KernelError, expr_dtype
+from .expr_info import expr_dtype
+from .kernel_errors import KernelError
 from .intrinsics import REDUCER_OPS
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from ..ir import nodes as N
-from .exprs import KernelError, bind_error
+from .kernel_errors import KernelError, bind_error
 from .signatures import bind_call, registry_entry
 from .iket import iket_call, is_iket
 from .tileops import HANDLERS, NO_BIND

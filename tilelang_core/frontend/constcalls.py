@@ -24,7 +24,7 @@ class ArgsNamespace:
 def get_attr(base, attr: str, node=None):
     """`base.attr` over frontend values."""
     if isinstance(base, LiveNamespace) and not hasattr(base.live, attr):
-        from .exprs import KernelError
+        from .kernel_errors import KernelError
 
         raise KernelError("unsupported-syntax", f"`{type(base.live).__name__}` has no `{attr}` in tilelang_core "
                           f"(it provides {', '.join(n for n in vars(base.live) if not n.startswith('_'))})", node)
@@ -164,7 +164,7 @@ def _concrete(v) -> bool:
 def _construct(cls, args, kwargs, text: str):
     """A namespace object built while parsing (e.g. the tensor-core emitter); what it raises is an error at the
     statement that builds it (its macros would otherwise vanish from the kernel)."""
-    from .exprs import KernelError
+    from .kernel_errors import KernelError
     from .values import from_live
 
     try:

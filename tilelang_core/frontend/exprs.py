@@ -1,5 +1,5 @@
-"""Expressions inside a kernel body: the kernel evaluator (names, loads, builtin calls), tile-op
-regions (`A[a:b, :]`, head addresses), extent simplification and dtype inference for IR expressions.
+"""The kernel evaluator: names, loads, operators and builtin calls in a kernel body, evaluated into IR
+(or Python values for trace-time constants).
 """
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import difflib
 
 from ..ir import nodes as N
 from ..ir.arith import as_const
-from ..language.dtypes import dtype_bits
 from ..language.types import DType, MacroDef
 from .consteval import Evaluator, _text, call_value
-from .values import POISON, BuiltinRef, LiveFunc, Unknown, UserFunc, is_expr, is_scalar, to_expr
+from .expr_info import expr_dtype
+from .kernel_errors import KernelError, beyond_int64, check_literal, check_shift, describe
+from .regions import check_rank, region_of
+from .values import POISON, BuiltinRef, LiveFunc, Unknown, UserFunc, is_expr, to_expr
 
 _FORBIDDEN = {
     "Lambda": "a lambda is only allowed as the index function of T.Layout/T.Fragment; use a @T.macro or an expression",
@@ -39,99 +41,10 @@ _PY_ON_EXPR = {
 }
 
 
-class KernelError(Exception):
-    """A diagnostic raised while parsing one statement; the parser reports it and moves on."""
-
-    def __init__(self, code: str, message: str, node=None, related=(), span=None, fix=None):
-        super().__init__(message)
-        self.code, self.message, self.node, self.related, self.span = code, message, node, related, span
-        self.fix = fix  # (title, replacement text for the node's span) or None
-
-
-INT32_MAX = 2**31 - 1
-
-
-def check_value(e, node, what: str, minimum: int = 1):
-    """Reject a constant size/extent/count that no kernel can have (invalid-value); symbolic ones pass."""
-    import math
-
-    v = as_const(e) if is_expr(e) else e
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return e
-    if isinstance(v, float) and not math.isfinite(v):
-        raise KernelError("invalid-value", f"{what} is {v}; it must be a finite integer", node)
-    if isinstance(v, float) and not v.is_integer():
-        raise KernelError("invalid-value", f"{what} is {v}, not an integer; use `//` or T.ceildiv", node)
-    if v < minimum:
-        need = "positive" if minimum == 1 else f"at least {minimum}"
-        raise KernelError("invalid-value", f"{what} is {int(v)}; it must be {need}", node)
-    if v > INT32_MAX:
-        raise KernelError("invalid-value", f"{what} is {_big(int(v))}, over int32 (2**31 - 1); use a smaller value",
-                          node)
-    return e
-
-
-FLOAT32_MAX = 3.4028234663852886e38
-
-
-def _check_literal(e, node) -> None:
-    """A finite float constant that float32 cannot hold (TVM refuses the literal; on the GPU it would be inf)."""
-    import math
-
-    if _beyond_int64(e):
-        raise KernelError("invalid-value", f"`{_text(node)}` is an integer beyond 64 bits", node)
-    if isinstance(e, N.Const) and e.dtype == "float32" and isinstance(e.value, float) and math.isfinite(e.value) \
-            and abs(e.value) > FLOAT32_MAX:
-        raise KernelError("invalid-value", f"`{_text(node)}`: {e.value:g} does not fit float32 (largest "
-                          "3.4e38); use a smaller value, or T.infinity(T.float32) for infinity", node)
-
-
-def _beyond_int64(e) -> bool:
-    return isinstance(e, N.Const) and isinstance(e.value, int) and not -(2**63) <= e.value < 2**63
-
-
 def _mentions_symbolic(e) -> bool:
     from ..ir.visitor import walk
 
     return any(isinstance(n, N.Var) and n.kind == "symbolic" for n in walk(e))
-
-
-def _check_shift(e: N.BinOp, node) -> None:
-    """A shift by a constant amount outside [0, bits of the shifted type) (undefined on the GPU)."""
-    amount, bits = as_const(e.rhs), _bits(expr_dtype(e.lhs))
-    if isinstance(amount, int) and bits and not 0 <= amount < bits:
-        raise KernelError("invalid-value", f"`{_text(node)}` shifts a {bits}-bit value by {amount}; the amount must "
-                          f"be in 0..{bits - 1}", node)
-
-
-def _bits(dtype: str) -> int:
-    digits = "".join(ch for ch in dtype if ch.isdigit())
-    return int(digits) if dtype.startswith(("int", "uint")) and digits else 0
-
-
-def _float_bits(dtype: str) -> int:
-    return (dtype_bits(dtype) or 0) if dtype.startswith(("float", "bfloat")) else 0
-
-
-ON_CHIP_MAX = 2**24  # elements: far past any register file, shared memory or local memory per block
-
-
-def check_elements(what: str, shape, node, limit: int = INT32_MAX) -> None:
-    """A buffer whose constant element count overflows the 32-bit indexing of the generated code (or `limit`)."""
-    count = 1
-    for d in shape:
-        v = as_const(d)
-        if not isinstance(v, int):
-            return
-        count *= v
-    if count > limit:
-        reach = "that 32-bit indexing reaches" if limit == INT32_MAX else "that any on-chip buffer can hold"
-        raise KernelError("invalid-value", f"{what} has {count:,} elements, over the {limit:,} {reach}; split it "
-                          "or use smaller sizes", node)
-
-
-def _big(v: int) -> str:
-    return f"{v:,}" if v.bit_length() <= 64 else f"about 2**{v.bit_length() - 1}"
 
 
 class KernelEval(Evaluator):
@@ -221,13 +134,13 @@ class KernelEval(Evaluator):
                 expr_dtype(x).startswith(("float", "bfloat")) for x in (v.lhs, v.rhs)):
             raise KernelError("bad-arguments", f"`{_text(node)}`: `{v.op}` needs integer operands; cast with "
                               "T.cast(..., \"int32\") or use T.reinterpret for the bits", node)
-        if isinstance(v, N.BinOp) and any(_beyond_int64(x) for x in (v.lhs, v.rhs)):
+        if isinstance(v, N.BinOp) and any(beyond_int64(x) for x in (v.lhs, v.rhs)):
             raise KernelError("invalid-value", f"`{_text(node)}` uses an integer beyond 64 bits", node)
         if isinstance(v, N.BinOp):
-            _check_literal(v.lhs, node)
-            _check_literal(v.rhs, node)
+            check_literal(v.lhs, node)
+            check_literal(v.rhs, node)
         if isinstance(v, N.BinOp) and v.op in ("<<", ">>"):
-            _check_shift(v, node)
+            check_shift(v, node)
         if isinstance(v, N.BinOp) and v.op == "**" and not expr_dtype(v.lhs).startswith(("float", "bfloat")) \
                 and not _mentions_symbolic(v):  # a factory argument the checker does not know is a Python int
             raise KernelError("unsupported-syntax", f"`{_text(node)}`: `**` on an integer value computed at run "
@@ -307,8 +220,8 @@ class KernelEval(Evaluator):
         e = to_expr(v, self.p.span(node))
         if e is None:
             raise KernelError("bad-arguments", f"`{_text(node)}` is not a scalar value here "
-                              f"(got {_describe(v)})", node)
-        _check_literal(e, node)
+                              f"(got {describe(v)})", node)
+        check_literal(e, node)
         return e
 
     def visit_BoolOp(self, node):
@@ -321,20 +234,6 @@ class KernelEval(Evaluator):
         return v
 
 
-def bind_error(exc, call: ast.Call) -> KernelError:
-    """A bad-arguments KernelError from a BindError, with a rename fix for a misspelt keyword."""
-    import re
-
-    message = str(exc)
-    m = re.search(r"has no parameter '(\w+)' \(did you mean '(\w+)'\?\)", message)
-    kw = next((k for k in call.keywords if m and k.arg == m.group(1)), None)
-    if kw is None:
-        return KernelError("bad-arguments", message, call)
-    span_node = ast.Name(id=kw.arg, lineno=kw.lineno, col_offset=kw.col_offset, end_lineno=kw.lineno,
-                         end_col_offset=kw.col_offset + len(kw.arg))
-    return KernelError("bad-arguments", message, span_node, fix=(f"Change to `{m.group(2)}`", m.group(2)))
-
-
 def _has_runtime(v) -> bool:
     """True when a value depends on something only known while the kernel runs (a load, a loop or block index)."""
     from ..ir.visitor import walk
@@ -342,150 +241,3 @@ def _has_runtime(v) -> bool:
     if not is_expr(v) or isinstance(v, N.Const):
         return False
     return any(isinstance(n, N.Load) or isinstance(n, N.Var) and n.kind != "symbolic" for n in walk(v))
-
-
-def check_rank(buf: N.Buffer, n: int, node, parser) -> None:
-    """Raise buffer-rank-mismatch when `buf` gets `n` indices but has a different rank."""
-    if n != len(buf.shape) and not (buf.scope == "local.var" and n == 1):
-        raise KernelError("buffer-rank-mismatch", f"`{buf.name}` has {len(buf.shape)} dimension"
-                          f"{'s' if len(buf.shape) != 1 else ''} but is indexed with {n}; give one index per "
-                          "dimension", node, related=((buf.span, f"`{buf.name}` declared here"),) if buf.span else ())
-
-
-def region_of(parser, node) -> N.Region:
-    """A tile-op operand: a buffer, a slice `A[a:b, :]`, a head address `A[i, j]`, or a value holding one."""
-    span = parser.span(node)
-    if isinstance(node, ast.Subscript):
-        base = parser.ev.eval(node.value)
-        if isinstance(base, N.Buffer):
-            idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            check_rank(base, len(idx), node, parser)
-            axes = tuple(_axis(parser, i, dim) for i, dim in zip(idx, base.shape))
-            kind = "slice" if any(a.sliced for a in axes) else "point"
-            return N.Region(base, axes, kind, span)
-    v = parser.ev.eval(node)
-    return value_region(v, span, node)
-
-
-def value_region(v, span, node=None) -> N.Region:
-    """A Region from a value (Buffer, Region, Load), else a bad-arguments error."""
-    if isinstance(v, N.Region):
-        return v
-    if isinstance(v, N.Buffer):
-        return N.Region(v, tuple(N.Axis(N.Const(0), d, True) for d in v.shape), "full", span)
-    if isinstance(v, N.Load):
-        return N.Region(v.buffer, tuple(N.Axis(i, N.Const(1), False) for i in v.indices), "point", span)
-    raise KernelError("bad-arguments", f"`{_text(node)}` is not a buffer or a buffer region (got {_describe(v)}); "
-                      "pass a buffer, a slice like `A[0:64, :]` or a head address like `A[i, j]`", node)
-
-
-def _axis(parser, idx, dim) -> N.Axis:
-    if not isinstance(idx, ast.Slice):
-        return N.Axis(parser.ev.index(idx), N.Const(1), False)
-    if idx.step is not None:
-        raise KernelError("bad-arguments", "strided slices are not supported in tile-op operands; "
-                          "copy the whole range and index inside a T.Parallel loop", idx)
-    start = parser.ev.index(idx.lower) if idx.lower is not None else N.Const(0)
-    stop = parser.ev.index(idx.upper) if idx.upper is not None else dim
-    return N.Axis(start, difference(stop, start), True)
-
-
-# ---------------------------------------------------------------------------------------------
-# simplification
-
-
-def difference(a: N.Expr, b: N.Expr) -> N.Expr:
-    """a - b, folded to a constant when the two are affine in the same variables (e.g. (i+1)*64 - i*64)."""
-    la, lb = linear(a), linear(b)
-    if la is not None and lb is not None:
-        diff = dict(la)
-        for k, c in lb.items():
-            diff[k] = diff.get(k, 0) - c
-        terms = {k: c for k, c in diff.items() if c != 0}
-        if set(terms) <= {None}:
-            return N.Const(terms.get(None, 0))
-    if isinstance(b, N.Const) and b.value == 0:
-        return a
-    return N.BinOp("-", a, b)
-
-
-def linear(e, _depth: int = 0):
-    """An affine form {key: coeff} (key None = constant) of an int expression, or None."""
-    if _depth > 30:
-        return None
-    c = as_const(e)
-    if isinstance(c, int) and not isinstance(c, bool):
-        return {None: c}
-    if isinstance(e, N.Var):
-        return {("var", id(e)): 1}
-    if isinstance(e, N.UnaryOp) and e.op == "-":
-        inner = linear(e.operand, _depth + 1)
-        return None if inner is None else {k: -v for k, v in inner.items()}
-    if isinstance(e, N.BinOp) and e.op in ("+", "-"):
-        la, lb = linear(e.lhs, _depth + 1), linear(e.rhs, _depth + 1)
-        if la is None or lb is None:
-            return None
-        sign = 1 if e.op == "+" else -1
-        out = dict(la)
-        for k, v in lb.items():
-            out[k] = out.get(k, 0) + sign * v
-        return out
-    if isinstance(e, N.BinOp) and e.op == "*":
-        for x, y in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
-            k = as_const(y)
-            if isinstance(k, int) and not isinstance(k, bool):
-                inner = linear(x, _depth + 1)
-                return None if inner is None else {key: v * k for key, v in inner.items()}
-    if isinstance(e, (N.BinOp, N.Call, N.Load)):
-        from ..ir.printer import expr_str
-
-        return {("opaque", expr_str(e)): 1}
-    return None
-
-
-def expr_dtype(e, default: str = "int32") -> str:
-    """Best-effort dtype of an IR expression."""
-    if isinstance(e, (N.Const, N.Var)):
-        return e.dtype
-    if isinstance(e, N.Load):
-        return e.buffer.dtype
-    if isinstance(e, N.Cast):
-        return e.dtype
-    if isinstance(e, (N.Compare, N.BoolOp)) or isinstance(e, N.UnaryOp) and e.op == "not":
-        return "bool"
-    if isinstance(e, N.UnaryOp):
-        return expr_dtype(e.operand, default)
-    if isinstance(e, N.Call):
-        if e.dtype:
-            return e.dtype
-        return expr_dtype(e.args[0], default) if e.args else default
-    if isinstance(e, N.Select):
-        return expr_dtype(e.true_value, default)
-    if isinstance(e, N.BinOp):
-        a, b = expr_dtype(e.lhs, default), expr_dtype(e.rhs, default)
-        if _bits(b) > _bits(a) > 0 and not isinstance(e.rhs, N.Const):  # two integers: the wider wins, as in TIR
-            return b
-        if _float_bits(b) > _float_bits(a) > 0 and not isinstance(e.rhs, N.Const):  # two floats: likewise
-            return b
-        if isinstance(e.lhs, N.Const) and not isinstance(e.rhs, N.Const):
-            return b if not (a.startswith("float") and not b.startswith(("float", "bfloat"))) else a
-        if a.startswith(("float", "bfloat")) or not b.startswith(("float", "bfloat")):
-            return a
-        return b
-    return default
-
-
-def _describe(v) -> str:
-    if isinstance(v, N.Buffer):
-        return f"buffer `{v.name}`"
-    if isinstance(v, (tuple, list)):
-        return "a tuple"
-    if isinstance(v, str):
-        return f"string {v!r}"
-    if isinstance(v, BuiltinRef):
-        return f"`{v.name}`"
-    if is_expr(v) or is_scalar(v):
-        return "a scalar"
-    return type(v).__name__
-
-

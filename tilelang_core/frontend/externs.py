@@ -11,7 +11,9 @@ from __future__ import annotations
 import ast
 
 from ..ir import nodes as N
-from .exprs import KernelError, expr_dtype, region_of
+from .expr_info import expr_dtype
+from .kernel_errors import KernelError
+from .regions import region_of
 from .values import normalize_dtype
 
 

@@ -15,7 +15,8 @@ from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..ir.visitor import walk
 from ..language.dtypes import dtype as dtype_of
-from .exprs import KernelError, region_of
+from .kernel_errors import KernelError
+from .regions import region_of
 
 
 def _bin(op, a, b):

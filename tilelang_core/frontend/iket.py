@@ -13,7 +13,8 @@ import ast
 from dataclasses import dataclass, field
 
 from ..ir import nodes as N
-from .exprs import KernelError, expr_dtype
+from .expr_info import expr_dtype
+from .kernel_errors import KernelError
 from .values import BuiltinRef
 
 PREFIXES = ("tilelang.tools.cuda.iket.", "tilelang.compat.iket.")  # the alias module's own name, in live mode

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from ..ir import nodes as N
 from ..ir.arith import as_int
-from .exprs import KernelError, region_of
+from .kernel_errors import KernelError
+from .regions import region_of
 from .values import to_expr
 
 _PARAMS = ("img", "col", "nhw_step", "c_step", "kernel", "stride", "dilation", "pad")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 
 from ..ir import nodes as N
-from .exprs import KernelError, expr_dtype
+from .expr_info import expr_dtype
+from .kernel_errors import KernelError
 
 ROUNDING = ("rn", "rz", "ru", "rd")
 IEEE_ARITY = {"ieee_add": 2, "ieee_sub": 2, "ieee_mul": 2, "ieee_fmaf": 3, "ieee_frcp": 1, "ieee_fsqrt": 1,
@@ -120,7 +121,7 @@ def h_print(p, b, node, short):
 def h_transpose(p, b, node, short):
     """T.transpose(src, dst): dst[..., j, i] = src[..., i, j], written out as the equivalent T.Parallel loop."""
     from ..ir.arith import as_int
-    from .exprs import region_of
+    from .regions import region_of
 
     if len(node.args) < 2:
         raise KernelError("bad-arguments", "T.transpose takes (src, dst)", node)
@@ -141,7 +142,7 @@ def h_transpose(p, b, node, short):
 def h_tma_copy(p, b, node, short):
     """T.tma_copy(src, dst, barrier=...): a T.copy (the CUDA backend copies with the calling threads, which then
     arrive on the barrier themselves; no transaction bytes are posted)."""
-    from .exprs import region_of
+    from .regions import region_of
 
     if len(node.args) < 2:
         raise KernelError("bad-arguments", "T.tma_copy takes (src, dst, barrier=...)", node)

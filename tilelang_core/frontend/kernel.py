@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..ir import nodes as N
 from .consteval import Env
-from .exprs import KernelError, check_elements, check_value
+from .kernel_errors import KernelError, check_elements, check_value
 from .parser import KernelParser
 from .scope import Ctx, def_name_span, def_span
 from .values import POISON, ConstDims, TensorSpec, Unknown, normalize_dtype, to_expr

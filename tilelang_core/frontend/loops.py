@@ -8,7 +8,8 @@ import ast
 from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..language.registry import BindError
-from .exprs import INT32_MAX, KernelError, bind_error, check_value, difference
+from .expr_info import difference
+from .kernel_errors import INT32_MAX, KernelError, bind_error, check_value
 from .iket import is_iket, ranged as iket_ranged
 from .signatures import bind_call
 from .values import BuiltinRef, to_expr

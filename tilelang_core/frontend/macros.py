@@ -10,7 +10,7 @@ from ..ir import nodes as N
 from ..language.types import MacroDef
 from ..source import SourceFile
 from .consteval import Env
-from .exprs import KernelError
+from .kernel_errors import KernelError
 from .scope import SourceMapper
 from .values import LiveFunc, Unknown, UserFunc, from_live
 
@@ -164,7 +164,7 @@ def _arg_value(p, node):
         if isinstance(base, N.Buffer):
             idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             if any(isinstance(i, ast.Slice) for i in idx):
-                from .exprs import region_of
+                from .regions import region_of
 
                 return region_of(p, node)
     return p.ev.eval(node)

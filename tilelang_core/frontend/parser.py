@@ -11,7 +11,9 @@ from ..ir import nodes as N
 from .bodies import is_decorated
 from .calls import CallsMixin
 from .consteval import Env, bind_target
-from .exprs import KernelError, KernelEval, expr_dtype
+from .expr_info import expr_dtype
+from .exprs import KernelEval
+from .kernel_errors import KernelError
 from .scope import Ctx
 from .signatures import catalog_available
 from .values import ConstDims, UserFunc, is_expr, is_scalar, to_expr

@@ -8,7 +8,7 @@ seeds the thread's generator (`seq` defaults to the global thread index), `T.rng
 from __future__ import annotations
 
 from ..ir import nodes as N
-from .exprs import KernelError
+from .kernel_errors import KernelError
 
 _GENERATOR = "curandStatePhilox4_32_10_t"
 DRAW_CALLS = frozenset({"rng_rand", "rng_rand_float"})  # calls that advance the thread's generator

@@ -10,7 +10,7 @@ import ast
 
 from ..ir import nodes as N
 from ..ir.arith import as_int
-from .exprs import KernelError
+from .kernel_errors import KernelError
 from .values import Unknown
 
 _AXES = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}
@@ -84,7 +84,7 @@ def h_get_block_binding(p, b, node, short):
 
 def h_shuffle(p, b, node, short):
     """T.shfl_xor/up/down(value, delta, width=32, mask=0xFFFFFFFF) and T.warp_reduce_sum/max/min(value)."""
-    from .exprs import expr_dtype
+    from .expr_info import expr_dtype
 
     names = ("value",) if short.startswith("warp_reduce") else ("value", "delta", "width", "mask")
     args = _bound(node, names)

@@ -7,7 +7,9 @@ import ast
 
 from ..ir import nodes as N
 from ..ir.arith import as_const, as_int, shape_ints
-from .exprs import ON_CHIP_MAX, KernelError, check_elements, check_value, expr_dtype, region_of, value_region
+from .expr_info import expr_dtype
+from .kernel_errors import ON_CHIP_MAX, KernelError, check_elements, check_value
+from .regions import region_of, value_region
 from .allreduce import ALLREDUCE_HANDLERS
 from .externs import EXTERN_HANDLERS
 from .im2col import IM2COL_HANDLERS

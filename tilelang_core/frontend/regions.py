@@ -1,0 +1,55 @@
+"""Tile-op operands as Regions: a whole buffer, a slice `A[a:b, :]` or a head address `A[i, j]`."""
+from __future__ import annotations
+
+import ast
+
+from ..ir import nodes as N
+from .consteval import _text
+from .expr_info import difference
+from .kernel_errors import KernelError, describe
+
+
+def check_rank(buf: N.Buffer, n: int, node, parser) -> None:
+    """Raise buffer-rank-mismatch when `buf` gets `n` indices but has a different rank."""
+    if n != len(buf.shape) and not (buf.scope == "local.var" and n == 1):
+        raise KernelError("buffer-rank-mismatch", f"`{buf.name}` has {len(buf.shape)} dimension"
+                          f"{'s' if len(buf.shape) != 1 else ''} but is indexed with {n}; give one index per "
+                          "dimension", node, related=((buf.span, f"`{buf.name}` declared here"),) if buf.span else ())
+
+
+def region_of(parser, node) -> N.Region:
+    """A tile-op operand: a buffer, a slice `A[a:b, :]`, a head address `A[i, j]`, or a value holding one."""
+    span = parser.span(node)
+    if isinstance(node, ast.Subscript):
+        base = parser.ev.eval(node.value)
+        if isinstance(base, N.Buffer):
+            idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            check_rank(base, len(idx), node, parser)
+            axes = tuple(_axis(parser, i, dim) for i, dim in zip(idx, base.shape))
+            kind = "slice" if any(a.sliced for a in axes) else "point"
+            return N.Region(base, axes, kind, span)
+    v = parser.ev.eval(node)
+    return value_region(v, span, node)
+
+
+def value_region(v, span, node=None) -> N.Region:
+    """A Region from a value (Buffer, Region, Load), else a bad-arguments error."""
+    if isinstance(v, N.Region):
+        return v
+    if isinstance(v, N.Buffer):
+        return N.Region(v, tuple(N.Axis(N.Const(0), d, True) for d in v.shape), "full", span)
+    if isinstance(v, N.Load):
+        return N.Region(v.buffer, tuple(N.Axis(i, N.Const(1), False) for i in v.indices), "point", span)
+    raise KernelError("bad-arguments", f"`{_text(node)}` is not a buffer or a buffer region (got {describe(v)}); "
+                      "pass a buffer, a slice like `A[0:64, :]` or a head address like `A[i, j]`", node)
+
+
+def _axis(parser, idx, dim) -> N.Axis:
+    if not isinstance(idx, ast.Slice):
+        return N.Axis(parser.ev.index(idx), N.Const(1), False)
+    if idx.step is not None:
+        raise KernelError("bad-arguments", "strided slices are not supported in tile-op operands; "
+                          "copy the whole range and index inside a T.Parallel loop", idx)
+    start = parser.ev.index(idx.lower) if idx.lower is not None else N.Const(0)
+    stop = parser.ev.index(idx.upper) if idx.upper is not None else dim
+    return N.Axis(start, difference(stop, start), True)
