@@ -76,12 +76,12 @@ def test_intrinsic_arity_is_checked():
 
 
 def test_internal_failure_is_an_error(monkeypatch):
-    from tilelang_core.frontend import tileops
+    from tilelang_core.frontend import handlers
 
     def boom(*args, **kwargs):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setitem(tileops.HANDLERS, "gemm", boom)
+    monkeypatch.setitem(handlers.HANDLERS, "gemm", boom)
     result, _ = _check(GEMM)
     internal = [d for d in result.diagnostics if d.code == "internal-error"]
     assert internal and internal[0].is_error and "please report" in internal[0].message

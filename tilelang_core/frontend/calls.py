@@ -9,7 +9,7 @@ from ..ir import nodes as N
 from .kernel_errors import KernelError, bind_error
 from .signatures import bind_call, registry_entry
 from .iket import iket_call, is_iket
-from .tileops import HANDLERS, NO_BIND
+from .handlers import HANDLERS, NO_BIND
 from .values import BuiltinRef, Unknown, is_scalar, normalize_dtype, to_expr
 
 

@@ -54,7 +54,7 @@ def h_atomic_addx(p, b, node, short):
 
 def h_alloc_reducer(p, b, node, short):
     """T.alloc_reducer(shape, dtype, op="sum", replication=None): a fragment whose per-thread copies combine."""
-    from .tileops import h_alloc_other
+    from .alloc_calls import h_alloc_other
 
     op_node = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "op"), None)
     op = p.ev.eval(op_node) if op_node is not None else "sum"

@@ -134,7 +134,7 @@ def _start_stop(p, b):
 
 
 def _pipeline(p, b):
-    from .tileops import arg, const_int
+    from .handler_args import arg, const_int
 
     num_stages = const_int(p, b, "num_stages", "num_stages of T.Pipelined") if isinstance(b.get("num_stages"),
                                                                                          ast.AST) else 0

@@ -1,0 +1,91 @@
+"""Handlers of the scalar builtins: math intrinsics, casts, selects, typed constants and compile-time values
+(T.const, T.dynamic).
+"""
+from __future__ import annotations
+
+from ..ir import nodes as N
+from ..ir.arith import as_const, as_int
+from .expr_info import expr_dtype
+from .handler_args import arg, src_text
+from .kernel_errors import KernelError
+from .values import BuiltinRef, normalize_dtype
+
+MATH_INTRINSICS = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "floor", "ceil",
+                   "round", "trunc", "tanh", "sigmoid", "sin", "cos", "tan", "erf", "pow", "max", "min", "fmod",
+                   "clamp", "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "shift_left", "shift_right",
+                   "bitwise_and", "bitwise_or", "bitwise_xor", "isnan", "isinf", "isfinite", "popcount", "nearbyint",
+                   "atan", "atan2", "asin", "acos", "sinh", "cosh", "exp2f", "fast_exp", "__exp", "__exp10", "__log",
+                   "__log2", "__log10", "__tan", "__cos", "__sin", "ieee_add", "ieee_sub", "ieee_mul", "ieee_fmaf",
+                   "ieee_frcp", "ieee_fsqrt", "ieee_frsqrt", "ieee_fdiv", "hypot", "copysign", "nextafter", "ldexp",
+                   "reinterpret", "likely"}
+
+
+def h_math(p, b, node, short):
+    """T.exp/T.max/... : a scalar intrinsic Call (a dtype argument, as in T.reinterpret, sets the result type)."""
+    args, dtype = [], None
+    for a in node.args:
+        v = p.ev.eval(a)
+        if isinstance(v, str):  # a dtype (T.reinterpret) sets the result type; other strings are modes
+            dtype = normalize_dtype(v) or dtype
+            continue
+        args.append(p.ev.scalar_value(v, a))
+    _check_arity(short, len(args), node)
+    if short in _DIVISIONS and len(args) == 2 and as_const(args[1]) == 0:
+        raise KernelError("invalid-value", f"`{src_text(node)}` divides by zero", node)
+    if short == "ceildiv" and len(args) == 2:
+        a, c = as_int(args[0]), as_int(args[1])
+        if a is not None and c:
+            return -(-a // c)
+    dtype = dtype or (expr_dtype(args[0]) if args else None)
+    return N.Call(short, tuple(args), dtype, p.span(node))
+
+
+_DIVISIONS = ("ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "fmod")
+
+
+def _check_arity(short: str, given: int, node) -> None:
+    """A scalar intrinsic called with fewer or more value arguments than its catalog entry takes."""
+    from .signatures import registry_entry
+
+    entry = registry_entry(f"T.{short}")
+    params = [q for q in getattr(entry, "params", ()) if q.kind == "expr"]
+    if entry is None or not params or any(q.variadic for q in params):
+        return
+    required = sum(1 for q in params if q.required)
+    if required <= given <= len(params):
+        return
+    names = ", ".join(q.name for q in params)
+    raise KernelError("bad-arguments", f"`T.{short}` takes {len(params)} value argument"
+                      f"{'s' if len(params) != 1 else ''} ({names}) but this call passes {given}", node)
+
+
+def h_Cast(p, b, node, short):  # noqa: N802 - TIR spelling T.Cast(dtype, value)
+    """T.Cast(dtype, value): the TIR-style cast."""
+    if len(node.args) < 2:
+        raise KernelError("bad-arguments", "T.Cast takes (dtype, value)", node)
+    return p.cast_to(p.dtype_arg(node.args[0], p.ev.eval(node.args[0])), node, node.args[1])
+
+
+def h_if_then_else(p, b, node, short):
+    """T.if_then_else(cond, a, b)."""
+    cond = p.ev.scalar(b["cond"])
+    return N.Select(cond, p.ev.scalar(b["true_value"]), p.ev.scalar(b["false_value"]), p.span(node))
+
+
+def h_cast(p, b, node, short):
+    """T.cast(value, dtype)."""
+    return p.cast_to(p.dtype_arg(b.get("dtype"), arg(p, b, "dtype")), node, b["value"])
+
+
+def h_typed_const(p, b, node, short):
+    """T.infinity/max_value/min_value(dtype)."""
+    dtype = p.dtype_arg(b.get("dtype"), arg(p, b, "dtype"))
+    return N.Call(short, (), dtype, p.span(node))
+
+
+def h_const_value(p, b, node, short):
+    """T.const("M, N") (eager dims) and T.dynamic/T.symbolic("m"): their compile-time values."""
+    from .consteval import call_builtin_const
+
+    args, kwargs = p.ev.call_args(node)
+    return call_builtin_const(BuiltinRef("T." + short), args, kwargs, f"T.{short}")
