@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from tilelang_core import check_source
-from tilelang_core.passes.layouts import Generic, LayoutError, Mma, MmaRow, Replicated, describe, infer_layouts, \
-    warp_partition
+from tilelang_core.passes.layout_kinds import Generic, Mma, MmaRow, Replicated
+from tilelang_core.passes.layouts import LayoutError, describe, infer_layouts, warp_partition
 from tests.conftest import EXAMPLES
 
 

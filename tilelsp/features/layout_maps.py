@@ -1,7 +1,7 @@
 """Layout maps of a kernel's buffers, computed from the CUDA codegen's own plan (no tvm needed).
 
 A fragment's map says which thread and register hold each element: the coordinate formulas of
-`passes/layouts.py` (`coords`, `in_fragment`) evaluated for every thread and register. A shared tile's map
+`passes/layout_kinds.py` (`coords`, `in_fragment`) evaluated for every thread and register. A shared tile's map
 says which bank each element lands in: `templates.swizzled_index` (what the lowering indexes with) evaluated
 for every element, and the bank conflicts of the accesses that touch it counted per memory request: the
 `T.copy` that fills it (16-byte vectors, thread-strided as `copy.py` emits them), the ldmatrix loads of
@@ -18,7 +18,7 @@ from tilelang_core.codegen.cuda.templates import swizzled_index
 from tilelang_core.ir import nodes as N
 from tilelang_core.ir.arith import shape_ints
 from tilelang_core.ir.visitor import walk
-from tilelang_core.passes.layouts import Generic, Mma, MmaRow, Replicated, View, in_fragment, ravel
+from tilelang_core.passes.layout_kinds import Generic, Mma, MmaRow, Replicated, View, in_fragment, ravel
 
 BANKS, BANK_BYTES, WAVEFRONT_BYTES = 32, 4, 128
 
