@@ -16,8 +16,9 @@ from .._tvm import load
 from .allreduce import REDUCE_CALLS, allreduce_value
 from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic
 from .cpasync import cp_async
-from .expr import FP8, ExprLowerer, LoweringError, as_bool, cast, const, dtype_of, from_fp8_bits, index_expr
+from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, from_fp8_bits, index_expr
 from .grid_sync import grid_phases
+from .lower_expr import ExprLowerer
 from .mma import fragment_load, mma_sync
 from .ops import VECTOR_ATOMICS, OpLowering, vector_atomic_stores
 from .rng import DRAW_CALLS, RngLowering, draws, uses_rng

@@ -10,7 +10,8 @@ from ...ir.visitor import walk
 from ...source import Span
 from .._tvm import load
 from .build import ATOMIC_CALLS
-from .expr import ExprLowerer, as_bool, const, dtype_of, match
+from .expr import as_bool, const, dtype_of, match
+from .lower_expr import ExprLowerer
 
 ATOMIC = -1  # writer value of an element written by an atomic (0: never written, 1 + block id: a plain store)
 COLUMNS = ("hit", "b0", "b1", "b2", "thread", "i0", "i1", "i2", "i3", "o0", "o1", "o2")  # o: the other block

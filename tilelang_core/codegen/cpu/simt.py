@@ -40,7 +40,8 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.visitor import flat_stmts, op_regions, walk
 from .allreduce import REDUCE_CALLS
-from .expr import LoweringError, Late, as_bool, cast, const
+from .expr import LoweringError, as_bool, cast, const
+from .lower_expr import Late
 from .rng import RNG_CALLS, draws
 from .coroutines import RoleScheduler, yields
 from .mbarrier import Barriers
