@@ -22,7 +22,9 @@ from .lower_expr import ExprLowerer
 from .mma import fragment_load, mma_sync
 from .ops import VECTOR_ATOMICS, OpLowering, vector_atomic_stores
 from .rng import DRAW_CALLS, RngLowering, draws, uses_rng
-from .simt import BARRIER_CALLS, SHUFFLE_CALLS, THREAD_CALLS, ThreadEmulation, is_thread_level
+from .role_order import THREAD_CALLS
+from .simt import ThreadEmulation
+from .simt_stmts import BARRIER_CALLS, SHUFFLE_CALLS, is_thread_level
 from .storage import SCRATCH_SCOPE, StorageLowering
 # calls that only steer GPU code generation, synchronise threads or trace GPU events: nothing to do on the CPU
 HINTS = frozenset({

@@ -39,99 +39,14 @@ from __future__ import annotations
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.visitor import flat_stmts, op_regions, walk
-from .allreduce import REDUCE_CALLS
 from .expr import LoweringError, as_bool, cast, const
 from .lower_expr import Late
 from .rng import RNG_CALLS, draws
 from .coroutines import RoleScheduler, yields
 from .mbarrier import Barriers
 from .role_order import THREAD_CALLS, roles_wait_on_each_other
-
-BARRIER_CALLS = frozenset({"sync_threads", "tvm_storage_sync", "mbarrier_arrive", "mbarrier_wait_parity",
-                           "mbarrier_expect_tx", "mbarrier_arrive_expect_tx", "barrier_arrive", "barrier_wait",
-                           "cp_async_barrier_noinc"})
-PRIVATE_SCOPES = ("local", "local.var")
-COLLECTIVE_CALLS = frozenset({"ptx_mma"})  # warp-wide: each thread reads other lanes' registers (cpu/mma.py)
-SHUFFLE_CALLS = frozenset({"tvm_warp_shuffle", "shfl_xor", "shfl_up", "shfl_down"})  # a value of another lane
-
-
-def is_thread_level(body) -> bool:
-    """True when the block reads a thread index or uses the threads' generators (so its threads must be emulated)."""
-    return any(isinstance(n, N.Call) and (n.name in THREAD_CALLS or n.name in RNG_CALLS) for n in walk(body))
-
-
-def _private_fragments(body) -> set:
-    """Fragments that each thread holds whole: read and written only by scalar loads and stores outside T.Parallel
-    loops, at indices that read no thread index."""
-    used, shared = set(), set()
-    for n in walk(body):
-        buf = getattr(n, "buffer", None)
-        if not isinstance(buf, N.Buffer) or buf.scope != "local.fragment":
-            continue
-        used.add(buf)
-        if isinstance(n, N.Allocate):
-            continue
-        if not isinstance(n, (N.Load, N.Store)) or any(
-                isinstance(m, N.Call) and m.name in THREAD_CALLS for i in n.indices for m in walk(i)):
-            shared.add(buf)
-    for loop in (n for n in walk(body) if isinstance(n, N.For) and n.kind == "parallel"):
-        shared.update(n.buffer for n in walk(loop.body) if isinstance(n, (N.Load, N.Store)))
-    return used - shared
-
-
-def _is_barrier(s) -> bool:
-    return isinstance(s, N.Evaluate) and isinstance(s.value, N.Call) and s.value.name in BARRIER_CALLS
-
-
-def _is_collective(s) -> bool:
-    return isinstance(s, N.Evaluate) and isinstance(s.value, N.Call) and s.value.name in COLLECTIVE_CALLS \
-        or _is_shuffle(s)
-
-
-def _is_shuffle(s) -> bool:
-    """A store or let whose value reads another lane (a warp shuffle): its own phases."""
-    return isinstance(s, (N.Store, N.LetStmt)) and any(
-        isinstance(n, N.Call) and (n.name in SHUFFLE_CALLS or n.name in REDUCE_CALLS) for n in walk(s.value))
-
-
-def _has_barrier(s) -> bool:
-    return any(isinstance(n, N.Evaluate) and (_is_barrier(n) or _is_collective(n)) or _is_shuffle(n) for n in walk(s))
-
-
-def _shared_rw(s) -> tuple[set, set]:
-    """(shared buffers read, shared buffers written) by plain loads and stores in `s`."""
-    reads, writes = set(), set()
-    for n in walk(s):
-        if isinstance(n, N.Load) and n.buffer.scope in ("shared", "shared.dyn"):
-            reads.add(n.buffer)
-        elif isinstance(n, N.Store) and n.buffer.scope in ("shared", "shared.dyn"):
-            writes.add(n.buffer)
-    return reads, writes
-
-
-def _conflicts(before: tuple, after: tuple) -> bool:
-    """True when `after` (reads, writes) reads what `before` wrote or writes what it touched."""
-    return bool(after[0] & before[1] or after[1] & (before[0] | before[1]))
-
-
-def _has_phases(s) -> bool:
-    """A barrier inside, or a loop/branch whose statements exchange data through shared memory between them or
-    that holds a tile op (which the block runs once, never once per thread)."""
-    if _has_barrier(s):
-        return True
-    if not isinstance(s, (N.For, N.If, N.While, N.SeqStmt)):
-        return False
-    if any(isinstance(n, N.TILE_OPS) for n in walk(s)):
-        return True
-    touched = (set(), set())
-    for body in (getattr(s, "body", None), getattr(s, "then_body", None), getattr(s, "else_body", None)):
-        for st in flat_stmts(body):
-            rw = _shared_rw(st)
-            if _conflicts(touched, rw) or _has_phases(st):
-                return True
-            touched[0].update(rw[0])
-            touched[1].update(rw[1])
-    return False
+from .simt_stmts import (PRIVATE_SCOPES, conflicts, has_phases, is_barrier, is_collective, is_shuffle,
+                         per_thread_fragments, shared_rw)
 
 
 class ThreadEmulation:
@@ -146,7 +61,7 @@ class ThreadEmulation:
             total = total * e
         self.total = total
         self.thread_vars: set = set()  # lets whose value depends on the thread
-        self.private_fragments = _private_fragments(launch.body)
+        self.private_fragments = per_thread_fragments(launch.body)
         # roles that wait on each other run as coroutines over real barrier state; other blocks keep barriers free
         self.barriers = Barriers(self) if roles_wait_on_each_other(launch.body) else None
 
@@ -202,25 +117,25 @@ class ThreadEmulation:
         inserts __syncthreads() by itself)."""
         out, run, touched = [], [], (set(), set())
         for s in flat_stmts(body):
-            if run and not _is_collective(s) and self._per_thread(s) and _conflicts(touched, _shared_rw(s)):
+            if run and not is_collective(s) and self._per_thread(s) and conflicts(touched, shared_rw(s)):
                 out += self._phase(run, mask)
                 run, touched = [], (set(), set())
-            if _is_collective(s):  # a phase of its own: every lane's operands are ready, none is overwritten yet
-                out += self._phase(run, mask) + (self._shuffle_phases(s, mask) if _is_shuffle(s) else
+            if is_collective(s):  # a phase of its own: every lane's operands are ready, none is overwritten yet
+                out += self._phase(run, mask) + (self._shuffle_phases(s, mask) if is_shuffle(s) else
                                                  self._phase([s], mask))
                 run = []
-            elif _is_barrier(s) or isinstance(s, N.Allocate) or _has_phases(s) or self._holds_role(s) \
+            elif is_barrier(s) or isinstance(s, N.Allocate) or has_phases(s) or self._holds_role(s) \
                     or not self._per_thread(s):
                 out += self._phase(run, mask)
                 run, touched = [], (set(), set())
-                if not _is_barrier(s):
-                    control = _has_phases(s) or self._holds_role(s)
+                if not is_barrier(s):
+                    control = has_phases(s) or self._holds_role(s)
                     out += self._control(s, mask) if control else self._barrier_free(s, mask)
                 elif self.barriers is not None:
                     out += self.barriers.statement(s, mask)
             else:
                 run.append(s)
-                reads, writes = _shared_rw(s)
+                reads, writes = shared_rw(s)
                 touched[0].update(reads)
                 touched[1].update(writes)
         return out + self._phase(run, mask)
