@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from tilelsp import cli
+from tilelsp import check_command, cli, cli_parser
 
 BAD = "import tilelang.language as T\n\ndef f(:\n    pass\n"  # syntax error at 3:7
 CLEAN = "import tilelang.language as T\n\nx = 1\n"
@@ -181,7 +181,7 @@ def test_plain_serve_skips_the_argument_parser(monkeypatch):
     fake = types.ModuleType("tilelsp.server")
     fake.run_serve = lambda args: calls.append((args.command, args.tcp)) or 0
     monkeypatch.setitem(sys.modules, "tilelsp.server", fake)
-    monkeypatch.setattr(cli, "build_parser", lambda: (_ for _ in ()).throw(AssertionError("parser built")))
+    monkeypatch.setattr(cli_parser, "build_parser", lambda: (_ for _ in ()).throw(AssertionError("parser built")))
     assert cli.main(["serve", "--stdio"]) == 0 and cli.main(["serve"]) == 0
     assert calls == [("serve", None), ("serve", None)]
     assert cli._plain_serve(["serve", "--tcp", "1:2"]) is None and cli._plain_serve(["check", "x.py"]) is None
@@ -210,7 +210,7 @@ def test_a_crash_outside_any_file_is_one_line_without_debug(tree, capsys, monkey
     def broken(*a, **k):
         raise ValueError("walk failed")
 
-    monkeypatch.setattr(cli, "collect_jobs", broken)
+    monkeypatch.setattr(check_command, "collect_jobs", broken)
     code, out, err = run(capsys, "check", "pkg")
     assert code == 2 and "tilelsp: error: internal error: ValueError: walk failed" in err and "Traceback" not in err
     code, out, err = run(capsys, "check", "pkg", "--debug")
@@ -247,25 +247,25 @@ def _pid_result(job):
 
 
 def test_several_files_really_go_to_worker_processes_in_order(monkeypatch):
-    monkeypatch.setattr(cli, "check_file", _pid_result)
-    monkeypatch.setattr(cli, "_cpu_count", lambda: 2)
-    jobs = [cli.Job(f"f{i}.py", f"f{i}.py", ("sm_90a",), None, frozenset(), True) for i in range(6)]
-    results = cli.run_jobs(jobs, parallel=True)
+    monkeypatch.setattr(check_command, "check_file", _pid_result)
+    monkeypatch.setattr(check_command, "_cpu_count", lambda: 2)
+    jobs = [check_command.Job(f"f{i}.py", f"f{i}.py", ("sm_90a",), None, frozenset(), True) for i in range(6)]
+    results = check_command.run_jobs(jobs, parallel=True)
     names = [r.path.split("@")[0] for r in results]
     pids = {int(r.path.split("@")[1]) for r in results}
     assert names == [j.display for j in jobs] and os.getpid() not in pids
-    serial = cli.run_jobs(jobs[:2], parallel=True)  # too few files for a pool
+    serial = check_command.run_jobs(jobs[:2], parallel=True)  # too few files for a pool
     assert {int(r.path.split("@")[1]) for r in serial} == {os.getpid()}
 
 
 def test_colour_follows_tty_and_no_color(tree, capsys, monkeypatch):
-    monkeypatch.setattr(cli, "_stdout_is_tty", lambda: True)
+    monkeypatch.setattr(check_command, "_stdout_is_tty", lambda: True)
     monkeypatch.delenv("NO_COLOR", raising=False)
     assert "\x1b[" in run(capsys, "check", "pkg/b_bad.py")[1]
     monkeypatch.setenv("NO_COLOR", "1")
     assert "\x1b[" not in run(capsys, "check", "pkg/b_bad.py")[1]
     assert "\x1b[" in run(capsys, "check", "pkg/b_bad.py", "--color", "always")[1]
-    monkeypatch.setattr(cli, "_stdout_is_tty", lambda: False)
+    monkeypatch.setattr(check_command, "_stdout_is_tty", lambda: False)
     monkeypatch.delenv("NO_COLOR")
     assert "\x1b[" not in run(capsys, "check", "pkg/b_bad.py")[1]
     assert "\x1b[" not in run(capsys, "check", "pkg/b_bad.py", "--format", "json")[1]
