@@ -43,6 +43,8 @@ TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel: odd sha
     (200, 136, 72, 128, 128, 32, 3, 128, 1), (264, 392, 136, 128, 256, 64, 3, 256, 3),
     (1000, 1800, 136, 128, 256, 64, 4, 256, 3), (130, 250, 100, 64, 64, 32, 3, 128, 1),
     (1000, 1800, 200, 128, 256, 64, 3, 256, 4),  # clusters of two apply (64 tiles, pairs keep bx): clipped edges
+    (2300, 2200, 2000, 128, 256, 64, 4, 256, 3), (2300, 2200, 2000, 128, 128, 64, 4, 128, 3),  # stream-K on a
+    # partial last wave (162 / 306 tiles over 132 blocks) with clipped edges; the second keeps a wgmma in flight
 ]
 FP8 = [  # size, block_M, block_N, block_K, stages, threads (consumers), panel: e4m3 A (M x K), B (N x K)
     (8192, 128, 256, 128, 3, 256, 8), (8192, 128, 256, 128, 4, 256, 16), (8192, 128, 256, 128, 4, 256, 8),
@@ -54,6 +56,7 @@ FP8_TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel, dty
                                                                  "float8_e4m3fn"),
     (264, 392, 336, 128, 256, 256, 2, 256, 3, "float8_e4m3fn"), (200, 136, 208, 128, 128, 128, 3, 128, 1,
                                                                  "float8_e5m2"),
+    (2300, 2200, 4096, 128, 256, 128, 3, 256, 3, "float8_e4m3fn"),  # stream-K, its scale epilogue in the finisher
 ]
 KERNELS = "benchmarks/gpu_hopper_kernels.py"
 ATTN = [  # causal, block_M, block_N, stages, threads

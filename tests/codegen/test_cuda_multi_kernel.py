@@ -154,16 +154,13 @@ def test_each_launch_gets_its_own_arguments_and_the_workspaces():
 
 
 def test_the_launches_run_in_order_and_an_empty_grid_is_skipped():
-    from tilelang_core.runtime.launch import launch_steps
+    from tilelang_core.runtime.launch import launch_grids
 
     art = _two_launch_artifact()
-    spaces = {"W": FakeTensor((100, 4), "float32", ptr=0xC000)}
-    args = [FakeTensor((100, 64), "float32", ptr=0xA000), FakeTensor((100,), "float32", ptr=0xB000)]
-    steps = list(launch_steps(art, args, {"M": 100}, spaces))
-    assert [(s["kernel_symbol"], grid, block) for s, grid, block, _, _ in steps] == [
+    steps = list(launch_grids(art, {"M": 100}))
+    assert [(s["kernel_symbol"], grid, block) for s, grid, block in steps] == [
         ("k0", (100, 4, 1), (32, 1, 1)), ("k1", (4, 1, 1), (32, 1, 1))]
-    args = [FakeTensor((0, 64), "float32", ptr=0xA000), FakeTensor((0,), "float32", ptr=0xB000)]
-    assert list(launch_steps(art, args, {"M": 0}, spaces)) == []
+    assert list(launch_grids(art, {"M": 0})) == []
 
 
 def test_an_artifact_saved_before_launch_lists_loads_as_one_launch(tmp_path):

@@ -65,7 +65,8 @@ def test_a_qualifying_gemm_loops_over_its_tiles_and_stores_through_tma(gemm):
     assert "tl::grid_blocks()" in src and "for (int tile_i = 0;" in src
     # the stage ring continues across tiles: stage and phase count from the tile's first iteration
     assert "((tile_i * 4) + ko_i) % 3" in src
-    assert src.count("tl::tma_store_2d(C_tmap2") == 4  # four 64-column atoms of the 128x256 tile
+    # four 64-column atoms of the 128x256 tile, in the whole-tile loop and in a stream-K finisher piece
+    assert src.count("tl::tma_store_2d(C_tmap2") == 2 * 4
     assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in src and "tl::bulk_commit();" in src
     assert "tl::bulk_wait_read<0>();" in src and "tl::bulk_wait<0>();" in src
     assert "*(half2*)(C_ptr + " not in src  # the registers no longer store C themselves
@@ -157,11 +158,12 @@ def test_a_deeper_pipeline_stages_the_epilogue_through_a_ring_of_atoms():
         in _schedule(func)
     ck = generate(func, "sm_90a")
     src = ck.source
-    assert ck.persistent and src.count("tl::tma_store_2d(C_tmap2") == 4 and src.count("tl::bulk_commit();") == 4
-    assert src.count("tl::bulk_wait_read<1>();") == 4 and "tl::bulk_wait_read<0>();" not in src
+    # per epilogue (whole tiles, stream-K finisher pieces): four stores, commits and waits
+    assert ck.persistent and src.count("tl::tma_store_2d(C_tmap2") == 2 * 4 and src.count("tl::bulk_commit();") == 8
+    assert src.count("tl::bulk_wait_read<1>();") == 2 * 4 and "tl::bulk_wait_read<0>();" not in src
     assert ck.smem_bytes == 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 2 * 128 * 64 * 2
     stores = re.findall(r"tl::tma_store_2d\(C_tmap2, \(&\(\(\(half\*\)smem_ptr\)\[(\d+)\]\)\)", src)
-    assert len(set(stores)) == 2 and stores[:2] == stores[2:]  # atoms 0 and 2 share a slot, 1 and 3 the other
+    assert len(set(stores)) == 2 and stores[:2] == stores[2:4]  # atoms 0 and 2 share a slot, 1 and 3 the other
 
 
 @pytest.mark.parametrize("m,n,wm,interleave,inner", [(128, 256, 8, True, 64), (256, 128, 8, True, 64),
@@ -170,7 +172,7 @@ def test_the_ring_writes_every_accumulator_element_once_into_its_own_atom(m, n, 
     from types import SimpleNamespace
 
     from tilelang_core.codegen.cuda.tma_store import atom_pairs
-    from tilelang_core.passes.layouts import Mma
+    from tilelang_core.passes.layout_kinds import Mma
 
     lay = Mma(m, n, wm, 1, interleave=interleave)
     stub = {"T": SimpleNamespace(floordiv=lambda a, b: a // b, floormod=lambda a, b: a % b)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..ir import nodes as N
 from ..ir.arith import shape_ints
 from ..ir.visitor import walk
-from .layout_kinds import Generic, Mma, MmaRow, Replicated, View, in_fragment, ravel, unravel
+from .layout_kinds import Generic, Mma, MmaRow, Replicated, View
 
 
 class LayoutError(Exception):
@@ -237,7 +237,3 @@ def describe(layouts: dict) -> str:
     lines = [f"# {buf.name}: {lay.describe()}" for buf, lay in layouts.items()]
     return "\n".join(lines) if lines else "# no fragments"
 
-
-# codegen/cuda imports the layout kinds from here as well as the inference
-__all__ = ["Mma", "MmaRow", "Generic", "Replicated", "View", "LayoutError", "infer_layouts", "warp_partition",
-           "fragment_accesses", "in_fragment", "unravel", "ravel", "describe"]

@@ -152,7 +152,8 @@ def compile_cubin(source: str, arch: str) -> bytes:
 CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA", "TILELSP_DISABLE_TMA", "TILELSP_WGMMA_INFLIGHT",
                      "TILELSP_PERSISTENT", "TILELSP_TMA_STORE",
                      "TILELSP_ATTN_OVERLAP", "TILELSP_ATTN_PINGPONG",
-                     "TILELSP_ATTN_UNSWITCH", "TILELSP_FAST_EXP2", "TILELSP_CLUSTER", "TILELSP_ATTN_KV_BARRIERS")
+                     "TILELSP_ATTN_UNSWITCH", "TILELSP_FAST_EXP2", "TILELSP_CLUSTER", "TILELSP_ATTN_KV_BARRIERS",
+                     "TILELSP_STREAM_K")
 
 
 def codegen_switches() -> tuple:

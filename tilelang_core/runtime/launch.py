@@ -155,9 +155,12 @@ def launch(artifact, tensors, stream=None) -> None:
     device = next((a.device for a in args if hasattr(a, "is_cuda") and a.is_cuda), torch.device("cuda"))
     with torch.cuda.stream(stream):  # workspaces belong to the launch stream: freed only after its kernels ran
         spaces = allocate_workspaces(artifact, dims, device)
-    for step, (gx, gy, gz), (bx, by, bz), values, array in launch_steps(artifact, args, dims, spaces):
+    for step, (gx, gy, gz), (bx, by, bz) in launch_grids(artifact, dims):
         _, fn = _function(artifact, step)
         gx = _capped_x(fn, step, gx, (bx, by, bz), stream, device)
+        if step.get("stream_k"):  # the stream-K last wave's flags and partial sums (codegen/cuda/streamk.py)
+            spaces[step["stream_k"]["param"]] = _stream_k_space(step["stream_k"], gx, stream, device)
+        values, array = pack_args(artifact, args, dims, step, spaces)
         if step.get("cooperative"):  # T.sync_grid: every block must be resident at once
             _check_co_resident(fn, step, gx * gy * gz, bx * by * bz, device)
             _check(cu.cuLaunchCooperativeKernel(fn, gx, gy, gz, bx, by, bz, step["smem_bytes"],
@@ -171,6 +174,23 @@ def launch(artifact, tensors, stream=None) -> None:
 
 
 _RESIDENT: dict = {}
+_STREAM_K: dict = {}
+
+
+def _stream_k_space(info: dict, blocks: int, stream, device):
+    """The stream-K workspace of `blocks` blocks: zeroed once per device and stream and kept (the kernel clears each
+    flag it consumes, so the flags are zero again at the end of every launch); grown when a grid needs more."""
+    import torch
+
+    if blocks > info["flags"]:
+        raise LaunchError(f"a stream-K kernel keeps {info['flags']} block flags; {blocks} blocks were asked for")
+    need = info["flags"] + blocks * info["floats_per_block"]
+    key = (str(device), stream.cuda_stream)
+    space = _STREAM_K.get(key)
+    if space is None or space.numel() < need:
+        with torch.cuda.stream(stream):
+            space = _STREAM_K[key] = torch.zeros(need, dtype=torch.float32, device=device)
+    return space
 
 
 def _capped_x(fn, step: dict, gx: int, block: tuple, stream, device) -> int:
@@ -247,11 +267,9 @@ def _check_co_resident(fn, step: dict, blocks: int, threads: int, device) -> Non
                           "grid of at most that many blocks (a persistent kernel loops over its tiles)")
 
 
-def launch_steps(artifact, args: list, dims: dict, workspaces: dict):
-    """(step, grid, block, ctypes values, void** array) of every non-empty launch, in launch order."""
+def launch_grids(artifact, dims: dict):
+    """(step, grid, block) of every non-empty launch, in launch order."""
     for step in artifact.launch_plan():
         grid = artifact.grid_for(dims, step["grid"])
-        if min(grid) <= 0:
-            continue
-        values, array = pack_args(artifact, args, dims, step, workspaces)
-        yield step, grid, tuple((list(step["block"]) + [1, 1])[:3]), values, array
+        if min(grid) > 0:
+            yield step, grid, tuple((list(step["block"]) + [1, 1])[:3])

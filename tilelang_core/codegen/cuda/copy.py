@@ -8,7 +8,7 @@ import math
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
-from ...passes.layouts import Replicated, in_fragment, ravel
+from ...passes.layout_kinds import Replicated, in_fragment, ravel
 from .common import LoweringError, all_of, nbytes
 
 
@@ -352,7 +352,7 @@ def _whole(side: Side) -> bool:
 def _column_pairs(lay, other: Side, tile: list) -> bool:
     """Registers 2r and 2r+1 of an mma/wgmma accumulator hold adjacent columns; they can be stored as one vector into
     a global tensor whose rows and tile column start are even (an even column in bounds has its neighbour in too)."""
-    from ...passes.layouts import Mma
+    from ...passes.layout_kinds import Mma
 
     if not isinstance(lay, Mma) or lay.transpose or lay.regs % 2 or in_fragment(lay, "tx", "r"):
         return False

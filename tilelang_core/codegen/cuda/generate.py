@@ -33,6 +33,8 @@ from .raster import rasterize
 from .tma import DEVICE as TMA_DEVICE
 from .tma import plan_tma, rewrite_signature
 from .tma_store import DEVICE as STORE_DEVICE
+from .streamk import DEVICE as STREAMK_DEVICE
+from .streamk import PARAM as STREAMK_PARAM
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 SMEM_LIMIT = {a: LIMITS[a].smem_per_block for a in ARCHS}  # bytes of dynamic shared memory per block
@@ -150,6 +152,10 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
     persistent = em.ws.persistent if em.ws is not None else None
     params, header = _params(func, em)
     header += [f"{m['arg']}: T.handle" for m in (em.ws.tensor_maps if em.ws else ())]
+    if em.ws is not None and em.ws.stream_k is not None:  # the launcher's workspace of partial sums and flags
+        header.append(f"{STREAMK_PARAM}: T.handle")
+        params.append({"name": STREAMK_PARAM, "kind": "workspace", "dtype": "float32", "is_output": False,
+                       "shape": [], "arg": STREAMK_PARAM})
     em.allocate()
     for k, v in enumerate(launch.block_vars):
         em.var_text[v] = em.name(v)
@@ -298,6 +304,7 @@ def _generate(func: N.PrimFunc, arch: str) -> CudaKernel:
     extra += [PERSISTENT_DEVICE] if any(ws.persistent for ws in specialised) else []
     extra += [STORE_DEVICE] if any(ws.store for ws in specialised) else []
     extra += [CLUSTER_DEVICE] if any(ws.cluster for ws in specialised) else []
+    extra += [STREAMK_DEVICE] if any(ws.stream_k for ws in specialised) else []
     source, line_map = finish_source(cuda, extra)
     if specialised:
         source = rewrite_signature(source, [m for ws in specialised for m in ws.tensor_maps])
@@ -307,7 +314,7 @@ def _generate(func: N.PrimFunc, arch: str) -> CudaKernel:
             source = source_with_dims(source, step["kernel_symbol"])
     first, em = launches[0], scripts[0][1]
     source = mark_source(source)  # tl.enable_fast_math: nvcc --use_fast_math (fastmath.py)
-    several = len(parts) > 1 or bool(parts[0].workspaces)  # the launcher allocates workspaces: a launch list
+    several = len(parts) > 1 or bool(parts[0].workspaces) or "stream_k" in first  # workspaces: a launch list
     text = "\n".join(t for t, _, _ in scripts)
     layouts = "\n".join(describe(e.layouts) for _, e, _ in scripts)
     pipes = "\n".join(p.describe() for _, e, _ in scripts for p in e.pipelines.values())
@@ -343,7 +350,8 @@ def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
     return {"kernel_symbol": symbol, "grid": grid, "block": (em.block_threads, 1, 1), "smem_bytes": em.smem_total,
             "params": params, "tensor_maps": maps, "cooperative": em.thread_ops.cooperative,
             **({"persistent": True} if persistent is not None else {}),
-            **({"cluster": CLUSTER_SIZE} if em.ws is not None and em.ws.cluster is not None else {})}
+            **({"cluster": CLUSTER_SIZE} if em.ws is not None and em.ws.cluster is not None else {}),
+            **({"stream_k": em.ws.stream_k.step_info(em.threads)} if em.ws is not None and em.ws.stream_k else {})}
 
 
 def _user_params(params: list) -> list:

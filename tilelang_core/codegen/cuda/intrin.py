@@ -9,7 +9,7 @@ import json
 from ...ir import nodes as N
 from ...ir.arith import shape_ints
 from ...ir.visitor import walk
-from ...passes.layouts import Generic, Mma, MmaRow, Replicated, in_fragment, ravel, unravel
+from ...passes.layout_kinds import Generic, Mma, MmaRow, Replicated, in_fragment, ravel, unravel
 from .common import LoweringError
 
 _IEEE = {"ieee_add": ("fadd", "dadd"), "ieee_sub": ("fsub", "dsub"), "ieee_mul": ("fmul", "dmul"),

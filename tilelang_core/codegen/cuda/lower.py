@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
-from ...passes.layouts import MmaRow, Replicated, ravel
+from ...passes.layout_kinds import MmaRow, Replicated, ravel
 from .common import LoweringError, all_of, nbytes, shared_rw, used_buffers
 from .expr import ExprEmitter, ExprError, zero_text
 from .frame import FrameEmitter

@@ -7,7 +7,7 @@ import math
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...ir.visitor import flat_stmts, op_regions, walk
-from ...passes.layouts import Generic, Mma, MmaRow, Replicated, View, in_fragment, ravel
+from ...passes.layout_kinds import Generic, Mma, MmaRow, Replicated, View, in_fragment, ravel
 from .common import LoweringError
 
 

@@ -12,7 +12,6 @@ off, `=1` on (the default: on).
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ...ir import nodes as N
@@ -74,6 +73,7 @@ def plan_schedule(ws, func: N.PrimFunc, launch: N.Launch, layouts: dict, arch: s
     """Decide a warp-specialised kernel's tile loop (`ws.persistent`) and epilogue (`ws.store`, tma_store); the
     reasons either was refused go to `ws.notes` (the layouts stage prints them)."""
     from .cluster import plan_cluster
+    from .streamk import plan_stream_k
     from .tma_store import plan_tma_store
 
     tiles_plan = plan_persistent(func, launch, ws)
@@ -82,9 +82,12 @@ def plan_schedule(ws, func: N.PrimFunc, launch: N.Launch, layouts: dict, arch: s
     ws.store = None if isinstance(store, str) else store
     cluster = plan_cluster(ws, launch)
     ws.cluster = None if isinstance(cluster, str) else cluster
+    split = plan_stream_k(launch, ws) if ws.persistent is not None else None
+    ws.stream_k = None if isinstance(split, str) else split
     ws.notes = ([f"# one block per tile: {tiles_plan}"] if isinstance(tiles_plan, str) else [tiles_plan.describe()]) \
         + ([f"# epilogue from registers: {store}"] if isinstance(store, str) else [store.describe()]) \
-        + ([f"# blocks alone: {cluster}"] if isinstance(cluster, str) else [cluster.describe()])
+        + ([f"# blocks alone: {cluster}"] if isinstance(cluster, str) else [cluster.describe()]) \
+        + ([f"# last wave data-parallel: {split}"] if isinstance(split, str) else [split.describe()] if split else [])
 
 
 def _stmts(body) -> tuple:
@@ -122,14 +125,14 @@ def _tiles_text(em, launch: N.Launch) -> str:
     return str(tiles) if isinstance(tiles, int) else " * ".join(f"({em.idx(g)})" for g in launch.grid)
 
 
-@contextmanager
 def tiles(em, launch: N.Launch, role: str):
-    """Lines emitted inside run once per tile of a persistent kernel (plain, once, otherwise): the block indices
-    rebound from the tile index, the ring's base iteration set, the producer's hoisted lets recomputed. The
+    """Yields where a role's body is emitted: once per tile loop of a persistent kernel (plain, once, otherwise),
+    with the block indices rebound from the tile index, the ring's base iteration set and the producer's hoisted
+    lets recomputed; None for whole tiles, a `streamk.Piece` for the pieces of a stream-K last wave. The
     consumers wait for their last TMA store when the kernel has one (`tma_store`)."""
     ws = em.ws
     if ws.persistent is None:
-        yield
+        yield None
     else:
         yield from _tile_loop(em, launch, role)
     if role == "consumer" and ws.store is not None:
@@ -138,11 +141,16 @@ def tiles(em, launch: N.Launch, role: str):
 
 
 def _tile_loop(em, launch: N.Launch, role: str):
-    """The persistent tile loop around the lines emitted at its `yield` (`tiles`)."""
+    """The persistent tile loop around the lines emitted at its `yield` (`tiles`), then the stream-K pieces."""
     ws = em.ws
     grid_blocks = 'T.call_extern("int32", "tl::grid_blocks")'  # DEVICE, which generate() adds
     t, tile = em.fresh("tile_i"), em.fresh("tile")
     count, first = _tiles_text(em, launch), _block(em)
+    sk = ws.stream_k
+    if sk is not None:  # the last wave's tiles go to stream-K when each block gets enough of their k-steps
+        from .streamk import emit_pieces, emit_split
+
+        grid_blocks, sk_steps, count = emit_split(em, sk, grid_blocks)
     if ws.cluster is not None:  # clusters of two walk tile pairs: 2 * (cluster + t * clusters) + rank
         count, first, grid_blocks = f"T.truncdiv({count}, 2)", f"T.truncdiv({first}, 2)", \
             f"T.truncdiv({grid_blocks}, 2)"
@@ -154,13 +162,25 @@ def _tile_loop(em, launch: N.Launch, role: str):
             em.line(f"{tile} = ({first} + {t} * {grid_blocks}) * 2 + T.truncmod({_block(em)}, 2)")
         rasterize(em, launch, tile)
         em.ring_base = f"{t} * {em.idx(ws.plan.loop.extents[0])}"
-        if role == "producer":
-            for let in ws.hoisted:  # the consumers recompute them in their own body
-                name = em.fresh(let.var.name)
-                em.line(f"{name} = {em.emit(let.value)}")
-                em.var_text[let.var] = name
-        yield
+        _hoisted(em, role)
+        yield None
+    if sk is not None:
+        em.line(f"if {sk_steps} > 0:")
+        with em.block():
+            for tile, piece in emit_pieces(em, sk, _block(em)):
+                rasterize(em, launch, tile)
+                _hoisted(em, role)
+                yield piece
     em.ring_base = None
+
+
+def _hoisted(em, role: str) -> None:
+    """The producer recomputes the hoisted lets for each tile (the consumers recompute them in their own body)."""
+    if role == "producer":
+        for let in em.ws.hoisted:
+            name = em.fresh(let.var.name)
+            em.line(f"{name} = {em.emit(let.value)}")
+            em.var_text[let.var] = name
 
 
 DEVICE = r"""

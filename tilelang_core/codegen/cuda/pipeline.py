@@ -13,12 +13,14 @@ from .cluster import release_fn
 from .common import shared_rw
 from .persistent import tiles
 from .overlap import emit_overlapped, load_groups, overlap_enabled
+from .streamk import emit_fixup, split
 
 
 class PipelineEmitter:
     """Emission of planned T.Pipelined loops (methods of KernelEmitter)."""
 
     ring_base = None  # text: the stage ring's iterations before this tile's (persistent.tiles)
+    k_range = None    # (first k-step, k-step count) texts of a stream-K piece (streamk.emit_pieces)
 
     def pipelined(self, s: N.For, plan) -> None:
         """Multi-buffered loop: producers (cp.async) run num_stages-1 iterations ahead of consumers."""
@@ -133,7 +135,7 @@ class PipelineEmitter:
             with self.block():
                 for m in ws.tensor_maps:
                     self._call("tl::tma_prefetch", m["arg"])
-                with tiles(self, self.func.launch, "producer"):
+                for _ in tiles(self, self.func.launch, "producer"):
                     self._tma_producer(ws, groups)
         self.line("else:")
         with self.block():
@@ -141,8 +143,14 @@ class PipelineEmitter:
                 self._call(f"tl::reg_alloc<{regs[1]}>")
             stmts = body.stmts if isinstance(body, N.SeqStmt) else (body,)
             hoisted = ws.hoisted if ws.persistent is None else ()
-            with tiles(self, self.func.launch, "consumer"):
-                self.body(N.SeqStmt(tuple(st for st in stmts if not any(st is h for h in hoisted))))
+            own = N.SeqStmt(tuple(st for st in stmts if not any(st is h for h in hoisted)))
+            for piece in tiles(self, self.func.launch, "consumer"):
+                if piece is None:
+                    self.body(own)
+                else:  # a stream-K piece: its k-steps, then the partial sums met (streamk.emit_fixup)
+                    loop, epilogue = split(own)
+                    self.body(N.SeqStmt(loop))
+                    emit_fixup(self, ws.stream_k, piece, epilogue)
         if ws.cluster is not None:  # no block exits while its peer may still arrive on its barriers
             self._call("tl::cluster_sync")
 
@@ -167,7 +175,7 @@ class PipelineEmitter:
         bytes, issue every atom's bulk copy."""
         s, ns = ws.plan.loop, ws.plan.num_stages
         v = s.vars[0]
-        start, n, it = self.idx(s.starts[0]), self.idx(s.extents[0]), self.name(v)
+        start, n, it = self._k_start(s), self._k_count(s), self.name(v)
         self.line(f"for {it}_i in T.serial({n}):")
         with self.block():
             stage = f"T.floormod({self._ring(f'{it}_i')}, {ns})"
@@ -194,11 +202,12 @@ class PipelineEmitter:
         if ov is not None:  # gemm -> softmax -> gemm: the softmax of k under the second gemm of k-1
             return emit_overlapped(self, s, plan, ov)
         ns, v = plan.num_stages, s.vars[0]
-        start, n, it = self.idx(s.starts[0]), self.idx(s.extents[0]), self.name(v)
+        start, n, it = self._k_start(s), self._k_count(s), self.name(v)
         acc = self._in_flight(s, plan)
         if acc:  # iteration 0 peeled: no branch between a wgmma and its wait_group (ptxas would serialise, C7514)
             self._consumer_step(plan, v, start, "0", True)
-        self.line(f"for {it}_i in T.serial({as_int(s.extents[0]) - 1 if acc else n}):")
+        trips = n if not acc else str(as_int(s.extents[0]) - 1) if self.k_range is None else f"{n} - 1"
+        self.line(f"for {it}_i in T.serial({trips}):")
         with self.block():
             k = f"({it}_i + 1)" if acc else f"{it}_i"
             self._consumer_step(plan, v, start, k, bool(acc))
@@ -210,9 +219,20 @@ class PipelineEmitter:
         if acc:
             self._call(f"tl::wgmma_wait_fenced<0, {acc[1]}>", acc[0])
             if self.ring_base is not None:  # the next tile's producer waits for the last stage too
-                last = self._ring(str(as_int(s.extents[0]) - 1))
+                last = self._ring(str(as_int(s.extents[0]) - 1) if self.k_range is None else f"{n} - 1")
                 self._call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({last}, {ns}) + {ns}])")
         self.dirty_r = self.dirty_w = True
+
+    def _k_start(self, s: N.For) -> str:
+        """The loop's first k (a stream-K piece's first step in its tile, `k_range`)."""
+        start = self.idx(s.starts[0])
+        if self.k_range is None:
+            return start
+        return self.k_range[0] if start == "0" else f"({start} + {self.k_range[0]})"
+
+    def _k_count(self, s: N.For) -> str:
+        """The loop's trip count (a stream-K piece's steps, `k_range`)."""
+        return self.idx(s.extents[0]) if self.k_range is None else self.k_range[1]
 
     def _consumer_step(self, plan, v, start: str, k: str, in_flight: bool) -> None:
         """Iteration k of the consumers: wait for its stage's bytes, then the loop body (its wgmma group left in

@@ -5,7 +5,7 @@ import math
 
 from ...ir import nodes as N
 from ...ir.arith import shape_ints
-from ...passes.layouts import Mma, MmaRow, in_fragment, ravel, unravel
+from ...passes.layout_kinds import Mma, MmaRow, in_fragment, ravel, unravel
 from .common import LoweringError
 
 _REDUCE = {"sum": ("+", "0"), "abssum": ("+", "0"), "max": ("max", "-inf"), "absmax": ("max", "0"),

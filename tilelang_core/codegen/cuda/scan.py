@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
-from ...passes.layouts import Replicated
+from ...passes.layout_kinds import Replicated
 from .common import LoweringError
 from .copy import Side
 

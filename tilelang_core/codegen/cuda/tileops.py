@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
-from ...passes.layouts import Mma, MmaRow, Replicated
+from ...passes.layout_kinds import Mma, MmaRow, Replicated
 from .common import LoweringError, nbytes
 from .copy import CopyOps, Side
 from .reduce import ReduceOps

@@ -48,6 +48,7 @@ class WarpSpecialization:
     persistent: object = None  # persistent.Persistent: one wave of blocks loops over the tiles
     store: object = None       # tma_store.TmaStore: the epilogue through shared memory and a TMA store
     cluster: object = None     # cluster.Cluster: two blocks on adjacent tiles multicast their shared operand
+    stream_k: object = None    # streamk.StreamK: the last wave's k-steps split between the blocks
     notes: list = field(default_factory=list)  # the tile loop and epilogue chosen, or why not (persistent.py)
 
     @property

@@ -23,7 +23,7 @@ from ...analysis.targets import ARCHS as LIMITS
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...ir.visitor import op_regions, walk
-from ...passes.layouts import Mma, in_fragment
+from ...passes.layout_kinds import Mma, in_fragment
 from .common import LoweringError, is_shared, nbytes, view_root
 from .tma import MAX_RANK, coordinate_operands, strides_aligned, tensor_map, tile_box
 
