@@ -84,7 +84,7 @@ def h_make_tensor(p, b, node, short):
 
 def h_tensor(p, b, node, short):
     """T.Tensor(shape, dtype) is a tensor type; with a data pointer (`T.Tensor(shape, dtype, A.data)`) a view."""
-    from .consteval import call_builtin_const
+    from .constcalls import call_builtin_const
 
     args, kwargs = p.ev.call_args(node)
     spec = call_builtin_const(BuiltinRef("T." + short), args, kwargs, "T.Tensor")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 
-from ..ir import nodes as N  # noqa: F401 - kept for symmetry with consteval
 from .consteval import _BINOPS, Env, Evaluator, binop, bind_target
 from .values import BuiltinRef, ModuleRef, Unknown, UserFunc, canonical_module, is_scalar
 

@@ -10,8 +10,8 @@ import operator
 
 from ..ir import nodes as N
 from ..ir.arith import checked_op
-from .constcalls import (_SAFE_BUILTINS, MAX_ITEMS, ArgsNamespace, _concrete, _text, _try, call_builtin_const,  # noqa: F401
-                         call_value, get_attr, make_tensor_spec)
+from .constcalls import (_SAFE_BUILTINS, MAX_ITEMS, ArgsNamespace, _concrete, _text, _try, call_value, get_attr,
+                         make_tensor_spec)
 from .values import BuiltinRef, ConstDims, EnumValue, Unknown, is_expr, is_scalar, to_expr
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",

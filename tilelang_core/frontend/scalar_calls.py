@@ -85,7 +85,7 @@ def h_typed_const(p, b, node, short):
 
 def h_const_value(p, b, node, short):
     """T.const("M, N") (eager dims) and T.dynamic/T.symbolic("m"): their compile-time values."""
-    from .consteval import call_builtin_const
+    from .constcalls import call_builtin_const
 
     args, kwargs = p.ev.call_args(node)
     return call_builtin_const(BuiltinRef("T." + short), args, kwargs, f"T.{short}")

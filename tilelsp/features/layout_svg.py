@@ -132,7 +132,7 @@ def shared_svg(m: SharedMap) -> str:
     svg.text(8, 36, f"swizzle: {m.swizzle_name}")
     cs = cell_size(cols, 6, 26)
     shown = min(rows, max(8, MAX_ROWS_PX // cs // 8 * 8))
-    svg.text(8, 52, f"colour: 16-byte slot of the 128-byte bank line; number: bank"
+    svg.text(8, 52, "colour: 16-byte slot of the 128-byte bank line; number: bank"
              + (f"; rows 0–{shown - 1} of {rows} shown" if shown < rows else ""))
     y0 = 62
     slots = [m.chunk_slot(e) for e in range(shown * cols)]
