@@ -215,16 +215,22 @@ def launched_grid(artifact, tensors) -> tuple:
     return _capped_x(_function(artifact, step)[1], step, gx, block, torch.cuda.current_stream(), device), gy, gz
 
 
-def _resident_blocks(fn, step: dict, threads: int, device) -> int:
-    """How many blocks of the kernel the GPU holds at once (SMs times blocks per SM), cached per function."""
+def _occupancy(fn, step: dict, threads: int, device) -> tuple[int, int]:
+    """(blocks of the kernel one SM holds at once, SMs), cached per function and launch shape."""
     import torch
     from cuda.bindings import driver as cu
 
     key = (id(fn), step["smem_bytes"], threads, str(device))
     if key not in _RESIDENT:
         per_sm = _check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, step["smem_bytes"]))
-        _RESIDENT[key] = max(per_sm, 1) * torch.cuda.get_device_properties(device).multi_processor_count
+        _RESIDENT[key] = (per_sm, torch.cuda.get_device_properties(device).multi_processor_count)
     return _RESIDENT[key]
+
+
+def _resident_blocks(fn, step: dict, threads: int, device) -> int:
+    """How many blocks of the kernel the GPU holds at once (SMs times blocks per SM, one at least per SM)."""
+    per_sm, sms = _occupancy(fn, step, threads, device)
+    return max(per_sm, 1) * sms
 
 
 def _cluster_grid(fn, step: dict, gx: int, block: tuple, stream, device) -> int:
@@ -256,11 +262,7 @@ def whole_clusters(gx: int, size: int, resident: int | None = None) -> int:
 
 def _check_co_resident(fn, step: dict, blocks: int, threads: int, device) -> None:
     """LaunchError unless `blocks` blocks of the kernel fit on the GPU at once (a grid barrier needs them all)."""
-    import torch
-    from cuda.bindings import driver as cu
-
-    per_sm = _check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, step["smem_bytes"]))
-    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    per_sm, sms = _occupancy(fn, step, threads, device)
     if blocks > per_sm * sms:
         raise LaunchError(f"kernel '{step['kernel_symbol']}' calls T.sync_grid, so all {blocks} blocks must be "
                           f"resident at once, but {sms} SMs hold {per_sm} block(s) each ({per_sm * sms}); launch a "
