@@ -91,7 +91,9 @@ def test_every_k_step_of_the_last_wave_runs_once_and_each_tile_finishes_where_it
     for tile in range(s["dp_tiles"], tiles):
         finisher, _, last = covered[tile, 0]
         holders = {covered[tile, k][0] for k in range(steps)}
-        assert holders == set(range(finisher, last + 1))  # the finisher waits for exactly the later holders
+        # the finisher waits for exactly the other holders (ranks up to `last`), all of lower block index
+        assert holders == {blocks - 1 - r for r in range(blocks - 1 - finisher, last + 1)}
+        assert all(b < finisher for b in holders - {finisher})
     shares = [sum(k1 - k0 for _, k0, k1, _, _ in p) for p in s["pieces"].values()]
     assert max(shares) - min(shares) <= 1 and min(shares) >= MIN_STEPS
 

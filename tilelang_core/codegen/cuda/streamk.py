@@ -6,7 +6,7 @@ instead of P - R of them idling through the last tile.
 
 A block's share begins with the end of one tile (a *contributor* piece: it stores its partial sums to a workspace
 slot of its own and raises its flag) and ends with the start of another (the *finisher* piece: it waits for the
-flags of the blocks after it that hold the rest of that tile, adds their partial sums in block order, clears the
+flags of the blocks after it in the split's order - of lower index - that hold the rest of that tile, adds their partial sums in block order, clears the
 flags for the next launch and runs the epilogue). The launcher keeps one zeroed workspace per device and stream
 (`runtime.launch`): the flags at its start, then a slot per block. A contributor piece is always a block's first, so no block waits
 on one that waits on it. Both roles walk the same pieces, so the stage ring continues across them.
@@ -60,8 +60,8 @@ class StreamK:
 
 @dataclass
 class Piece:
-    """Text of one stream-K piece of a block: its first k-step in the tile, its block (slot) and the last block
-    holding part of the tile."""
+    """Text of one stream-K piece of a block: its first k-step in the tile, the block's rank (its workspace slot)
+    and the last rank holding part of the tile."""
 
     k_begin: str
     slot: str
@@ -130,12 +130,14 @@ def emit_split(em, sk: StreamK, grid_blocks: str) -> tuple[str, str, str]:
 
 def emit_pieces(em, sk: StreamK, block: str):
     """The stream-K pieces of block `block` (after `emit_split`): binds the piece's tile index and k range on the
-    emitter and yields (tile index text, Piece) inside the piece loop (`persistent.tiles`)."""
+    emitter and yields (tile index text, Piece) inside the piece loop (`persistent.tiles`). Shares go in reverse
+    block order (rank = blocks - 1 - block), so a finisher waits only for blocks of lower index: blocks start in
+    index order, so those are running or done even when another kernel holds some of the SMs."""
     kt = sk.steps
     blocks, sk_steps, dp_tiles, lo, hi, first, kb, ke = scalars(em)
-    j = em.fresh("sk_piece")
-    em.line(f"{lo} = T.truncdiv({block} * {sk_steps}, {blocks})")
-    em.line(f"{hi} = T.truncdiv(({block} + 1) * {sk_steps}, {blocks})")
+    j, rank = em.fresh("sk_piece"), f"({blocks} - 1 - {block})"
+    em.line(f"{lo} = T.truncdiv({rank} * {sk_steps}, {blocks})")
+    em.line(f"{hi} = T.truncdiv(({rank} + 1) * {sk_steps}, {blocks})")
     em.line(f"{first} = T.truncdiv({lo}, {kt})")
     em.line(f"for {j} in T.serial(T.truncdiv({hi} - 1, {kt}) - {first} + 1):")
     with em.block():
@@ -145,15 +147,15 @@ def emit_pieces(em, sk: StreamK, block: str):
         em.k_range = (kb, f"({ke} - {kb})")
         # the ring continues after this block's data-parallel tiles (T - R of them, a multiple of the blocks)
         em.ring_base = f"(T.truncdiv({dp_tiles}, {blocks}) * {kt} + {ts} * {kt} + {kb} - {lo})"
-        # the last block holding a step of this tile: the owner of step (ts + 1) * kt - 1
+        # the last rank holding a step of this tile: the owner of step (ts + 1) * kt - 1
         last = f"T.truncdiv((({ts} + 1) * {kt}) * {blocks} - 1, {sk_steps})"
-        yield f"({dp_tiles} + {ts})", Piece(kb, block, last)
+        yield f"({dp_tiles} + {ts})", Piece(kb, rank, last)
     em.k_range = None
 
 
 def emit_fixup(em, sk: StreamK, piece: Piece, epilogue: tuple) -> None:
     """After a piece's k-steps: a contributor stores its partial sums and raises its flag; the finisher adds the
-    later blocks' partial sums (each once its flag is up) and runs the epilogue."""
+    other holders' partial sums (blocks of lower index, each once its flag is up) and runs the epilogue."""
     acc = f"{em.name(sk.acc)}.ptr_to([0])"
     shape = f"{sk.regs}, {em.threads}"
     em.line(f"if {piece.k_begin} > 0:")
