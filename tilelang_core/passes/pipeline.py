@@ -180,6 +180,7 @@ def _stage(result: LowerResult, name: str, text: str, until) -> bool:
 
 def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
     from ..codegen import cuda
+    from ..codegen.cuda.lpt import note as lpt_note
     from ..codegen.cuda.overlap import stage_note
     from ..codegen.cuda.split import split_kernels
     from .ir_text import func_str
@@ -206,6 +207,7 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
         texts[-1] += fp8_gemm_notes(part.func, arch, wgmma)
         ws = cuda.warp_specialization(part.func, arch)
         texts[-1] += (f"\n{ws.describe()}" if ws is not None else "") + stage_note(ws, wgmma)
+        texts[-1] += "" if ws is not None and ws.persistent is not None else lpt_note(part.func.launch)
     if _stage(result, "layouts", "\n".join(texts) + "\n\n" + func_str(func, notes), until):
         return
     scripts = [_kernel_header(part, parts) + cuda.tvmscript(part.func, arch)[0] for part in parts]

@@ -29,6 +29,7 @@ from .cluster import SIZE as CLUSTER_SIZE
 from .cluster import source_with_dims
 from .persistent import DEVICE as PERSISTENT_DEVICE
 from .persistent import launch_lines, plan_schedule
+from .lpt import reverse_heavy
 from .raster import rasterize
 from .tma import DEVICE as TMA_DEVICE
 from .tma import plan_tma, rewrite_signature
@@ -162,6 +163,7 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
     em.depth = 1
     if persistent is None:  # a persistent kernel rasterises each tile index inside its tile loop
         rasterize(em, launch)
+        reverse_heavy(em, launch)  # longest blocks first (lpt.py; never with a T.use_swizzle order)
     if em.ws is None:
         _body_with_marks(em, N.SeqStmt((*_prologue(func, launch), launch.body)))
     else:  # barrier setup, then the producer warpgroup's TMA loop and the consumers' body (tma.plan_tma)

@@ -40,14 +40,9 @@ def plan_persistent(func: N.PrimFunc, launch: N.Launch, ws) -> Persistent | str:
     """The persistent schedule of a warp-specialised kernel, or the reason it keeps one block per tile."""
     if os.environ.get("TILELSP_PERSISTENT", DEFAULT) == "0":
         return "TILELSP_PERSISTENT=0"
-    nodes = list(walk(launch.body))
-    if any(isinstance(n, N.AtomicAdd) or isinstance(n, N.Call) and n.name.startswith("atomic") for n in nodes):
-        return "atomics (a later tile would race with an earlier one)"
-    if any(isinstance(n, N.Call) and n.name in _OPAQUE for n in nodes):
-        return "an opaque call or grid barrier (its memory effects are unknown)"
-    reads, writes = _global_access(nodes)
-    if reads & writes:
-        return f"reads the tensor it writes ({', '.join(sorted(b.name for b in reads & writes))})"
+    shared_state = coupling(launch)
+    if shared_state is not None:
+        return shared_state
     if len(launch.grid) != len(launch.block_vars):
         return "grid dimensions without a block index"
     blocks = set(launch.block_vars)  # and the top-level lets computed from them
@@ -88,6 +83,19 @@ def plan_schedule(ws, func: N.PrimFunc, launch: N.Launch, layouts: dict, arch: s
         + ([f"# epilogue from registers: {store}"] if isinstance(store, str) else [store.describe()]) \
         + ([f"# blocks alone: {cluster}"] if isinstance(cluster, str) else [cluster.describe()]) \
         + ([f"# last wave data-parallel: {split}"] if isinstance(split, str) else [split.describe()] if split else [])
+
+
+def coupling(launch: N.Launch) -> str | None:
+    """Why the kernel's blocks may depend on one another (so their order or grouping matters), or None."""
+    nodes = list(walk(launch.body))
+    if any(isinstance(n, N.AtomicAdd) or isinstance(n, N.Call) and n.name.startswith("atomic") for n in nodes):
+        return "atomics (a later tile would race with an earlier one)"
+    if any(isinstance(n, N.Call) and n.name in _OPAQUE for n in nodes):
+        return "an opaque call or grid barrier (its memory effects are unknown)"
+    reads, writes = _global_access(nodes)
+    if reads & writes:
+        return f"reads the tensor it writes ({', '.join(sorted(b.name for b in reads & writes))})"
+    return None
 
 
 def _stmts(body) -> tuple:
