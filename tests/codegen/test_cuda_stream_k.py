@@ -100,8 +100,8 @@ def test_every_k_step_of_the_last_wave_runs_once_and_each_tile_finishes_where_it
 
 def test_the_kernel_carries_the_pieces_the_fixup_and_the_workspace():
     func = _gemm(num_stages=4)
-    assert "# stream-K: when 8 tiles leave a last wave at most 3/5 full" in lower(func, "sm_90a", until="layouts").stages[
-        "layouts"]
+    layouts = lower(func, "sm_90a", until="layouts").stages["layouts"]
+    assert "# stream-K: when 8 tiles leave a last wave at most 3/5 full" in layouts
     ck = generate(func, "sm_90a")
     src = ck.source
     assert "void* __restrict__ sk_workspace" in src and "tl::sk_store<128, 256>(sk_workspace, " in src

@@ -1,27 +1,29 @@
 """Stream-K for the last wave of a persistent GEMM: when the tiles do not fill whole waves of the resident blocks
 (T tiles over P blocks leave R = T mod P for a last, partial wave), the first T - R tiles stay data-parallel (each
-block walks its T / P of them) and the R tiles' k-steps are split evenly between all P blocks: block b takes steps
-[b * R * Kt / P, (b + 1) * R * Kt / P) of the R * Kt in tile-major order, so every block finishes at the same time
-instead of P - R of them idling through the last tile.
+block walks its T / P of them) and the R tiles' k-steps are split evenly between all P blocks: the block of rank
+r = P - 1 - blockIdx takes steps [r * R * Kt / P, (r + 1) * R * Kt / P) of the R * Kt in tile-major order, so every
+block finishes at the same time instead of P - R of them idling through the last tile.
 
-A block's share begins with the end of one tile (a *contributor* piece: it stores its partial sums to a workspace
-slot of its own and raises its flag) and ends with the start of another (the *finisher* piece: it waits for the
-flags of the blocks after it in the split's order - of lower index - that hold the rest of that tile, adds their partial sums in block order, clears the
-flags for the next launch and runs the epilogue). The launcher keeps one zeroed workspace per device and stream
-(`runtime.launch`): the flags at its start, then a slot per block. A contributor piece is always a block's first, so no block waits
-on one that waits on it. Both roles walk the same pieces, so the stage ring continues across them.
+A block's share begins with the end of one tile (a *contributor* piece: it stores its partial sums to the workspace
+slot of its rank and raises its flag) and ends with the start of another (the *finisher* piece: it waits for the
+flags of the higher ranks that hold the rest of that tile, adds their partial sums in rank order, clears the flags
+for the next launch and runs the epilogue). A contributor piece is always a block's first, so no block waits on one
+that waits on it; higher ranks are blocks of lower index, which start first, so a finisher never waits for a block
+that another kernel keeps off the SMs. Both roles walk the same pieces, so the stage ring continues across them.
+The launcher keeps one zeroed workspace per device and stream (`runtime.launch`): the flags at its start, then a
+slot per block.
 
 Applies to a persistent kernel (`persistent.py`) with a static tile count and k trip count whose loop body is one
 gemm into a float32 accumulator cleared before the loop (its final value is then the sum of the pieces' partial
-sums; whatever follows the loop runs once, in the finisher, on that sum), without clusters. The split happens at run
-time only when the last wave is at most `MAX_FILL` full and each block's share is at least `MIN_STEPS` k-steps;
+sums; whatever follows the loop runs once, in the finisher, on that sum), without clusters. The split happens at
+run time only when the last wave is at most `MAX_FILL` full and each block's share is at least `MIN_STEPS` k-steps;
 otherwise every tile stays data-parallel. `TILELSP_STREAM_K=0` turns it off.
 
 H200 (results/gpu_hopper_2026-12-03_session19_visit3.txt, each beside its data-parallel build in one run): 8192^3
 (2048 tiles, a last wave 52 % full) 1.4-3.7 % faster in fp16, bf16 and fp8; 4096^3 (512 tiles, 88 % full) 3-8 %
-slower: the pieces put the blocks at different k-steps of neighbouring tiles, so the operand panels those tiles
-share are no longer read from L2 at the same time (our reading, not measured), and a nearly full last wave has
-little to win - hence `MAX_FILL`.
+slower, with 13 % more bytes read from DRAM (ncu, visit 5): the pieces put neighbouring tiles at different k-steps,
+so the operand panels they share are no longer read from L2 together, and a nearly full last wave has little to
+win - hence `MAX_FILL`.
 """
 from __future__ import annotations
 
