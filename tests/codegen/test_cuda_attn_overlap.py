@@ -79,7 +79,8 @@ def test_pingpong_switch_and_one_consumer_warpgroup(monkeypatch):
     assert "tl::wgmma_wait_fenced<1, 64>" in one and "pingpong" not in one
 
 
-def test_causal_loop_bound_runs_only_the_blocks_left_of_the_diagonal():
+def test_causal_loop_bound_runs_only_the_blocks_left_of_the_diagonal(monkeypatch):
+    monkeypatch.setenv("TILELSP_HEAVY_FIRST", "0")  # blockIdx.x as launched (lpt.py reverses it; test_cuda_lpt)
     src = generate(_flash(is_causal=True), "sm_90a").source
     loop = _loop(src)
     assert "for (int k_i_1 = 0; k_i_1 < ((int)blockIdx.x); ++k_i_1)" in loop  # ceildiv((bx+1)*128, 128) - 1 peeled
@@ -200,6 +201,7 @@ def test_unswitched_causal_mask_holds_exactly_on_the_blocks_left_of_the_diagonal
 
 
 def test_causal_loop_masks_only_the_diagonal_block(monkeypatch):
+    monkeypatch.setenv("TILELSP_HEAVY_FIRST", "0")  # blockIdx.x as launched (lpt.py reverses it; test_cuda_lpt)
     src = _loop(generate(_flash(is_causal=True), "sm_90a").source)
     assert "if (1 < (((int)blockIdx.x) - k_i_1)) {" in src  # k < bx: the plain fill
     monkeypatch.setenv("TILELSP_ATTN_UNSWITCH", "0")
