@@ -3,6 +3,8 @@ buffer (Mma, MmaRow, Generic, Replicated, View), as TVMScript index text the low
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 
@@ -112,10 +114,7 @@ class Generic:
 
     @property
     def size(self) -> int:
-        s = 1
-        for d in self.shape:
-            s *= d
-        return s
+        return math.prod(self.shape)
 
     @property
     def regs(self) -> int:
@@ -143,10 +142,7 @@ class Replicated:
 
     @property
     def regs(self) -> int:
-        s = 1
-        for d in self.shape:
-            s *= d
-        return s
+        return math.prod(self.shape)
 
     def coords(self, tx: str, r: str) -> list[str]:
         return unravel(r, self.shape)

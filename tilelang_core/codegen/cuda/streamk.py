@@ -27,6 +27,7 @@ win - hence `MAX_FILL`.
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -95,10 +96,7 @@ def plan_stream_k(launch: N.Launch, ws) -> StreamK | str:
     if not (len(before) == 1 and isinstance(before[0], N.Fill) and before[0].dst.buffer is acc
             and as_int(before[0].value) == 0):
         return f"{acc.name} is not only cleared before the loop"
-    elems = 1
-    for d in shape:
-        elems *= d
-    return StreamK(ws.persistent.tiles, steps, acc, elems // ws.consumers)
+    return StreamK(ws.persistent.tiles, steps, acc, math.prod(shape) // ws.consumers)
 
 
 def split(body) -> tuple[tuple, tuple]:
