@@ -4,7 +4,6 @@ buffer (Mma, MmaRow, Generic, Replicated, View), as TVMScript index text the low
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
 
