@@ -6,6 +6,8 @@ On the GPU machine (torch, cuda-python, nvidia-smi; no tvm), over artifacts buil
 cuBLAS's kernel name, grid and block from torch.profiler, then one line per sustained run: mean SM clock (MHz),
 board power (W), temperature and the kernel's mean time over the run. A kernel at the board's power limit runs
 at a lower clock; two kernels at the same clock differ in work per cycle. Writes gemm_probe.json into $OUT.
+`--ncu` instead profiles one launch of each chosen artifact and of cuBLAS on the same operands under Nsight Compute
+(its base clock, caches flushed): time, cycles, DRAM and L2 traffic, tensor-pipe use, instructions issued.
 """
 from __future__ import annotations
 
@@ -14,13 +16,15 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 SMI_FIELDS = "clocks.sm,power.draw,temperature.gpu"
+NCU_METRICS = ("gpu__time_duration.sum", "sm__cycles_elapsed.max", "dram__bytes_read.sum", "dram__bytes_write.sum",
+               "lts__t_bytes.sum", "lts__t_sector_hit_rate.pct",
+               "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "smsp__inst_executed.sum")
 
 
 def cublas_kernels(dtype, size: int) -> list:
@@ -54,13 +58,15 @@ def sustained(fn, seconds: float) -> dict:
     smi = subprocess.Popen(["nvidia-smi", f"--query-gpu={SMI_FIELDS}", "--format=csv,noheader,nounits", "-lms", "50"],
                            stdout=subprocess.PIPE, text=True)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    calls, t0 = 0, time.perf_counter()
     start.record()
-    while time.perf_counter() - t0 < seconds:
-        for _ in range(20):
-            fn()
-        calls += 20
-        torch.cuda.synchronize()
+    for _ in range(10):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    calls = max(10, int(seconds * 1e3 / start.elapsed_time(end) * 10))
+    start.record()
+    for _ in range(calls):  # one synchronisation at the end: the GPU never waits for the host between launches
+        fn()
     end.record()
     torch.cuda.synchronize()
     smi.terminate()
@@ -72,12 +78,55 @@ def sustained(fn, seconds: float) -> dict:
                 ms=start.elapsed_time(end) / calls)
 
 
+def ncu_profile(meta: str, art_dir: Path) -> list:
+    """Nsight Compute's NCU_METRICS for the last launch of ours and of cuBLAS in a child run of `--ncu-child`."""
+    import csv
+    import io
+
+    cmd = ["ncu", "--csv", "--metrics", ",".join(NCU_METRICS), "-k", "regex:gemm_kernel|nvjet|sm90_xmma",
+           sys.executable, __file__, "--art", str(art_dir), "--ncu-child", meta]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    rows = list(csv.DictReader(io.StringIO(out.stdout[out.stdout.find('"ID"'):])))
+    last = {}
+    for r in rows:  # one row per (launch, metric); keep each kernel's last launch
+        key = "ours" if "gemm_kernel" in r["Kernel Name"] else "cuBLAS"
+        if last.get(key, {}).get("id") != r["ID"]:
+            last[key] = {"id": r["ID"], "kernel": r["Kernel Name"][:60]}
+        last[key][r["Metric Name"]] = float(r["Metric Value"].replace(",", "") or "nan")
+    if not last:
+        print(out.stdout[-2000:], out.stderr[-2000:], flush=True)
+    return [dict(who=k, meta=meta, **v) for k, v in last.items()]
+
+
+def _ncu_child(art_dir: Path, meta: str) -> None:
+    """Two launches of artifact `meta` and two cuBLAS products of the same operands (profiled by the parent)."""
+    import torch
+
+    from tilelang_core.runtime.artifact import Artifact
+    from tilelang_core.runtime.launch import launch
+
+    item = next(i for i in json.loads((art_dir / "manifest.json").read_text()) if i["meta"] == meta)
+    dt, size = getattr(torch, item["dtype"]), item["M"]
+    a, b = (torch.randn(size, size, device="cuda", dtype=dt) for _ in range(2))
+    c = torch.empty(size, size, device="cuda", dtype=dt)
+    art = Artifact.load(art_dir / meta)
+    for _ in range(2):
+        launch(art, [a, b, c])
+        torch.matmul(a, b, out=c)
+    torch.cuda.synchronize()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--art", required=True, help="artifact folder with manifest.json (gpu_hopper.py build)")
     ap.add_argument("--meta", nargs="*", default=(), help="only artifacts whose meta file name contains these")
     ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--ncu", action="store_true", help="profile one launch of each under Nsight Compute instead")
+    ap.add_argument("--ncu-child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.ncu_child:
+        _ncu_child(Path(args.art), args.ncu_child)
+        return 0
 
     import torch
 
@@ -88,6 +137,15 @@ def main(argv=None) -> int:
     manifest = [i for i in json.loads((art_dir / "manifest.json").read_text())
                 if i["role"] == "gemm" and (not args.meta or any(m in i["meta"] for m in args.meta))]
     report = {"device": torch.cuda.get_device_name(), "cublas": [], "runs": []}
+    if args.ncu:
+        for item in manifest:
+            for row in ncu_profile(item["meta"], art_dir):
+                report["runs"].append(dict(row, tile=item["tile"], path=item["path"], dtype=item["dtype"]))
+                print(f"{row['who']:6s} {item['dtype']:8s} {item['M']:5d} {item['path']:8s} {item['tile']:20s} "
+                      + " ".join(f"{m.split('.')[0].split('__')[-1]}={row.get(m, float('nan')):.4g}"
+                                 for m in NCU_METRICS), flush=True)
+        (Path(os.environ.get("OUT", ".")) / "gemm_ncu.json").write_text(json.dumps(report, indent=1))
+        return 0
     for dt, size in sorted({(i["dtype"], i["M"]) for i in manifest}):
         for name, grid, block in cublas_kernels(getattr(torch, dt), size):
             report["cublas"].append(dict(dtype=dt, size=size, name=name, grid=grid, block=block))

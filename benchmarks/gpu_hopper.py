@@ -39,6 +39,8 @@ GEMMS = [  # size, dtype, block_M, block_N, block_K, stages, threads (consumers)
     (8192, "bfloat16", 128, 256, 64, 3, 256, 4), (8192, "bfloat16", 128, 256, 64, 3, 256, 16),
     (4096, "bfloat16", 128, 256, 64, 4, 256, 4), (4096, "float16", 128, 256, 64, 4, 256, 4),  # 4 stages: a staging ring
     (4096, "bfloat16", 256, 128, 64, 4, 256, 4), (4096, "float16", 256, 128, 64, 4, 256, 4),  # a ring of one slot
+    (4096, "float16", 128, 256, 64, 3, 256, 16), (8192, "float16", 128, 256, 64, 3, 256, 16),  # a wave of 16 x 8
+    (4096, "float16", 128, 256, 64, 4, 256, 16), (4096, "bfloat16", 128, 256, 64, 4, 256, 16),  # tiles: less DRAM
 ]
 TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel: odd shapes (TMA zero-fills the edge)
     (200, 136, 72, 128, 128, 32, 3, 128, 1), (264, 392, 136, 128, 256, 64, 3, 256, 3),

@@ -245,7 +245,7 @@ def test_a_batched_gemm_with_a_dynamic_batch_counts_its_tiles_at_launch():
     assert ck.persistent and ck.grid == ("(2) * (8) * (b)",)
     assert from_kernel(ck, func, "sm_90a", b"").grid_for({"b": 3}, ck.grid) == (48, 1, 1)
     lowered = lower(func, "sm_90a", until="lowered").stages["lowered"]
-    assert "bz_t = T.floordiv(tile, (2 * 8))" in lowered  # the batch index, then the swizzled tile in its slice
+    assert "blk[2] = T.floordiv(tile, (2 * 8))" in lowered  # the batch index, then the swizzled tile in its slice
     assert [m["box"] for m in ck.tensor_maps if m["tensor"] == "C"] == [[64, 128, 1]]
 
 

@@ -107,7 +107,17 @@ def test_use_swizzle_remaps_the_block_indices():
     kw = dict(M=1000, N=1800, K=136, block_M=128, block_N=256, block_K=64, num_stages=4, threads=256, panel=3)
     k = check_source(path.read_text(), str(path), instances={"hopper_matmul": [kw]}).kernels[0]
     script = lower(k, "sm_90a", until="lowered").stages["lowered"]
-    assert "bx_r = " in script and "by_r = " in script and "T.min(8 - " in script  # 8 tile rows, panels of 3
+    assert "blk[0] = " in script and "blk[1] = " in script and "T.min(8 - " in script  # 8 tile rows, panels of 3
+
+
+def test_the_persistent_producer_computes_its_tile_coordinates_once_per_tile():
+    path = ROOT / "benchmarks" / "gpu_hopper_kernels.py"
+    kw = dict(M=4096, N=4096, K=4096, block_M=128, block_N=256, block_K=64, num_stages=3, threads=256, panel=8)
+    src = generate(check_source(path.read_text(), str(path), instances={"hopper_matmul": [kw]}).kernels[0],
+                   "sm_90a").source
+    producer = src[src.index("for (int ko_i = 0;"):src.index("if (0 < sk_ptr[1])")]  # its data-parallel k-loop
+    assert producer.count("tl::tma_load_2d(") == 5 and "blk_ptr[0]" in producer and "blk_ptr[1]" in producer
+    assert "blockIdx" not in producer and "/" not in producer.replace("/ 3)", "")  # no division but the stage's
 
 
 def test_accumulators_are_stored_two_columns_at_a_time_when_rows_are_even(monkeypatch):

@@ -101,7 +101,13 @@ class _TNamespace:
 def _eval_dim(expr, dims: dict) -> int:
     if isinstance(expr, int):
         return expr
-    return int(eval(expr, {"__builtins__": {}}, dict(dims, T=_TNamespace)))  # noqa: S307  (our own printer's text)
+    return int(eval(_compiled(expr), {"__builtins__": {}}, dict(dims, T=_TNamespace)))  # noqa: S307  (our printer's)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(expr: str):
+    """A grid or shape expression compiled once (every launch evaluates its grid)."""
+    return compile(expr, "<dim>", "eval")
 
 
 @functools.lru_cache(maxsize=1)

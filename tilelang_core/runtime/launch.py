@@ -7,6 +7,7 @@ blocks runs as its artifact's launches, in order on one stream, with its T.alloc
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 
 from .iket_trace import collect, is_instrumented
@@ -15,6 +16,7 @@ _CTYPE = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_
           "bool": ctypes.c_bool, "uint32": ctypes.c_uint32}
 _LOCK = threading.Lock()
 _MODULES: dict = {}
+_instrumented = functools.lru_cache(maxsize=256)(is_instrumented)  # a source's str caches its hash: no rescan
 
 
 class LaunchError(Exception):
@@ -169,7 +171,7 @@ def launch(artifact, tensors, stream=None) -> None:
             _check(cu.cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, step["smem_bytes"], cu.CUstream(stream.cuda_stream),
                                      ctypes.addressof(array), 0))
         del values
-    if is_instrumented(artifact.source):  # iket markers: read the trace back (runtime/iket_trace.py)
+    if _instrumented(artifact.source):  # iket markers: read the trace back (runtime/iket_trace.py)
         collect(artifact, _function(artifact, artifact.launch_plan()[0])[0], stream)
 
 

@@ -26,10 +26,8 @@ def rasterize(em, launch: N.Launch, tile: str | None = None) -> None:
         bx, by = bvs[:2]
         gy = em.idx(launch.grid[1])
         if hint is None:
-            names = (em.fresh(f"{em.name(bx)}_t"), em.fresh(f"{em.name(by)}_t"))
-            em.line(f"{names[0]} = T.floormod({lin}, {gx})")
-            em.line(f"{names[1]} = T.floordiv({lin}, {gx})")
-            em.var_text[bx], em.var_text[by] = names
+            _bind(em, bx, 0, f"T.floormod({lin}, {gx})")
+            _bind(em, by, 1, f"T.floordiv({lin}, {gx})")
             return
     p = hint.panel_size
     # "row": panels of p tile rows (by), swept column by column; "column": panels of p tile columns (bx)
@@ -40,10 +38,20 @@ def rasterize(em, launch: N.Launch, tile: str | None = None) -> None:
     local = f"T.floormod({lin}, {width})"
     new_along, new_across = f"({first} + T.floormod({local}, {size}))", f"T.floordiv({local}, {size})"
     rows, cols = (new_along, new_across) if n_along == "y" else (new_across, new_along)
-    names = (em.fresh(f"{em.name(bx)}_r"), em.fresh(f"{em.name(by)}_r"))
-    em.line(f"{names[0]} = {cols}")
-    em.line(f"{names[1]} = {rows}")
-    em.var_text[bx], em.var_text[by] = names
+    _bind(em, bx, 0, cols)
+    _bind(em, by, 1, rows)
+
+
+def _bind(em, var, slot: int, value: str) -> None:
+    """Rebind block index `var` to `value`, computed once into a local int32 array: a let would be inlined into every
+    use, and nvcc does not hoist its divisions out of a k-loop that waits on an mbarrier (inline asm), so a
+    persistent producer recomputed its tile coordinates for every TMA load (H200 ncu: 44 % more instructions than
+    cuBLAS at 4096^3)."""
+    if getattr(em, "block_scalars", None) is None:
+        em.block_scalars = em.fresh("blk")
+        em.allocs.append(f'{em.block_scalars} = T.alloc_buffer((3,), "int32", scope="local")')
+    em.line(f"{em.block_scalars}[{slot}] = {value}")
+    em.var_text[var] = f"{em.block_scalars}[{slot}]"
 
 
 def _unravel_outer(em, launch: N.Launch, tile: str) -> str:
@@ -57,7 +65,5 @@ def _unravel_outer(em, launch: N.Launch, tile: str) -> str:
     if len(bvs) < 3:
         return tile
     plane = f"({em.idx(launch.grid[0])} * {em.idx(launch.grid[1])})"
-    name = em.fresh(f"{em.name(bvs[2])}_t")
-    em.line(f"{name} = T.floordiv({tile}, {plane})")
-    em.var_text[bvs[2]] = name
+    _bind(em, bvs[2], 2, f"T.floordiv({tile}, {plane})")
     return f"T.floormod({tile}, {plane})"
