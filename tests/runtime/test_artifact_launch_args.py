@@ -65,3 +65,28 @@ def test_a_tfloat32_parameter_takes_a_float32_tensor_and_nothing_else():
     assert values[0].value == 0xC000
     with pytest.raises(LaunchError, match="must be tfloat32, got float16"):
         pack_args(art, [FakeTensor((64,), dtype="float16")], {})
+
+
+class StridedTensor(FakeTensor):
+    def __init__(self, shape, strides, **kw):
+        super().__init__(shape, **kw)
+        self._strides = tuple(strides)
+
+    def stride(self):
+        return self._strides
+
+
+def test_a_launch_reuses_packed_arguments_only_for_the_same_addresses_layouts_and_scalars():
+    from tilelang_core.runtime.launch import _signature
+
+    art = _art()
+
+    def key(ptr=0xA000, strides=(64, 1), scale=2.5, stream=7):
+        return _signature(art, [StridedTensor((300, 64), strides, ptr=ptr), scale,
+                                StridedTensor((300, 64), (64, 1), ptr=0xB000)], stream)
+
+    assert key() == key() and key() is not None
+    assert len({key(), key(ptr=0xC000), key(strides=(1, 300)), key(scale=3.0), key(stream=8)}) == 5
+    assert _signature(art, [StridedTensor((300, 64), (64, 1)), [2.5], StridedTensor((300, 64), (64, 1))], 7) is None
+    art.workspaces = [{"name": "ws", "dtype": "float32", "shape": [4]}]  # zeroed afresh for every launch
+    assert key() is None
