@@ -1,9 +1,10 @@
 """Host time of one launch through our tvm-free launcher beside torch.matmul's, on the GPU machine (issue 11).
 
-`python benchmarks/gpu_launch_overhead.py --art .gpu_X [--meta NAME ...] [--calls 500] [--profile]` launches each
+`python benchmarks/gpu_launch_overhead.py --art .gpu_X [--meta NAME ...] [--calls 300] [--profile]` launches each
 chosen GEMM artifact (built by `gpu_hopper.py build`) `calls` times back to back on the same tensors and reports the
-host microseconds per call (the kernels queue behind each other on the GPU; the host never waits for them) beside
-torch.matmul on the same operands; `--profile` prints cProfile's top entries for our launches. Writes
+host microseconds per call (the kernels queue behind each other on the GPU; the host never waits for them while the
+driver's launch queue has room: 1000 calls of a 0.2 ms kernel filled it for torch.matmul, which then measured the
+GPU's pace, 96 us) beside torch.matmul on the same operands; `--profile` prints cProfile's top entries for our launches. Writes
 launch_overhead.json into $OUT.
 """
 from __future__ import annotations
@@ -41,7 +42,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--art", required=True)
     ap.add_argument("--meta", nargs="*", default=())
-    ap.add_argument("--calls", type=int, default=500)
+    ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args(argv)
 
