@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-GEMMS = [  # size, dtype, block_M, block_N, block_K, stages, threads (consumers), rasterisation panel
+GEMMS = [  # size, dtype, block_M, block_N, block_K, stages, threads (consumers), rasterisation panel (0: none given)
     (8192, "float16", 128, 256, 64, 3, 256, 8), (8192, "float16", 128, 256, 64, 4, 256, 8),
     (8192, "float16", 128, 256, 64, 4, 256, 1), (8192, "float16", 128, 128, 64, 4, 128, 8),
     (4096, "float16", 128, 256, 64, 3, 256, 8), (4096, "float16", 128, 256, 64, 4, 256, 8),
@@ -41,6 +41,8 @@ GEMMS = [  # size, dtype, block_M, block_N, block_K, stages, threads (consumers)
     (4096, "bfloat16", 256, 128, 64, 4, 256, 4), (4096, "float16", 256, 128, 64, 4, 256, 4),  # a ring of one slot
     (4096, "float16", 128, 256, 64, 3, 256, 16), (8192, "float16", 128, 256, 64, 3, 256, 16),  # a wave of 16 x 8
     (4096, "float16", 128, 256, 64, 4, 256, 16), (4096, "bfloat16", 128, 256, 64, 4, 256, 16),  # tiles: less DRAM
+    (8192, "float16", 128, 256, 64, 3, 256, 0), (4096, "float16", 128, 256, 64, 3, 256, 0),  # panel 0: no
+    (8192, "bfloat16", 128, 256, 64, 3, 256, 0), (4096, "bfloat16", 128, 256, 64, 3, 256, 0),  # T.use_swizzle
 ]
 TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel: odd shapes (TMA zero-fills the edge)
     (200, 136, 72, 128, 128, 32, 3, 128, 1), (264, 392, 136, 128, 256, 64, 3, 256, 3),
@@ -48,6 +50,8 @@ TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel: odd sha
     (1000, 1800, 200, 128, 256, 64, 3, 256, 4),  # clusters of two apply (64 tiles, pairs keep bx): clipped edges
     (2300, 2200, 2000, 128, 256, 64, 4, 256, 3), (2300, 2200, 2000, 128, 128, 64, 4, 128, 3),  # stream-K on a
     # partial last wave (162 / 306 tiles over 132 blocks) with clipped edges; the second keeps a wgmma in flight
+    (1000, 1800, 200, 128, 256, 64, 3, 256, 0), (2300, 2200, 2000, 128, 128, 64, 4, 128, 0),  # no T.use_swizzle:
+    # the default panels (16 rows over 8, one panel; 12 over 18, a partial last panel, with stream-K)
 ]
 FP8 = [  # size, block_M, block_N, block_K, stages, threads (consumers), panel: e4m3 A (M x K), B (N x K)
     (8192, 128, 256, 128, 3, 256, 8), (8192, 128, 256, 128, 4, 256, 16), (8192, 128, 256, 128, 4, 256, 8),
@@ -79,14 +83,15 @@ def jobs():
     """(role, kernel, info) for every artifact."""
     out = []
     for size, dt, bm, bn, bk, st, th, pn in GEMMS:
-        kw = dict(M=size, N=size, K=size, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, panel=pn,
-                  dtype=dt)
-        out += [("gemm", k, dict(M=size, N=size, K=size, dtype=dt, tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn}"))
-                for k in _kernels(KERNELS, "hopper_matmul", kw)]
+        kw = dict(M=size, N=size, K=size, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, dtype=dt,
+                  **({"panel": pn} if pn else {}))
+        out += [("gemm", k, dict(M=size, N=size, K=size, dtype=dt, tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn or 'auto'}"))
+                for k in _kernels(KERNELS, "hopper_matmul" if pn else "hopper_matmul_plain", kw)]
     for m, n, kk, bm, bn, bk, st, th, pn in TAILS:
-        kw = dict(M=m, N=n, K=kk, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, panel=pn)
-        out += [("tail", k, dict(M=m, N=n, K=kk, dtype="float16", tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn}"))
-                for k in _kernels(KERNELS, "hopper_matmul", kw)]
+        kw = dict(M=m, N=n, K=kk, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th,
+                  **({"panel": pn} if pn else {}))
+        out += [("tail", k, dict(M=m, N=n, K=kk, dtype="float16", tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn or 'auto'}"))
+                for k in _kernels(KERNELS, "hopper_matmul" if pn else "hopper_matmul_plain", kw)]
     for causal, bm, bn, st, th in ATTN:
         kw = dict(batch=4, heads=32, seq_len=4096, dim=128, is_causal=causal, block_M=bm, block_N=bn, num_stages=st,
                   threads=th)

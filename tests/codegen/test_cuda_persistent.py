@@ -265,3 +265,59 @@ def test_the_cpu_backend_ignores_the_switches(monkeypatch):
     ref = (a.float() @ b.float()).half()
     torch.testing.assert_close(outs[0], ref, rtol=1e-2, atol=1e-2)
     assert torch.equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("prologue,order", [
+    ("T.clear(C_local)", "panels of 16 tile rows, the default without T.use_swizzle"),
+    ("T.use_swizzle(8, enable=False)\n            T.clear(C_local)", "T.use_swizzle order"),  # asked for none
+    ("T.use_swizzle(4)\n            T.clear(C_local)", "T.use_swizzle order")])
+def test_a_persistent_gemm_without_use_swizzle_walks_panels_shaped_for_a_wave(prologue, order):
+    assert f"({order})" in _schedule(_gemm(dict(PLAIN, prologue=prologue), M=4096, N=4096, K=512))
+    assert "panels of 12 tile rows" in _schedule(_gemm(M=4096, N=4096, K=512, block_N=128, threads=128))
+
+
+class _Var:
+    def __init__(self, name):
+        self.name = name
+
+
+class _Emitter:
+    """What raster.rasterize reads and writes on the kernel emitter."""
+
+    def __init__(self, panel):
+        self.lines, self.var_text, self.allocs = [], {}, []
+        self.ws = type("WS", (), {"persistent": type("P", (), {"panel": panel})})()
+
+    def idx(self, e):
+        return str(e)
+
+    def name(self, v):
+        return v.name
+
+    def fresh(self, base):
+        return base
+
+    def line(self, text):
+        self.lines.append(text)
+
+
+@pytest.mark.parametrize("gx,gy,panel", [(16, 32, 16), (8, 8, 16), (18, 18, 12), (5, 37, 6), (1, 9, 2)])
+def test_the_default_panel_order_visits_every_tile_once(gx, gy, panel):
+    from types import SimpleNamespace
+
+    from tilelang_core.codegen.cuda.raster import rasterize
+    from tilelang_core.ir import nodes as N
+
+    em = _Emitter(panel)
+    launch = SimpleNamespace(block_vars=[_Var("bx"), _Var("by")], grid=[gx, gy], body=N.SeqStmt(()))
+    rasterize(em, launch, "t")
+    stub = {"T": SimpleNamespace(floordiv=lambda a, b: a // b, floormod=lambda a, b: a % b, min=min)}
+    seen = []
+    for t in range(gx * gy):
+        blk = [0, 0, 0]
+        for text in em.lines:
+            slot, value = re.fullmatch(r"blk\[(\d)\] = (.*)", text).groups()
+            blk[int(slot)] = eval(value, stub, {"t": t, "blk": blk})  # noqa: S307 - the emitted index text
+        seen.append((blk[0], blk[1]))
+    assert sorted(seen) == [(x, y) for x in range(gx) for y in range(gy)]
+    assert len({y for _, y in seen[:min(panel, gy)]}) == min(panel, gy)  # the first tiles go down one panel

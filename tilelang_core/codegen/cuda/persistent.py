@@ -11,11 +11,12 @@ off, `=1` on (the default: on).
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
 from ...ir import nodes as N
-from ...ir.arith import as_int
+from ...ir.arith import as_int, shape_ints
 from ...ir.printer import expr_str
 from ...ir.visitor import op_regions, walk
 from .common import shared_rw, view_root
@@ -25,15 +26,36 @@ DEFAULT = "1"
 _OPAQUE = ("call_extern", "access_ptr", "sync_grid")
 
 
+RESIDENT = 132  # an H100 / H200 SXM's SMs: the wave a default panel is shaped for (it changes only the tile order)
+
+
 @dataclass
 class Persistent:
-    """The persistent schedule: `tiles` blocks of the original grid (int, or Python text over the dim names)."""
+    """The persistent schedule: `tiles` blocks of the original grid (int, or Python text over the dim names), in
+    panels of `panel` tile rows when the kernel has no T.use_swizzle (`default_panel`)."""
 
     tiles: object
+    panel: int | None = None
 
     def describe(self) -> str:
+        order = f"panels of {self.panel} tile rows, the default without T.use_swizzle" if self.panel else \
+            "T.use_swizzle order"
         return (f"# persistent: min({self.tiles}, resident blocks) blocks loop over {self.tiles} tiles "
-                "(T.use_swizzle order), the stage ring continuing across tiles")
+                f"({order}), the stage ring continuing across tiles")
+
+
+def default_panel(launch: N.Launch, ws) -> int | None:
+    """Tile rows per panel of a persistent 2-D grid with no T.use_swizzle call (None with one, even disabled): a
+    wave of RESIDENT tiles, p rows by RESIDENT / p columns, reads p * block_M rows of A and RESIDENT / p * block_N
+    columns of B, least at p = sqrt(RESIDENT * block_N / block_M) (block_M x block_N: the gemm's accumulator; a
+    square tile without one), rounded to an even count. H200 ncu, 128x256 tiles at 4096^3: panels of 16 read 144 MB
+    from DRAM, of 8 185 MB, cuBLAS 149 MB; launch order was 0.95x cuBLAS at 8192^3 where panels of 8 were 1.06x."""
+    if len(launch.block_vars) < 2 or any(isinstance(n, N.UseSwizzle) for n in walk(launch.body)):
+        return None
+    gemm = ws.plan.consumers[0] if len(ws.plan.consumers) == 1 else None
+    shape = shape_ints(gemm.c.buffer.shape) if isinstance(gemm, N.Gemm) else None
+    block_m, block_n = shape[-2:] if shape and len(shape) >= 2 else (1, 1)
+    return max(2, round(math.sqrt(RESIDENT * block_n / block_m) / 2) * 2)
 
 
 def plan_persistent(func: N.PrimFunc, launch: N.Launch, ws) -> Persistent | str:
@@ -77,6 +99,8 @@ def plan_schedule(ws, func: N.PrimFunc, launch: N.Launch, layouts: dict, arch: s
     ws.store = None if isinstance(store, str) else store
     cluster = plan_cluster(ws, launch)
     ws.cluster = None if isinstance(cluster, str) else cluster
+    if ws.persistent is not None and ws.cluster is None:  # clusters pair tiles 2q, 2q+1 in launch order
+        ws.persistent.panel = default_panel(launch, ws)
     split = plan_stream_k(launch, ws) if ws.persistent is not None else None
     ws.stream_k = None if isinstance(split, str) else split
     ws.notes = ([f"# one block per tile: {tiles_plan}"] if isinstance(tiles_plan, str) else [tiles_plan.describe()]) \

@@ -8,9 +8,13 @@ from ...ir.visitor import walk
 
 def rasterize(em, launch: N.Launch, tile: str | None = None) -> None:
     """Rebind the first two block indices of `launch` per its enabled T.use_swizzle (no-op without one). `tile`: the
-    linear tile index (launch order) of a persistent kernel, from which every block index is rebound."""
+    linear tile index (launch order) of a persistent kernel, from which every block index is rebound (in panels of
+    its plan's default panel when the kernel has no T.use_swizzle)."""
     hint = next((n for n in walk(launch.body) if isinstance(n, N.UseSwizzle) and n.enable and n.panel_size > 1),
                 None)
+    default = getattr(getattr(getattr(em, "ws", None), "persistent", None), "panel", None) if tile else None
+    if hint is None and default:  # a persistent kernel without T.use_swizzle: persistent.default_panel
+        hint = N.UseSwizzle(default)
     bvs = launch.block_vars
     if tile is None and (hint is None or len(bvs) < 2):
         return
