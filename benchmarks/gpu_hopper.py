@@ -83,15 +83,14 @@ def jobs():
     """(role, kernel, info) for every artifact."""
     out = []
     for size, dt, bm, bn, bk, st, th, pn in GEMMS:
-        kw = dict(M=size, N=size, K=size, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, dtype=dt,
-                  **({"panel": pn} if pn else {}))
+        kw = dict(M=size, N=size, K=size, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, panel=pn,
+                  dtype=dt)
         out += [("gemm", k, dict(M=size, N=size, K=size, dtype=dt, tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn or 'auto'}"))
-                for k in _kernels(KERNELS, "hopper_matmul" if pn else "hopper_matmul_plain", kw)]
+                for k in _kernels(KERNELS, "hopper_matmul", kw)]
     for m, n, kk, bm, bn, bk, st, th, pn in TAILS:
-        kw = dict(M=m, N=n, K=kk, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th,
-                  **({"panel": pn} if pn else {}))
+        kw = dict(M=m, N=n, K=kk, block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th, panel=pn)
         out += [("tail", k, dict(M=m, N=n, K=kk, dtype="float16", tile=f"{bm}x{bn}x{bk} s{st} t{th} p{pn or 'auto'}"))
-                for k in _kernels(KERNELS, "hopper_matmul" if pn else "hopper_matmul_plain", kw)]
+                for k in _kernels(KERNELS, "hopper_matmul", kw)]
     for causal, bm, bn, st, th in ATTN:
         kw = dict(batch=4, heads=32, seq_len=4096, dim=128, is_causal=causal, block_M=bm, block_N=bn, num_stages=st,
                   threads=th)

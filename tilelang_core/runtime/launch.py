@@ -17,6 +17,7 @@ _CTYPE = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_
           "bool": ctypes.c_bool, "uint32": ctypes.c_uint32}
 _LOCK = threading.Lock()
 _MODULES: dict = {}
+_PREPARED: dict = {}  # launch signature -> the prepared kernels of that launch (`launch`)
 _instrumented = functools.lru_cache(maxsize=256)(is_instrumented)  # a source's str caches its hash: no rescan
 
 
@@ -169,9 +170,6 @@ def launch(artifact, tensors, stream=None) -> None:
         _check(go(fn, gx, gy, gz, bx, by, bz, smem, handle, ctypes.addressof(array), *(() if cooperative else (0,))))
     if _instrumented(artifact.source):  # iket markers: read the trace back (runtime/iket_trace.py)
         collect(artifact, _function(artifact, artifact.launch_plan()[0])[0], stream)
-
-
-_PREPARED: dict = {}
 
 
 def _signature(artifact, args: list, stream: int):
