@@ -69,7 +69,8 @@ def test_a_qualifying_gemm_loops_over_its_tiles_and_stores_through_tma(gemm):
     assert "tl::bulk_wait_read<0>();" in src and "tl::bulk_wait<0>();" in src
     assert "*(half2*)(C_ptr + " not in src  # the registers no longer store C themselves
     maps = {m["tensor"]: m for m in gemm.tensor_maps}
-    assert maps["C"]["box"] == [64, 128] and maps["C"]["swizzle"] == 128
+    assert maps["C"]["box"] == [64, 64] and maps["C"]["swizzle"] == 128  # each warpgroup stores its 64 rows
+    assert "tl::warpgroup_sync();" in src and "((((int)threadIdx.x) >> 7) * 64)" in src
     # 3 stages of 128x64 + 64x256 fp16 tiles and 6 mbarriers (to 1024 bytes), then the 128x256 staging tile
     assert gemm.smem_bytes == 148480 + 128 * 256 * 2
 
@@ -77,7 +78,8 @@ def test_a_qualifying_gemm_loops_over_its_tiles_and_stores_through_tma(gemm):
 def test_the_ir_stages_show_the_tile_loop_and_the_epilogue():
     text = _schedule(_gemm())
     assert "# persistent: min(8, resident blocks) blocks loop over 8 tiles" in text
-    assert "# epilogue: C_local -> C through a 128x256 shared staging tile, TMA store box [128, 64] x4" in text
+    assert "# epilogue: C_local -> C through a 128x256 shared staging tile, TMA store box [64, 64] x4 (swizzle 128), " \
+        "each consumer warpgroup storing its 64-row bands" in text
     lowered = lower(_gemm(), "sm_90a", until="lowered").stages["lowered"]
     assert 'pblock = T.launch_thread("blockIdx.x", 8)' in lowered and "for tile_i in T.serial(" in lowered
 
@@ -246,7 +248,7 @@ def test_a_batched_gemm_with_a_dynamic_batch_counts_its_tiles_at_launch():
     assert from_kernel(ck, func, "sm_90a", b"").grid_for({"b": 3}, ck.grid) == (48, 1, 1)
     lowered = lower(func, "sm_90a", until="lowered").stages["lowered"]
     assert "blk[2] = T.floordiv(tile, (2 * 8))" in lowered  # the batch index, then the swizzled tile in its slice
-    assert [m["box"] for m in ck.tensor_maps if m["tensor"] == "C"] == [[64, 128, 1]]
+    assert [m["box"] for m in ck.tensor_maps if m["tensor"] == "C"] == [[64, 64, 1]]
 
 
 @pytest.mark.usefixtures("tilelang_alias")
@@ -321,3 +323,30 @@ def test_the_default_panel_order_visits_every_tile_once(gx, gy, panel):
         seen.append((blk[0], blk[1]))
     assert sorted(seen) == [(x, y) for x in range(gx) for y in range(gy)]
     assert len({y for _, y in seen[:min(panel, gy)]}) == min(panel, gy)  # the first tiles go down one panel
+
+
+@pytest.mark.parametrize("m,n", [(128, 256), (256, 128)])
+def test_each_consumer_warpgroup_writes_and_stores_only_its_own_bands(m, n):
+    from types import SimpleNamespace
+
+    from tilelang_core.codegen.cuda.tma_store import _bands
+    from tilelang_core.passes.layout_kinds import Mma
+
+    func = _gemm(block_M=m, block_N=n)
+    lay = Mma(m, n, 8, 1, interleave=True)
+    assert lay.describe() in _schedule(func)  # the accumulator layout the kernel has
+    band = _bands(lay, 256)
+    ck_stores = generate(func, "sm_90a").source.count("tl::tma_store_2d(C_tmap2")
+    assert band == 64 and ck_stores == 2 * (n // 64) * (m // 128)  # data-parallel + stream-K: atoms x own bands
+    stub = {"T": SimpleNamespace(floordiv=lambda a, b: a // b, floormod=lambda a, b: a % b)}
+    for tx in range(256):
+        for r in range(lay.regs):
+            i = eval(lay.coords("tx", "r")[0], stub, {"tx": tx, "r": r})  # noqa: S307 - the layout's index text
+            assert i % (2 * band) // band == tx // 128  # row band b * 128 + 64 g .. + 64 is warpgroup g's
+
+
+def test_the_switch_keeps_one_store_thread_for_both_warpgroups(monkeypatch):
+    monkeypatch.setenv("TILELSP_WG_EPILOGUE", "0")
+    ck = generate(_gemm(), "sm_90a")
+    assert [m["box"] for m in ck.tensor_maps if m["tensor"] == "C"] == [[64, 128]]
+    assert "tl::warpgroup_sync" not in ck.source.split("void __launch_bounds__")[-1]
