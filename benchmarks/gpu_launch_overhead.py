@@ -4,8 +4,8 @@
 chosen GEMM artifact (built by `gpu_hopper.py build`) `calls` times back to back on the same tensors and reports the
 host microseconds per call (the kernels queue behind each other on the GPU; the host never waits for them while the
 driver's launch queue has room: 1000 calls of a 0.2 ms kernel filled it for torch.matmul, which then measured the
-GPU's pace, 96 us) beside torch.matmul on the same operands; `--profile` prints cProfile's top entries for our launches. Writes
-launch_overhead.json into $OUT.
+GPU's pace, 96 us) beside torch.matmul on the same operands; `--profile` prints cProfile's top entries for our
+launches. Writes launch_overhead.json into $OUT.
 """
 from __future__ import annotations
 
