@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.visitor import walk
+from .common import local_ints
 
 
 def rasterize(em, launch: N.Launch, tile: str | None = None) -> None:
@@ -47,15 +48,13 @@ def rasterize(em, launch: N.Launch, tile: str | None = None) -> None:
 
 
 def _bind(em, var, slot: int, value: str) -> None:
-    """Rebind block index `var` to `value`, computed once into a local int32 array: a let would be inlined into every
-    use, and nvcc does not hoist its divisions out of a k-loop that waits on an mbarrier (inline asm), so a
-    persistent producer recomputed its tile coordinates for every TMA load (H200 ncu: 44 % more instructions than
-    cuBLAS at 4096^3)."""
-    if getattr(em, "block_scalars", None) is None:
-        em.block_scalars = em.fresh("blk")
-        em.allocs.append(f'{em.block_scalars} = T.alloc_buffer((3,), "int32", scope="local")')
-    em.line(f"{em.block_scalars}[{slot}] = {value}")
-    em.var_text[var] = f"{em.block_scalars}[{slot}]"
+    """Rebind block index `var` to `value`, computed once into a local int32 array (`common.local_ints`): a let would
+    be inlined into every use, and nvcc does not hoist its divisions out of a k-loop that waits on an mbarrier
+    (inline asm), so a persistent producer recomputed its tile coordinates for every TMA load (H200 ncu: 44 % more
+    instructions than cuBLAS at 4096^3)."""
+    text = local_ints(em, "blk", 3)[slot]
+    em.line(f"{text} = {value}")
+    em.var_text[var] = text
 
 
 def _unravel_outer(em, launch: N.Launch, tile: str) -> str:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
+from .common import local_ints
 
 DEFAULT = "1"
 MIN_STEPS = 4   # a block's share of the last wave below which the wave stays data-parallel
@@ -107,13 +108,9 @@ def split(body) -> tuple[tuple, tuple]:
 
 
 def scalars(em) -> list[str]:
-    """Texts of the role's stream-K scalars, kept in a local int32 array (a let would be inlined into every use):
-    blocks, the last wave's k-steps, the data-parallel tiles, the block's first and end step, its first tile, and
-    the piece's first and end step in its tile."""
-    if getattr(em, "sk_scalars", None) is None:
-        em.sk_scalars = em.fresh("sk")
-        em.allocs.append(f'{em.sk_scalars} = T.alloc_buffer((8,), "int32", scope="local")')
-    return [f"{em.sk_scalars}[{i}]" for i in range(8)]
+    """Texts of the role's stream-K scalars (`common.local_ints`): blocks, the last wave's k-steps, the data-parallel
+    tiles, the block's first and end step, its first tile, and the piece's first and end step in its tile."""
+    return local_ints(em, "sk", 8)
 
 
 def emit_split(em, sk: StreamK, grid_blocks: str) -> tuple[str, str, str]:
