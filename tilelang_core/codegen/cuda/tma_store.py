@@ -255,10 +255,9 @@ def _store(em, st: TmaStore, atoms) -> None:
         bands = [f"{b * 2 * st.band} + T.floordiv(tx, 128) * {st.band}" for b in range(st.rows // (2 * st.band))] \
             if st.band else ["0"]
         for j in atoms:
-            for row in bands:
-                coords = [f"({starts[0]} + {st.inner * j})" if j else starts[0]]
-                coords += [f"({starts[1]} + {row})" if row != "0" else starts[1]] + starts[2:] if len(starts) > 1 \
-                    else []
+            for row in bands:  # "0": the whole tile's rows; else a band's first row (the tile has a row axis)
+                col = f"({starts[0]} + {st.inner * j})" if j else starts[0]
+                coords = [col] + (starts[1:] if row == "0" else [f"({starts[1]} + {row})", *starts[2:]])
                 at = f"{(j % st.slots) * st.rows * st.inner}" + (f" + ({row}) * {st.inner}" if row != "0" else "")
                 em.line(f'T.cuda.func_call("tl::tma_store_{len(st.axes)}d", {st.tmap["arg"]}, '
                         f'{em.store_stage}.ptr_to([{at}]), {", ".join(coords)}, source_code="")')
