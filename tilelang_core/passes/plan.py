@@ -24,6 +24,12 @@ class PipelinePlan:
     consumers: list
     buffers: list
 
+    @property
+    def lone_gemm(self):
+        """The loop body's gemm when it is the only consumer statement, else None."""
+        only = self.consumers[0] if len(self.consumers) == 1 else None
+        return only if isinstance(only, N.Gemm) else None
+
     def describe(self) -> str:
         names = ", ".join(b.name for b in self.buffers)
         return (f"# pipeline {self.loop.vars[0].name}: {self.num_stages} stages, "

@@ -53,7 +53,7 @@ def plan_cluster(ws, launch: N.Launch) -> Cluster | str:
         return f"TILELSP_CLUSTER={os.environ.get('TILELSP_CLUSTER', DEFAULT)} (2 turns clusters on)"
     if ws.persistent is None:
         return "not persistent"
-    if len(ws.plan.consumers) != 1 or not isinstance(ws.plan.consumers[0], N.Gemm):
+    if ws.plan.lone_gemm is None:
         return "the pipelined loop does more than one gemm"
     grid = [as_int(g) for g in launch.grid]
     if len(grid) != 2 or None in grid or len(launch.block_vars) != 2:

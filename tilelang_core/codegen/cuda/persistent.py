@@ -52,8 +52,8 @@ def default_panel(launch: N.Launch, ws) -> int | None:
     from DRAM, of 8 185 MB, cuBLAS 149 MB; launch order was 0.95x cuBLAS at 8192^3 where panels of 8 were 1.06x."""
     if len(launch.block_vars) < 2 or any(isinstance(n, N.UseSwizzle) for n in walk(launch.body)):
         return None
-    gemm = ws.plan.consumers[0] if len(ws.plan.consumers) == 1 else None
-    shape = shape_ints(gemm.c.buffer.shape) if isinstance(gemm, N.Gemm) else None
+    gemm = ws.plan.lone_gemm
+    shape = shape_ints(gemm.c.buffer.shape) if gemm is not None else None
     block_m, block_n = shape[-2:] if shape and len(shape) >= 2 else (1, 1)
     return max(2, round(math.sqrt(RESIDENT * block_n / block_m) / 2) * 2)
 

@@ -68,8 +68,8 @@ class PipelineEmitter:
         """Opt-in (TILELSP_ASYNC_WGMMA=1) when the only consumer is a wgmma gemm: wgmma k stays in flight
         while the loads for k+num_stages-1 are issued. Correct on the H200 but slower there (430 vs 454
         TFLOP/s at 4096^3, benchmarks/results/gpu_h200_2026-12-02_async_wgmma.json), hence off by default."""
-        only = plan.consumers[0] if len(plan.consumers) == 1 else None
-        return (isinstance(only, N.Gemm) and id(only) in self.wgmma and not only.clear_accum
+        only = plan.lone_gemm
+        return (only is not None and id(only) in self.wgmma and not only.clear_accum
                 and os.environ.get("TILELSP_ASYNC_WGMMA") == "1")
 
     def _pipelined_async_mma(self, s: N.For, plan, it: str, start: str, n: str) -> None:
@@ -258,9 +258,9 @@ class PipelineEmitter:
         stage the producer needs next). H200, results/gpu_hopper_fp8_2026-12-03.json: 128x128 tiles 13-17 %
         faster (fp16 and fp8), two warpgroups within noise of waiting, 2 stages 15 % slower; all outputs right
         with the accumulators pinned. TILELSP_WGMMA_INFLIGHT=1 forces it for any lone wgmma gemm, =0 turns it off."""
-        only = plan.consumers[0] if len(plan.consumers) == 1 else None
+        only = plan.lone_gemm
         flag = os.environ.get("TILELSP_WGMMA_INFLIGHT")
-        on = isinstance(only, N.Gemm) and id(only) in self.wgmma and not only.clear_accum and (
+        on = only is not None and id(only) in self.wgmma and not only.clear_accum and (
             flag == "1" or flag != "0" and self.ws.consumers == 128 and plan.num_stages >= 3)
         n_static = as_int(s.extents[0])
         cs = shape_ints(only.c.buffer.shape) if on else None

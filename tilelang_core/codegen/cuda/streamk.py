@@ -84,8 +84,8 @@ def plan_stream_k(launch: N.Launch, ws) -> StreamK | str:
     steps = as_int(loop.extents[0])
     if steps is None or steps < 2:
         return "the k trip count is not a constant of at least 2"
-    gemm = plan.consumers[0] if len(plan.consumers) == 1 else None
-    if not isinstance(gemm, N.Gemm) or gemm.clear_accum is not False:
+    gemm = plan.lone_gemm
+    if gemm is None or gemm.clear_accum is not False:
         return "the loop body is not one accumulating gemm"
     acc = gemm.c.buffer
     shape = shape_ints(acc.shape)
