@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.visitor import walk
+from .raster import swizzle_hint
 from .tma import MAX_RANK, coordinate_operands
 
 DEFAULT = "0"
@@ -61,8 +62,7 @@ def plan_cluster(ws, launch: N.Launch) -> Cluster | str:
     gx, gy = grid
     if gx * gy % SIZE:
         return f"an odd number of tiles ({gx * gy})"
-    hint = next((n for n in walk(launch.body) if isinstance(n, N.UseSwizzle) and n.enable and n.panel_size > 1),
-                None)
+    hint = swizzle_hint(launch)
     pairs = [(tile_coords(2 * q, gx, gy, hint), tile_coords(2 * q + 1, gx, gy, hint)) for q in range(gx * gy // 2)]
     bx, by = launch.block_vars
     if all(a[0] == b[0] for a, b in pairs):

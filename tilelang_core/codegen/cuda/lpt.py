@@ -17,6 +17,7 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.visitor import transform, walk
 from .persistent import coupling
+from .raster import swizzle_hint
 
 DEFAULT = "1"
 MAX_CHECKED = 4096  # block extents up to this are checked value by value for a non-decreasing trip count
@@ -26,7 +27,7 @@ def heavy_index(launch: N.Launch):
     """(block index var, its grid extent) to launch in reverse, or None."""
     if os.environ.get("TILELSP_HEAVY_FIRST", DEFAULT) == "0":
         return None
-    if any(isinstance(n, N.UseSwizzle) and n.enable and n.panel_size > 1 for n in walk(launch.body)):
+    if swizzle_hint(launch) is not None:
         return None
     if coupling(launch) is not None:
         return None

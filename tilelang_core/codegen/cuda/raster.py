@@ -11,8 +11,7 @@ def rasterize(em, launch: N.Launch, tile: str | None = None) -> None:
     """Rebind the first two block indices of `launch` per its enabled T.use_swizzle (no-op without one). `tile`: the
     linear tile index (launch order) of a persistent kernel, from which every block index is rebound (in panels of
     its plan's default panel when the kernel has no T.use_swizzle)."""
-    hint = next((n for n in walk(launch.body) if isinstance(n, N.UseSwizzle) and n.enable and n.panel_size > 1),
-                None)
+    hint = swizzle_hint(launch)
     default = getattr(getattr(getattr(em, "ws", None), "persistent", None), "panel", None) if tile else None
     if hint is None and default:  # a persistent kernel without T.use_swizzle: persistent.default_panel
         hint = N.UseSwizzle(default)
@@ -45,6 +44,12 @@ def rasterize(em, launch: N.Launch, tile: str | None = None) -> None:
     rows, cols = (new_along, new_across) if n_along == "y" else (new_across, new_along)
     _bind(em, bx, 0, cols)
     _bind(em, by, 1, rows)
+
+
+def swizzle_hint(launch: N.Launch):
+    """The launch's enabled T.use_swizzle with a panel of more than one tile, or None."""
+    return next((n for n in walk(launch.body) if isinstance(n, N.UseSwizzle) and n.enable and n.panel_size > 1),
+                None)
 
 
 def _bind(em, var, slot: int, value: str) -> None:
