@@ -245,13 +245,7 @@ def launched_grid(artifact, tensors) -> tuple:
     """The grid `launch` starts for the first kernel of `artifact` on these arguments (for benchmark reports)."""
     import torch
 
-    args = list(tensors)
-    dims = bind_dims(artifact, args)
-    step = artifact.launch_plan()[0]
-    gx, gy, gz = artifact.grid_for(dims, step["grid"])
-    device = next((a.device for a in args if hasattr(a, "is_cuda") and a.is_cuda), torch.device("cuda"))
-    block = tuple((list(step["block"]) + [1, 1])[:3])
-    return _capped_x(_function(artifact, step)[1], step, gx, block, torch.cuda.current_stream(), device), gy, gz
+    return _prepare(artifact, list(tensors), torch.cuda.current_stream())[0][1]
 
 
 def _occupancy(fn, step: dict, threads: int, device) -> tuple[int, int]:
