@@ -3,6 +3,7 @@ emits (compile-time cluster dims, multicast of the shared operand's atoms split 
 both blocks, cluster barriers), the launch metadata, each reason a kernel keeps its blocks alone, and nvcc."""
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -34,6 +35,10 @@ def test_pairs_of_tiles_sharing_b_multicast_it(clusters):
     assert "tl::mbar_arrive_pair(" in src and "tl::mbar_arrive((" not in src
     # .release.cluster would put a MEMBAR.ALL.GPU before every k-step's arrival (1.4x slower on the H200)
     assert "mbarrier.arrive.shared::cluster.b64 _, [a]" in src and "arrive.release.cluster" not in src
+    # one arrival per consumer warp and block (lanes 0 and 1), not 128 remote arrivals per block and k-step
+    assert "setp.lt.u32 p, l, 2" in src and "@p mbarrier.arrive.shared::cluster" in src
+    inits = re.findall(r"tl::mbar_init\(\(&\(\(\(uint64_t\*\)smem_ptr\)\[\d+\]\)\), (\d+)\)", src)
+    assert sorted(set(inits)) == ["1", "16"], inits  # full: the producer; empty: 8 warps x 2 blocks
     assert src.count("tl::cluster_sync();") == 2  # after the barrier setup, before exit
     assert "(tl::grid_blocks() / 2)" in src  # the tile loop walks pairs
 

@@ -2,17 +2,18 @@
 take tiles 2q and 2q+1 of the rasterised order, which share one operand tile (the same B columns, or the same A rows);
 each block loads its own tile of the other operand and half of the shared tile's atoms with a TMA multicast into both
 blocks' stage, completing on both blocks' full barriers, so L2 serves the shared tile once per pair (a third fewer
-bytes per k-step for a 128x256 fp16 tile). A stage is refilled only when both blocks' consumers released it: the even
-lanes of each consumer warp arrive on their own block's empty barrier and the odd lanes on the peer's (the barrier's
-count stays the consumer thread count). The blocks meet at a cluster barrier after the barrier setup and before they
-exit (the peer still arrives on this block's barriers until then).
+bytes per k-step for a 128x256 fp16 tile). A stage is refilled only when both blocks' consumers released it: lane 0
+of each consumer warp arrives on its own block's empty barrier and lane 1 on the peer's (the barrier counts the
+consumer warps of both blocks, `empty_count`). The blocks meet at a cluster barrier after the barrier setup and before
+they exit (the peer still arrives on this block's barriers until then).
 
 Applies to a persistent kernel whose consumers run one gemm, with a constant 2-D grid of an even number of tiles in
 which every pair (2q, 2q+1) keeps one block index and changes the other, one load of which does not read the changing
-index and splits into an even number of atoms. `TILELSP_CLUSTER=2` turns it on (default off: on the H200 the first
-form, every consumer thread arriving with .release.cluster, was correct but 1.38-1.46x slower than one block per tile,
-results/gpu_hopper_gemm_2026-12-03_session18_round2.txt; the arrivals now keep .release.cta, not yet measured); each
-refusal reason is printed in the layouts stage.
+index and splits into an even number of atoms. `TILELSP_CLUSTER=2` turns it on. Off by default: on the H200 the first
+form (every consumer thread arriving, half of them remotely, with .release.cluster) was correct but 1.38-1.46x slower
+than one block per tile (results/gpu_hopper_gemm_2026-12-03_session18_round2.txt); with .release.cta 2.6-7 % slower
+(gpu_hopper_cluster_2026-12-03_session18.txt); with one arrival per warp and block 1.5-3.5 % slower, with 3 or 4
+stages (results/gpu_hopper_2026-12-04_session21_clusters.txt). Each refusal reason is printed in the layouts stage.
 """
 from __future__ import annotations
 
@@ -102,6 +103,11 @@ def _reads(e, var, lets: dict, depth: int = 0) -> bool:
     return False
 
 
+def empty_count(ws) -> int:
+    """Arrivals that release a stage: every consumer thread, or in a cluster one per consumer warp from each block."""
+    return ws.consumers // 16 if getattr(ws, "cluster", None) else ws.consumers
+
+
 def release_fn(ws) -> str:
     """The consumers' stage release: this block's empty barrier, or both blocks' in a cluster."""
     return "tl::mbar_arrive_pair" if ws is not None and getattr(ws, "cluster", None) else "tl::mbar_arrive"
@@ -140,12 +146,14 @@ __device__ __forceinline__ unsigned cluster_rank() {
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
-// even lanes release the stage in this block, odd lanes in the peer (one asm block: no lane-divergent branch). The
-// arrival keeps the default .release.cta (as CUTLASS's ClusterBarrier::arrive): the wgmma reads it orders are
-// complete at wait_group; .release.cluster compiles to MEMBAR.ALL.GPU before every k-step's arrival (1.4x slower)
+// one thread per consumer warp releases the stage in each block: lane 0 here, lane 1 in the peer (one asm block: no
+// lane-divergent branch); each empty barrier counts the consumer warps (`empty_count`). The warp's wgmma reads are
+// complete at its wait_group, so one arrival speaks for the warp, as CUTLASS's signalling threads do; every lane
+// arriving (half of them remotely) sent 128 arrivals per block and k-step over the cluster network. The arrival keeps
+// the default .release.cta: .release.cluster compiles to MEMBAR.ALL.GPU before every k-step's arrival (1.4x slower)
 __device__ __forceinline__ void mbar_arrive_pair(uint64_t* bar) {
-  asm volatile("{\n.reg .b32 r, l, a;\nmov.u32 r, %%cluster_ctarank;\nmov.u32 l, %%laneid;\nand.b32 l, l, 1;\n"
-               "xor.b32 r, r, l;\nmapa.shared::cluster.u32 a, %0, r;\n"
-               "mbarrier.arrive.shared::cluster.b64 _, [a];\n}\n" ::"r"(smem_u32(bar)) : "memory");
+  asm volatile("{\n.reg .b32 r, l, a;\n.reg .pred p;\nmov.u32 l, %%laneid;\nsetp.lt.u32 p, l, 2;\n"
+               "and.b32 l, l, 1;\nmov.u32 r, %%cluster_ctarank;\nxor.b32 r, r, l;\nmapa.shared::cluster.u32 a, %0, r;\n"
+               "@p mbarrier.arrive.shared::cluster.b64 _, [a];\n}\n" ::"r"(smem_u32(bar)) : "memory");
 }
 """ + _mc_functions() + "}  // namespace tl\n"

@@ -9,7 +9,7 @@ import os
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
-from .cluster import release_fn
+from .cluster import empty_count, release_fn
 from .common import shared_rw
 from .persistent import tiles
 from .overlap import emit_overlapped, load_groups, overlap_enabled
@@ -120,7 +120,7 @@ class PipelineEmitter:
         self.line("if tx == 0:")
         with self.block():
             for i in range(2 * ns * len(groups)):
-                count = "1" if i % (2 * ns) < ns else str(ws.consumers)  # full: the producer; empty: consumers
+                count = "1" if i % (2 * ns) < ns else str(empty_count(ws))  # full: the producer; empty: consumers
                 self._call("tl::mbar_init", f"{self.bars}.ptr_to([{i}])", count)
             self._call("tl::mbar_fence_init")
         self.line('T.tvm_storage_sync("shared")')
