@@ -41,6 +41,7 @@ GEMMS = [  # size, dtype, block_M, block_N, block_K, stages, threads (consumers)
     (4096, "bfloat16", 256, 128, 64, 4, 256, 4), (4096, "float16", 256, 128, 64, 4, 256, 4),  # a ring of one slot
     (4096, "float16", 128, 256, 64, 3, 256, 16), (8192, "float16", 128, 256, 64, 3, 256, 16),  # a wave of 16 x 8
     (4096, "float16", 128, 256, 64, 4, 256, 16), (4096, "bfloat16", 128, 256, 64, 4, 256, 16),  # tiles: less DRAM
+    (8192, "float16", 128, 256, 64, 4, 256, 16), (8192, "bfloat16", 128, 256, 64, 4, 256, 16),
     (8192, "float16", 128, 256, 64, 3, 256, 0), (4096, "float16", 128, 256, 64, 3, 256, 0),  # panel 0: no
     (8192, "bfloat16", 128, 256, 64, 3, 256, 0), (4096, "bfloat16", 128, 256, 64, 3, 256, 0),  # T.use_swizzle
 ]
@@ -48,6 +49,7 @@ TAILS = [  # M, N, K, block_M, block_N, block_K, stages, threads, panel: odd sha
     (200, 136, 72, 128, 128, 32, 3, 128, 1), (264, 392, 136, 128, 256, 64, 3, 256, 3),
     (1000, 1800, 136, 128, 256, 64, 4, 256, 3), (130, 250, 100, 64, 64, 32, 3, 128, 1),
     (1000, 1800, 200, 128, 256, 64, 3, 256, 4),  # clusters of two apply (64 tiles, pairs keep bx): clipped edges
+    (1000, 1800, 200, 128, 256, 64, 4, 256, 4),  # the same with a staging ring stored per warpgroup band
     (2300, 2200, 2000, 128, 256, 64, 4, 256, 3), (2300, 2200, 2000, 128, 128, 64, 4, 128, 3),  # stream-K on a
     # partial last wave (162 / 306 tiles over 132 blocks) with clipped edges; the second keeps a wgmma in flight
     (1000, 1800, 200, 128, 256, 64, 3, 256, 0), (2300, 2200, 2000, 128, 128, 64, 4, 128, 0),  # no T.use_swizzle:

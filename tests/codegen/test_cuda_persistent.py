@@ -145,18 +145,32 @@ def test_each_refusal_keeps_the_old_path_and_says_why(body, kw, persistent, stor
 
 def test_a_deeper_pipeline_stages_the_epilogue_through_a_ring_of_atoms():
     """4 stages of 128x64 + 64x256 fp16 tiles leave room for two of the four 128x64 atoms: each atom is written,
-    stored and committed alone, and a slot is written again once the store two groups back has read it."""
+    stored and committed alone, and a slot is written again once the store two groups back has read it; each consumer
+    warpgroup writes, stores and waits for its own 64-row band of each atom behind its own barrier."""
     func = _gemm(num_stages=4)
-    assert "# epilogue: C_local -> C through a ring of 2 shared 128x64 staging slots, TMA store box [128, 64] x4" \
-        in _schedule(func)
+    assert "# epilogue: C_local -> C through a ring of 2 shared 128x64 staging slots, TMA store box [64, 64] x4 " \
+        "(swizzle 128), each consumer warpgroup storing its 64-row bands" in _schedule(func)
     ck = generate(func, "sm_90a")
     src = ck.source
-    # per epilogue (whole tiles, stream-K finisher pieces): four stores, commits and waits
+    # per epilogue (whole tiles, stream-K finisher pieces): four stores, commits and waits, each by a warpgroup's first
     assert ck.persistent and src.count("tl::tma_store_2d(C_tmap2") == 2 * 4 and src.count("tl::bulk_commit();") == 8
     assert src.count("tl::bulk_wait_read<1>();") == 2 * 4 and "tl::bulk_wait_read<0>();" not in src
+    assert src.count("if ((((int)threadIdx.x) % 128) == 0) {") == 2 * 4 * 2 + 1  # waits and stores; the drain
+    epilogue = src[src.index("tl::bulk_wait_read<1>();"):src.index("tl::bulk_commit();")]
+    assert "tl::warpgroup_sync();" in epilogue and "__syncthreads" not in epilogue  # warpgroup barriers only
     assert ck.smem_bytes == 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 2 * 128 * 64 * 2
-    stores = re.findall(r"tl::tma_store_2d\(C_tmap2, \(&\(\(\(half\*\)smem_ptr\)\[(\d+)\]\)\)", src)
-    assert len(set(stores)) == 2 and stores[:2] == stores[2:4]  # atoms 0 and 2 share a slot, 1 and 3 the other
+    stores = re.findall(r"tl::tma_store_2d\(C_tmap2, \(&\(\(\(half\*\)smem_ptr\)\["
+                        r"\(\(\(\(\(int\)threadIdx.x\) >> 7\) \* 4096\) \+ (\d+)\)\]\)\)", src)
+    assert len(stores) == 8 and len(set(stores)) == 2 and stores[:2] == stores[2:4]  # atoms 0, 2 share a slot; 1, 3
+
+
+def test_without_warpgroup_epilogues_the_ring_is_stored_by_one_thread(monkeypatch):
+    monkeypatch.setenv("TILELSP_WG_EPILOGUE", "0")
+    func = _gemm(num_stages=4)
+    assert "# epilogue: C_local -> C through a ring of 2 shared 128x64 staging slots, TMA store box [128, 64] x4 " \
+        "(swizzle 128)\n" in _schedule(func)
+    src = generate(func, "sm_90a").source
+    assert src.count("tl::tma_store_2d(C_tmap2") == 2 * 4 and "% 128) == 0" not in src
 
 
 @pytest.mark.parametrize("m,n,wm,interleave,inner", [(128, 256, 8, True, 64), (256, 128, 8, True, 64),

@@ -6,11 +6,13 @@ tile is written again (the next tile of a persistent kernel) that thread waits u
 consumers wait for the last group before they exit. When the whole tile does not fit beside the stages (a deeper
 pipeline), the staging is a ring of fewer atoms: each atom is written, stored and committed as its own group, and a
 slot is written again once the store that last read it has (the oldest group: bulk groups complete in order). With
-the whole staging tile and two consumer warpgroups that own alternate 64-row bands (the wgmma layout), each warpgroup
-writes, fences and stores its own bands behind its own named barrier, with its first thread as the elected one, so one
-warpgroup starts the next tile while the other is still in its epilogue (H200,
-results/gpu_hopper_2026-12-03_session20_wg_epilogue_gemm.txt, beside `TILELSP_WG_EPILOGUE=0` in one run: 128x256
-GEMMs -2 to +3 %, +0.5 % at 4096^3 and +0.9 % at 8192^3 on average over six configs each; attention unchanged).
+two consumer warpgroups that own alternate 64-row bands (the wgmma layout), each warpgroup writes, fences and stores
+its own bands (of the whole tile, or of each ring atom, waiting for its own groups) behind its own named barrier, with
+its first thread as the elected one, so one warpgroup starts the next tile while the other is still in its epilogue
+(H200, results/gpu_hopper_2026-12-03_session20_wg_epilogue_gemm.txt, beside `TILELSP_WG_EPILOGUE=0` in one run:
+128x256 GEMMs -2 to +3 %, +0.5 % at 4096^3 and +0.9 % at 8192^3 on average over six configs each; attention
+unchanged; the ring, results/gpu_hopper_2026-12-04_session21_clusters.txt: fp8 8192^3 4 stages +0.4 %, fp16/bf16
+4 stages within +-1.2 %).
 
 Applies when the copy is the whole accumulator (a wgmma/mma layout, each register pair two adjacent columns) into a
 2-D box of a global tensor whose rows are 16-byte multiples, at coordinates every thread agrees on, the tensor is
@@ -112,7 +114,7 @@ def plan_tma_store(func: N.PrimFunc, launch: N.Launch, ws, layouts: dict, arch: 
         return f"the staging tile ({rows * cols * esize} bytes, or one {rows}x{inner} atom) does not fit beside the " \
                f"stages ({room} bytes left of {LIMITS[arch].smem_per_block})"
     box[-1] = inner
-    band = _bands(lay, ws.consumers) if slots == atoms else None
+    band = _bands(lay, ws.consumers)
     if band:
         box[-2] = band
     return TmaStore(op, frag.buf, g, list(dst.axes), tensor_map(ws.tensor_maps, g, box, 128), rows, inner, atoms,
@@ -183,9 +185,9 @@ def emit(em, st: TmaStore) -> None:
         return
     for atom in range(st.atoms):  # a ring: atom `atom` in slot atom % slots, once the store that read it last is done
         if atom >= st.slots or em.ws.persistent is not None:
-            _wait_read(em, st.slots - 1)
+            _wait_read(em, st.slots - 1, st.band)
         _write(em, st, atom)
-        em.sync()
+        _sync(em, st.band)
         _store(em, st, [atom])
 
 
