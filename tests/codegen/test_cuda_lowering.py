@@ -57,6 +57,32 @@ def test_sm90a_gemm_uses_wgmma_with_descriptors():
     assert "B_shared: shared tile, wgmma 128-byte-swizzled atoms" in res.stages["layouts"]
 
 
+def test_wgmma_descriptors_are_built_once_per_gemm_and_offset_per_instruction():
+    """Each gemm builds one descriptor per operand and adds every instruction's byte offset in 16-byte units; the
+    warpgroup index comes from a warp shuffle, so ptxas keeps both descriptors in uniform registers."""
+    src = lower(_kernel("gemm.py"), "sm_90a").source
+    fn = src[src.index("__device__ __forceinline__ void tl_gemm_wgmma_0("):]
+    fn = fn[:fn.index("\n}\n")]
+    assert fn.count("tl::wg_desc(") == 2 and "const unsigned long long db0 = tl::wg_desc(B, " in fn
+    assert "const unsigned long long da0 = tl::wg_desc(A, " in fn
+    assert "unsigned long long db = db0 + ((" in fn and "unsigned long long da = da0 + ((" in fn and ") >> 4);" in fn
+    assert "const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128 % " in fn
+    loop = fn[fn.index("for (int kk"):]
+    assert "wg_desc" not in loop
+
+
+def test_a_descriptor_plus_an_offset_is_the_descriptor_of_the_offset_address():
+    """wg_desc's fields, evaluated in Python: the start address (bits 0-13, in 16-byte units) is the only field an
+    offset changes, and shared addresses below 2^18 never carry into the leading-byte-offset field."""
+    def wg_desc(addr, lbo, sbo, mode):
+        return ((addr & 0x3FFFF) >> 4) | (((lbo >> 4) & 0x3FFF) << 16) | (((sbo >> 4) & 0x3FFF) << 32) | (mode << 62)
+
+    for base in (0, 1024, 0x24400, 0x37C00):
+        for off in (0, 32, 96, 2048, 16384 + 64 * 128 + 96, 0x8000):
+            if base + off < 232448:  # the sm_90a shared-memory window
+                assert wg_desc(base, 16, 1024, 1) + (off >> 4) == wg_desc(base + off, 16, 1024, 1)
+
+
 def test_wgmma_can_be_disabled(monkeypatch):
     monkeypatch.setenv("TILELSP_DISABLE_WGMMA", "1")
     res = lower(_kernel("gemm.py"), "sm_90a")

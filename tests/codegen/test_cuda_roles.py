@@ -80,7 +80,7 @@ def test_each_role_runs_its_tile_ops_on_its_own_warps(arch):
     assert "(tx - 128)" in consumer and "(tx - 256)" in consumer  # fragment coordinates relative to each role
     assert "tvm_storage_sync" not in consumer and "fence_sync" not in consumer  # no block barrier inside roles
     if arch == "sm_90a":
-        assert "tl_gemm_wgmma" in script and "/ 128 % 1;" in ck.source
+        assert "tl_gemm_wgmma" in script and "/ 128 % 1, 0);" in ck.source
         # the producer's generic-proxy writes become visible to wgmma's async proxy after the wait
         assert re.search(r"tl::mbar_wait\(.*, 0, 1\);", ck.source)
     assert _compiles(ck, arch)
@@ -127,7 +127,7 @@ def k(A: T.Tensor((128, 64), T.float16), B: T.Tensor((64, 64), T.float16), C: T.
 @pytest.mark.nvcc
 def test_a_wgmma_gemm_in_a_role_of_two_warp_groups_numbers_them_from_the_role():
     ck = _generate(WIDE_ROLE, "sm_90a")
-    assert "const int wg = (threadIdx.x - 128) / 128 % 2;" in ck.source
+    assert "const int wg = __shfl_sync(0xffffffffu, (threadIdx.x - 128) / 128 % 2, 0);" in ck.source
     assert "# acc: wgmma.m64n64 128x64 warps 8x1" in ck.layouts_text
     assert _compiles(ck, "sm_90a")
 

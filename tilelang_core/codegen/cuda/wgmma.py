@@ -111,23 +111,28 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
     mi = m // (64 * n_wg)
     tid = f"(threadIdx.x - {first})" if first else "threadIdx.x"
     body = [f"__device__ __forceinline__ void {name}(const {t}* A, const {tb}* B, float* C) {{",
-            *([] if rs else [f"  const int wg = {tid} / 128 % {n_wg};"]),  # A's rows (registers need none)
+            # A's rows (registers need none); the shuffle tells ptxas the warpgroup is warp-uniform, so the
+            # descriptors live in uniform registers (as CUTLASS's canonical_warp_group_idx)
+            *([] if rs else [f"  const int wg = __shfl_sync(0xffffffffu, {tid} / 128 % {n_wg}, 0);"]),
             *([] if wait else ["#pragma unroll", f"  for (int i = 0; i < {mi * n // 2}; ++i) "
                                'asm volatile("" : "+f"(C[i])::"memory");']),  # pinned while a group is in flight
             '  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");',
+            # each instruction's descriptor: the operand's base descriptor plus its byte offset in 16-byte units (the
+            # start address field's units; shared addresses stay below 2^18, so the add never carries out of it)
+            f"  const unsigned long long db0 = tl::wg_desc(B, {bop['lbo']}, {bop['sbo']}, {bop['mode']});",
             "#pragma unroll", f"  for (int mi = 0; mi < {mi}; ++mi) {{",
             *([] if rs else [f"    const int row0 = (mi * {n_wg} + wg) * 64;"]),
             "#pragma unroll", f"    for (int kk = 0; kk < {ksteps}; ++kk) {{",
-            f"      unsigned long long db = tl::wg_desc(reinterpret_cast<const char*>(B) + ({bop['off'].replace('row0', '0')}), "
-            f"{bop['lbo']}, {bop['sbo']}, {bop['mode']});"]
+            f"      unsigned long long db = db0 + (({bop['off'].replace('row0', '0')}) >> 4);"]
     if rs:
         body += [f"      const unsigned* a = reinterpret_cast<const unsigned*>(A) + (mi * {k // 8} + 2 * kk) * 2;",
                  f"      {inst}(C + mi * {n // 2}, a[0], a[1], a[2], a[3], db);"]
     else:
         arows, acols = shape_ints(a.shape)[-2:]
         aop = _operand(layouts[a], arows, acols, _esize(a.dtype), kmajor=True)
-        body += [f"      unsigned long long da = tl::wg_desc(reinterpret_cast<const char*>(A) + ({aop['off']}), "
-                 f"{aop['lbo']}, {aop['sbo']}, {aop['mode']});",
+        body.insert(body.index("#pragma unroll"), f"  const unsigned long long da0 = tl::wg_desc(A, {aop['lbo']}, "
+                    f"{aop['sbo']}, {aop['mode']});")
+        body += [f"      unsigned long long da = da0 + (({aop['off']}) >> 4);",
                  f"      {inst}(C + mi * {n // 2}, da, db);"]
     body += ["    }", "  }", '  asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");']
     if wait:
