@@ -204,7 +204,7 @@ def _sync(em, band: int | None) -> None:
     em.dirty_r = em.dirty_w = False
 
 
-def _wait_read(em, pending: int, band: int | None = None) -> None:
+def _wait_read(em, pending: int, band: int | None) -> None:
     """The elected thread waits until at most `pending` bulk groups still read shared memory; then the barrier."""
     em.line(f"if {_elected(band)}:")
     with em.block():

@@ -105,6 +105,7 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
     inst, inst_text = instruction(n, a.dtype, rs, tnsp_b, b.dtype)
     brows, bcols = shape_ints(b.shape)[-2:]
     bop = _operand(layouts[b], brows, bcols, _esize(b.dtype), kmajor=bool(g.transpose_b))
+    aop = None if rs else _operand(layouts[a], *shape_ints(a.shape)[-2:], _esize(a.dtype), kmajor=True)
     t, tb = _CTYPE[a.dtype], _CTYPE[b.dtype]
     ksteps = k * _esize(a.dtype) // 32  # one instruction per 32 bytes of K (k16 fp16, k32 fp8)
     name = f"tl_gemm_wgmma_{ident}"
@@ -120,6 +121,8 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
             # each instruction's descriptor: the operand's base descriptor plus its byte offset in 16-byte units (the
             # start address field's units; shared addresses stay below 2^18, so the add never carries out of it)
             f"  const unsigned long long db0 = tl::wg_desc(B, {bop['lbo']}, {bop['sbo']}, {bop['mode']});",
+            *([] if rs else [f"  const unsigned long long da0 = tl::wg_desc(A, {aop['lbo']}, {aop['sbo']}, "
+                             f"{aop['mode']});"]),
             "#pragma unroll", f"  for (int mi = 0; mi < {mi}; ++mi) {{",
             *([] if rs else [f"    const int row0 = (mi * {n_wg} + wg) * 64;"]),
             "#pragma unroll", f"    for (int kk = 0; kk < {ksteps}; ++kk) {{",
@@ -128,10 +131,6 @@ def gemm_function(ident: int, g, m: int, n: int, k: int, n_wg: int, layouts: dic
         body += [f"      const unsigned* a = reinterpret_cast<const unsigned*>(A) + (mi * {k // 8} + 2 * kk) * 2;",
                  f"      {inst}(C + mi * {n // 2}, a[0], a[1], a[2], a[3], db);"]
     else:
-        arows, acols = shape_ints(a.shape)[-2:]
-        aop = _operand(layouts[a], arows, acols, _esize(a.dtype), kmajor=True)
-        body.insert(body.index("#pragma unroll"), f"  const unsigned long long da0 = tl::wg_desc(A, {aop['lbo']}, "
-                    f"{aop['sbo']}, {aop['mode']});")
         body += [f"      unsigned long long da = da0 + (({aop['off']}) >> 4);",
                  f"      {inst}(C + mi * {n // 2}, da, db);"]
     body += ["    }", "  }", '  asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");']
