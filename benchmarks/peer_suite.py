@@ -1,0 +1,175 @@
+"""The real TileLang's own test suite, run unchanged on tilelang_core: per-test outcomes, a table per folder, JSON.
+
+Usage (the checkout is a tile-ai/tilelang `testing/python` folder kept outside this repository):
+    python benchmarks/peer_suite.py /path/to/testing/python [--mode cpu|cuda|gpu] [--folders language,jit ...]
+        [--only SUBSTR ...] [-j 2] [--file-timeout 900] [--test-timeout 240] [--json out.json]
+
+Each test file runs in its own pytest process with `peer_plugin` (alias + GPU shim; see its docstring for the
+modes). A file killed for time has the test that was running marked `hang` and is started again without it.
+Which tests count is decided by `peer_rules` (documented in docs/peer-suite.md); outcomes by `peer_outcomes`.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import peer_outcomes  # noqa: E402
+import peer_rules  # noqa: E402
+
+MAX_RESTARTS = 4
+
+
+def _run_pytest(path: Path, mode: str, test_timeout: float, file_timeout: float, deselect: list[str]) -> list[dict]:
+    """One pytest process over `path`; the plugin's records (a killed process leaves what it wrote)."""
+    with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as fh:
+        out = Path(fh.name)
+    env = dict(os.environ, PEER_MODE=mode, PEER_OUT=str(out), PEER_TEST_TIMEOUT=str(test_timeout),
+               PYTHONPATH=os.pathsep.join([str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")]))
+    cmd = [sys.executable, "-m", "pytest", str(path), "-p", "peer_plugin", "-q", "-p", "no:cacheprovider",
+           "-p", "no:xdist", "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(path.parent)]
+    for nodeid in deselect:
+        cmd += ["--deselect", nodeid]
+    try:
+        proc = subprocess.run(cmd, cwd=path.parent, env=env, capture_output=True, text=True, timeout=file_timeout)
+        tail = (proc.stdout + proc.stderr)[-3000:]
+    except subprocess.TimeoutExpired:
+        tail = "file timeout"
+    records = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    out.unlink(missing_ok=True)
+    if not records and tail:
+        records.append({"event": "collect-error", "tail": tail})
+    return records
+
+
+def run_file(path: Path, mode: str, test_timeout: float, file_timeout: float) -> dict:
+    """All tests of one file: {nodeid: end record}, restarting past a test that hung the process."""
+    results: dict[str, dict] = {}
+    deselect: list[str] = []
+    collect_error = None
+    t0 = time.perf_counter()
+    for _ in range(MAX_RESTARTS + 1):
+        records = _run_pytest(path, mode, test_timeout, file_timeout, deselect)
+        started = [r["nodeid"] for r in records if r["event"] == "start"]
+        for r in records:
+            if r["event"] == "end":
+                prev = results.get(r["nodeid"])
+                if prev is None or prev["outcome"] == "passed":  # keep the first failing phase
+                    results[r["nodeid"]] = r
+            elif r["event"] == "collect-error":
+                collect_error = r["tail"]
+        unfinished = [n for n in started if n not in results]
+        if not unfinished:
+            break
+        hung = unfinished[-1]
+        results[hung] = {"nodeid": hung, "outcome": "failed", "builds": [],
+                         "exception": {"type": "PeerTestTimeout", "message": "process killed for time"}}
+        deselect.append(hung)
+    return {"file": str(path), "tests": results, "collect_error": collect_error,
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def verdicts(root: Path, file_result: dict) -> list[dict]:
+    """Per test function of the file: counted or the rule, and its verdict over its cases."""
+    path = Path(file_result["file"])
+    rules = peer_rules.classify_file(path)
+    cases: dict[str, list[dict]] = collections.defaultdict(list)
+    for nodeid, record in file_result["tests"].items():
+        cases[peer_rules.function_of(nodeid)].append(record)
+    rows = []
+    for func, rule in rules.items():
+        records = cases.get(func, [])
+        outcomes = [peer_outcomes.classify_record(r) for r in records]
+        verdict = peer_outcomes.worst(outcomes) if records else (
+            peer_outcomes.classify_collect_error(file_result["collect_error"]) if file_result["collect_error"]
+            else "skipped")
+        if rule is None and verdict == "skipped":
+            skips = {r.get("skip_reason", "") for r in records}
+            rule = "skipped: " + ("; ".join(sorted(skips))[:160] or "not collected")
+        first_bad = next((r for r, o in zip(records, outcomes) if o == verdict and o != "pass"), None)
+        builds = [b for r in records for b in r.get("builds", [])]
+        rows.append({"folder": path.relative_to(root).parts[0], "file": path.name, "function": func,
+                     "counted": rule is None, "rule": rule, "verdict": verdict, "cases": len(records),
+                     "case_outcomes": dict(collections.Counter(outcomes)),
+                     "detail": (first_bad or {}).get("exception") or (
+                         {"collect_error": file_result["collect_error"][-800:]} if file_result["collect_error"]
+                         and not records else None),
+                     "cuda_builds": {"ok": sum(b.get("ok", False) for b in builds),
+                                     "failed": [b for b in builds if not b.get("ok")][:3]} if builds else None})
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    """A markdown table per folder: counted functions by verdict, and the pass share."""
+    cols = peer_outcomes.ORDER
+    lines = ["| folder | counted | " + " | ".join(cols) + " | pass % | not counted |",
+             "| --- | " + " | ".join("---" for _ in range(len(cols) + 3)) + " |"]
+    folders = sorted({r["folder"] for r in rows})
+    for folder in folders + ["all"]:
+        sel = [r for r in rows if folder in ("all", r["folder"])]
+        counted = [r for r in sel if r["counted"]]
+        n = collections.Counter(r["verdict"] for r in counted)
+        share = 100.0 * n["pass"] / len(counted) if counted else 0.0
+        lines.append(f"| {folder} | {len(counted)} | " + " | ".join(str(n[c]) for c in cols)
+                     + f" | {share:.1f} | {len(sel) - len(counted)} |")
+    return "\n".join(lines)
+
+
+def cuda_summary(rows: list[dict]) -> str:
+    """CUDA mode: the kernels that passing tests built, and how many lowered and compiled for sm_90a."""
+    ok = failed = 0
+    for r in rows:
+        if r["counted"] and r["verdict"] == "pass" and r["cuda_builds"]:
+            ok += r["cuda_builds"]["ok"]
+            failed += len(r["cuda_builds"]["failed"])
+    total = ok + failed
+    return f"sm_90a builds of passing tests' kernels: {ok}/{total} ({100.0 * ok / max(total, 1):.1f} %)"
+
+
+def main(argv=None) -> int:
+    """Run the selected folders' test files and print the tables."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("root", help="a tile-ai/tilelang testing/python folder")
+    ap.add_argument("--mode", choices=("cpu", "cuda", "gpu"), default="cpu")
+    ap.add_argument("--folders", default=",".join(peer_rules.COUNTED_FOLDERS))
+    ap.add_argument("--only", nargs="*", default=[], help="substrings of file paths to keep")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--file-timeout", type=float, default=900.0)
+    ap.add_argument("--test-timeout", type=float, default=240.0)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    root = Path(args.root).resolve()
+    files = sorted(p for folder in args.folders.split(",") for p in (root / folder).glob("test_*.py")
+                   if not args.only or any(s in str(p) for s in args.only))
+    t0 = time.perf_counter()
+    rows: list[dict] = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(run_file, p, args.mode, args.test_timeout, args.file_timeout): p for p in files}
+        for i, fut in enumerate(concurrent.futures.as_completed(futures), 1):
+            result = fut.result()
+            file_rows = verdicts(root, result)
+            rows += file_rows
+            n = collections.Counter(r["verdict"] for r in file_rows if r["counted"])
+            print(f"[{i}/{len(files)}] {Path(result['file']).relative_to(root)} {result['seconds']} s "
+                  + " ".join(f"{k}={v}" for k, v in sorted(n.items())), file=sys.stderr, flush=True)
+    print(table(rows))
+    if args.mode == "cuda":
+        print(cuda_summary(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"mode": args.mode, "seconds": round(time.perf_counter() - t0, 1),
+                                               "rows": rows}, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
