@@ -10,10 +10,10 @@ import contextvars
 from dataclasses import dataclass, field
 
 from ..diagnostics import CompileError, Diagnostic, DiagnosticSink, Severity, internal_message, sorted_diagnostics
+from ..target import DEFAULT_ARCH, canonical
 
 CUDA_STAGES = ("parsed", "legalized", "pipelined", "layouts", "lowered", "tir", "cuda")
 CPU_STAGES = ("parsed", "legalized", "tir", "llvm")
-CUDA_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 
 
 @dataclass
@@ -30,28 +30,9 @@ class LowerResult:
     smem_breakdown: list = field(default_factory=list)
 
 
-def normalize_target(target) -> str:
-    """'cuda' -> 'sm_90a'; dict {'kind': 'cuda', 'arch': ..} -> arch; 'llvm' -> 'cpu'."""
-    if isinstance(target, dict):
-        kind = target.get("kind", "cuda")
-        if kind in ("llvm", "cpu", "c"):
-            return "cpu"
-        target = target.get("arch", "sm_90a")
-    t = str(target or "sm_90a").strip()
-    if t in ("cpu", "llvm", "c"):
-        return "cpu"
-    if t in ("cuda", "auto"):
-        return "sm_90a"
-    if t.startswith("cuda -arch="):
-        t = t.split("=", 1)[1]
-    if t not in CUDA_ARCHS:
-        raise ValueError(f"unknown target {target!r}; use one of {', '.join(CUDA_ARCHS)}, 'cuda' or 'cpu'")
-    return t
-
-
-def stage_names(target="sm_90a") -> tuple[str, ...]:
+def stage_names(target=DEFAULT_ARCH) -> tuple[str, ...]:
     """Stage names for a target, in order."""
-    return CPU_STAGES if normalize_target(target) == "cpu" else CUDA_STAGES
+    return CPU_STAGES if canonical(target) == "cpu" else CUDA_STAGES
 
 
 _TOLERATED: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("tolerated_areas", default=())
@@ -81,7 +62,7 @@ def refuse_errors(func, target) -> None:
     from ..analysis import analyze
     from ..codes import CODES
 
-    arch = normalize_target(target)
+    arch = canonical(target)
     sink = DiagnosticSink()
     analyze([func], () if arch == "cpu" else (arch,), sink)
     skip = _TOLERATED.get() + (("resources",) if arch == "cpu" else ())
@@ -153,10 +134,10 @@ def user_errors(func, arch: str):
         raise _error(func, exc, arch) from exc
 
 
-def lower(func, target="sm_90a", until: str | None = None) -> LowerResult:
-    """Run the pipeline up to `until` (all stages by default) on a kernel the checks accept; the checks' errors
-    and lowering failures raise CompileError at the user's line."""
-    arch = normalize_target(target)
+def lower(func, target=DEFAULT_ARCH, until: str | None = None) -> LowerResult:
+    """Run the pipeline up to `until` (all stages by default) on a kernel the checks accept (`target`: any spelling
+    `target.parse_target` reads); the checks' errors and lowering failures raise CompileError at the user's line."""
+    arch = canonical(target)
     names = stage_names(arch)
     if until is not None and until not in names:
         raise ValueError(f"unknown stage {until!r} for target {arch}; stages: {', '.join(names)}")

@@ -14,6 +14,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..target import DEFAULT_ARCH, canonical, parse_target
 from .cache import ArtifactCache, sha256
 
 FORMAT = 1
@@ -121,11 +122,11 @@ def nvcc_version() -> str:
 
 
 def arch_flags(arch: str) -> list[str]:
-    """nvcc flags for an arch; sm_90a needs the -gencode form (wgmma/setmaxnreg are sm_90a-only)."""
-    if arch.endswith("a"):
-        num = arch[3:]
-        return [f"-gencode=arch=compute_{num},code={arch}"]
-    return [f"-arch={arch}"]
+    """nvcc flags for an arch; an arch-specific one (sm_90a: wgmma, setmaxnreg) needs the -gencode form."""
+    target = parse_target(arch)
+    if target.arch.arch_specific:
+        return [f"-gencode=arch=compute_{target.name[3:]},code={target.name}"]
+    return [f"-arch={target.name}"]
 
 
 class NvccError(Exception):
@@ -211,11 +212,11 @@ def ir_key(func, arch: str) -> str:
                   repr(func.pass_configs))
 
 
-def build_artifact(func, arch: str = "sm_90a", cache: ArtifactCache | None | bool = None) -> Artifact:
+def build_artifact(func, arch: str = DEFAULT_ARCH, cache: ArtifactCache | None | bool = None) -> Artifact:
     """Lower, compile and cache one kernel instance the checks accept (`cache=False` disables the disk cache)."""
-    from ..passes.pipeline import normalize_target, refuse_errors
+    from ..passes.pipeline import refuse_errors
 
-    arch = normalize_target(arch)
+    arch = canonical(arch)
     store = None if cache is False else (cache if isinstance(cache, ArtifactCache) else ArtifactCache())
     key = ir_key(func, arch)
     if store is not None:  # only instances that passed the checks were stored: a hit needs no second look

@@ -21,7 +21,7 @@ import threading
 from dataclasses import dataclass, field
 
 from . import autotune_search as search
-from .jit import JITFactory, JITKernel, compile, jit, resolve_target
+from .jit import JITFactory, JITKernel, compile, jit, machine_target
 
 __all__ = ["autotune", "AutoTuner", "AutotuneResult", "set_autotune_inputs", "get_autotune_inputs"]
 
@@ -116,7 +116,7 @@ class AutoTuner:
 
     def _target(self) -> str:
         target = getattr(self.fn, "target", None) if isinstance(self.fn, JITFactory) else None
-        return resolve_target(target or self.compile_args.get("target", "auto"))[0]
+        return machine_target(target or self.compile_args.get("target", "auto")).kind
 
     def run(self, warmup: int = 25, rep: int = 100, timeout=None, early_stop: bool = False,
             early_stop_factor: float = 2.0, jobs: int | None = None, progress: bool = True,

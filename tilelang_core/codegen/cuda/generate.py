@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ...analysis.targets import ARCHS as LIMITS
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.printer import expr_str
@@ -17,6 +16,7 @@ from ...passes.layouts import LayoutError, describe, infer_layouts
 from ...passes.loop_exits import lower_loop_exits
 from ...passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
 from ...passes.roles import Roles
+from ...target import DEFAULT_ARCH, parse_target
 from ..tvm_pipelines import tirx_without_cse
 from .common import LoweringError, used_buffers, view_root
 from .fastmath import mark_source, pass_config_scope
@@ -37,8 +37,6 @@ from .tma_store import DEVICE as STORE_DEVICE
 from .streamk import DEVICE as STREAMK_DEVICE
 from .streamk import PARAM as STREAMK_PARAM
 
-ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
-SMEM_LIMIT = {a: LIMITS[a].smem_per_block for a in ARCHS}  # bytes of dynamic shared memory per block
 _CUDA_FP8 = re.compile(r"\bfloat8_e4m3\b")  # CUDA has one e4m3 type (__nv_fp8_e4m3); TVM knows it as e4m3fn
 _TF32 = '"tfloat32"'  # TileLang's tfloat32 is stored as float32 (TVM has no such dtype); gemms read it as float32
 
@@ -169,7 +167,7 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
     else:  # barrier setup, then the producer warpgroup's TMA loop and the consumers' body (tma.plan_tma)
         _body_with_marks(em, N.SeqStmt(tuple(_prologue(func, launch))))
         em.specialized(launch.body)
-    smem_lines, smem_total, breakdown = em.smem_plan(SMEM_LIMIT.get(arch))
+    smem_lines, smem_total, breakdown = em.smem_plan(parse_target(arch).arch.smem_per_block)
     em.smem_total, em.breakdown = smem_total, breakdown
     out = ["@T.prim_func", f"def main({', '.join(header)}):",
            f'    T.func_attr({{"global_symbol": "{_symbol(func.name)}", "tirx.noalias": True}})']
@@ -265,11 +263,12 @@ def target_of(arch: str):
     from .. import _tvm
 
     tvm = _tvm.load().tvm
-    return tvm.target.Target({"kind": "cuda", "arch": arch, "max_shared_memory_per_block": SMEM_LIMIT[arch],
-                              "max_threads_per_block": 1024})
+    spec = parse_target(arch).arch
+    return tvm.target.Target({"kind": "cuda", "arch": spec.name, "max_shared_memory_per_block": spec.smem_per_block,
+                              "max_threads_per_block": spec.threads_per_block})
 
 
-def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
+def generate(func: N.PrimFunc, arch: str = DEFAULT_ARCH) -> CudaKernel:
     """Lower a kernel instance all the way to CUDA C: one `__global__` per `with T.Kernel(...)` block, in launch
     order, in one source (raises LoweringError with a span); the kernel's pass configs in force."""
     with pass_config_scope(func.pass_configs):

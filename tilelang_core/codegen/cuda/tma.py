@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...ir.visitor import walk
+from ...target import TMA, parse_target
 from .common import LoweringError, nbytes
 
 PRODUCER_THREADS = 128
@@ -74,8 +75,9 @@ class WarpSpecialization:
 def plan_tma(func: N.PrimFunc, launch: N.Launch, pipelines: dict, swizzled: dict, wgmma: dict, arch: str,
              threads: int, has_roles: bool) -> WarpSpecialization | None:
     """The warp-specialised TMA schedule of the kernel's one T.Pipelined loop, or None when it does not apply
-    (not sm_90a, no wgmma gemm, thread roles, a loop not at the top of the kernel, a copy TMA cannot express)."""
-    if arch != "sm_90a" or not wgmma or os.environ.get("TILELSP_DISABLE_TMA") or len(pipelines) != 1:
+    (no TMA on the target, no wgmma gemm (sm_90a only), thread roles, a loop not at the top of the kernel, a copy
+    TMA cannot express)."""
+    if not parse_target(arch).has(TMA) or not wgmma or os.environ.get("TILELSP_DISABLE_TMA") or len(pipelines) != 1:
         return None
     if has_roles or threads % 128 or threads + PRODUCER_THREADS > 1024:
         return None
