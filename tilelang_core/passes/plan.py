@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..ir import nodes as N
 from ..ir.arith import shape_ints
 from ..ir.visitor import op_regions, walk
+from ..options import current_options
 from ..target import WGMMA, parse_target
 
 
@@ -128,9 +129,7 @@ def wgmma_gemms(func: N.PrimFunc, arch: str, threads: int, roles=None) -> dict:
     """{id(gemm): Gemm} for the gemms that lower to Hopper wgmma (a target with wgmma, fp16/bf16/fp8 inputs, fp32 accumulator,
     warpgroups along M, B in shared memory in a layout wgmma can describe). `roles` (passes.roles.Roles): a
     gemm inside a thread role runs on the role's warp groups, which must be whole ones."""
-    import os
-
-    if not parse_target(arch).has(WGMMA) or os.environ.get("TILELSP_DISABLE_WGMMA"):
+    if not parse_target(arch).has(WGMMA) or not current_options().wgmma:
         return {}
     out = {}
     for g in (n for n in walk(func.body) if isinstance(n, N.Gemm)):

@@ -7,13 +7,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import os
 import shutil
 import subprocess
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..options import codegen_options
 from ..target import DEFAULT_ARCH, canonical, parse_target
 from .cache import ArtifactCache, sha256
 
@@ -154,21 +154,6 @@ def compile_cubin(source: str, arch: str) -> bytes:
         return out.read_bytes()
 
 
-# Environment switches that change the generated code; every cache key includes their values (a test checks that
-# each TILELSP_* variable the lowering reads is listed here).
-CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA", "TILELSP_DISABLE_TMA", "TILELSP_WGMMA_INFLIGHT",
-                     "TILELSP_PERSISTENT", "TILELSP_TMA_STORE",
-                     "TILELSP_ATTN_OVERLAP", "TILELSP_ATTN_PINGPONG",
-                     "TILELSP_ATTN_UNSWITCH", "TILELSP_FAST_EXP2", "TILELSP_CLUSTER", "TILELSP_ATTN_KV_BARRIERS",
-                     "TILELSP_STREAM_K", "TILELSP_HEAVY_FIRST", "TILELSP_WG_EPILOGUE")
-
-
-def codegen_switches() -> tuple:
-    """The current (name, value) of every environment switch that changes the generated code (a kernel's pass
-    configs are part of its IR: `ir_key`)."""
-    return tuple((name, os.environ.get(name, "")) for name in CODEGEN_SWITCHES)
-
-
 @functools.lru_cache(maxsize=1)
 def compiler_version() -> str:
     """A digest of this compiler's own sources and the apache-tvm it is pinned to: a cache entry made by any other
@@ -206,8 +191,9 @@ def ir_structure(obj):
 
 def ir_key(func, arch: str) -> str:
     """Cache key of a kernel instance before lowering: its tile IR (arguments bound, spans included), the
-    arch, the compiler version and the code-changing switches."""
-    return sha256("tilelsp-artifact", FORMAT, compiler_version(), codegen_switches(), arch, func.name,
+    arch, the compiler version and its CodegenOptions (pass configs, then the environment's overrides)."""
+    return sha256("tilelsp-artifact", FORMAT, compiler_version(), repr(codegen_options(func.pass_configs)), arch,
+                  func.name,
                   repr(ir_structure(func.params)), repr(ir_structure(func.body)), func.out_idx,
                   repr(func.pass_configs))
 

@@ -13,6 +13,7 @@ import threading
 
 from ..diagnostics import CompileError, DiagnosticSink
 from ..ir import nodes as N
+from ..options import codegen_options
 from ..target import Target, from_capability, parse_target
 from .kernel import CallPlan, KernelParam, contiguous_args, kernel_params, normalize_out_idx
 
@@ -76,7 +77,7 @@ class JITKernel:
             func = to_ir(func, out_idx)
         if out_idx is None and func.out_idx is not None:
             out_idx = func.out_idx
-        if pass_configs:  # honoured: tl.enable_fast_math (CUDA; codegen/cuda/fastmath.py)
+        if pass_configs:  # those the CUDA lowering honours: options.PASS_CONFIGS (docs/options.md)
             func = func.with_pass_configs(pass_configs)
         self.func = func
         self.out_idx = normalize_out_idx(out_idx, len(func.params))
@@ -183,7 +184,7 @@ def paused_gc():
 def compile(func, out_idx=None, target="auto", target_host=None, execution_backend=None,  # noqa: A001
             verbose=False, pass_configs=None, **kwargs) -> JITKernel:
     """Compile a @T.prim_func (or an IR PrimFunc) into a JITKernel for `target` (`pass_configs`: TileLang's; the
-    CUDA backend honours tl.enable_fast_math and ignores the others)."""
+    CUDA backend honours those of options.PASS_CONFIGS and ignores the others)."""
     with paused_gc():
         return JITKernel(to_ir(func, out_idx), out_idx=out_idx, target=target, pass_configs=pass_configs)
 
@@ -225,9 +226,7 @@ class JITFactory:
 
     def __call__(self, *args, **kwargs) -> JITKernel:
         """Instantiate the factory with these arguments and compile the kernel it returns (cached)."""
-        from .artifact import codegen_switches
-
-        key = (_key(args, kwargs), codegen_switches())  # a switch flipped in this process builds anew
+        key = (_key(args, kwargs), codegen_options())  # an override flipped in this process builds anew
         with self._lock:
             if key in self._cache:
                 return self._cache[key]

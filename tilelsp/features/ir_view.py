@@ -79,9 +79,9 @@ def _funcs(req) -> list:
 
 def _lower(func, target: str, text: str, until=None):
     import tilelang_core
-    from tilelang_core.runtime.artifact import codegen_switches
+    from tilelang_core.options import codegen_options
 
-    key = (hashlib.sha1(text.encode()).hexdigest(), func.name, func.instance, target, until, codegen_switches())
+    key = (hashlib.sha1(text.encode()).hexdigest(), func.name, func.instance, target, until, codegen_options())
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]

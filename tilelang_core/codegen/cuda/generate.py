@@ -12,6 +12,7 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.printer import expr_str
 from ...ir.visitor import walk
+from ...options import codegen_options, options_scope
 from ...passes.layouts import LayoutError, describe, infer_layouts
 from ...passes.loop_exits import lower_loop_exits
 from ...passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
@@ -19,7 +20,7 @@ from ...passes.roles import Roles
 from ...target import DEFAULT_ARCH, parse_target
 from ..tvm_pipelines import tirx_without_cse
 from .common import LoweringError, used_buffers, view_root
-from .fastmath import mark_source, pass_config_scope
+from .fastmath import mark_source
 from .lower import KernelEmitter
 from .split import split_kernels
 from .tvm_source import (clean_source, finish_source, first_error_line, host_made_params, kernel_signature,
@@ -271,7 +272,7 @@ def target_of(arch: str):
 def generate(func: N.PrimFunc, arch: str = DEFAULT_ARCH) -> CudaKernel:
     """Lower a kernel instance all the way to CUDA C: one `__global__` per `with T.Kernel(...)` block, in launch
     order, in one source (raises LoweringError with a span); the kernel's pass configs in force."""
-    with pass_config_scope(func.pass_configs):
+    with options_scope(codegen_options(func.pass_configs)):
         return _generate(func, arch)
 
 
