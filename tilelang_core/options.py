@@ -3,7 +3,7 @@
 The kernel's TileLang pass configs (`pass_configs=` of `tilelang.jit` / `tilelang.compile`, kept on
 `PrimFunc.pass_configs`) come first, then the documented `TILELSP_*` environment overrides (docs/options.md);
 nothing else in the compiler reads a code-changing switch. The lowering enters `options_scope` once per kernel
-(`passes.pipeline.lower`, `codegen.cuda.generate`) and every decision reads `current_options()`; outside a scope
+(`lowering.lower`, `codegen.cuda.generate`) and every decision reads `current_options()`; outside a scope
 (a stage called on its own, e.g. the layout views) the overrides alone apply. The artifact cache key digests the
 value (`runtime.artifact.ir_key`), so a kernel built under other options never matches.
 """

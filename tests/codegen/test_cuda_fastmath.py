@@ -82,7 +82,7 @@ def test_decorator_pass_configs_reach_the_static_path_and_the_cache_key():
 @pytest.mark.tvm
 def test_tilelsp_ir_shows_the_fast_math_code_the_jit_builds():
     from tilelang_core import check_source
-    from tilelang_core.passes.pipeline import lower
+    from tilelang_core.lowering import lower
 
     kernels = {k.factory: k for k in check_source(STATIC, "fast.py").kernels}
     fast = lower(kernels["fast"], "sm_90a").stages["cuda"]

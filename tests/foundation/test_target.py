@@ -84,7 +84,7 @@ def test_target_lists():
 
 def test_every_layer_gives_the_same_answer():
     """The pipeline, the checks' target list, the JIT and the CLI's validation all read the one table."""
-    from tilelang_core.passes.pipeline import stage_names
+    from tilelang_core.lowering import stage_names
     from tilelang_core.runtime.jit import machine_target
     from tilelsp.config import ConfigError, validate_targets
 

@@ -10,7 +10,7 @@ import pytest
 from tilelang_core import check_source
 from tilelang_core.passes.ir_text import func_str
 from tilelang_core.passes.legalize import legalize
-from tilelang_core.passes.pipeline import lower, stage_names
+from tilelang_core.lowering import lower, stage_names
 from tilelang_core.passes.plan import plan_pipelines, swizzled_buffers
 from tests.conftest import EXAMPLES, ROOT
 
@@ -81,7 +81,7 @@ def test_lowered_stage_text_for_the_pipelined_copy():
 def test_stages_before_tir_never_import_tvm():
     code = ("import sys; sys.path.insert(0, %r)\n" % str(ROOT) +
             "from tests.passes.test_stages import _func\n"
-            "from tilelang_core.passes.pipeline import lower\n"
+            "from tilelang_core.lowering import lower\n"
             "lower(_func(), 'sm_90a', until='lowered')\n"
             "print('tvm' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

@@ -170,9 +170,9 @@ def compiler_version() -> str:
 def _builder_matches(meta: dict) -> bool:
     """A cached cubin serves when this machine cannot build one (no nvcc or no tvm), or when its nvcc is the one
     that built it."""
-    from ..codegen._tvm import _installed_version
+    from ..codegen._tvm import installed_version
 
-    if shutil.which("nvcc") is None or _installed_version() is None:
+    if shutil.which("nvcc") is None or installed_version() is None:
         return True
     return meta.get("nvcc_version") == nvcc_version()
 
@@ -200,7 +200,7 @@ def ir_key(func, arch: str) -> str:
 
 def build_artifact(func, arch: str = DEFAULT_ARCH, cache: ArtifactCache | None | bool = None) -> Artifact:
     """Lower, compile and cache one kernel instance the checks accept (`cache=False` disables the disk cache)."""
-    from ..passes.pipeline import refuse_errors
+    from ..lowering import refuse_errors
 
     arch = canonical(arch)
     store = None if cache is False else (cache if isinstance(cache, ArtifactCache) else ArtifactCache())
@@ -224,7 +224,7 @@ def _from_meta(meta: dict, source: str, cubin: bytes) -> Artifact:
 
 def _build(func, arch: str) -> Artifact:
     from ..codegen.cuda import generate
-    from ..passes.pipeline import user_errors
+    from ..lowering import user_errors
 
     with user_errors(func, arch):
         ck = generate(func, arch)

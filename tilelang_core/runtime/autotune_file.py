@@ -59,7 +59,7 @@ def load_tuning(path: str, text: str, kernel: str | None, target: str, count: in
     """The Tuning of `kernel` (a factory name; default the first tunable one) of the file at `path`;
     `overrides` replace call arguments of the file's instance (e.g. {"M": 8192})."""
     from ..check import check_source
-    from ..verify.child import _load_module, _plain, reference_name
+    from .user_file import load_module, plain_value, reference_name
 
     result = check_source(text, path)
     found = [k for k in result.kernels if k.factory and (kernel is None or kernel in (k.factory, k.name))]
@@ -67,7 +67,7 @@ def load_tuning(path: str, text: str, kernel: str | None, target: str, count: in
         raise TuningError(f"no kernel factory named {kernel!r} in {path}" if kernel else
                           f"no kernel factory in {path}: autotuning searches the arguments of a @tilelang.jit "
                           "function")
-    glb = _load_module(path)
+    glb = load_module(path)
     errors = []
     for inst in found:
         obj = glb.get(inst.factory)
@@ -77,7 +77,7 @@ def load_tuning(path: str, text: str, kernel: str | None, target: str, count: in
             errors.append(f"{inst.factory} is not a @tilelang.jit factory")
             continue
         factory = JITFactory(jitted.factory, out_idx=jitted.out_idx, target=target)
-        bindings = {**{k: v for k, v in inst.bindings if _plain(v)}, **(overrides or {})}
+        bindings = {**{k: v for k, v in inst.bindings if plain_value(v)}, **(overrides or {})}
         if wrapper is not None:
             configs, origin = _config_list(wrapper.configs, (), bindings), "@autotune(configs=...)"
         elif is_gemm_like(factory):

@@ -131,7 +131,7 @@ class JITKernel:
         if self.target == "cpu" and stage == "llvm":
             return self._backend.module.llvm_ir
         if stage not in self._lowered:
-            from ..passes.pipeline import lower
+            from ..lowering import lower
 
             result = lower(self.func, target=self.arch or "cpu", until=stage)
             if stage not in result.stages:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 
-from tilelang_core.passes.pipeline import stage_names
+from tilelang_core.lowering import stage_names
 from tilelang_core.source import span_union
 from tilelang_core.target import DEFAULT_ARCH, canonical
 

@@ -1,4 +1,4 @@
-"""The named lowering pipeline: `lower(func, target, until)` keeps every stage's printed text.
+"""The lowering driver, above the passes and codegen: `lower(func, target, until)` keeps every stage's text.
 
 CUDA targets: parsed -> legalized -> pipelined -> layouts -> lowered -> tir -> cuda.
 CPU ("cpu"/"llvm"): parsed -> legalized -> tir -> llvm (the CPU backend's to_tir/build).
@@ -9,9 +9,9 @@ import contextlib
 import contextvars
 from dataclasses import dataclass, field
 
-from ..diagnostics import CompileError, Diagnostic, DiagnosticSink, Severity, internal_message, sorted_diagnostics
-from ..options import codegen_options, options_scope
-from ..target import DEFAULT_ARCH, canonical
+from .diagnostics import CompileError, Diagnostic, DiagnosticSink, Severity, internal_message, sorted_diagnostics
+from .options import codegen_options, options_scope
+from .target import DEFAULT_ARCH, canonical
 
 CUDA_STAGES = ("parsed", "legalized", "pipelined", "layouts", "lowered", "tir", "cuda")
 CPU_STAGES = ("parsed", "legalized", "tir", "llvm")
@@ -60,8 +60,8 @@ def refuse_errors(func, target) -> None:
     and the checks' errors for this instance on this target, so nothing the checks reject becomes code.
     GPU budgets (area `resources`) do not bind the CPU backend. Inline `# tilelsp: ignore` hides a diagnostic
     from reports but does not make an erroneous kernel lowerable."""
-    from ..analysis import analyze
-    from ..codes import CODES
+    from .analysis import analyze
+    from .codes import CODES
 
     arch = canonical(target)
     sink = DiagnosticSink()
@@ -159,14 +159,14 @@ def _stage(result: LowerResult, name: str, text: str, until) -> bool:
 
 
 def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
-    from ..codegen import cuda
-    from ..codegen.cuda.lpt import note as lpt_note
-    from ..codegen.cuda.overlap import stage_note
-    from ..codegen.cuda.split import split_kernels
-    from .ir_text import func_str
-    from .layouts import describe
-    from .legalize import legalize
-    from .plan import fp8_gemm_notes, plan_pipelines
+    from .codegen import cuda
+    from .codegen.cuda.lpt import note as lpt_note
+    from .codegen.cuda.overlap import stage_note
+    from .codegen.cuda.split import split_kernels
+    from .passes.ir_text import func_str
+    from .passes.layouts import describe
+    from .passes.legalize import legalize
+    from .passes.plan import fp8_gemm_notes, plan_pipelines
 
     if _stage(result, "parsed", func_str(func), until):
         return
@@ -217,9 +217,9 @@ def _kernel_header(part, parts: list) -> str:
 
 
 def _lower_cpu(func, result: LowerResult, until) -> None:
-    from ..codegen import cpu
-    from .ir_text import func_str
-    from .legalize import legalize
+    from .codegen import cpu
+    from .passes.ir_text import func_str
+    from .passes.legalize import legalize
 
     if _stage(result, "parsed", func_str(func), until):
         return
