@@ -178,22 +178,23 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
     if _stage(result, "pipelined", func_str(func, notes), until):
         return
     parts = split_kernels(func)
+    kernel_plans = [cuda.plan_kernel(part.func, arch) for part in parts]  # once per kernel: every stage reads it
     texts = []
-    for part in parts:
-        _, _, layouts, _, swz, wgmma = cuda.plan(part.func, arch)
-        texts.append(_kernel_header(part, parts) + describe(layouts) + "".join(
+    for part, kp in zip(parts, kernel_plans):
+        texts.append(_kernel_header(part, parts) + describe(kp.layouts) + "".join(
             f"\n# {b.name}: shared tile, {'wgmma 128-byte-swizzled atoms' if kind == 'atoms' else 'swizzled rows'}"
-            for b, kind in swz.items()))
-        texts[-1] += fp8_gemm_notes(part.func, arch, wgmma)
-        ws = cuda.warp_specialization(part.func, arch)
-        texts[-1] += (f"\n{ws.describe()}" if ws is not None else "") + stage_note(ws, wgmma)
+            for b, kind in kp.swizzled.items()))
+        texts[-1] += fp8_gemm_notes(part.func, arch, kp.wgmma)
+        ws = kp.ws
+        texts[-1] += (f"\n{ws.describe()}" if ws is not None else "") + stage_note(ws, kp.wgmma)
         texts[-1] += "" if ws is not None and ws.persistent is not None else lpt_note(part.func.launch)
     if _stage(result, "layouts", "\n".join(texts) + "\n\n" + func_str(func, notes), until):
         return
-    scripts = [_kernel_header(part, parts) + cuda.tvmscript(part.func, arch)[0] for part in parts]
-    if _stage(result, "lowered", "\n".join(scripts), until):
+    lowered = [cuda.tvmscript(part.func, arch, kp) for part, kp in zip(parts, kernel_plans)]
+    if _stage(result, "lowered", "\n".join(_kernel_header(part, parts) + script for part, (script, _, _)
+                                           in zip(parts, lowered)), until):
         return
-    ck = cuda.generate(func, arch)
+    ck = cuda.generate(func, arch, (parts, lowered))
     if _stage(result, "tir", ck.tir, until):
         return
     result.stages["cuda"] = ck.source
