@@ -30,8 +30,6 @@ KNOWN_CYCLES = {
 }
 # ... and imports of a private name (importer, module, name); this list must only shrink too.
 KNOWN_PRIVATE = {
-    ("tilelang_core.codegen.cpu.module", "tilelang_core.codegen.cpu.build", "_error"),
-    ("tilelang_core.codegen.cpu.sanitize", "tilelang_core.codegen.cpu.build", "_error"),
     ("tilelang_core.codegen.cuda.tma", "tilelang_core.codegen.cuda.copy", "_match"),
     ("tilelang_core.codegen.cuda.tma_store", "tilelang_core.codegen.cuda.copy", "_match"),
     ("tilelang_core.frontend.bodies", "tilelang_core.frontend.consteval", "_BINOPS"),
@@ -44,10 +42,6 @@ KNOWN_PRIVATE = {
     ("tilelang_core.frontend.parser", "tilelang_core.frontend.consteval", "_BINOPS"),
     ("tilelang_core.frontend.regions", "tilelang_core.frontend.consteval", "_text"),
     ("tilelang_core.language.dtypes", "tilelang_core.language", "_DType"),
-    ("tilelang_core.runtime.autotune_file", "tilelang_core.runtime.autotune", "_ProfileArgs"),
-    ("tilelang_core.runtime.autotune_file", "tilelang_core.runtime.autotune", "_config_list"),
-    ("tilelsp.checks", "tilelsp.worker", "_limit_memory"),
-    ("tilelsp.lifecycle", "tilelsp.features.commands", "_plain"),
 }
 
 

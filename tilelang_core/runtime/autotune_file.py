@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .autotune import AutoTuneKernel, AutoTuner, _config_list, _ProfileArgs
+from .autotune import AutoTuneKernel, AutoTuner, config_list, ProfileArgs
 from .autotune_configs import fit_configs, gemm_configs, is_gemm_like
 from .autotune_search import kernel_identity
 from .jit import JITFactory
@@ -40,7 +40,7 @@ class Tuning:
     def check(self, kernel) -> None:
         """Compare a config's kernel with the file's reference as a local search does (AssertionError if off)."""
         if self.reference is not None:
-            limits = _ProfileArgs()
+            limits = ProfileArgs()
             kernel.get_profiler().assert_allclose(self.reference, rtol=limits.rtol, atol=limits.atol,
                                                   max_mismatched_ratio=limits.max_mismatched_ratio)
 
@@ -79,7 +79,7 @@ def load_tuning(path: str, text: str, kernel: str | None, target: str, count: in
         factory = JITFactory(jitted.factory, out_idx=jitted.out_idx, target=target)
         bindings = {**{k: v for k, v in inst.bindings if plain_value(v)}, **(overrides or {})}
         if wrapper is not None:
-            configs, origin = _config_list(wrapper.configs, (), bindings), "@autotune(configs=...)"
+            configs, origin = config_list(wrapper.configs, (), bindings), "@autotune(configs=...)"
         elif is_gemm_like(factory):
             configs = gemm_configs(bindings.get("M", 1024), bindings.get("N", 1024), bindings.get("K", 1024),
                                    in_dtype=str(bindings.get("dtype", "float16")), topk=count)
