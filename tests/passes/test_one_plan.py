@@ -21,7 +21,7 @@ def plans(monkeypatch):
     """The number of plan() calls made so far (plan_kernel, the layout views and tests call it)."""
     calls = []
     real = kernel_plan.plan
-    monkeypatch.setattr(kernel_plan, "plan", lambda func, arch="sm_80": calls.append(func.name) or real(func, arch))
+    monkeypatch.setattr(kernel_plan, "plan", lambda func, arch: calls.append(func.name) or real(func, arch))
     return calls
 
 

@@ -65,8 +65,7 @@ class CudaKernel:
     cluster: int = 1  # blocks per cluster (cluster.py): compiled into the kernel, the launcher rounds the grid
 
 
-def tvmscript(func: N.PrimFunc, arch: str = "sm_80", planned: KernelPlan | None = None
-              ) -> tuple[str, KernelEmitter, list]:
+def tvmscript(func: N.PrimFunc, arch: str, planned: KernelPlan | None = None) -> tuple[str, KernelEmitter, list]:
     """The thread-level TVMScript text of a kernel, its emitter and the parameter list (`planned`: the kernel's
     plan when the caller made it, else planned here)."""
     kp = planned or plan_kernel(func, arch)

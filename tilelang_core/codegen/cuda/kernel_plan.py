@@ -52,7 +52,7 @@ def threads_of(launch: N.Launch) -> int:
     return total
 
 
-def plan(func: N.PrimFunc, arch: str = "sm_80"):
+def plan(func: N.PrimFunc, arch: str):
     """(launch, threads, layouts, pipelines, shared layouts, wgmma gemms) for a kernel; raises LoweringError."""
     func = lower_loop_exits(func)
     launch = func.launch
