@@ -33,8 +33,9 @@ def _record_kernel(result: dict, func, **extra) -> None:
 
 def _patch_cuda(result: dict, cuda_out: Path | None) -> None:
     from tilelang_core.runtime import artifact, jit
+    from tilelang_core.target import Target
 
-    jit.resolve_target = lambda target=None: ("cuda", "sm_90a")
+    jit.machine_target = lambda target=None: Target("cuda", "sm_90a")
 
     class ShimCudaBackend:
         """Lower for sm_90a and compile with nvcc; nothing is launched."""
@@ -91,8 +92,9 @@ def _patch_gpu_build(result: dict) -> None:
 
 def _patch_cpu(result: dict) -> None:
     from tilelang_core.runtime import jit, profiler
+    from tilelang_core.target import Target
 
-    jit.resolve_target = lambda target=None: ("cpu", None)
+    jit.machine_target = lambda target=None: Target("cpu")
     base = jit._CpuBackend
 
     class CountingCpuBackend(base):

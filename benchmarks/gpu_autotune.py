@@ -57,7 +57,7 @@ def build(folder: Path, jobs: int) -> int:
 
 
 def _time(run, warmup: int, rep: int) -> float:
-    from tilelang_core.verify.bench import bench
+    from tilelang_core.runtime.bench import bench
 
     return bench(run, warmup=warmup, rep=rep, device="cuda")
 

@@ -46,7 +46,7 @@ def child(path: Path, out: Path) -> int:
     sys.path.insert(0, str(HERE))
     import corpus_child
 
-    from tilelang_core.passes.pipeline import tolerating
+    from tilelang_core.lowering import tolerating
     from tilelang_core.verify.sanitize import RUNTIME_CHECKED
 
     plain = corpus_child._patch_cpu

@@ -11,7 +11,7 @@ _LAZY = {
     "check_source": ("tilelang_core.check", "check_source"),
     "CheckResult": ("tilelang_core.check", "CheckResult"),
     "CompileError": ("tilelang_core.diagnostics", "CompileError"),
-    "lower": ("tilelang_core.passes.pipeline", "lower"),
+    "lower": ("tilelang_core.lowering", "lower"),
     "compile": ("tilelang_core.runtime.jit", "compile"),
     "jit": ("tilelang_core.runtime.jit", "jit"),
     "JITKernel": ("tilelang_core.runtime.jit", "JITKernel"),

@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from .diagnostics import Diagnostic, DiagnosticSink, sorted_diagnostics
 from .source import SourceFile
 from .suppress import filter_diagnostics
+from .target import DEFAULT_ARCH, parse_targets
 
-DEFAULT_TARGETS = ("sm_90a",)
+DEFAULT_TARGETS = (DEFAULT_ARCH,)
 
 
 @dataclass
@@ -38,9 +39,10 @@ def check_source(
     from .analysis import analyze
     from .frontend import parse_file
 
+    targets = parse_targets(targets)  # UnknownTargetError names the supported ones
     source = SourceFile(text, path)
     sink = DiagnosticSink()
     kernels = parse_file(source, sink, instances=instances)
     facts = analyze(kernels, tuple(targets), sink)
     diagnostics = filter_diagnostics(source, sorted_diagnostics(sink.items), select, ignore)
-    return CheckResult(source, kernels, diagnostics, facts, tuple(targets))
+    return CheckResult(source, kernels, diagnostics, facts, targets)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .diagnostics import Severity
+from .severity import Severity
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
 

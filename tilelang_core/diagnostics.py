@@ -6,17 +6,13 @@ Renderers (text, json, sarif, github, LSP) all start from this object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 
+from .codes import default_severity
+from .severity import Severity
 from .source import Span
 
-
-class Severity(str, Enum):
-    """How bad a diagnostic is."""
-
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
+__all__ = ["CompileError", "Diagnostic", "DiagnosticSink", "Fix", "Related", "Severity", "TextEdit",
+           "internal_message", "sorted_diagnostics"]
 
 
 @dataclass(frozen=True)
@@ -80,8 +76,6 @@ class DiagnosticSink:
 
     def emit(self, code: str, message: str, span: Span, *, severity: Severity | None = None, **kw) -> Diagnostic:
         """Build and record a diagnostic; the severity defaults to the code table's."""
-        from .codes import default_severity
-
         diag = Diagnostic(code, severity or default_severity(code), message, span, **kw)
         self.add(diag)
         return diag

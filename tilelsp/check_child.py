@@ -13,6 +13,7 @@ import sys
 from tilelang_core.check import CheckResult
 from tilelang_core.diagnostics import Diagnostic, Severity
 from tilelang_core.source import SourceFile, Span
+from tilelang_core.target import DEFAULT_ARCH
 
 MAX_CHECK_CHARS = 1_000_000  # the fast check is skipped above this size (a 10 MB file stays cheap)
 HEADER = struct.Struct("<Q")
@@ -80,7 +81,7 @@ def main() -> int:
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     inp = sys.stdin.buffer
-    run_check(WARM_UP, "<warm-up>", ("sm_90a",))  # import the whole check path before the first request
+    run_check(WARM_UP, "<warm-up>", (DEFAULT_ARCH,))  # import the whole check path before the first request
     out.write(HEADER.pack(0))  # ready
     out.flush()
     while True:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tilelang_core.target import DEFAULT_ARCH
+
 from tilelsp import config as cfg
 from tilelsp.loading import EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE
 
@@ -79,7 +81,7 @@ def collect_jobs(args) -> list[Job]:
         if raw != "-" and not anchor.exists():
             raise cfg.ConfigError(f"{raw}: no such file or directory")
         conf = cfg.load(anchor)
-        targets = flag_targets or conf.targets or ("sm_90a",)
+        targets = flag_targets or conf.targets or (DEFAULT_ARCH,)
         select = flag_select if flag_select is not None else conf.select
         ignore = flag_ignore if flag_ignore is not None else conf.ignore
         for path, explicit in _files_under(raw, conf):

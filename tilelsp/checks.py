@@ -51,13 +51,13 @@ class CheckPool:
         self.closed = False
 
     async def _spawn(self):
-        from .worker import _limit_memory
+        from .worker import limit_memory
 
         # shielded: a create_subprocess_exec cancelled midway can wait forever for its transport (and with it the
         # server's exit); a child started for nothing sees its stdin close and exits
         proc = await asyncio.shield(asyncio.ensure_future(asyncio.create_subprocess_exec(
             *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True)))
-        _limit_memory(proc, CHILD_MEM_MB)
+        limit_memory(proc, CHILD_MEM_MB)
         try:
             await proc.stdout.readexactly(HEADER.size)  # the child is warm
         except BaseException:

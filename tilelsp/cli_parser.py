@@ -4,6 +4,9 @@ from __future__ import annotations
 import argparse
 
 from tilelang_core import __version__
+from tilelang_core.target import DEFAULT_ARCH, supported
+
+TARGETS = supported()  # the spellings --target accepts
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,7 +55,7 @@ def _add_check(sub) -> None:
         "Settings: [tool.tilelsp] in pyproject.toml (targets, select, ignore, exclude).\n"
         "Suppress one line: # tilelsp: ignore[code]; a whole file: # tilelsp: ignore-file[code].")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders ('-' reads stdin)")
-    p.add_argument("--target", action="append", metavar="ARCH[,ARCH]", help="GPU arch(s) to check for (default sm_90a)")
+    p.add_argument("--target", action="append", metavar="ARCH[,ARCH]", help=f"GPU arch(s) to check for (default {DEFAULT_ARCH})")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
     p.add_argument("--select", action="append", metavar="CODE[,CODE]", help="report only these codes")
     p.add_argument("--ignore", action="append", metavar="CODE[,CODE]", help="never report these codes")
@@ -67,7 +70,7 @@ def _add_ir(sub) -> None:
     p.add_argument("file", metavar="FILE")
     p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default the first")
     p.add_argument("--stage", metavar="STAGE", help="stage name (see --list-stages); default the final source")
-    p.add_argument("--target", default="sm_90a", metavar="ARCH|cpu", help="sm_80 … sm_90a, or cpu (default sm_90a)")
+    p.add_argument("--target", default=DEFAULT_ARCH, metavar="ARCH|cpu", help=f"{TARGETS} (default {DEFAULT_ARCH})")
     p.add_argument("--list-stages", action="store_true", help="list the stage names for the target and exit")
 
 
@@ -76,7 +79,7 @@ def _add_layout(sub) -> None:
     p.add_argument("file", metavar="FILE")
     p.add_argument("--buffer", metavar="NAME", help="fragment or shared buffer; default every one (text, html)")
     p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default the first")
-    p.add_argument("--target", default="sm_90a", metavar="ARCH", help="sm_80 … sm_90a (default sm_90a)")
+    p.add_argument("--target", default=DEFAULT_ARCH, metavar="ARCH", help=f"{TARGETS} (default {DEFAULT_ARCH})")
     p.add_argument("--format", choices=("svg", "png", "text", "html"),
                    help="svg or png (one buffer), text or html; default svg with --buffer, else text")
     p.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")

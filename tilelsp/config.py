@@ -56,19 +56,19 @@ def _depth_below(start: Path | None, root: Path) -> int:
         return 0
 
 
-def known_targets() -> tuple[str, ...]:
-    """The arch names the checks know (the analysis target table)."""
-    from tilelang_core.analysis.targets import ARCHS
+def known_targets() -> str:
+    """The target spellings the compiler supports, for messages (the one table in tilelang_core.target)."""
+    from tilelang_core.target import supported
 
-    return tuple(ARCHS)
+    return supported()
 
 
 def _canonical_target(name: str) -> str | None:
-    """The canonical arch name for `name` ("90a" -> "sm_90a"), or None when it is unknown."""
-    from tilelang_core.analysis.targets import UnknownTargetError, limits
+    """The canonical name for `name` ("90a" -> "sm_90a"), or None when it names no supported target."""
+    from tilelang_core.target import UnknownTargetError, canonical
 
     try:
-        return limits(name).name
+        return canonical(name)
     except UnknownTargetError:
         return None
 
@@ -86,11 +86,11 @@ def validate_targets(names, where: str) -> tuple[str, ...]:
     for name in (n.strip() for n in names):
         canonical = _canonical_target(name) if name else None
         if name and canonical is None:
-            raise ConfigError(f"{where}: unknown target {name!r}; known targets: {', '.join(known_targets())}")
+            raise ConfigError(f"{where}: unknown target {name!r}; known targets: {known_targets()}")
         if canonical and canonical not in out:
             out.append(canonical)
     if not out:
-        raise ConfigError(f"{where}: no target given; known targets: {', '.join(known_targets())}")
+        raise ConfigError(f"{where}: no target given; known targets: {known_targets()}")
     return tuple(out)
 
 

@@ -22,10 +22,11 @@ def run_ir(args) -> int:
     """Print the requested stage of a kernel. The file is read and checked as `check` does (loading.py): exit 1
     when it or its lowering has errors, 2 for usage errors and unreadable files, 0 with a note without kernels."""
     from tilelang_core.diagnostics import CompileError
-    from tilelang_core.passes.pipeline import lower, normalize_target, stage_names
+    from tilelang_core.lowering import lower, stage_names
+    from tilelang_core.target import canonical
 
     try:
-        target = normalize_target(args.target)
+        target = canonical(args.target)
     except ValueError as exc:
         print(f"tilelsp ir: {exc}", file=sys.stderr)
         return 2

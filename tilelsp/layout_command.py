@@ -13,13 +13,13 @@ def run_layout(args) -> int:
     """Print (or write to --output) the layout view of one kernel's buffers. Exit 1 when the file has errors or
     the layout cannot be planned, 2 for usage errors (unknown kernel/buffer, PNG without matplotlib)."""
     from tilelang_core.codegen.cuda.common import LoweringError
-    from tilelang_core.passes.pipeline import normalize_target
+    from tilelang_core.target import canonical
 
     from .features.layout_view import maps_for, page_title, render
     from .loading import EXIT_USAGE, load_checked
 
     try:
-        target = normalize_target(args.target)
+        target = canonical(args.target)
     except ValueError as exc:
         print(f"tilelsp layout: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from .features.commands import _plain
+from .features.commands import plain_params
 from .settings import parse_settings
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ def on_initialize(ls: TileLanguageServer, params: types.InitializeParams) -> Non
     td, ws = params.capabilities.text_document, params.capabilities.workspace
     # pull only when the client can also be told to re-pull (results from save/verify arrive later)
     ls.pull_mode = bool(td and td.diagnostic and ws and ws.diagnostics and ws.diagnostics.refresh_support)
-    opts = _plain(params.initialization_options)
+    opts = plain_params(params.initialization_options)
     if isinstance(opts, dict):
         apply_settings(ls, opts.get("tilelsp", opts))
     ls.state.checker.log = ls.log
@@ -48,7 +48,7 @@ async def refresh_settings(ls: TileLanguageServer) -> None:
         try:
             items = await ls.workspace_configuration_async(
                 types.ConfigurationParams(items=[types.ConfigurationItem(section="tilelsp")]))
-            apply_settings(ls, _plain(items[0]) if items else None)
+            apply_settings(ls, plain_params(items[0]) if items else None)
         except Exception as exc:  # noqa: BLE001 - a client that fails this keeps the defaults
             ls.log(f"tilelsp: could not read settings ({exc}); using defaults")
     ls.configured = True
@@ -70,7 +70,7 @@ async def on_initialized(ls: TileLanguageServer, params) -> None:
 
 async def on_change_configuration(ls: TileLanguageServer, params: types.DidChangeConfigurationParams) -> None:
     """Settings changed: take them from the notification when present, else pull them again."""
-    raw = _plain(params.settings)
+    raw = plain_params(params.settings)
     if isinstance(raw, dict) and isinstance(raw.get("tilelsp"), dict):
         apply_settings(ls, raw["tilelsp"])
         await republish_all(ls)

@@ -11,6 +11,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilelang_core.target import DEFAULT_ARCH
+
 from . import config as cfg
 from .formats import FileResult, render_text
 
@@ -52,7 +54,7 @@ def load_checked(path: str, command: str, targets=None, tolerate: tuple[str, ...
 
         with warnings.catch_warnings():  # ast.parse warns about the user's code (e.g. "\d" escapes): not ours
             warnings.simplefilter("ignore")
-            result = check_source(text, display, targets=tuple(targets or conf.targets or ("sm_90a",)),
+            result = check_source(text, display, targets=tuple(targets or conf.targets or (DEFAULT_ARCH,)),
                                   select=conf.select, ignore=conf.ignore)
     except Exception as exc:  # noqa: BLE001 -- a checker bug: reported like `check` reports it
         msg = f"the checker crashed on this file ({type(exc).__name__}: {exc}); please report it with the file"

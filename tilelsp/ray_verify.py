@@ -13,7 +13,7 @@ from .ray_cluster import RETRIES, connect, drain
 def verify_on_ray(address: str, path: str, text: str, kernels: list, kernel, device: str, bench: bool,
                   task_timeout: float) -> list[dict]:
     """One record per selected instance (`kernels`: the check result's selected kernels, in order)."""
-    from tilelang_core.runtime import ray_verify
+    from tilelang_core.verify import ray_verify
     from tilelang_core.runtime.autotune_search import Progress
 
     ray = connect(address)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
+from tilelang_core.target import DEFAULT_ARCH
+
 _DEVICES = ("auto", "cpu", "cuda")
 
 
@@ -13,7 +15,7 @@ _DEVICES = ("auto", "cpu", "cuda")
 class Settings:
     """What the user can configure; every field has a safe default."""
 
-    targets: tuple[str, ...] = ("sm_90a",)
+    targets: tuple[str, ...] = (DEFAULT_ARCH,)
     checkOnChange: bool = True
     debounceMs: int = 200
     lowerOnSave: bool = True
@@ -24,7 +26,12 @@ class Settings:
 
 
 def _valid_target(t) -> bool:
-    return isinstance(t, str) and (t in ("cpu", "llvm") or (t.startswith("sm_") and t[3:5].isdigit()))
+    from tilelang_core.target import UnknownTargetError, canonical
+
+    try:
+        return isinstance(t, str) and bool(canonical(t))
+    except UnknownTargetError:
+        return False
 
 
 def _coerce(name: str, value, default):

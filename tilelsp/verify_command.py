@@ -48,12 +48,12 @@ def to_json(rec: dict) -> dict:
 
 def _on_ray(address: str, args, loaded, timeout: float) -> list[dict]:
     """The records of a verify (or bench) run on the Ray cluster at `address` (docs/ray.md)."""
-    from tilelang_core.verify.child import _select
+    from tilelang_core.verify.child import select_kernels
 
     from .ray_verify import verify_on_ray
 
     kernel = getattr(args, "kernel", None)
-    chosen = _select(loaded.result.kernels, kernel)
+    chosen = select_kernels(loaded.result.kernels, kernel)
     if not chosen:
         names = sorted({k.factory or k.name for k in loaded.result.kernels})
         return [{"file": args.file, "usage": True, "available": names,

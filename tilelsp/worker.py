@@ -29,7 +29,7 @@ class Cancelled(WorkerError):
     """The request was cancelled by the client; the worker was stopped."""
 
 
-def _limit_memory(proc: subprocess.Popen, mem_mb: int, hard: bool = True) -> None:
+def limit_memory(proc: subprocess.Popen, mem_mb: int, hard: bool = True) -> None:
     """Cap a started process's address space (soft only when `hard` is False, so a child that sets its own
     limit, like `tilelsp verify`'s runner, may still do so). Applied with prlimit after the start: a
     preexec_fn is unsafe in the server, whose thread pool is running."""
@@ -74,7 +74,7 @@ class Worker:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True, env=env)
-        _limit_memory(proc, self.mem_mb)
+        limit_memory(proc, self.mem_mb)
         threading.Thread(target=self._drain, args=(proc,), daemon=True).start()
         return proc
 
@@ -162,7 +162,7 @@ def run_process(argv, timeout: float, cancel: threading.Event | None = None, mem
     """
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
                             start_new_session=True)
-    _limit_memory(proc, mem_mb, hard=False)
+    limit_memory(proc, mem_mb, hard=False)
     deadline = time.monotonic() + timeout
     while proc.poll() is None:
         if cancel is not None and cancel.is_set():

@@ -1,10 +1,7 @@
-"""Shared memory (with stages), threads and register estimates on hand-built IR; targets parsing."""
+"""Shared memory (with stages), threads and register estimates on hand-built IR, per target."""
 from __future__ import annotations
 
-import pytest
-
 from analysis_irb import alloc, buf, codes, full, kernel, load, loop, mul, run, sl, sp, store, var
-from tilelang_core.analysis.targets import ARCHS, UnknownTargetError, parse_targets
 from tilelang_core.ir import nodes as N
 
 A = buf("A", (4096, 4096), scope="global")
@@ -23,18 +20,6 @@ def _pipelined_gemm(bm, bn, bk, stages, threads=128, extra=()):
     return kernel([alloc(As), alloc(Bs), alloc(C), *extra, body], threads=(threads,), params=(A, B))
 
 
-def test_targets_table_and_parsing():
-    assert ARCHS["sm_90a"].smem_per_block == 232448
-    assert ARCHS["sm_80"].smem_per_block == 166912
-    assert ARCHS["sm_86"].smem_per_block == ARCHS["sm_89"].smem_per_block == 101376
-    assert parse_targets("sm_90a, sm_80") == ("sm_90a", "sm_80")
-    assert parse_targets("") == ("sm_90a",)
-    assert parse_targets("90a") == ("sm_90a",)
-    with pytest.raises(UnknownTargetError) as err:
-        parse_targets("sm_91")
-    assert "sm_90a" in str(err.value) and "sm_91" in str(err.value)
-
-
 def test_smem_counts_stages_and_reports_breakdown():
     f = _pipelined_gemm(256, 128, 128, 4)  # (256*128 + 128*128) * 2 B = 96 KiB per stage, x4 = 384 KiB
     diags, facts = run(f)
@@ -50,9 +35,9 @@ def test_smem_counts_stages_and_reports_breakdown():
 def test_smem_fits_then_one_diag_per_overflowing_target():
     f = _pipelined_gemm(128, 128, 32, 3)  # 16 KiB * 3 = 48 KiB
     assert codes(f, ("sm_90a", "sm_80", "sm_86")) == []
-    f = _pipelined_gemm(128, 128, 64, 4)  # 32 KiB * 4 = 128 KiB: over sm_86 (99), fits sm_80 (163)
-    diags, _ = run(f, ("sm_90a", "sm_80", "sm_86", "sm_75"))
-    assert sorted(d.target for d in diags if d.code == "shared-memory-exceeded") == ["sm_75", "sm_86"]
+    f = _pipelined_gemm(128, 128, 64, 4)  # 32 KiB * 4 = 128 KiB: over sm_86 / sm_89 (99), fits sm_80 (163)
+    diags, _ = run(f, ("sm_90a", "sm_80", "sm_86", "sm_89"))
+    assert sorted(d.target for d in diags if d.code == "shared-memory-exceeded") == ["sm_86", "sm_89"]
 
 
 def test_smem_unpipelined_buffer_counts_once():

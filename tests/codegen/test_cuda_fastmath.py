@@ -7,7 +7,8 @@ import shutil
 
 import pytest
 
-from tilelang_core.codegen.cuda.fastmath import MARKER, fast_math, nvcc_flags, pass_config_scope
+from tilelang_core.codegen.cuda.fastmath import MARKER, fast_exp2, nvcc_flags
+from tilelang_core.options import codegen_options, current_options, options_scope
 
 torch = pytest.importorskip("torch")
 
@@ -34,13 +35,13 @@ def exp2_kernel(n, fast, target="cuda"):
 
 
 def test_scope_sets_the_flag_only_inside():
-    with pass_config_scope({"tl.enable_fast_math": True}):
-        assert fast_math()
-        with pass_config_scope(None):
-            assert not fast_math()
-    assert not fast_math()
-    with pass_config_scope((("tl.disable_tma_lower", True), ("tl.enable_fast_math", False))):
-        assert not fast_math()
+    with options_scope(codegen_options({"tl.enable_fast_math": True})):
+        assert current_options().fast_math and fast_exp2()
+        with options_scope(codegen_options(None)):
+            assert not current_options().fast_math
+    assert not current_options().fast_math
+    with options_scope(codegen_options((("tl.disable_tma_lower", True), ("tl.enable_fast_math", False)))):
+        assert not current_options().fast_math and not fast_exp2()
 
 
 EXP2_FACTORY = """
@@ -81,7 +82,7 @@ def test_decorator_pass_configs_reach_the_static_path_and_the_cache_key():
 @pytest.mark.tvm
 def test_tilelsp_ir_shows_the_fast_math_code_the_jit_builds():
     from tilelang_core import check_source
-    from tilelang_core.passes.pipeline import lower
+    from tilelang_core.lowering import lower
 
     kernels = {k.factory: k for k in check_source(STATIC, "fast.py").kernels}
     fast = lower(kernels["fast"], "sm_90a").stages["cuda"]

@@ -33,7 +33,7 @@ def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
 
 def test_write_only_and_read_only_loops_sync_once_before_them(tmp_path):
     from tilelang_core import check_source
-    from tilelang_core.passes.pipeline import lower
+    from tilelang_core.lowering import lower
 
     kernel = check_source(SOURCE, str(tmp_path / "k.py")).kernels[0]
     cuda = lower(kernel, "sm_90a").source

@@ -127,15 +127,6 @@ def test_until_stops_early():
     assert list(res.stages) == ["parsed", "legalized", "pipelined", "layouts"] and res.source == ""
 
 
-def test_async_wgmma_is_opt_in(monkeypatch):
-    monkeypatch.setenv("TILELSP_DISABLE_TMA", "1")  # the switch belongs to the cp.async pipeline
-    plain = lower(_kernel("gemm.py"), "sm_90a").source
-    assert "tl::wgmma_wait<1>" not in plain and "wgmma.wait_group.sync.aligned 0" in plain
-    monkeypatch.setenv("TILELSP_ASYNC_WGMMA", "1")
-    overlapped = lower(_kernel("gemm.py"), "sm_90a").source
-    assert "tl::wgmma_wait<1>();" in overlapped and "tl::wgmma_wait<0>();" in overlapped
-
-
 DYNAMIC = textwrap.dedent('''
     import tilelang
     import tilelang.language as T

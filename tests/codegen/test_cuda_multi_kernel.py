@@ -86,7 +86,7 @@ def test_two_kernels_build_one_artifact_with_two_launches(mod, tmp_path):
 
 
 def test_ir_stages_show_every_kernel(mod):
-    from tilelang_core.passes.pipeline import lower
+    from tilelang_core.lowering import lower
 
     text = lower(_func(mod, 4, 64, 4), "sm_90a", until="lowered").stages["lowered"]
     assert "# kernel 0 of 2: k_kernel0 (workspaces: partial)" in text and "# kernel 1 of 2: k_kernel1" in text

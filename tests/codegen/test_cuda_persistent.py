@@ -122,7 +122,7 @@ REFUSALS = [  # (body change, kernel args, persistent reason, TMA store reason o
 def test_each_refusal_keeps_the_old_path_and_says_why(body, kw, persistent, store, monkeypatch):
     import dataclasses
 
-    from tilelang_core.analysis.targets import ARCHS
+    from tilelang_core.target import ARCHS
 
     limit = kw.pop("smem_limit", None)
     func = _gemm(body, **kw)

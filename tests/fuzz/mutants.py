@@ -130,7 +130,7 @@ def lower_one(text: str, target: str = "sm_90a") -> tuple[bool, str | None]:
     code is fine; an internal-error, TVM's raw 'Check failed' text or any other exception is a problem."""
     from tilelang_core.check import check_source
     from tilelang_core.diagnostics import CompileError
-    from tilelang_core.passes.pipeline import lower
+    from tilelang_core.lowering import lower
 
     result = check_source(text, "mutant.py", targets=(target,))
     if result.errors or not result.kernels:

@@ -56,7 +56,7 @@ def test_swizzled_shared_tiles_are_conflict_free_and_plain_ones_are_not(gemm):
     assert a.banks[:32:8] == [0, 4, 8, 12] and a.banks[2 * 32:2 * 32 + 32:8] == [4, 0, 12, 8]
     # the same tile unswizzled: rows of 64 bytes, so ldmatrix's 8 rows hit the same banks every 2 rows: 4-way
     func = gemm
-    from tilelang_core.codegen.cuda.generate import plan
+    from tilelang_core.codegen.cuda.kernel_plan import plan
     from tilelang_core.ir import nodes as N
     from tilelang_core.ir.visitor import walk
 

@@ -3,7 +3,7 @@ import pytest
 
 from tilelang_core.diagnostics import CompileError
 from tilelang_core.ir import nodes as N
-from tilelang_core.passes.pipeline import user_errors
+from tilelang_core.lowering import user_errors
 from tilelang_core.source import Span
 
 FUNC = N.PrimFunc("k", (), N.SeqStmt(()), span=Span(3, 0, 3, 10))

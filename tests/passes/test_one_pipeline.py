@@ -5,7 +5,7 @@ import pytest
 
 from tilelang_core.check import check_source
 from tilelang_core.diagnostics import CompileError
-from tilelang_core.passes.pipeline import lower
+from tilelang_core.lowering import lower
 from tilelang_core.runtime.artifact import build_artifact
 
 ROOT = Path(__file__).parents[2]

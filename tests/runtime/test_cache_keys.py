@@ -1,10 +1,11 @@
-"""Cache keys cover the kernel, its arguments, the target, the compiler version and every code-changing switch."""
+"""Cache keys cover the kernel, its arguments, the target, the compiler version and its CodegenOptions."""
 import re
 from pathlib import Path
 
 from tilelang_core.check import check_source
+from tilelang_core.options import ENV_OVERRIDES
 from tilelang_core.runtime import artifact
-from tilelang_core.runtime.artifact import CODEGEN_SWITCHES, ir_key
+from tilelang_core.runtime.artifact import ir_key
 
 ROOT = Path(__file__).parents[2]
 GEMM = (ROOT / "examples" / "gemm.py").read_text()
@@ -22,23 +23,27 @@ def test_key_changes_with_each_input(monkeypatch):
     other_args = GEMM.replace("matmul(256, 256, 256, 128, 128, 32)", "matmul(512, 256, 256, 128, 128, 32)")
     assert ir_key(_func(other_args), "sm_90a") != base
     assert ir_key(_func(GEMM.replace("T.clear(C_local)", "T.fill(C_local, 1)")), "sm_90a") != base
-    for name in CODEGEN_SWITCHES:
-        monkeypatch.setenv(name, "1")
-        assert ir_key(func, "sm_90a") != base, name
+    for name in ENV_OVERRIDES:
+        for value in ("0", "1", "2"):
+            monkeypatch.setenv(name, value)
+            if ir_key(func, "sm_90a") != base:
+                break
+        else:
+            raise AssertionError(f"{name} does not change the key")
         monkeypatch.delenv(name)
+    assert ir_key(func.with_pass_configs({"tl.disable_tma_lower": True}), "sm_90a") != base
     monkeypatch.setattr(artifact, "compiler_version", lambda: "another build")
     assert ir_key(func, "sm_90a") != base
 
 
-def test_every_switch_the_lowering_reads_is_in_the_key():
+def test_only_the_options_read_a_code_changing_switch():
     read = set()
     for path in (ROOT / "tilelang_core").rglob("*.py"):
-        read |= set(re.findall(r"environ\.get\(\s*[\"'](TILELSP_\w+)", path.read_text()))
+        if path.name != "options.py":
+            read |= set(re.findall(r"environ\.get\(\s*[\"'](TILELSP_\w+)", path.read_text()))
     # where artifacts live, a child's limit, how many processes compile autotune configs, whether its results are
     # remembered: none of them changes the code
-    code_changing = read - {"TILELSP_CACHE_DIR", "TILELSP_VERIFY_MEM_GB", "TILELSP_AUTOTUNE_JOBS",
-                            "TILELSP_AUTOTUNE_CACHE"}
-    assert code_changing <= set(CODEGEN_SWITCHES), code_changing - set(CODEGEN_SWITCHES)
+    assert read == {"TILELSP_CACHE_DIR", "TILELSP_VERIFY_MEM_GB", "TILELSP_AUTOTUNE_JOBS", "TILELSP_AUTOTUNE_CACHE"}
 
 
 def test_jit_factory_builds_anew_when_a_switch_flips(monkeypatch):
@@ -72,9 +77,9 @@ def test_cached_cubin_from_another_nvcc(monkeypatch):
     monkeypatch.setattr(artifact.shutil, "which", lambda name: None)
     assert artifact._builder_matches({"nvcc_version": "some other nvcc"})
     monkeypatch.setattr(artifact.shutil, "which", lambda name: "/usr/bin/nvcc")
-    monkeypatch.setattr("tilelang_core.codegen._tvm._installed_version", lambda: None)
+    monkeypatch.setattr("tilelang_core.codegen._tvm.installed_version", lambda: None)
     assert artifact._builder_matches({"nvcc_version": "some other nvcc"})  # nvcc but no tvm: cannot build here
-    monkeypatch.setattr("tilelang_core.codegen._tvm._installed_version", lambda: "0.27.0.post1")
+    monkeypatch.setattr("tilelang_core.codegen._tvm.installed_version", lambda: "0.27.0.post1")
     monkeypatch.setattr(artifact, "nvcc_version", lambda: "13.0")
     assert artifact._builder_matches({"nvcc_version": "13.0"})
     assert not artifact._builder_matches({"nvcc_version": "12.4"})

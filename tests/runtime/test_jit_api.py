@@ -216,22 +216,23 @@ def test_compile_rejects_non_kernels():
 
 
 @pytest.mark.parametrize("target,expected", [
-    ("cpu", ("cpu", None)), ("llvm", ("cpu", None)), ("sm_80", ("cuda", "sm_80")),
-    ({"kind": "cuda", "arch": "sm_90a"}, ("cuda", "sm_90a")), ({"kind": "llvm"}, ("cpu", None)),
+    ("cpu", ("cpu", "")), ("llvm", ("cpu", "")), ("sm_80", ("cuda", "sm_80")), ("cuda:sm_80", ("cuda", "sm_80")),
+    ({"kind": "cuda", "arch": "sm_90a"}, ("cuda", "sm_90a")), ({"kind": "llvm"}, ("cpu", "")),
     ("cuda -arch=sm_86", ("cuda", "sm_86")),
 ])
-def test_resolve_target(target, expected):
-    from tilelang_core.runtime.jit import resolve_target
+def test_machine_target(target, expected):
+    from tilelang_core.runtime.jit import machine_target
 
-    assert resolve_target(target) == expected
+    found = machine_target(target)
+    assert (found.kind, found.arch_name) == expected
 
 
-def test_resolve_target_auto_and_unknown():
-    from tilelang_core.runtime.jit import resolve_target
+def test_machine_target_auto_and_unknown():
+    from tilelang_core.runtime.jit import machine_target
 
-    assert resolve_target("auto")[0] == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert machine_target("auto").kind == ("cuda" if torch.cuda.is_available() else "cpu")
     with pytest.raises(ValueError, match="unknown target"):
-        resolve_target("tpu")
+        machine_target("tpu")
 
 
 def test_out_idx_normalisation():

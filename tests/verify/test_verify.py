@@ -141,14 +141,14 @@ def test_verify_usage_errors(tmp_path, good, capsys):
 
 
 def test_reference_name_from_comment():
-    from tilelang_core.verify.child import reference_name
+    from tilelang_core.runtime.user_file import reference_name
 
     assert reference_name("x = 1\n# tilelsp: reference=my_ref\n") == "my_ref"
     assert reference_name("def ref_program(): ...") == "ref_program"
 
 
 def test_compare_tolerances_and_messages():
-    from tilelang_core.verify.numerics import compare
+    from tilelang_core.runtime.numerics import compare
 
     e = torch.tensor([1.0, 100.0, 0.0])
     ok = compare(e + 1e-3, e, rtol=1e-2, atol=1e-2)
@@ -163,7 +163,7 @@ def test_compare_tolerances_and_messages():
 
 
 def test_tolerances_and_torch_dtypes():
-    from tilelang_core.verify.numerics import tolerance, torch_dtype
+    from tilelang_core.runtime.numerics import tolerance, torch_dtype
 
     assert tolerance("bfloat16") == (1e-2, 1e-2) and tolerance("float32")[0] == 1e-5
     assert torch_dtype("float16") == torch.float16

@@ -8,17 +8,17 @@ from . import walker
 from .facts import Facts, buffer_fact, kernel_fact
 from .index import index_kernel
 from .resources import budget, check_launch
-from .targets import DEFAULT_TARGET, parse_targets
+from ..target import DEFAULT_ARCH
 
-__all__ = ["analyze", "Facts", "parse_targets", "DEFAULT_TARGET"]
+__all__ = ["analyze", "Facts"]
 
 
-def analyze(kernels, targets=(DEFAULT_TARGET,), sink=None) -> Facts:
+def analyze(kernels, targets=(DEFAULT_ARCH,), sink=None) -> Facts:
     """Run every check on every kernel instance; return the facts for hover and inlay hints."""
     from ..diagnostics import DiagnosticSink, internal_message
 
     sink = sink if sink is not None else DiagnosticSink()
-    targets = tuple(targets) or (DEFAULT_TARGET,)
+    targets = tuple(targets) or (DEFAULT_ARCH,)
     facts = Facts()
     for func in kernels:
         try:

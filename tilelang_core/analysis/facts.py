@@ -8,9 +8,9 @@ from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..ir.printer import expr_str
 from ..source import Span
+from ..target import gpu_archs
 from .infer import buffer_bytes
 from .resources import Budget
-from .targets import known_limits
 
 
 @dataclass
@@ -100,7 +100,7 @@ def kernel_fact(func: N.PrimFunc, launch: N.Launch | None, b: Budget | None, tar
     k.registers = b.registers
     k.smem_breakdown = b.breakdown
     total = b.smem_total()
-    for lim in known_limits(targets):
+    for lim in gpu_archs(targets):
         k.smem_bytes[lim.name] = total
         k.smem_limit[lim.name] = lim.smem_per_block
     return k

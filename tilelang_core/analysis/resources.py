@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from ..diagnostics import Related
 from ..ir import nodes as N
 from ..ir.arith import as_int
+from ..target import gpu_archs
 from .index import KernelIndex, peak
 from .infer import SHARED_SCOPES, buffer_bytes, dims_str, dtype_bits, elements, kib
-from .targets import known_limits
 
 
 @dataclass
@@ -100,7 +100,7 @@ def check_launch(launch: N.Launch, b: Budget, targets, ctx) -> None:
     _check_threads(launch, b, ctx)
     _check_grid(launch, ctx)
     _check_registers(launch, b, ctx)
-    for lim in known_limits(targets):
+    for lim in gpu_archs(targets):
         _check_smem(launch, b, lim, ctx)
 
 

@@ -18,7 +18,7 @@ class TvmUnavailable(ImportError):
     """Raised when apache-tvm is missing or is not the pinned version."""
 
 
-def _installed_version() -> str | None:
+def installed_version() -> str | None:
     """The installed apache-tvm distribution version, or None when it is absent."""
     from importlib import metadata
 
@@ -30,7 +30,7 @@ def _installed_version() -> str | None:
 
 def _check_version(module_version: str | None) -> None:
     """Raise TvmUnavailable unless the pinned version is installed."""
-    version = _installed_version() or module_version
+    version = installed_version() or module_version
     if version is None:
         raise TvmUnavailable(
             "apache-tvm is not installed; the CPU/CUDA backends need it: "

@@ -10,7 +10,7 @@ __all__ = ["lower", "register_cuda_postproc", "register_cuda_postproc_callback",
 
 def lower(*args, **kwargs):
     """`tilelang.lower`: tilelang_core's lowering pipeline (`tilelang_core.lower`)."""
-    from ..passes.pipeline import lower as _lower
+    from ..lowering import lower as _lower
 
     return _lower(*args, **kwargs)
 

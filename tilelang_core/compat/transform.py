@@ -3,21 +3,23 @@ from __future__ import annotations
 
 import functools
 
+from ..options import pass_config_key
+
 __all__ = ["PassConfigKey", "simplify_prim_func"]
 
 
 class _PassConfigKeyMeta(type):
-    """Any `PassConfigKey.TL_<NAME>` is the config string "tl.<name>" (TileLang's spelling of its keys)."""
+    """Any `PassConfigKey.TL_<NAME>` is TileLang's config string for it (options.pass_config_key)."""
 
     def __getattr__(cls, name: str) -> str:
         if name.startswith("_"):
             raise AttributeError(name)
-        return "tl." + name.lower().removeprefix("tl_")
+        return pass_config_key(name)
 
 
 class PassConfigKey(metaclass=_PassConfigKeyMeta):
-    """`tilelang.PassConfigKey`: pass-config names accepted in `pass_configs=`; the CUDA backend honours
-    TL_ENABLE_FAST_MATH (codegen/cuda/fastmath.py) and ignores the others."""
+    """`tilelang.PassConfigKey`: pass-config names accepted in `pass_configs=`; the CUDA backend honours those of
+    `tilelang_core.options.PASS_CONFIGS` (docs/options.md) and ignores the others."""
 
 
 def simplify_prim_func(func):

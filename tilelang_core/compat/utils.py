@@ -41,7 +41,7 @@ def _device() -> str:
 
 def map_torch_type(dtype: str):
     """The torch dtype for a TileLang dtype name."""
-    from ..verify.numerics import torch_dtype
+    from ..runtime.numerics import torch_dtype
 
     return torch_dtype(str(dtype))
 

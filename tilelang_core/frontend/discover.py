@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ..options import pass_config_key
 from .bodies import decorator_name
 from .consteval import Env, Evaluator
 from .scan import scan
@@ -150,7 +151,7 @@ def _config_key_name(node) -> str | None:
     if isinstance(node, ast.Attribute) and node.attr.startswith("TL_") and (
             isinstance(node.value, ast.Attribute) and node.value.attr == "PassConfigKey"
             or isinstance(node.value, ast.Name) and node.value.id == "PassConfigKey"):
-        return "tl." + node.attr[3:].lower()
+        return pass_config_key(node.attr)
     return None
 
 

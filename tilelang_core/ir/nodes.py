@@ -402,7 +402,7 @@ class PrimFunc:
     instance: a readable label of the factory arguments ("matmul(M=1024, N=1024, ...)");
     out_idx: the jit decorator's out_idx when known; span: the `def` line; name_span: the name;
     errors: the frontend's error diagnostics for this instance (lowering refuses a kernel that has any);
-    pass_configs: the jit's `pass_configs` (the CUDA lowering honours tl.enable_fast_math, codegen/cuda/fastmath.py).
+    pass_configs: the jit's `pass_configs` (the CUDA lowering reads them into its CodegenOptions, options.py).
     """
 
     name: str

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from ..ir import nodes as N
 from ..ir.arith import shape_ints
 from ..ir.visitor import op_regions, walk
+from ..options import current_options
+from ..target import WGMMA, parse_target
 
 
 @dataclass
@@ -124,12 +126,10 @@ def _mat(buf):
 
 
 def wgmma_gemms(func: N.PrimFunc, arch: str, threads: int, roles=None) -> dict:
-    """{id(gemm): Gemm} for the gemms that lower to Hopper wgmma (sm_90a, fp16/bf16/fp8 inputs, fp32 accumulator,
+    """{id(gemm): Gemm} for the gemms that lower to Hopper wgmma (a target with wgmma, fp16/bf16/fp8 inputs, fp32 accumulator,
     warpgroups along M, B in shared memory in a layout wgmma can describe). `roles` (passes.roles.Roles): a
     gemm inside a thread role runs on the role's warp groups, which must be whole ones."""
-    import os
-
-    if arch != "sm_90a" or os.environ.get("TILELSP_DISABLE_WGMMA"):
+    if not parse_target(arch).has(WGMMA) or not current_options().wgmma:
         return {}
     out = {}
     for g in (n for n in walk(func.body) if isinstance(n, N.Gemm)):
@@ -181,9 +181,9 @@ def fp8_gemm_notes(func: N.PrimFunc, arch: str, wgmma: dict) -> str:
         if id(g) in wgmma:
             n = _mat(g.c.buffer)[1]
             out.append(line + f"wgmma m64n{n}k32 {g.a.buffer.dtype} x {g.b.buffer.dtype}, both operands K-major")
-        elif arch == "sm_90a" and not g.transpose_b:
+        elif parse_target(arch).has(WGMMA) and not g.transpose_b:
             out.append(line + "FMA gemm: fp8 wgmma reads B only K-major; store B as N x K and pass transpose_B=True")
-        elif arch == "sm_90a":
+        elif parse_target(arch).has(WGMMA):
             out.append(line + "FMA gemm: wgmma needs A in shared memory, 64 rows of C per warpgroup of the block, "
                        "N <= 256 and K tiles of 32/64 bytes or whole 128-byte atoms")
         else:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import os
 import shutil
 import subprocess
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..options import codegen_options
+from ..target import DEFAULT_ARCH, canonical, parse_target
 from .cache import ArtifactCache, sha256
 
 FORMAT = 1
@@ -121,11 +122,11 @@ def nvcc_version() -> str:
 
 
 def arch_flags(arch: str) -> list[str]:
-    """nvcc flags for an arch; sm_90a needs the -gencode form (wgmma/setmaxnreg are sm_90a-only)."""
-    if arch.endswith("a"):
-        num = arch[3:]
-        return [f"-gencode=arch=compute_{num},code={arch}"]
-    return [f"-arch={arch}"]
+    """nvcc flags for an arch; an arch-specific one (sm_90a: wgmma, setmaxnreg) needs the -gencode form."""
+    target = parse_target(arch)
+    if target.arch.arch_specific:
+        return [f"-gencode=arch=compute_{target.name[3:]},code={target.name}"]
+    return [f"-arch={target.name}"]
 
 
 class NvccError(Exception):
@@ -153,21 +154,6 @@ def compile_cubin(source: str, arch: str) -> bytes:
         return out.read_bytes()
 
 
-# Environment switches that change the generated code; every cache key includes their values (a test checks that
-# each TILELSP_* variable the lowering reads is listed here).
-CODEGEN_SWITCHES = ("TILELSP_DISABLE_WGMMA", "TILELSP_ASYNC_WGMMA", "TILELSP_DISABLE_TMA", "TILELSP_WGMMA_INFLIGHT",
-                     "TILELSP_PERSISTENT", "TILELSP_TMA_STORE",
-                     "TILELSP_ATTN_OVERLAP", "TILELSP_ATTN_PINGPONG",
-                     "TILELSP_ATTN_UNSWITCH", "TILELSP_FAST_EXP2", "TILELSP_CLUSTER", "TILELSP_ATTN_KV_BARRIERS",
-                     "TILELSP_STREAM_K", "TILELSP_HEAVY_FIRST", "TILELSP_WG_EPILOGUE")
-
-
-def codegen_switches() -> tuple:
-    """The current (name, value) of every environment switch that changes the generated code (a kernel's pass
-    configs are part of its IR: `ir_key`)."""
-    return tuple((name, os.environ.get(name, "")) for name in CODEGEN_SWITCHES)
-
-
 @functools.lru_cache(maxsize=1)
 def compiler_version() -> str:
     """A digest of this compiler's own sources and the apache-tvm it is pinned to: a cache entry made by any other
@@ -184,9 +170,9 @@ def compiler_version() -> str:
 def _builder_matches(meta: dict) -> bool:
     """A cached cubin serves when this machine cannot build one (no nvcc or no tvm), or when its nvcc is the one
     that built it."""
-    from ..codegen._tvm import _installed_version
+    from ..codegen._tvm import installed_version
 
-    if shutil.which("nvcc") is None or _installed_version() is None:
+    if shutil.which("nvcc") is None or installed_version() is None:
         return True
     return meta.get("nvcc_version") == nvcc_version()
 
@@ -205,17 +191,18 @@ def ir_structure(obj):
 
 def ir_key(func, arch: str) -> str:
     """Cache key of a kernel instance before lowering: its tile IR (arguments bound, spans included), the
-    arch, the compiler version and the code-changing switches."""
-    return sha256("tilelsp-artifact", FORMAT, compiler_version(), codegen_switches(), arch, func.name,
+    arch, the compiler version and its CodegenOptions (pass configs, then the environment's overrides)."""
+    return sha256("tilelsp-artifact", FORMAT, compiler_version(), repr(codegen_options(func.pass_configs)), arch,
+                  func.name,
                   repr(ir_structure(func.params)), repr(ir_structure(func.body)), func.out_idx,
                   repr(func.pass_configs))
 
 
-def build_artifact(func, arch: str = "sm_90a", cache: ArtifactCache | None | bool = None) -> Artifact:
+def build_artifact(func, arch: str = DEFAULT_ARCH, cache: ArtifactCache | None | bool = None) -> Artifact:
     """Lower, compile and cache one kernel instance the checks accept (`cache=False` disables the disk cache)."""
-    from ..passes.pipeline import normalize_target, refuse_errors
+    from ..lowering import refuse_errors
 
-    arch = normalize_target(arch)
+    arch = canonical(arch)
     store = None if cache is False else (cache if isinstance(cache, ArtifactCache) else ArtifactCache())
     key = ir_key(func, arch)
     if store is not None:  # only instances that passed the checks were stored: a hit needs no second look
@@ -237,7 +224,7 @@ def _from_meta(meta: dict, source: str, cubin: bytes) -> Artifact:
 
 def _build(func, arch: str) -> Artifact:
     from ..codegen.cuda import generate
-    from ..passes.pipeline import user_errors
+    from ..lowering import user_errors
 
     with user_errors(func, arch):
         ck = generate(func, arch)

@@ -21,7 +21,7 @@ import threading
 from dataclasses import dataclass, field
 
 from . import autotune_search as search
-from .jit import JITFactory, JITKernel, compile, jit, resolve_target
+from .jit import JITFactory, JITKernel, compile, jit, machine_target
 
 __all__ = ["autotune", "AutoTuner", "AutotuneResult", "set_autotune_inputs", "get_autotune_inputs"]
 
@@ -67,7 +67,9 @@ class ConfigBuildError(Exception):
 
 
 @dataclass
-class _ProfileArgs:
+class ProfileArgs:
+    """How an autotuner feeds and checks each config's kernel (`set_profile_args`)."""
+
     supply_type: object = None
     ref_prog: object = None
     supply_prog: object = None
@@ -85,7 +87,7 @@ class AutoTuner:
         self.fn = fn
         self.configs = configs
         self.compile_args: dict = {"out_idx": None, "target": "auto"}
-        self.profile_args = _ProfileArgs()
+        self.profile_args = ProfileArgs()
         self.build = self._compile_factory
         # what names the search on disk: the factory's source and the call; None (plain callables) never caches
         self.identity = search.kernel_identity(fn) if isinstance(fn, JITFactory) else None
@@ -106,7 +108,7 @@ class AutoTuner:
                          supply_prog=None, rtol=1e-2, atol=1e-2, max_mismatched_ratio=0.01, skip_check=False,
                          manual_check_prog=None, cache_input_tensors=False, **_ignored):
         """How each kernel is fed and checked: input supply, reference program and tolerances."""
-        self.profile_args = _ProfileArgs(supply_type, ref_prog, supply_prog, rtol, atol, max_mismatched_ratio,
+        self.profile_args = ProfileArgs(supply_type, ref_prog, supply_prog, rtol, atol, max_mismatched_ratio,
                                          skip_check, manual_check_prog)
         return self
 
@@ -116,13 +118,13 @@ class AutoTuner:
 
     def _target(self) -> str:
         target = getattr(self.fn, "target", None) if isinstance(self.fn, JITFactory) else None
-        return resolve_target(target or self.compile_args.get("target", "auto"))[0]
+        return machine_target(target or self.compile_args.get("target", "auto")).kind
 
     def run(self, warmup: int = 25, rep: int = 100, timeout=None, early_stop: bool = False,
             early_stop_factor: float = 2.0, jobs: int | None = None, progress: bool = True,
             **_ignored) -> AutotuneResult:
         """Build (in `jobs` workers), check and time every config; the fastest wins and is remembered."""
-        configs = _config_list(self.configs)
+        configs = config_list(self.configs)
         if not configs:
             raise ValueError("autotune got no configs: pass configs=[{...}, ...] (or a function returning them)")
         device = search.device_label(self._target())
@@ -219,7 +221,7 @@ def _finish(result: AutotuneResult) -> AutotuneResult:
     return result
 
 
-def _config_list(configs, args=(), kwargs=None) -> list[dict]:
+def config_list(configs, args=(), kwargs=None) -> list[dict]:
     """Configs as dicts; a callable is called with the kernel call's arguments, a dict of lists expanded."""
     items = configs(*args, **(kwargs or {})) if callable(configs) else configs
     if isinstance(items, dict):  # {"block_M": [64, 128], ...}: the cartesian product
@@ -277,7 +279,7 @@ class AutoTuneKernel:
         return self._best(args, kwargs)[0]
 
     def _best(self, args, kwargs, eager_call: bool = False):
-        configs = _config_list(self.configs, args, kwargs)
+        configs = config_list(self.configs, args, kwargs)
         tuned = {k for c in configs for k in _kernel_args(c)}
         if self._given(tuned, args, kwargs):
             return self._builder(args, kwargs, eager_call)({})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .autotune import AutoTuneKernel, AutoTuner, _config_list, _ProfileArgs
+from .autotune import AutoTuneKernel, AutoTuner, config_list, ProfileArgs
 from .autotune_configs import fit_configs, gemm_configs, is_gemm_like
 from .autotune_search import kernel_identity
 from .jit import JITFactory
@@ -40,7 +40,7 @@ class Tuning:
     def check(self, kernel) -> None:
         """Compare a config's kernel with the file's reference as a local search does (AssertionError if off)."""
         if self.reference is not None:
-            limits = _ProfileArgs()
+            limits = ProfileArgs()
             kernel.get_profiler().assert_allclose(self.reference, rtol=limits.rtol, atol=limits.atol,
                                                   max_mismatched_ratio=limits.max_mismatched_ratio)
 
@@ -59,7 +59,7 @@ def load_tuning(path: str, text: str, kernel: str | None, target: str, count: in
     """The Tuning of `kernel` (a factory name; default the first tunable one) of the file at `path`;
     `overrides` replace call arguments of the file's instance (e.g. {"M": 8192})."""
     from ..check import check_source
-    from ..verify.child import _load_module, _plain, reference_name
+    from .user_file import load_module, plain_value, reference_name
 
     result = check_source(text, path)
     found = [k for k in result.kernels if k.factory and (kernel is None or kernel in (k.factory, k.name))]
@@ -67,7 +67,7 @@ def load_tuning(path: str, text: str, kernel: str | None, target: str, count: in
         raise TuningError(f"no kernel factory named {kernel!r} in {path}" if kernel else
                           f"no kernel factory in {path}: autotuning searches the arguments of a @tilelang.jit "
                           "function")
-    glb = _load_module(path)
+    glb = load_module(path)
     errors = []
     for inst in found:
         obj = glb.get(inst.factory)
@@ -77,9 +77,9 @@ def load_tuning(path: str, text: str, kernel: str | None, target: str, count: in
             errors.append(f"{inst.factory} is not a @tilelang.jit factory")
             continue
         factory = JITFactory(jitted.factory, out_idx=jitted.out_idx, target=target)
-        bindings = {**{k: v for k, v in inst.bindings if _plain(v)}, **(overrides or {})}
+        bindings = {**{k: v for k, v in inst.bindings if plain_value(v)}, **(overrides or {})}
         if wrapper is not None:
-            configs, origin = _config_list(wrapper.configs, (), bindings), "@autotune(configs=...)"
+            configs, origin = config_list(wrapper.configs, (), bindings), "@autotune(configs=...)"
         elif is_gemm_like(factory):
             configs = gemm_configs(bindings.get("M", 1024), bindings.get("N", 1024), bindings.get("K", 1024),
                                    in_dtype=str(bindings.get("dtype", "float16")), topk=count)

@@ -89,7 +89,7 @@ class ArtifactCache:
     def put(self, key: str, meta: dict, source: str, cubin: bytes) -> None:
         """Store an entry; the metadata file is written last, so readers never see half an entry. Nothing is stored
         while the checks tolerate errors (a sanitized run): a cache hit skips the checks."""
-        from ..passes.pipeline import tolerated_areas
+        from ..lowering import tolerated_areas
 
         if tolerated_areas():
             return

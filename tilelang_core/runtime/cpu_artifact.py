@@ -76,7 +76,7 @@ class CpuKernel:
         """The tvm-built CpuModule (built now when the kernel came from the cache)."""
         if self.module is None:
             from ..codegen import cpu
-            from ..passes.pipeline import user_errors
+            from ..lowering import user_errors
 
             with user_errors(self.func, "cpu"):
                 self.module = cpu.build(self.func)
@@ -99,7 +99,7 @@ def load_cpu_kernel(func: N.PrimFunc, cache: ArtifactCache | None | bool = None)
 
 def _build(func: N.PrimFunc, store: ArtifactCache | None, key: str) -> CpuKernel:
     from ..codegen import cpu
-    from ..passes.pipeline import refuse_errors, user_errors
+    from ..lowering import refuse_errors, user_errors
 
     refuse_errors(func, "cpu")
     with user_errors(func, "cpu"):

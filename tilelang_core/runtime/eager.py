@@ -46,7 +46,7 @@ class EagerKernel:
 
         self.func = func
         self.target = target
-        self.pass_configs = pass_configs  # TileLang's; the CUDA backend honours tl.enable_fast_math
+        self.pass_configs = pass_configs  # TileLang's; the CUDA backend honours options.PASS_CONFIGS
         self.signature = inspect.signature(func)
         self.captured = capture(func)
         self.__name__ = getattr(func, "__name__", "kernel")
@@ -95,10 +95,10 @@ class EagerKernel:
         return scalars, {k: v for k, v in values.items() if k not in params}
 
     def _kernel(self, tensors: dict, scalars: dict):
-        from .artifact import codegen_switches
+        from ..options import codegen_options
 
         key = (tuple((k, tuple(t.shape), str(t.dtype), t.device.type) for k, t in tensors.items()),
-               tuple(sorted((k, repr(v)) for k, v in scalars.items())), codegen_switches())
+               tuple(sorted((k, repr(v)) for k, v in scalars.items())), codegen_options())
         with self._lock:
             if key in self._cache:
                 return self._cache[key]

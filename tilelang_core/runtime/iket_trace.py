@@ -11,6 +11,8 @@ import re
 import struct
 from pathlib import Path
 
+from .driver_call import checked
+
 RECORD_WORDS = 6  # matches codegen/cuda/iket.py
 KINDS = ("mark", "range_start", "range_end")
 LAUNCHES: list = []  # the decoded launches of this process, newest last (at most 64 kept)
@@ -60,10 +62,8 @@ def _global(module, name: bytes):
     """(device pointer, bytes) of a module global."""
     from cuda.bindings import driver as cu
 
-    from .launch import _check
-
     err, ptr, size = cu.cuModuleGetGlobal(module, name)
-    _check(err)
+    checked(err)
     return ptr, int(size)
 
 
@@ -71,17 +71,15 @@ def collect(artifact, module, stream) -> dict:
     """Read back and reset the trace buffer of `module` after a launch on `stream`; returns the decoded launch."""
     from cuda.bindings import driver as cu
 
-    from .launch import _check
-
-    _check(cu.cuStreamSynchronize(cu.CUstream(stream.cuda_stream)))
+    checked(cu.cuStreamSynchronize(cu.CUstream(stream.cuda_stream)))
     count_ptr, trace_ptr, trace_bytes = _global(module, b"tl_iket_count")[0], *_global(module, b"tl_iket_trace")
     count = ctypes.c_uint32()
-    _check(cu.cuMemcpyDtoH(ctypes.addressof(count), count_ptr, 4))
+    checked(cu.cuMemcpyDtoH(ctypes.addressof(count), count_ptr, 4))
     n = min(count.value * RECORD_WORDS, trace_bytes // 4)
     words = (ctypes.c_uint32 * max(n, 1))()
     if n:
-        _check(cu.cuMemcpyDtoH(ctypes.addressof(words), trace_ptr, n * 4))
-    _check(cu.cuMemsetD32(count_ptr, 0, 1))
+        checked(cu.cuMemcpyDtoH(ctypes.addressof(words), trace_ptr, n * 4))
+    checked(cu.cuMemsetD32(count_ptr, 0, 1))
     payloads = os.environ.get("TL_IKET_RUNTIME_PAYLOADS", "0") == "1"  # iket.session(runtime_payloads=True)
     launch = {"kernel": artifact.name, **decode_records(list(words)[:n], count.value, event_names(artifact.source),
                                                         payloads)}

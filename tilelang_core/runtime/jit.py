@@ -1,7 +1,7 @@
 """The TileLang-compatible JIT: `compile(func, out_idx, target)`, `@jit` on kernel factories, `JITKernel`.
 
-`target`: "auto" (CUDA when torch sees a GPU, else the CPU backend), "cpu"/"llvm", "cuda", an arch
-("sm_80", "sm_90a") or {"kind": "cuda", "arch": "sm_90a"}. Kernels with errors raise CompileError.
+`target`: any spelling `target.parse_target` reads; "auto" is the GPU torch sees (else the CPU backend) and "cuda"
+that GPU (else sm_90a). Kernels with errors raise CompileError.
 """
 from __future__ import annotations
 
@@ -13,45 +13,26 @@ import threading
 
 from ..diagnostics import CompileError, DiagnosticSink
 from ..ir import nodes as N
+from ..options import codegen_options
+from ..target import Target, from_capability, parse_target
 from .kernel import CallPlan, KernelParam, contiguous_args, kernel_params, normalize_out_idx
 
-CPU_STAGES = ("parsed", "legalized", "tir", "llvm")
 
 
-def resolve_target(target) -> tuple[str, str | None]:
-    """("cpu", None) or ("cuda", arch) for any accepted target spelling."""
-    if isinstance(target, dict):
-        kind = str(target.get("kind", "cuda"))
-        return resolve_target(target.get("arch") or "cuda") if kind == "cuda" else resolve_target(kind)
-    name = "auto" if target is None else str(target).strip()
-    if name == "auto":
-        return ("cuda", _device_arch()) if _cuda_available() else ("cpu", None)
-    if name in ("cpu", "llvm", "c") or name.startswith("llvm"):
-        return "cpu", None
-    if name == "cuda":
-        return "cuda", _device_arch() if _cuda_available() else "sm_90a"
-    if name.startswith("cuda"):
-        arch = name.split("-arch=")[-1].split()[0] if "-arch=" in name else "sm_90a"
-        return "cuda", arch
-    if name.startswith("sm_"):
-        return "cuda", name
-    raise ValueError(f"unknown target {target!r}: use 'auto', 'cpu' (or 'llvm'), 'cuda', an arch such as "
-                     "'sm_90a', or {'kind': 'cuda', 'arch': 'sm_90a'}")
+def machine_target(target) -> Target:
+    """The Target of a JIT `target=` argument on this machine ("auto" and "cuda" ask torch for the device)."""
+    return parse_target(target, device=device_target)
 
 
-def _cuda_available() -> bool:
+def device_target() -> Target:
+    """The target of the GPU torch sees (sm_90a for compute capability 9.0), or the CPU backend without one."""
     try:
         import torch
     except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
-
-
-def _device_arch() -> str:
-    import torch
-
-    major, minor = torch.cuda.get_device_capability()
-    return f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+        return Target("cpu")
+    if not torch.cuda.is_available():
+        return Target("cpu")
+    return from_capability(*torch.cuda.get_device_capability())
 
 
 class _CpuBackend:
@@ -96,11 +77,12 @@ class JITKernel:
             func = to_ir(func, out_idx)
         if out_idx is None and func.out_idx is not None:
             out_idx = func.out_idx
-        if pass_configs:  # honoured: tl.enable_fast_math (CUDA; codegen/cuda/fastmath.py)
+        if pass_configs:  # those the CUDA lowering honours: options.PASS_CONFIGS (docs/options.md)
             func = func.with_pass_configs(pass_configs)
         self.func = func
         self.out_idx = normalize_out_idx(out_idx, len(func.params))
-        self.target, self.arch = resolve_target(target)
+        found = machine_target(target)
+        self.target, self.arch = found.kind, found.arch_name or None
         # each backend passes the gate first (refuse_errors: the CPU one here, build_artifact for CUDA)
         self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
         self.params: list[KernelParam] = kernel_params(func, self.out_idx)
@@ -149,7 +131,7 @@ class JITKernel:
         if self.target == "cpu" and stage == "llvm":
             return self._backend.module.llvm_ir
         if stage not in self._lowered:
-            from ..passes.pipeline import lower
+            from ..lowering import lower
 
             result = lower(self.func, target=self.arch or "cpu", until=stage)
             if stage not in result.stages:
@@ -202,7 +184,7 @@ def paused_gc():
 def compile(func, out_idx=None, target="auto", target_host=None, execution_backend=None,  # noqa: A001
             verbose=False, pass_configs=None, **kwargs) -> JITKernel:
     """Compile a @T.prim_func (or an IR PrimFunc) into a JITKernel for `target` (`pass_configs`: TileLang's; the
-    CUDA backend honours tl.enable_fast_math and ignores the others)."""
+    CUDA backend honours those of options.PASS_CONFIGS and ignores the others)."""
     with paused_gc():
         return JITKernel(to_ir(func, out_idx), out_idx=out_idx, target=target, pass_configs=pass_configs)
 
@@ -244,9 +226,7 @@ class JITFactory:
 
     def __call__(self, *args, **kwargs) -> JITKernel:
         """Instantiate the factory with these arguments and compile the kernel it returns (cached)."""
-        from .artifact import codegen_switches
-
-        key = (_key(args, kwargs), codegen_switches())  # a switch flipped in this process builds anew
+        key = (_key(args, kwargs), codegen_options())  # an override flipped in this process builds anew
         with self._lock:
             if key in self._cache:
                 return self._cache[key]

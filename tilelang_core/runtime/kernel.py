@@ -108,7 +108,7 @@ def _check_tensor(buf: N.Buffer, value, device):
     """TypeError/ValueError unless `value` is a torch tensor of buf's dtype and rank on `device`."""
     import torch
 
-    from ..verify.numerics import torch_dtype
+    from .numerics import torch_dtype
 
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"argument '{buf.name}' must be a torch.Tensor of dtype {buf.dtype}, "
@@ -137,7 +137,7 @@ def prepare_args(func: N.PrimFunc, out_idx: tuple[int, ...], args: tuple, device
     """Validate call arguments; return (full argument list, output positions) with outputs allocated."""
     import torch
 
-    from ..verify.numerics import torch_dtype
+    from .numerics import torch_dtype
 
     n_all, n_in = len(func.params), len(func.params) - len(out_idx)
     if len(args) not in (n_in, n_all):
@@ -207,7 +207,7 @@ class CallPlan:
     `prepare_args`, which produces the precise error."""
 
     def __init__(self, func: N.PrimFunc, out_idx: tuple[int, ...]):
-        from ..verify.numerics import torch_dtype
+        from .numerics import torch_dtype
 
         self.func, self.out_idx = func, out_idx
         self.n_all = len(func.params)

@@ -11,6 +11,7 @@ import functools
 import math
 import threading
 
+from .driver_call import LaunchError, checked
 from .iket_trace import collect, is_instrumented
 
 _CTYPE = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float, "float64": ctypes.c_double,
@@ -19,10 +20,6 @@ _LOCK = threading.Lock()
 _MODULES: dict = {}
 _PREPARED: dict = {}  # launch signature -> the prepared kernels of that launch (`launch`)
 _instrumented = functools.lru_cache(maxsize=256)(is_instrumented)  # a source's str caches its hash: no rescan
-
-
-class LaunchError(Exception):
-    """Arguments do not match the kernel, or the driver refused the launch."""
 
 
 def bind_dims(artifact, args: list) -> dict:
@@ -111,16 +108,6 @@ def _data_ptr(t, p) -> int:
     return int(t.data_ptr())
 
 
-def _check(result):
-    err = result[0] if isinstance(result, tuple) else result
-    if int(err) != 0:
-        from cuda.bindings import driver as cu
-
-        name = cu.cuGetErrorName(err)[1]
-        raise LaunchError(f"CUDA driver error {name.decode() if isinstance(name, bytes) else name}")
-    return result[1] if isinstance(result, tuple) and len(result) == 2 else result
-
-
 def _function(artifact, step: dict):
     """The loaded CUfunction of one launch (one module per content hash and device)."""
     import torch
@@ -135,11 +122,11 @@ def _function(artifact, step: dict):
         torch.empty(1, device="cuda")  # make the primary context current on this thread
         module = _MODULES.get((artifact.content_hash, dev))
         if module is None:
-            module = _MODULES[(artifact.content_hash, dev)] = _check(cu.cuModuleLoadData(artifact.cubin))
-        fn = _check(cu.cuModuleGetFunction(module, step["kernel_symbol"].encode()))
+            module = _MODULES[(artifact.content_hash, dev)] = checked(cu.cuModuleLoadData(artifact.cubin))
+        fn = checked(cu.cuModuleGetFunction(module, step["kernel_symbol"].encode()))
         if step["smem_bytes"] > 48 * 1024:
             attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-            _check(cu.cuFuncSetAttribute(fn, attr, step["smem_bytes"]))
+            checked(cu.cuFuncSetAttribute(fn, attr, step["smem_bytes"]))
         _MODULES[key] = (module, fn)
         return _MODULES[key]
 
@@ -167,7 +154,7 @@ def launch(artifact, tensors, stream=None) -> None:
     handle = cu.CUstream(stream.cuda_stream)
     for fn, (gx, gy, gz), (bx, by, bz), smem, cooperative, array, _ in launches:
         go = cu.cuLaunchCooperativeKernel if cooperative else cu.cuLaunchKernel
-        _check(go(fn, gx, gy, gz, bx, by, bz, smem, handle, ctypes.addressof(array), *(() if cooperative else (0,))))
+        checked(go(fn, gx, gy, gz, bx, by, bz, smem, handle, ctypes.addressof(array), *(() if cooperative else (0,))))
     if _instrumented(artifact.source):  # iket markers: read the trace back (runtime/iket_trace.py)
         collect(artifact, _function(artifact, artifact.launch_plan()[0])[0], stream)
 
@@ -255,7 +242,7 @@ def _occupancy(fn, step: dict, threads: int, device) -> tuple[int, int]:
 
     key = (id(fn), step["smem_bytes"], threads, str(device))
     if key not in _RESIDENT:
-        per_sm = _check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, step["smem_bytes"]))
+        per_sm = checked(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, step["smem_bytes"]))
         _RESIDENT[key] = (per_sm, torch.cuda.get_device_properties(device).multi_processor_count)
     return _RESIDENT[key]
 

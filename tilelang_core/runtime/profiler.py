@@ -1,8 +1,8 @@
 """`Profiler` for a JITKernel: random inputs from its params, `assert_allclose` against a reference, `do_bench`."""
 from __future__ import annotations
 
-from ..verify.bench import bench
-from ..verify.numerics import compare
+from .bench import bench
+from .numerics import compare
 
 
 def supply_tensor(supply: str, shape, dtype: str, device: str = "cpu", gen=None):
@@ -11,7 +11,7 @@ def supply_tensor(supply: str, shape, dtype: str, device: str = "cpu", gen=None)
     std 1), Randn, Zero, One; int8 under Uniform or Normal is all ones."""
     import torch
 
-    from ..verify.numerics import torch_dtype
+    from .numerics import torch_dtype
 
     tdt, shape = torch_dtype(dtype), tuple(int(s) for s in shape)
     if supply in ("Auto", "Integer"):

@@ -110,7 +110,7 @@ def runner(packed: dict):
 def _measure(packed: dict):
     """`measure(warmup, rep)` -> ms of a packed kernel on random inputs (as a local search times it: the mean on
     a GPU, the fastest call on the CPU), and the device it runs on."""
-    from ..verify.bench import bench
+    from .bench import bench
     from .autotune_search import best_call_ms
 
     run, device = runner(packed)

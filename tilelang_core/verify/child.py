@@ -8,25 +8,11 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 import sys
 import time
 import traceback
 
-_REF_COMMENT = re.compile(r"#\s*tilelsp:\s*reference\s*=\s*([A-Za-z_][A-Za-z0-9_]*)")
-_LITERALS = (int, float, bool, str, type(None))
-
-
-def reference_name(text: str) -> str:
-    """The reference function's name: from a `# tilelsp: reference=NAME` comment, else `ref_program`."""
-    m = _REF_COMMENT.search(text)
-    return m.group(1) if m else "ref_program"
-
-
-def _plain(v) -> bool:
-    if isinstance(v, tuple):
-        return all(_plain(x) for x in v)
-    return isinstance(v, _LITERALS)
+from ..runtime.user_file import load_module, plain_value, reference_name
 
 
 def _is_tensor_arg(v) -> bool:
@@ -34,24 +20,12 @@ def _is_tensor_arg(v) -> bool:
     return type(v).__name__ == "Unknown"
 
 
-def _load_module(path: str) -> dict:
-    """Execute the user's file as a module (not __main__) with the tilelang alias installed."""
-    import os
-    import runpy
-
-    from ..alias import install_alias
-
-    install_alias(force=True)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    return runpy.run_path(path, run_name="__tilelsp_verify__")
-
-
-def _build(func, glb: dict, target: str):
+def build_instance(func, glb: dict, target: str):
     """The JITKernel of one statically found instance, built through the user's own factory."""
     from ..runtime.jit import JITFactory, JITKernel, compile
 
-    kwargs = {k: v for k, v in func.bindings if _plain(v)}
-    unknown = [k for k, v in func.bindings if not _plain(v) and not _is_tensor_arg(v)]
+    kwargs = {k: v for k, v in func.bindings if plain_value(v)}
+    unknown = [k for k, v in func.bindings if not plain_value(v) and not _is_tensor_arg(v)]
     if unknown and func.factory is not None:
         raise LookupError(f"factory argument(s) {', '.join(unknown)} of {func.factory} are not known statically; "
                           f"call it in the file (e.g. `kernel = {func.factory}(...)`) or add a comment "
@@ -75,11 +49,11 @@ def _build(func, glb: dict, target: str):
     return result if isinstance(result, JITKernel) else compile(result, out_idx=func.out_idx, target=target)
 
 
-def _symbolic_dims(kernel) -> dict:
+def symbolic_dims(kernel) -> dict:
     return {d: 128 for p in kernel.params for d in p.shape if isinstance(d, str)}
 
 
-def _call_reference(ref, inputs, bindings: dict):
+def call_reference(ref, inputs, bindings: dict):
     """Call the reference with the kernel inputs, plus keyword arguments named like factory parameters."""
     try:
         params = list(inspect.signature(ref).parameters.values())
@@ -90,7 +64,7 @@ def _call_reference(ref, inputs, bindings: dict):
     return ref(*inputs, **extra)
 
 
-def _outs(x) -> list:
+def outputs(x) -> list:
     if x is None:
         return []
     return list(x) if isinstance(x, (list, tuple)) else [x]
@@ -112,11 +86,11 @@ def written_params(func) -> list[int]:
     return [k for k, p in enumerate(func.params) if isinstance(p, N.Buffer) and p in dests]
 
 
-def _execute(kernel, args: list, inplace: list[int]) -> list:
+def execute(kernel, args: list, inplace: list[int]) -> list:
     """Run once; in-place outputs start from fresh zero copies, so every run sees the same state."""
     run = [a.clone() if k in inplace else a for k, a in enumerate(args)]
     result = kernel(*run)
-    return _outs(result) if kernel.out_idx else [run[k] for k in inplace]
+    return outputs(result) if kernel.out_idx else [run[k] for k in inplace]
 
 
 def verify_instance(func, glb: dict, ref, device: str, bench: bool, sanitize: bool = False) -> dict:
@@ -125,7 +99,7 @@ def verify_instance(func, glb: dict, ref, device: str, bench: bool, sanitize: bo
     if sanitize:
         from .sanitize import finding_dict, sanitize_kernel
 
-        kernel = _build(func, glb, "cpu")
+        kernel = build_instance(func, glb, "cpu")
         args = random_inputs(kernel)
         findings = [finding_dict(d) for d in sanitize_kernel(kernel, args)]
         rec["sanitizer"] = findings
@@ -142,33 +116,33 @@ def random_inputs(kernel) -> list:
     """Random inputs for a kernel's non-output parameters (in-place outputs zeroed), as verify uses them."""
     from ..runtime.profiler import Profiler
 
-    args = Profiler(kernel)._inputs(_symbolic_dims(kernel))
+    args = Profiler(kernel)._inputs(symbolic_dims(kernel))
     for k in ([] if kernel.out_idx else written_params(kernel.func)):
         args[k] = args[k].zero_()
     return args
 
 
 def _verify_instance(func, glb: dict, ref, device: str, bench: bool) -> dict:
-    from .bench import bench as bench_fn
-    from .bench import time_once
-    from .numerics import compare
+    from ..runtime.bench import bench as bench_fn
+    from ..runtime.bench import time_once
+    from ..runtime.numerics import compare
 
-    kernel = _build(func, glb, device)
+    kernel = build_instance(func, glb, device)
     args = random_inputs(kernel)
     inplace = [] if kernel.out_idx else written_params(kernel.func)
     inputs = [a for k, a in enumerate(args) if k not in inplace]
-    got = _execute(kernel, args, inplace)
+    got = execute(kernel, args, inplace)
     scratch = [a.clone() if k in inplace else a for k, a in enumerate(args)]  # timing must not touch `args`
     _, ms = time_once(lambda: _sync(kernel(*scratch), device))
     rec = {"time_ms": ms}
     if bench:
         rec["bench_ms"] = bench_fn(lambda: kernel(*scratch), warmup=5, rep=50, device=device, max_seconds=5.0)
     if ref is not None:
-        expected = _outs(_call_reference(ref, inputs, dict(func.bindings)))
+        expected = outputs(call_reference(ref, inputs, dict(func.bindings)))
         source = "the reference"
     elif device != "cpu":
-        cpu_kernel = _build(func, glb, "cpu")
-        expected = _execute(cpu_kernel, [t.cpu() for t in args], inplace)
+        cpu_kernel = build_instance(func, glb, "cpu")
+        expected = execute(cpu_kernel, [t.cpu() for t in args], inplace)
         source = "the CPU backend"
     else:
         rec.update(passed=True, max_abs_err=0.0, max_rel_err=0.0,
@@ -206,7 +180,7 @@ def _cuda_ok() -> bool:
     return torch.cuda.is_available()
 
 
-def _select(kernels, name: str | None):
+def select_kernels(kernels, name: str | None):
     if not name:
         return kernels
     return [k for k in kernels if name in (k.name, k.factory)]
@@ -216,7 +190,7 @@ def run(request: dict, emit) -> None:
     """Verify every selected instance of request["file"], calling emit(record) for each."""
     from ..check import check_source
     from ..codes import CODES
-    from ..passes.pipeline import tolerating
+    from ..lowering import tolerating
     from .sanitize import RUNTIME_CHECKED
 
     path = request["file"]
@@ -224,7 +198,7 @@ def run(request: dict, emit) -> None:
         request = {**request, "device": "cuda" if _cuda_ok() else "cpu"}
     text = open(path, encoding="utf-8").read()
     result = check_source(text, path)
-    chosen = _select(result.kernels, request.get("kernel"))
+    chosen = select_kernels(result.kernels, request.get("kernel"))
     base = {"file": path, "device": request["device"]}
     if not chosen:
         names = sorted({k.factory or k.name for k in result.kernels})
@@ -241,7 +215,7 @@ def run(request: dict, emit) -> None:
         return
     try:
         with tolerating(tolerated):  # the file may build its kernels when it loads
-            glb = _load_module(path)
+            glb = load_module(path)
     except BaseException as exc:  # the user's module failed while loading: every instance fails with it
         if isinstance(exc, KeyboardInterrupt):
             raise

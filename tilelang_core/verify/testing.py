@@ -23,7 +23,7 @@ def torch_assert_close(actual, expected, rtol: float = 1e-2, atol: float = 1e-2,
                        **kwargs) -> None:
     """Assert that two tensors agree within rtol/atol, allowing int(numel * max_mismatched_ratio) mismatched
     elements (TileLang's default ratio is 0.001)."""
-    from .numerics import compare
+    from ..runtime.numerics import compare
 
     res = compare(actual, expected.to(actual.dtype), rtol=rtol, atol=atol)
     if res.passed or res.mismatched <= int(res.total * max_mismatched_ratio):

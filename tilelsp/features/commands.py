@@ -21,14 +21,14 @@ if TYPE_CHECKING:
     from ..state import DocState
 
 
-def _plain(obj):
+def plain_params(obj):
     """Custom-request params (namedtuples from pygls, or dicts) as plain dicts/lists."""
     if hasattr(obj, "_asdict"):
-        return {k: _plain(v) for k, v in obj._asdict().items()}
+        return {k: plain_params(v) for k, v in obj._asdict().items()}
     if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
+        return {k: plain_params(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
+        return [plain_params(v) for v in obj]
     return obj
 
 
@@ -36,7 +36,7 @@ async def on_kernels(ls: TileLanguageServer, params):
     """`tilelsp/kernels`: the kernels of a document with ranges, instances and stage names."""
     from . import ir_view
 
-    p = _plain(params) or {}
+    p = plain_params(params) or {}
     uri = (p.get("textDocument") or {}).get("uri") or p.get("uri")
     doc = ls.doc(uri) if uri else None
     if doc is None:
@@ -61,7 +61,7 @@ def on_status(ls: TileLanguageServer, params):
 def on_document_text(ls: TileLanguageServer, params):
     """`tilelsp/documentText {uri}`: the server's copy of an open document and its version (for clients and
     tests that check the server's text against their own)."""
-    p = _plain(params) or {}
+    p = plain_params(params) or {}
     uri = (p.get("textDocument") or {}).get("uri") or p.get("uri")
     doc = ls.state.get(uri) if isinstance(uri, str) else None
     if doc is None:
@@ -71,7 +71,7 @@ def on_document_text(ls: TileLanguageServer, params):
 
 async def on_show_ir(ls: TileLanguageServer, params):
     """`tilelsp/showIR {uri, kernel, stage, target?, instance?}`: lowered text of one stage, in the worker."""
-    p = _plain(params) or {}
+    p = plain_params(params) or {}
     return await show_ir(ls, p.get("uri"), p.get("kernel"), p.get("stage") or "cuda", p.get("target"), p.get("instance"))
 
 
@@ -99,7 +99,7 @@ async def on_layout(ls: TileLanguageServer, params):
     shared buffers (SVG and text each, and the webview's HTML page), computed in the worker."""
     from ..worker import WorkerError
 
-    p = _plain(params) or {}
+    p = plain_params(params) or {}
     uri = (p.get("textDocument") or {}).get("uri") or p.get("uri")
     doc = ls.doc(uri) if isinstance(uri, str) else None
     if doc is None:

@@ -8,16 +8,16 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 
+from tilelang_core.lowering import stage_names
 from tilelang_core.source import span_union
+from tilelang_core.target import DEFAULT_ARCH, canonical
 
-CUDA_STAGES = ("parsed", "legalized", "pipelined", "layouts", "lowered", "tir", "cuda")
-CPU_STAGES = ("parsed", "legalized", "tir", "llvm")
 LANGUAGE_IDS = {"cuda": "cuda", "llvm": "llvm", "tir": "tvmscript"}
 
 
 def stages_for(target: str) -> tuple[str, ...]:
-    """The stage names a target's lowering produces (protocol constant; no tvm import)."""
-    return CPU_STAGES if target in ("cpu", "llvm") else CUDA_STAGES
+    """The stage names a target's lowering produces (no tvm import)."""
+    return stage_names(target)
 
 
 def kernels_payload(result, target: str, to_range) -> list[dict]:
@@ -70,7 +70,7 @@ def diag_from_dict(data: dict):
 def _funcs(req) -> list:
     from tilelang_core.check import check_source
 
-    result = check_source(req["text"], req.get("path", "<string>"), tuple(req.get("targets") or ("sm_90a",)))
+    result = check_source(req["text"], req.get("path", "<string>"), tuple(req.get("targets") or (DEFAULT_ARCH,)))
     funcs = [f for f in result.kernels if req.get("kernel") in (None, f.name)]
     if req.get("instance"):
         funcs = [f for f in funcs if f.instance == req["instance"]] or funcs[:1]
@@ -79,9 +79,9 @@ def _funcs(req) -> list:
 
 def _lower(func, target: str, text: str, until=None):
     import tilelang_core
-    from tilelang_core.runtime.artifact import codegen_switches
+    from tilelang_core.options import codegen_options
 
-    key = (hashlib.sha1(text.encode()).hexdigest(), func.name, func.instance, target, until, codegen_switches())
+    key = (hashlib.sha1(text.encode()).hexdigest(), func.name, func.instance, target, until, codegen_options())
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
@@ -108,7 +108,7 @@ def _smem_report(func, target: str, res) -> dict | None:
     from tilelang_core.diagnostics import Diagnostic, Severity
 
     smem = getattr(res, "smem_bytes", None)
-    if smem is None or target in ("cpu", "llvm"):
+    if smem is None or canonical(target) == "cpu":
         return None
     msg = (f"kernel `{func.name}` allocates {smem:,} B ({smem / 1024:.1f} KiB) of shared memory on {target} "
            "after merging and multi-buffering")
@@ -120,7 +120,7 @@ def lower_file(req) -> dict:
     """Lower every kernel instance for every target: entries (per kernel/target) and diagnostics."""
     entries, diags = [], []
     for func in _funcs(req):
-        for target in req.get("targets") or ("sm_90a",):
+        for target in req.get("targets") or (DEFAULT_ARCH,):
             try:
                 res = _lower(func, target, req["text"])
             except Exception as exc:  # noqa: BLE001 - every failure becomes a diagnostic
@@ -182,7 +182,7 @@ def show_ir(req) -> dict:
     funcs = _funcs(req)
     if not funcs:
         raise LookupError(f"no kernel named {req.get('kernel')!r} in this file")
-    func, target, stage = funcs[0], req.get("target") or "sm_90a", req.get("stage") or "cuda"
+    func, target, stage = funcs[0], req.get("target") or DEFAULT_ARCH, req.get("stage") or "cuda"
     if stage not in stages_for(target):
         raise LookupError(f"unknown stage {stage!r} for {target}; stages: {', '.join(stages_for(target))}")
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tilelang_core.codegen.cuda.common import nbytes
-from tilelang_core.codegen.cuda.generate import plan
+from tilelang_core.codegen.cuda.kernel_plan import plan
 from tilelang_core.codegen.cuda.split import split_kernels
 from tilelang_core.codegen.cuda.templates import swizzled_index
 from tilelang_core.ir import nodes as N

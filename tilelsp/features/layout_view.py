@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import base64
 
+from tilelang_core.target import ARCHS, DEFAULT_ARCH, canonical
+
 from .layout_maps import FragmentMap, kernel_maps
 from .layout_svg import buffer_svg, layout_html
 from .layout_text import buffer_png, buffer_text
@@ -16,8 +18,8 @@ HOVER_IMAGE_LIMIT = 96 * 1024  # bytes of SVG; larger pictures are left to Show 
 
 def maps_for(func, arch: str, buffer: str | None = None) -> list:
     """The maps of a kernel's buffers (only `buffer` when given; LookupError naming the buffers there are)."""
-    if arch in ("cpu", "llvm"):
-        raise LookupError("layouts are a CUDA lowering's; pick a CUDA target (sm_80 … sm_90a)")
+    if canonical(arch) == "cpu":
+        raise LookupError(f"layouts are a CUDA lowering's; pick a CUDA target ({', '.join(ARCHS)})")
     maps = kernel_maps(func, arch)
     if buffer is None:
         return maps
@@ -59,7 +61,7 @@ def layout_request(req: dict, funcs: list) -> dict:
     """The worker's `layout` op: SVG and text of each buffer of the kernel, and the webview page."""
     if not funcs:
         raise LookupError(f"no kernel named {req.get('kernel')!r} in this file")
-    func, arch = funcs[0], req.get("target") or "sm_90a"
+    func, arch = funcs[0], req.get("target") or DEFAULT_ARCH
     maps = maps_for(func, arch, req.get("buffer"))
     buffers = [{"name": m.name, "scope": scope_of(m), "description": describe(m), "svg": buffer_svg(m),
                 "text": buffer_text(m)} for m in maps]

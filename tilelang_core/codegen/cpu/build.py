@@ -374,7 +374,8 @@ class CpuLowering(StorageLowering):
         return self.ops.atomic_add(s)
 
 
-def _error(func: N.PrimFunc, err: Exception, code: str) -> CompileError:
+def lowering_error(func: N.PrimFunc, err: Exception, code: str) -> CompileError:
+    """A CPU lowering or build failure as a CompileError at the construct (or the kernel) it names."""
     span = getattr(err, "span", None) or func.name_span or func.span or Span(1, 0, 1, 0)
     diag = Diagnostic(getattr(err, "code", code), Severity.ERROR, str(err), span, kernel=func.name,
                       instance=func.instance or None, target="cpu")
@@ -388,7 +389,7 @@ def to_tir(func: N.PrimFunc):
     try:
         return CpuLowering(lower_loop_exits(func)).run()
     except LoweringError as err:
-        raise _error(func, err, "lowering-unsupported") from None
+        raise lowering_error(func, err, "lowering-unsupported") from None
     except Exception as err:  # a TVM constructor refusing our IR: report, never crash the caller
         msg = str(err).strip().splitlines()[-1][:300] if str(err).strip() else type(err).__name__
-        raise _error(func, RuntimeError(f"the CPU lowering failed: {msg}"), "codegen-error") from None
+        raise lowering_error(func, RuntimeError(f"the CPU lowering failed: {msg}"), "codegen-error") from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ...ir import nodes as N
 from .._tvm import load
 from ..tvm_pipelines import s_tir_without_compaction
-from .build import _error, to_tir
+from .build import lowering_error, to_tir
 
 
 class CpuModule:
@@ -63,6 +63,6 @@ def build(func: N.PrimFunc) -> CpuModule:
         ex = ns.tvm.compile(ns.tvm.IRModule({func.name: prim}), target=target, 
                              tir_pipeline=s_tir_without_compaction(ns.tvm))
     except Exception as err:  # tvm raises its own error types from C++
-        raise _error(func, RuntimeError(f"LLVM build failed: {str(err).strip().splitlines()[-1][:300]}"),
+        raise lowering_error(func, RuntimeError(f"LLVM build failed: {str(err).strip().splitlines()[-1][:300]}"),
                      "codegen-error") from None
     return CpuModule(func, prim, ex)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from .._tvm import load
-from .build import CpuLowering, _error
+from .build import CpuLowering, lowering_error
 from .module import host_target
 from .expr import LoweringError, as_bool, cast, const
 from .sanitize_hazards import HazardChecks, access_spans
@@ -361,16 +361,16 @@ def build_sanitized(func: N.PrimFunc, outputs=(), sample: bool = False) -> Sanit
         lowering = SanitizingLowering(lower_loop_exits(func), outputs, sample)
         prim = lowering.run()
     except LoweringError as err:
-        raise _error(func, err, "lowering-unsupported") from None
+        raise lowering_error(func, err, "lowering-unsupported") from None
     except Exception as err:  # a TVM constructor refusing our IR: report, never crash the caller
         msg = str(err).strip().splitlines()[-1][:300] if str(err).strip() else type(err).__name__
-        raise _error(func, RuntimeError(f"the sanitizer's CPU lowering failed: {msg}"), "codegen-error") from None
+        raise lowering_error(func, RuntimeError(f"the sanitizer's CPU lowering failed: {msg}"), "codegen-error") from None
     ns = load()
     try:
         ex = ns.tvm.compile(ns.tvm.IRModule({func.name: prim}), target=ns.tvm.target.Target(host_target()))
     except Exception as err:  # tvm raises its own error types from C++
         msg = str(err).strip().splitlines()[-1][:300]
-        raise _error(func, RuntimeError(f"LLVM build of the sanitizer failed: {msg}"), "codegen-error") from None
+        raise lowering_error(func, RuntimeError(f"LLVM build of the sanitizer failed: {msg}"), "codegen-error") from None
     by_name = {p.name: p for p in func.params if isinstance(p, N.Buffer)}
     return SanitizedModule(func, ex, lowering.sites, [by_name[p.name] for p in lowering.tracked],
                            [by_name[p.name] for p in lowering.read_tracked], lowering.slots)

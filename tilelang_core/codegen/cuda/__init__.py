@@ -1,4 +1,5 @@
 """The CUDA backend: tile IR to thread-level TVMScript, a TVM PrimFunc, and CUDA C for sm_80…sm_90a."""
-from .generate import CudaKernel, generate, plan, target_of, threads_of, tvmscript, warp_specialization
+from .generate import CudaKernel, generate, target_of, tvmscript
+from .kernel_plan import KernelPlan, plan, plan_kernel, threads_of
 
-__all__ = ["CudaKernel", "generate", "plan", "target_of", "threads_of", "tvmscript", "warp_specialization"]
+__all__ = ["CudaKernel", "KernelPlan", "generate", "plan", "plan_kernel", "target_of", "threads_of", "tvmscript"]

@@ -17,16 +17,15 @@ stages (results/gpu_hopper_2026-12-04_session21_clusters.txt). Each refusal reas
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.visitor import walk
+from ...options import current_options
 from .raster import swizzle_hint
 from .tma import MAX_RANK, coordinate_operands
 
-DEFAULT = "0"
 SIZE = 2
 
 
@@ -51,8 +50,8 @@ class Cluster:
 
 def plan_cluster(ws, launch: N.Launch) -> Cluster | str:
     """The cluster schedule of a persistent warp-specialised kernel, or the reason its blocks run alone."""
-    if os.environ.get("TILELSP_CLUSTER", DEFAULT) != str(SIZE):
-        return f"TILELSP_CLUSTER={os.environ.get('TILELSP_CLUSTER', DEFAULT)} (2 turns clusters on)"
+    if current_options().cluster != SIZE:
+        return f"TILELSP_CLUSTER={current_options().cluster} (2 turns clusters on)"
     if ws.persistent is None:
         return "not persistent"
     if ws.plan.lone_gemm is None:

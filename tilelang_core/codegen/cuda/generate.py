@@ -8,18 +8,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ...analysis.targets import ARCHS as LIMITS
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.printer import expr_str
 from ...ir.visitor import walk
-from ...passes.layouts import LayoutError, describe, infer_layouts
-from ...passes.loop_exits import lower_loop_exits
-from ...passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
-from ...passes.roles import Roles
+from ...options import codegen_options, options_scope
+from ...passes.layouts import describe
+from ...target import DEFAULT_ARCH, parse_target
 from ..tvm_pipelines import tirx_without_cse
-from .common import LoweringError, used_buffers, view_root
-from .fastmath import mark_source, pass_config_scope
+from .common import LoweringError
+from .fastmath import mark_source
+from .kernel_plan import KernelPlan, plan_kernel
 from .lower import KernelEmitter
 from .split import split_kernels
 from .tvm_source import (clean_source, finish_source, first_error_line, host_made_params, kernel_signature,
@@ -28,17 +27,15 @@ from .cluster import DEVICE as CLUSTER_DEVICE
 from .cluster import SIZE as CLUSTER_SIZE
 from .cluster import source_with_dims
 from .persistent import DEVICE as PERSISTENT_DEVICE
-from .persistent import launch_lines, plan_schedule
+from .persistent import launch_lines
 from .lpt import reverse_heavy
 from .raster import rasterize
 from .tma import DEVICE as TMA_DEVICE
-from .tma import plan_tma, rewrite_signature
+from .tma import rewrite_signature
 from .tma_store import DEVICE as STORE_DEVICE
 from .streamk import DEVICE as STREAMK_DEVICE
 from .streamk import PARAM as STREAMK_PARAM
 
-ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
-SMEM_LIMIT = {a: LIMITS[a].smem_per_block for a in ARCHS}  # bytes of dynamic shared memory per block
 _CUDA_FP8 = re.compile(r"\bfloat8_e4m3\b")  # CUDA has one e4m3 type (__nv_fp8_e4m3); TVM knows it as e4m3fn
 _TF32 = '"tfloat32"'  # TileLang's tfloat32 is stored as float32 (TVM has no such dtype); gemms read it as float32
 
@@ -68,88 +65,13 @@ class CudaKernel:
     cluster: int = 1  # blocks per cluster (cluster.py): compiled into the kernel, the launcher rounds the grid
 
 
-def threads_of(launch: N.Launch) -> int:
-    """Threads per block of a T.Kernel (the product of its thread dims)."""
-    total = 1
-    for t in launch.threads:
-        v = as_int(t)
-        if v is None:
-            raise LoweringError("threads= of T.Kernel must be a compile-time constant", launch.span)
-        total *= v
-    return total
-
-
-def plan(func: N.PrimFunc, arch: str = "sm_80"):
-    """(launch, threads, layouts, pipelines, shared layouts, wgmma gemms) for a kernel; raises LoweringError."""
-    func = lower_loop_exits(func)
-    launch = func.launch
-    if launch is None:
-        raise LoweringError("the kernel has no `with T.Kernel(...)` block", func.span)
-    _one_launch(func)
-    _check_views(func)
-    threads = threads_of(launch)
-    roles = Roles(func, threads)  # tile ops inside an `if` on a range of threads run on those threads
-    wgmma = wgmma_gemms(func, arch, threads, roles)
-    try:
-        try:
-            layouts = infer_layouts(func, threads, frozenset(wgmma), roles)
-            smem = shared_layouts(func, arch, threads, wgmma)
-        except (LayoutError, ValueError):
-            if not wgmma:
-                raise
-            # wgmma and mma.sync gemms lay out accumulator rows and shared tiles differently: a row vector
-            # or a tile both use (flash attention with an output tile too wide for wgmma) needs one kind
-            wgmma = {}
-            layouts, smem = infer_layouts(func, threads, frozenset(), roles), shared_layouts(func, arch, threads, wgmma)
-    except (LayoutError, ValueError) as exc:
-        raise LoweringError(str(exc), getattr(exc, "span", None) or launch.span, "layout-inference-failed") from None
-    return launch, threads, layouts, plan_pipelines(func), smem, wgmma
-
-
-def warp_specialization(func: N.PrimFunc, arch: str):
-    """The TMA + mbarrier, warp-specialised schedule `tvmscript` gives a kernel (tma.plan_tma), None for cp.async."""
-    func = lower_loop_exits(func)
-    launch, threads, layouts, pipes, swz, wgmma = plan(func, arch)
-    ws = plan_tma(func, launch, pipes, swz, wgmma, arch, threads, bool(Roles(func, threads).branches))
-    if ws is not None:
-        plan_schedule(ws, func, launch, layouts, arch)
-    return ws
-
-
-def _one_launch(func: N.PrimFunc) -> None:
-    """Raise at the second `T.Kernel` of a prim_func: one kernel is planned and emitted at a time."""
-    stmts = func.body.stmts if isinstance(func.body, N.SeqStmt) else (func.body,)
-    launches = [s for s in stmts if isinstance(s, N.Launch)]
-    if len(launches) > 1:
-        raise LoweringError(f"this prim_func opens {len(launches)} `with T.Kernel(...)` blocks; plan each part "
-                            "of `cuda_split.split_kernels` on its own", launches[1].span)
-
-
-def _check_views(func: N.PrimFunc) -> None:
-    """Views (T.reshape, T.view, T.Tensor(shape, dtype, A.data)) of tensors and shared tiles alias their
-    storage; raise at a view of anything else, and at a buffer that is neither declared nor a view."""
-    known = {p for p in func.params if isinstance(p, N.Buffer)}
-    known |= {n.buffer for n in walk(func.body) if isinstance(n, N.Allocate)}
-    for buf in used_buffers(func.body):
-        root = view_root(buf)
-        if buf in known or buf.data is not None:  # a parameter, an allocation, or a tensor over a bound pointer
-            continue
-        if root not in known:
-            raise LoweringError(f"'{buf.name}' is neither a parameter, an allocation nor a view of one", buf.span)
-        if root.scope not in ("global", "shared.dyn", "shared", "local.fragment"):
-            raise LoweringError(f"'{buf.name}' is a view (T.reshape / T.view) of the {root.scope} buffer "
-                                f"'{root.name}'; the CUDA lowering supports views of tensors, shared tiles and "
-                                f"fragments only yet: index '{root.name}' itself", buf.span)
-
-
-def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter, list]:
-    """The thread-level TVMScript text of a kernel, its emitter and the parameter list."""
-    func = lower_loop_exits(func)  # break/continue become flags; plan() then sees the same buffers
-    launch, threads, layouts, pipes, swz, wgmma = plan(func, arch)
-    em = KernelEmitter(func, layouts, pipes, swz, threads, wgmma)
-    em.ws = plan_tma(func, launch, pipes, swz, wgmma, arch, threads, bool(Roles(func, threads).branches))
-    if em.ws is not None:  # a persistent tile loop and a TMA-store epilogue where they apply (persistent.py)
-        plan_schedule(em.ws, func, launch, layouts, arch)
+def tvmscript(func: N.PrimFunc, arch: str, planned: KernelPlan | None = None) -> tuple[str, KernelEmitter, list]:
+    """The thread-level TVMScript text of a kernel, its emitter and the parameter list (`planned`: the kernel's
+    plan when the caller made it, else planned here)."""
+    kp = planned or plan_kernel(func, arch)
+    func, launch = kp.func, kp.launch
+    em = KernelEmitter(func, kp.layouts, kp.pipelines, kp.swizzled, kp.threads, kp.wgmma)
+    em.ws = kp.ws
     persistent = em.ws.persistent if em.ws is not None else None
     params, header = _params(func, em)
     header += [f"{m['arg']}: T.handle" for m in (em.ws.tensor_maps if em.ws else ())]
@@ -169,7 +91,7 @@ def tvmscript(func: N.PrimFunc, arch: str = "sm_80") -> tuple[str, KernelEmitter
     else:  # barrier setup, then the producer warpgroup's TMA loop and the consumers' body (tma.plan_tma)
         _body_with_marks(em, N.SeqStmt(tuple(_prologue(func, launch))))
         em.specialized(launch.body)
-    smem_lines, smem_total, breakdown = em.smem_plan(SMEM_LIMIT.get(arch))
+    smem_lines, smem_total, breakdown = em.smem_plan(parse_target(arch).arch.smem_per_block)
     em.smem_total, em.breakdown = smem_total, breakdown
     out = ["@T.prim_func", f"def main({', '.join(header)}):",
            f'    T.func_attr({{"global_symbol": "{_symbol(func.name)}", "tirx.noalias": True}})']
@@ -265,22 +187,24 @@ def target_of(arch: str):
     from .. import _tvm
 
     tvm = _tvm.load().tvm
-    return tvm.target.Target({"kind": "cuda", "arch": arch, "max_shared_memory_per_block": SMEM_LIMIT[arch],
-                              "max_threads_per_block": 1024})
+    spec = parse_target(arch).arch
+    return tvm.target.Target({"kind": "cuda", "arch": spec.name, "max_shared_memory_per_block": spec.smem_per_block,
+                              "max_threads_per_block": spec.threads_per_block})
 
 
-def generate(func: N.PrimFunc, arch: str = "sm_90a") -> CudaKernel:
+def generate(func: N.PrimFunc, arch: str = DEFAULT_ARCH, lowered: tuple | None = None) -> CudaKernel:
     """Lower a kernel instance all the way to CUDA C: one `__global__` per `with T.Kernel(...)` block, in launch
-    order, in one source (raises LoweringError with a span); the kernel's pass configs in force."""
-    with pass_config_scope(func.pass_configs):
-        return _generate(func, arch)
+    order, in one source (raises LoweringError with a span); the kernel's pass configs in force. `lowered`: the
+    (parts, tvmscript results) the driver already made for this func (lowering.py), else made here."""
+    with options_scope(codegen_options(func.pass_configs)):
+        return _generate(func, arch, lowered)
 
 
-def _generate(func: N.PrimFunc, arch: str) -> CudaKernel:
+def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
     from .. import _tvm
 
-    parts = split_kernels(func)
-    scripts = [tvmscript(part.func, arch) for part in parts]
+    parts = lowered[0] if lowered else split_kernels(func)
+    scripts = lowered[1] if lowered else [tvmscript(part.func, arch) for part in parts]
     ns = _tvm.load()
     from tvm.script import tirx as T  # noqa: N812  (through the shim: _tvm.load() ran first)
 

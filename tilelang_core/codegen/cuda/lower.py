@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
+from ...options import current_options
 from ...passes.layout_kinds import MmaRow, Replicated, ravel
 from .common import LoweringError, all_of, nbytes, shared_rw, used_buffers
 from .expr import ExprEmitter, ExprError, zero_text
@@ -149,12 +150,16 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         if buf in self.staged:
             return f"{self.staged[buf]}[{ravel(idx, shape_ints(buf.shape))}]"
         text = f"{self.name(buf)}[{', '.join(self.access(buf, idx, node))}]"
-        if isinstance(node, N.Load) and buf.scope == "global" and idx and buf.dtype != "handle":
-            return f"T.if_then_else({all_of(self.global_bounds(buf, idx))}, {text}, {zero_text(buf.dtype)})"
+        bounds = self.global_bounds(buf, idx) if isinstance(node, N.Load) and buf.dtype != "handle" else []
+        if bounds:
+            return f"T.if_then_else({all_of(bounds)}, {text}, {zero_text(buf.dtype)})"
         return text
 
     def global_bounds(self, buf, idx: list[str]) -> list[str]:
-        """`0 <= i < extent` for each index of a global tensor access; TVM's simplifier drops what it can prove."""
+        """`0 <= i < extent` for each index of a global tensor access; TVM's simplifier drops what it can prove.
+        None with tl.disable_safe_memory_legalize (the options' safe_memory off) or for other scopes."""
+        if buf.scope != "global" or not current_options().safe_memory:
+            return []
         return [f"T.And(0 <= {i}, {i} < {self.idx(d)})" for i, d in zip(idx, buf.shape)]
 
     def access(self, buf, idx: list[str], node=None) -> list[str]:

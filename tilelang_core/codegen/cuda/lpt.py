@@ -11,21 +11,19 @@ never decreasing and not constant.
 """
 from __future__ import annotations
 
-import os
-
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.visitor import transform, walk
+from ...options import current_options
 from .persistent import coupling
 from .raster import swizzle_hint
 
-DEFAULT = "1"
 MAX_CHECKED = 4096  # block extents up to this are checked value by value for a non-decreasing trip count
 
 
 def heavy_index(launch: N.Launch):
     """(block index var, its grid extent) to launch in reverse, or None."""
-    if os.environ.get("TILELSP_HEAVY_FIRST", DEFAULT) == "0":
+    if not current_options().heavy_first:
         return None
     if swizzle_hint(launch) is not None:
         return None

@@ -16,12 +16,12 @@ while V is still held and the overlap runs with 2 stages too (TILELSP_ATTN_KV_BA
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...ir.visitor import walk
+from ...options import current_options
 from .common import nbytes, shared_rw, used_buffers, view_root
 from .unswitch import unswitch_fill
 
@@ -94,8 +94,8 @@ def plan_overlap(plan, wgmma: dict, consumers: int, loads: tuple = ()) -> Overla
     producer no time (H200, results/gpu_hopper_attn_2026-12-03_session18: 27 % slower with 2 stages) unless
     the gemms' tiles have separate mbarriers (`loads`: the TMA loads; `_split_tiles`).
     TILELSP_ATTN_OVERLAP=1 forces it, =0 turns it off; TILELSP_ATTN_PINGPONG=0 turns the ping-pong off."""
-    flag = os.environ.get("TILELSP_ATTN_OVERLAP")
-    if flag == "0":
+    options = current_options()
+    if options.attn_overlap == "off":
         return None
     body = list(plan.consumers)
     gemms = [i for i, c in enumerate(body) if isinstance(c, N.Gemm)]
@@ -123,11 +123,11 @@ def plan_overlap(plan, wgmma: dict, consumers: int, loads: tuple = ()) -> Overla
     if not (s_shape and o_shape and p_shape):
         return None
     split = _split_tiles(loads, first, second, (*pre, *mid, *tail), plan.num_stages)
-    if flag != "1" and plan.num_stages < 3 and not split:
+    if options.attn_overlap != "on" and plan.num_stages < 3 and not split:
         return None
     p_bytes = math.prod(p_shape) * nbytes(second.a.buffer.dtype)
     return Overlap(pre, first, mid, tail, second, math.prod(s_shape) // consumers, math.prod(o_shape) // consumers,
-                   p_bytes // consumers // 4, consumers == 256 and os.environ.get("TILELSP_ATTN_PINGPONG") != "0",
+                   p_bytes // consumers // 4, consumers == 256 and options.attn_pingpong,
                    split)
 
 
@@ -136,8 +136,8 @@ def _split_tiles(loads, first, second, others, stages: int) -> tuple:
     () otherwise. On by default with 2 stages only: H200, one run (results/gpu_hopper_attn_2026-12-03_session18_
     round2): 128x128 2 stages 2.116 -> 2.065 ms, causal 1.248 -> 1.214; at 3 stages 2.101 -> 2.084 but causal
     1.176 -> 1.209. TILELSP_ATTN_KV_BARRIERS=1 forces it at any stage count, =0 turns it off."""
-    flag = os.environ.get("TILELSP_ATTN_KV_BARRIERS")
-    if flag == "0" or flag != "1" and stages > 2 or not loads:
+    flag = current_options().attn_kv_barriers
+    if flag == "off" or flag != "on" and stages > 2 or not loads:
         return ()
     tiles = [view_root(ld.tile) for ld in loads]
     reads = [{id(view_root(b)) for b in used_buffers(g)} for g in (first, second)]
@@ -286,5 +286,6 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
 
 def _unswitched(stmt):
     """A masked fill before the first gemm as `if <unmasked on this block>: plain fill else: masked fill` (a causal
-    mask paid on the diagonal block only, unswitch.py); TILELSP_ATTN_UNSWITCH=0 keeps it as written."""
-    return stmt if os.environ.get("TILELSP_ATTN_UNSWITCH") == "0" else unswitch_fill(stmt) or stmt
+    mask paid on the diagonal block only, unswitch.py); tl.disable_loop_unswitching or TILELSP_ATTN_UNSWITCH=0 keeps
+    it as written."""
+    return unswitch_fill(stmt) or stmt if current_options().loop_unswitching else stmt

@@ -12,17 +12,16 @@ off, `=1` on (the default: on).
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...ir.printer import expr_str
 from ...ir.visitor import op_regions, walk
+from ...options import current_options
 from .common import shared_rw, view_root
 from .raster import rasterize
 
-DEFAULT = "1"
 _OPAQUE = ("call_extern", "access_ptr", "sync_grid")
 
 
@@ -60,7 +59,7 @@ def default_panel(launch: N.Launch, ws) -> int | None:
 
 def plan_persistent(func: N.PrimFunc, launch: N.Launch, ws) -> Persistent | str:
     """The persistent schedule of a warp-specialised kernel, or the reason it keeps one block per tile."""
-    if os.environ.get("TILELSP_PERSISTENT", DEFAULT) == "0":
+    if not current_options().persistent:
         return "TILELSP_PERSISTENT=0"
     shared_state = coupling(launch)
     if shared_state is not None:

@@ -5,10 +5,9 @@ Mixed into `lower.KernelEmitter`; the plan (which copies are producers) comes fr
 """
 from __future__ import annotations
 
-import os
-
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
+from ...options import current_options
 from .cluster import empty_count, release_fn
 from .common import shared_rw
 from .persistent import tiles
@@ -41,8 +40,6 @@ class PipelineEmitter:
                 with self.block():
                     self._producers(plan, v, f"({start} + {p})", str(p))
             self.line('T.cuda.func_call("tl::cp_async_commit", source_code="")')
-        if self._async_mma(plan):
-            return self._pipelined_async_mma(s, plan, it, start, n)
         self.line(f"for {it}_i in T.serial({n}):")
         with self.block():
             self.line(f'T.cuda.func_call("tl::cp_async_wait<{max(ns - 2, 0)}>", source_code="")')
@@ -61,40 +58,6 @@ class PipelineEmitter:
                 self.line("T.evaluate(0)")
         for buf in plan.buffers:
             self.stage_idx.pop(buf, None)
-        self.line('T.cuda.func_call("tl::cp_async_wait<0>", source_code="")')
-        self.sync()
-
-    def _async_mma(self, plan) -> bool:
-        """Opt-in (TILELSP_ASYNC_WGMMA=1) when the only consumer is a wgmma gemm: wgmma k stays in flight
-        while the loads for k+num_stages-1 are issued. Correct on the H200 but slower there (430 vs 454
-        TFLOP/s at 4096^3, benchmarks/results/gpu_h200_2026-12-02_async_wgmma.json), hence off by default."""
-        only = plan.lone_gemm
-        return (only is not None and id(only) in self.wgmma and not only.clear_accum
-                and os.environ.get("TILELSP_ASYNC_WGMMA") == "1")
-
-    def _pipelined_async_mma(self, s: N.For, plan, it: str, start: str, n: str) -> None:
-        """Loop body: wait for tile k; issue wgmma k; wait until wgmma k-1 is done; refill its slot."""
-        ns, v = plan.num_stages, s.vars[0]
-        self.line(f"for {it}_i in T.serial({n}):")
-        with self.block():
-            self.line(f'T.cuda.func_call("tl::cp_async_wait<{max(ns - 2, 0)}>", source_code="")')
-            self.sync()
-            for buf in plan.buffers:
-                self.stage_idx[buf] = f"T.floormod({it}_i, {ns})"
-            self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
-            self.wgmma_nowait = True
-            self.stmt(plan.consumers[0])
-            self.wgmma_nowait = False
-            self.line('T.cuda.func_call("tl::wgmma_wait<1>", source_code="")')
-            if self.threads > 128:  # another warpgroup may still read the slot we refill next
-                self.line('T.tvm_storage_sync("shared")')
-            self.line(f"if {it}_i + {ns - 1} < {n}:")
-            with self.block():
-                self._producers(plan, v, f"({start} + {it}_i + {ns - 1})", f"T.floormod({it}_i + {ns - 1}, {ns})")
-            self.line('T.cuda.func_call("tl::cp_async_commit", source_code="")')
-        for buf in plan.buffers:
-            self.stage_idx.pop(buf, None)
-        self.line('T.cuda.func_call("tl::wgmma_wait<0>", source_code="")')
         self.line('T.cuda.func_call("tl::cp_async_wait<0>", source_code="")')
         self.sync()
 
@@ -259,9 +222,9 @@ class PipelineEmitter:
         faster (fp16 and fp8), two warpgroups within noise of waiting, 2 stages 15 % slower; all outputs right
         with the accumulators pinned. TILELSP_WGMMA_INFLIGHT=1 forces it for any lone wgmma gemm, =0 turns it off."""
         only = plan.lone_gemm
-        flag = os.environ.get("TILELSP_WGMMA_INFLIGHT")
+        flag = current_options().wgmma_in_flight
         on = only is not None and id(only) in self.wgmma and not only.clear_accum and (
-            flag == "1" or flag != "0" and self.ws.consumers == 128 and plan.num_stages >= 3)
+            flag == "on" or flag != "off" and self.ws.consumers == 128 and plan.num_stages >= 3)
         n_static = as_int(s.extents[0])
         cs = shape_ints(only.c.buffer.shape) if on else None
         if not (on and n_static and cs):

@@ -28,14 +28,13 @@ win - hence `MAX_FILL`.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
+from ...options import current_options
 from .common import local_ints
 
-DEFAULT = "1"
 MIN_STEPS = 4   # a block's share of the last wave below which the wave stays data-parallel
 MAX_FILL = (3, 5)  # a last wave fuller than this fraction of the blocks stays data-parallel
 PARAM = "sk_workspace"  # the kernel parameter: a flag per block (at most FLAGS), then partial sums per block
@@ -74,7 +73,7 @@ class Piece:
 
 def plan_stream_k(launch: N.Launch, ws) -> StreamK | str:
     """The stream-K split of a persistent kernel, or the reason its last wave stays data-parallel."""
-    if os.environ.get("TILELSP_STREAM_K", DEFAULT) == "0":
+    if not current_options().stream_k:
         return "TILELSP_STREAM_K=0"
     if ws.cluster is not None:
         return "clusters of two walk tile pairs"

@@ -11,12 +11,13 @@ shared layout the wgmma descriptors read (`passes.plan.shared_layouts`: 128-byte
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...ir.visitor import walk
+from ...options import current_options
+from ...target import TMA, parse_target
 from .common import LoweringError, nbytes
 
 PRODUCER_THREADS = 128
@@ -74,8 +75,12 @@ class WarpSpecialization:
 def plan_tma(func: N.PrimFunc, launch: N.Launch, pipelines: dict, swizzled: dict, wgmma: dict, arch: str,
              threads: int, has_roles: bool) -> WarpSpecialization | None:
     """The warp-specialised TMA schedule of the kernel's one T.Pipelined loop, or None when it does not apply
-    (not sm_90a, no wgmma gemm, thread roles, a loop not at the top of the kernel, a copy TMA cannot express)."""
-    if arch != "sm_90a" or not wgmma or os.environ.get("TILELSP_DISABLE_TMA") or len(pipelines) != 1:
+    (no TMA on the target or in the options, no warp specialisation in the options, no wgmma gemm (sm_90a only), thread roles, a loop not at the top of the kernel, a copy
+    TMA cannot express)."""
+    options = current_options()
+    if not parse_target(arch).has(TMA) or not (options.tma and options.warp_specialized):
+        return None
+    if not wgmma or len(pipelines) != 1:
         return None
     if has_roles or threads % 128 or threads + PRODUCER_THREADS > 1024:
         return None

@@ -24,18 +24,16 @@ warpgroups.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
-from ...analysis.targets import ARCHS as LIMITS
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...ir.visitor import op_regions, walk
+from ...options import current_options
 from ...passes.layout_kinds import Mma, in_fragment
+from ...target import parse_target
 from .common import LoweringError, is_shared, nbytes, view_root
 from .tma import MAX_RANK, coordinate_operands, strides_aligned, tensor_map, tile_box
-
-DEFAULT = "1"
 
 
 @dataclass
@@ -68,7 +66,7 @@ class TmaStore:
 
 def plan_tma_store(func: N.PrimFunc, launch: N.Launch, ws, layouts: dict, arch: str) -> TmaStore | str:
     """The TMA-store epilogue of a warp-specialised kernel, or the reason the registers store it themselves."""
-    if os.environ.get("TILELSP_TMA_STORE", DEFAULT) == "0":
+    if not current_options().tma_store:
         return "TILELSP_TMA_STORE=0"
     from .copy import Side, _match
 
@@ -107,12 +105,13 @@ def plan_tma_store(func: N.PrimFunc, launch: N.Launch, ws, layouts: dict, arch: 
     others = [n for n in walk(launch.body) if n is not op and _touches(n, g)]
     if others:
         return f"'{g.name}' is read or written elsewhere in the kernel"
-    atoms, room = cols // inner, LIMITS[arch].smem_per_block - _stage_bytes(func, ws) - 2048
+    limit = parse_target(arch).arch.smem_per_block
+    atoms, room = cols // inner, limit - _stage_bytes(func, ws) - 2048
     rings = [k for k in range(atoms, 0, -1) if atoms % k == 0 and (k == atoms or lay.wn == 1)]
     slots = next((k for k in rings if rows * inner * esize * k <= room), None)
     if slots is None:
         return f"the staging tile ({rows * cols * esize} bytes, or one {rows}x{inner} atom) does not fit beside the " \
-               f"stages ({room} bytes left of {LIMITS[arch].smem_per_block})"
+               f"stages ({room} bytes left of {limit})"
     box[-1] = inner
     band = _bands(lay, ws.consumers)
     if band:
@@ -126,7 +125,7 @@ def _bands(lay: Mma, consumers: int) -> int | None:
     over 8 warps along M: warpgroup g holds rows b * 128 + 64 g .. + 64 of every 128-row band b), so each stages and
     stores its own rows behind its own barrier and goes on to the next tile without waiting for the other; None
     otherwise, or with `TILELSP_WG_EPILOGUE=0`."""
-    if os.environ.get("TILELSP_WG_EPILOGUE", DEFAULT) == "0":
+    if not current_options().warpgroup_epilogue:
         return None
     if consumers != 256 or not lay.interleave or lay.wm != 8 or lay.wn != 1 or lay.rep != 1:
         return None

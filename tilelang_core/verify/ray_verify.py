@@ -18,37 +18,37 @@ _MODULES: dict = {}  # per worker process: (text digest, name) -> (path, check r
 
 def _loaded(name: str, text: str):
     from ..check import check_source
-    from ..verify.child import _load_module
+    from ..runtime.user_file import load_module
 
     key = (hashlib.sha256(text.encode()).hexdigest(), name)
     if key not in _MODULES:
         path = Path(tempfile.mkdtemp(prefix="tilelsp-ray-")) / name
         path.write_text(text)
-        _MODULES[key] = (str(path), check_source(text, str(path)), _load_module(str(path)))
+        _MODULES[key] = (str(path), check_source(text, str(path)), load_module(str(path)))
     return _MODULES[key]
 
 
 def prepare_instance(name: str, text: str, kernel, index: int, device: str) -> dict:
     """Build the index-th selected instance of the file for `device`, with its inputs and expected outputs."""
-    from ..verify.child import _build, _call_reference, _execute, _outs, _select, _symbolic_dims, reference_name
-    from ..verify.child import written_params
-    from .profiler import Profiler
-    from .ray_tasks import pack
+    from ..runtime.profiler import Profiler
+    from ..runtime.ray_tasks import pack
+    from ..runtime.user_file import reference_name
+    from .child import build_instance, call_reference, execute, outputs, select_kernels, symbolic_dims, written_params
 
     path, result, glb = _loaded(name, text)
-    func = _select(result.kernels, kernel)[index]
-    built = _build(func, glb, device)
-    cpu = built if device == "cpu" else _build(func, glb, "cpu")
-    args = Profiler(cpu)._inputs(_symbolic_dims(cpu))  # the same seed and order as a local verify
+    func = select_kernels(result.kernels, kernel)[index]
+    built = build_instance(func, glb, device)
+    cpu = built if device == "cpu" else build_instance(func, glb, "cpu")
+    args = Profiler(cpu)._inputs(symbolic_dims(cpu))  # the same seed and order as a local verify
     inplace = [] if built.out_idx else written_params(built.func)
     for k in inplace:
         args[k] = args[k].zero_()
     ref = glb.get(reference_name(text))
     inputs = [a for k, a in enumerate(args) if k not in inplace]
     if callable(ref):
-        expected, source = _outs(_call_reference(ref, inputs, dict(func.bindings))), "the reference"
+        expected, source = outputs(call_reference(ref, inputs, dict(func.bindings))), "the reference"
     elif device != "cpu":
-        expected, source = _execute(cpu, [a.clone() for a in args], inplace), "the CPU backend"
+        expected, source = execute(cpu, [a.clone() for a in args], inplace), "the CPU backend"
     else:
         expected, source = None, None
     outs = list(built.out_idx) or inplace
@@ -61,10 +61,10 @@ def run_instance(prepared: dict, device: str, bench: bool) -> dict:
     """Run a prepared instance on this worker's device, compare with the expected outputs and time it."""
     import torch
 
-    from ..verify.bench import bench as bench_fn
-    from ..verify.numerics import compare
-    from .kernel import new_output
-    from .ray_tasks import runner
+    from ..runtime.bench import bench as bench_fn
+    from ..runtime.kernel import new_output
+    from ..runtime.numerics import compare
+    from ..runtime.ray_tasks import runner
 
     run, _ = runner(prepared["packed"])
     args = [a.to(device) for a in prepared["args"]]

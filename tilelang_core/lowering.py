@@ -1,4 +1,4 @@
-"""The named lowering pipeline: `lower(func, target, until)` keeps every stage's printed text.
+"""The lowering driver, above the passes and codegen: `lower(func, target, until)` keeps every stage's text.
 
 CUDA targets: parsed -> legalized -> pipelined -> layouts -> lowered -> tir -> cuda.
 CPU ("cpu"/"llvm"): parsed -> legalized -> tir -> llvm (the CPU backend's to_tir/build).
@@ -9,11 +9,12 @@ import contextlib
 import contextvars
 from dataclasses import dataclass, field
 
-from ..diagnostics import CompileError, Diagnostic, DiagnosticSink, Severity, internal_message, sorted_diagnostics
+from .diagnostics import CompileError, Diagnostic, DiagnosticSink, Severity, internal_message, sorted_diagnostics
+from .options import codegen_options, options_scope
+from .target import DEFAULT_ARCH, canonical
 
 CUDA_STAGES = ("parsed", "legalized", "pipelined", "layouts", "lowered", "tir", "cuda")
 CPU_STAGES = ("parsed", "legalized", "tir", "llvm")
-CUDA_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 
 
 @dataclass
@@ -30,28 +31,9 @@ class LowerResult:
     smem_breakdown: list = field(default_factory=list)
 
 
-def normalize_target(target) -> str:
-    """'cuda' -> 'sm_90a'; dict {'kind': 'cuda', 'arch': ..} -> arch; 'llvm' -> 'cpu'."""
-    if isinstance(target, dict):
-        kind = target.get("kind", "cuda")
-        if kind in ("llvm", "cpu", "c"):
-            return "cpu"
-        target = target.get("arch", "sm_90a")
-    t = str(target or "sm_90a").strip()
-    if t in ("cpu", "llvm", "c"):
-        return "cpu"
-    if t in ("cuda", "auto"):
-        return "sm_90a"
-    if t.startswith("cuda -arch="):
-        t = t.split("=", 1)[1]
-    if t not in CUDA_ARCHS:
-        raise ValueError(f"unknown target {target!r}; use one of {', '.join(CUDA_ARCHS)}, 'cuda' or 'cpu'")
-    return t
-
-
-def stage_names(target="sm_90a") -> tuple[str, ...]:
+def stage_names(target=DEFAULT_ARCH) -> tuple[str, ...]:
     """Stage names for a target, in order."""
-    return CPU_STAGES if normalize_target(target) == "cpu" else CUDA_STAGES
+    return CPU_STAGES if canonical(target) == "cpu" else CUDA_STAGES
 
 
 _TOLERATED: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("tolerated_areas", default=())
@@ -78,10 +60,10 @@ def refuse_errors(func, target) -> None:
     and the checks' errors for this instance on this target, so nothing the checks reject becomes code.
     GPU budgets (area `resources`) do not bind the CPU backend. Inline `# tilelsp: ignore` hides a diagnostic
     from reports but does not make an erroneous kernel lowerable."""
-    from ..analysis import analyze
-    from ..codes import CODES
+    from .analysis import analyze
+    from .codes import CODES
 
-    arch = normalize_target(target)
+    arch = canonical(target)
     sink = DiagnosticSink()
     analyze([func], () if arch == "cpu" else (arch,), sink)
     skip = _TOLERATED.get() + (("resources",) if arch == "cpu" else ())
@@ -153,10 +135,10 @@ def user_errors(func, arch: str):
         raise _error(func, exc, arch) from exc
 
 
-def lower(func, target="sm_90a", until: str | None = None) -> LowerResult:
-    """Run the pipeline up to `until` (all stages by default) on a kernel the checks accept; the checks' errors
-    and lowering failures raise CompileError at the user's line."""
-    arch = normalize_target(target)
+def lower(func, target=DEFAULT_ARCH, until: str | None = None) -> LowerResult:
+    """Run the pipeline up to `until` (all stages by default) on a kernel the checks accept (`target`: any spelling
+    `target.parse_target` reads); the checks' errors and lowering failures raise CompileError at the user's line."""
+    arch = canonical(target)
     names = stage_names(arch)
     if until is not None and until not in names:
         raise ValueError(f"unknown stage {until!r} for target {arch}; stages: {', '.join(names)}")
@@ -166,9 +148,7 @@ def lower(func, target="sm_90a", until: str | None = None) -> LowerResult:
         if arch == "cpu":
             _lower_cpu(func, result, until)
         else:
-            from ..codegen.cuda.fastmath import pass_config_scope
-
-            with pass_config_scope(func.pass_configs):  # the kernel's tl.enable_fast_math in every stage
+            with options_scope(codegen_options(func.pass_configs)):  # the kernel's options in every stage
                 _lower_cuda(func, arch, result, until)
     return result
 
@@ -179,14 +159,14 @@ def _stage(result: LowerResult, name: str, text: str, until) -> bool:
 
 
 def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
-    from ..codegen import cuda
-    from ..codegen.cuda.lpt import note as lpt_note
-    from ..codegen.cuda.overlap import stage_note
-    from ..codegen.cuda.split import split_kernels
-    from .ir_text import func_str
-    from .layouts import describe
-    from .legalize import legalize
-    from .plan import fp8_gemm_notes, plan_pipelines
+    from .codegen import cuda
+    from .codegen.cuda.lpt import note as lpt_note
+    from .codegen.cuda.overlap import stage_note
+    from .codegen.cuda.split import split_kernels
+    from .passes.ir_text import func_str
+    from .passes.layouts import describe
+    from .passes.legalize import legalize
+    from .passes.plan import fp8_gemm_notes, plan_pipelines
 
     if _stage(result, "parsed", func_str(func), until):
         return
@@ -198,22 +178,23 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
     if _stage(result, "pipelined", func_str(func, notes), until):
         return
     parts = split_kernels(func)
+    kernel_plans = [cuda.plan_kernel(part.func, arch) for part in parts]  # once per kernel: every stage reads it
     texts = []
-    for part in parts:
-        _, _, layouts, _, swz, wgmma = cuda.plan(part.func, arch)
-        texts.append(_kernel_header(part, parts) + describe(layouts) + "".join(
+    for part, kp in zip(parts, kernel_plans):
+        texts.append(_kernel_header(part, parts) + describe(kp.layouts) + "".join(
             f"\n# {b.name}: shared tile, {'wgmma 128-byte-swizzled atoms' if kind == 'atoms' else 'swizzled rows'}"
-            for b, kind in swz.items()))
-        texts[-1] += fp8_gemm_notes(part.func, arch, wgmma)
-        ws = cuda.warp_specialization(part.func, arch)
-        texts[-1] += (f"\n{ws.describe()}" if ws is not None else "") + stage_note(ws, wgmma)
+            for b, kind in kp.swizzled.items()))
+        texts[-1] += fp8_gemm_notes(part.func, arch, kp.wgmma)
+        ws = kp.ws
+        texts[-1] += (f"\n{ws.describe()}" if ws is not None else "") + stage_note(ws, kp.wgmma)
         texts[-1] += "" if ws is not None and ws.persistent is not None else lpt_note(part.func.launch)
     if _stage(result, "layouts", "\n".join(texts) + "\n\n" + func_str(func, notes), until):
         return
-    scripts = [_kernel_header(part, parts) + cuda.tvmscript(part.func, arch)[0] for part in parts]
-    if _stage(result, "lowered", "\n".join(scripts), until):
+    lowered = [cuda.tvmscript(part.func, arch, kp) for part, kp in zip(parts, kernel_plans)]
+    if _stage(result, "lowered", "\n".join(_kernel_header(part, parts) + script for part, (script, _, _)
+                                           in zip(parts, lowered)), until):
         return
-    ck = cuda.generate(func, arch)
+    ck = cuda.generate(func, arch, (parts, lowered))
     if _stage(result, "tir", ck.tir, until):
         return
     result.stages["cuda"] = ck.source
@@ -237,9 +218,9 @@ def _kernel_header(part, parts: list) -> str:
 
 
 def _lower_cpu(func, result: LowerResult, until) -> None:
-    from ..codegen import cpu
-    from .ir_text import func_str
-    from .legalize import legalize
+    from .codegen import cpu
+    from .passes.ir_text import func_str
+    from .passes.legalize import legalize
 
     if _stage(result, "parsed", func_str(func), until):
         return
