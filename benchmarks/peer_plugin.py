@@ -41,8 +41,9 @@ def _write(record: dict) -> None:
 
 def _patch_cpu() -> None:
     from tilelang_core.runtime import jit
+    from tilelang_core.target import Target
 
-    jit.resolve_target = lambda target=None: ("cpu", None)
+    jit.machine_target = lambda target=None: Target("cpu")
 
 
 def _patch_cuda() -> None:
