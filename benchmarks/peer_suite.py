@@ -30,6 +30,11 @@ import peer_rules  # noqa: E402
 MAX_RESTARTS = 4
 
 
+def _suite_root(path: Path) -> Path:
+    """The folder above `python/` (TileLang's `testing/`, whose conftest seeds and puts the repository on the path)."""
+    return next((p for p in path.parents if (p / "conftest.py").exists() and p.name != "python"), path.parent)
+
+
 def _run_pytest(path: Path, mode: str, test_timeout: float, file_timeout: float, deselect: list[str]) -> list[dict]:
     """One pytest process over `path`; the plugin's records (a killed process leaves what it wrote)."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as fh:
@@ -37,7 +42,7 @@ def _run_pytest(path: Path, mode: str, test_timeout: float, file_timeout: float,
     env = dict(os.environ, PEER_MODE=mode, PEER_OUT=str(out), PEER_TEST_TIMEOUT=str(test_timeout),
                PYTHONPATH=os.pathsep.join([str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")]))
     cmd = [sys.executable, "-m", "pytest", str(path), "-p", "peer_plugin", "-q", "-p", "no:cacheprovider",
-           "-p", "no:xdist", "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(path.parent)]
+           "-p", "no:xdist", "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(_suite_root(path))]
     for nodeid in deselect:
         cmd += ["--deselect", nodeid]
     try:
