@@ -29,7 +29,7 @@ RULES: tuple[tuple[str, re.Pattern], ...] = tuple((name, re.compile(pattern)) fo
                            r"tilelang\.cache|KernelCache|\.lower_intrinsic|tilelang\.layout\.\w+\._|"
                            r"tilelang\.utils\.target|tilelang\.analysis|tilelang\.ir\b"),
     ("tvm-internals", r"tvm\.ir\.|tvm\.IRModule|tvm\.tir\.transform|tvm\.tirx\.transform|tvm\.transform\.|"
-                      r"tvm\.arith|tvm\.script|tvm\.s_tir|assert_structural_equal|stmt_functor|tvm\.runtime\.|"
+                      r"tvm\.arith|tvm\.script|tvm\.s_tir|structural_equal|stmt_functor|tvm\.runtime\.|"
                       r"tvm\.get_global_func|tvm_ffi|tvm\.target\.Target\(\s*\"llvm"),
     ("generated-code-text", r"assert\s+[^\n]*\bin\s+(src|source|code|kernel_source|cuda_source|ptx|llvm_ir|"
                             r"kernel_code|mod_source|source_code|generated)\b|get_kernel_source\(\)\s*\n?[^\n]*\.count\(|"
