@@ -114,6 +114,21 @@ def from_fp8_bits(bits, dtype: str):
     return tirx.Select(tirx.shift_right(b, u32(7)) == u32(1), -mag, mag)
 
 
+_INF_BITS = {"bfloat16": ("uint16", 0x7F80, 0xFF80), "float8_e5m2": ("uint8", 0x7C, 0xFC)}  # TVM has no inf for them
+
+
+def infinity(dtype: str, negative: bool = False):
+    """±infinity of a float dtype (e4m3 has none: its conversion of ±inf, ±448 as on the GPU's satfinite)."""
+    tirx = load().tirx
+    if dtype in _INF_BITS:
+        store, pos, neg = _INF_BITS[dtype]
+        return tirx.reinterpret(dtype, tirx.const(neg if negative else pos, store))
+    if dtype in FP8:
+        return _to_fp8(tirx.const(float("-inf") if negative else float("inf"), "float32"), dtype)
+    inf = tirx.infinity(STORED_AS.get(dtype, dtype))
+    return inf * const(-1, dtype) if negative else inf
+
+
 def const(value, dtype: str):
     """A tirx constant of `dtype` (bools and ints coerced for float dtypes)."""
     tirx = load().tirx
