@@ -78,7 +78,7 @@ def _visit(body, chain, env: Env, sites: list, dicts: dict) -> None:
 
 
 def _is_eager(fn: ast.FunctionDef, env: Env) -> bool:
-    """An eager-style jit function: its own body opens `T.Kernel` or `T.ClusterKernel` (and holds no nested prim_func)."""
+    """An eager-style jit function: its own body opens `T.Kernel` or `T.ClusterKernel` (no nested prim_func)."""
     for node in ast.walk(fn):
         if isinstance(node, ast.FunctionDef) and node is not fn:
             if "prim_func" in [decorator_name(d, env) for d in node.decorator_list]:
