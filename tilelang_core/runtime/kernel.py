@@ -150,10 +150,12 @@ def prepare_args(func: N.PrimFunc, out_idx: tuple[int, ...], args: tuple, device
              and not (len(args) == n_in and k in out_idx)]
     binder = ShapeBinder()
     dev = device
-    for p, value in zip(func.params, full):
+    for k, (p, value) in enumerate(zip(func.params, full)):
         if value is None:
             continue
         if isinstance(p, N.Var):
+            if p.dtype == "handle" and hasattr(value, "data_ptr"):  # a T.ptr argument: the tensor's address
+                full[k] = value = int(value.data_ptr())
             _check_scalar(p, value)
             continue
         _check_tensor(p, value, dev)
