@@ -195,11 +195,11 @@ def _warp_role(p, node, call) -> N.If:
 def _launch(p, node, call, target, name) -> N.Launch:
     b = _bind(p, "T.Kernel", "Kernel", call)
     grid_nodes = b.get("blocks", [])
-    if not 1 <= len(grid_nodes) <= 3:
-        raise KernelError("invalid-kernel", f"T.Kernel takes 1 to 3 grid dimensions, got {len(grid_nodes)}", call)
+    if len(grid_nodes) > 3:
+        raise KernelError("invalid-kernel", f"T.Kernel takes 0 to 3 grid dimensions, got {len(grid_nodes)}", call)
     grid = tuple(check_value(_int_extent(p, g, "T.Kernel", "invalid-kernel"), g,
                              f"the T.Kernel grid extent `{ast.unparse(g)}`")
-                 for g in grid_nodes)
+                 for g in grid_nodes) or (N.Const(1),)  # `T.Kernel(threads=128)`: one block, as in TileLang
     threads = _threads(p, b, call)
     names = [] if target is None else (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
     if isinstance(target, (ast.Tuple, ast.List)) and len(names) != len(grid):
