@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_const, round_float
-from ...language.dtypes import dtype_bits
+from ...language.dtypes import E4M3_MAX, INFINITY_BITS, dtype_bits
 from .fastmath import fast_exp2
 
 _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
@@ -93,16 +93,13 @@ def zero_text(dtype: str) -> str:
     return f'T.Cast("{dtype}", T.float32(0))'
 
 
-_INF_BITS = {"bfloat16": ("uint16", 0x7F80, 0xFF80), "float8_e5m2": ("uint8", 0x7C, 0xFC)}  # TVM has no inf for them
-
-
 def infinity_text(dtype: str, negative: bool = False) -> str:
     """±infinity of a float dtype in TVMScript (e4m3 has none: ±448, what satfinite converts ±inf to)."""
-    if dtype in _INF_BITS:
-        store, pos, neg = _INF_BITS[dtype]
+    if dtype in INFINITY_BITS:
+        store, pos, neg = INFINITY_BITS[dtype]
         return f'T.reinterpret("{dtype}", T.{store}({neg if negative else pos}))'
     if dtype.startswith("float8"):
-        return const_text(-448.0 if negative else 448.0, dtype)
+        return const_text(-E4M3_MAX if negative else E4M3_MAX, dtype)
     return f'{"-" if negative else ""}T.infinity("{dtype}")'
 
 
