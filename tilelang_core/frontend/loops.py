@@ -196,7 +196,7 @@ def _launch(p, node, call, target, name) -> N.Launch:
     b = _bind(p, "T.Kernel", "Kernel", call)
     grid_nodes = b.get("blocks", [])
     if len(grid_nodes) > 3:
-        raise KernelError("invalid-kernel", f"T.Kernel takes 0 to 3 grid dimensions, got {len(grid_nodes)}", call)
+        raise KernelError("invalid-kernel", f"T.Kernel takes at most 3 grid dimensions, got {len(grid_nodes)}", call)
     grid = tuple(check_value(_int_extent(p, g, "T.Kernel", "invalid-kernel"), g,
                              f"the T.Kernel grid extent `{ast.unparse(g)}`")
                  for g in grid_nodes) or (N.Const(1),)  # `T.Kernel(threads=128)`: one block, as in TileLang
