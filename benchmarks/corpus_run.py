@@ -3,7 +3,8 @@ on tilelang_core under the GPU shim (`corpus_child.py`), at most `-j` files at o
 
 cuda: the first kernel each file builds is lowered for sm_90a and compiled with nvcc (the reference figure for
 the real TileLang counts the same thing). cpu: kernels run on the CPU backend and the file's own checks run.
-Outcomes are grouped by cause; files that need SM100, AMD or a missing optional package are reported apart.
+Outcomes are grouped by cause; files that need SM100, AMD or a missing optional package are reported apart, but
+only after their error is classified: a Python traceback from tilelang_core is counted as one in any file.
 """
 from __future__ import annotations
 
@@ -94,10 +95,13 @@ def classify(row: dict, text: str, mode: str) -> tuple[str, str]:
         return status, status
     if status in ("finished", "exit") and not kernels:
         return "failed", "no kernel built (" + status + ")"
+    cause = _cause(err, kernels, mode)
+    if cause.startswith("internal"):  # a traceback from our code counts whatever the file needs: classified first
+        return "failed", cause
     excluded = _excluded(err, text, row["file"])
     if excluded:
         return "excluded", excluded
-    return "failed", _cause(err, kernels, mode)
+    return "failed", cause
 
 
 def _first_error_line(text: str) -> str:

@@ -39,7 +39,7 @@ _ROWS = [
     CodeInfo("invalid-dtype", E, "frontend", "A dtype that TileLang does not know.",
              'T.alloc_shared((64, 64), "half16")', "Use a dtype such as T.float16 or \"float16\"."),
     CodeInfo("invalid-kernel", E, "frontend", "A @T.prim_func with no `T.Kernel` launch, or a malformed launch.",
-             "with T.Kernel(1, 2, 3, 4) as (a, b, c, d): ...", "Give T.Kernel 1 to 3 grid dimensions."),
+             "with T.Kernel(1, 2, 3, 4) as (a, b, c, d): ...", "Give T.Kernel at most 3 grid dimensions."),
     CodeInfo("instance-error", W, "frontend", "A kernel factory could not be instantiated with the values found statically.",
              "kernel = matmul(M=N // 0)", "Fix the call, or add a `# tilelsp: matmul(M=..., ...)` comment."),
     CodeInfo("invalid-value", E, "frontend", "A size, extent, thread count, stage count or divisor that no kernel can have: zero or negative, not an integer, infinite or NaN, over int32, or a division by zero.",

@@ -1,4 +1,4 @@
-"""Mistake: T.Kernel with four grid dimensions; a launch grid has one to three."""
+"""Mistake: T.Kernel with four grid dimensions; a launch grid has at most three."""
 import tilelang
 import tilelang.language as T
 

@@ -135,6 +135,18 @@ def test_a_file_that_builds_its_own_cuda_torch_extension_is_excluded():
     assert corpus_run._excluded(err, "@tilelang.jit\n", "x.py") is None
 
 
+def test_a_traceback_from_our_code_is_counted_even_in_a_file_that_needs_sm100():
+    frames = [{"file": "/x/examples/gemm_sm100.py", "line": 8, "func": "gemm"},
+              {"file": str(ROOT / "tilelang_core" / "language" / "__init__.py"), "line": 179, "func": "ceildiv"}]
+    row = {"file": "gemm_sm100.py", "status": "exception", "kernels": [],
+           "error": {"type": "RuntimeError", "frames": frames, "message": "T.ceildiv of symbolic values"}}
+    text = "@tilelang.jit\nC_tmem = T.alloc_tmem([128, 128], T.float32)\n"
+    assert corpus_run.classify(row, text, "cuda") == ("failed", "internal: RuntimeError: T.ceildiv of symbolic values")
+    row["error"] = {"type": "CompileError", "frames": frames, "message": "needs-sm100",
+                    "diagnostics": [{"code": "needs-sm100", "message": "tensor memory needs sm_100"}]}
+    assert corpus_run.classify(row, text, "cuda") == ("excluded", "needs SM100/SM120 (Blackwell)")
+
+
 def test_the_shim_computes_fp16_gemms_in_float32_and_returns_fp16():
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import corpus_shim; corpus_shim.install(); import torch\n"
             "a = torch.randn(8, 64, 32, device='cuda').half(); b = torch.randn(8, 32, 16, device='cuda').half()\n"

@@ -96,3 +96,30 @@ def test_warp_shuffle_is_shfl_sync_on_the_value_type(tmp_path):
     src = runpy.run_path(str(path), run_name="warp_kernels")["neighbour"]().get_kernel_source()
     line = next(ln for ln in src.split("\n") if "__shfl_sync(" in ln)
     assert "((half)__shfl_sync" not in line and "float)__shfl_sync" not in line  # shuffled as half, no casts
+
+
+UNKNOWN_TEXT = '''
+import tilelang
+import tilelang.language as T
+from some_library import intrinsics
+
+SOURCE, NAME = intrinsics()
+
+
+@T.prim_func
+def k(A: T.Tensor((32,), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        T.import_source(SOURCE)
+        T.call_extern(NAME, T.access_ptr(A, "w"), dtype="float32")
+'''
+
+
+def test_source_text_the_checker_cannot_know_is_silent_there_and_refused_when_lowered():
+    from tilelang_core import check_source
+    from tilelang_core.diagnostics import CompileError
+    from tilelang_core.passes.pipeline import lower
+
+    res = check_source(UNKNOWN_TEXT, "unknown_text.py")
+    assert [d for d in res.diagnostics if d.is_error] == []
+    with pytest.raises(CompileError, match=r"T.import_source needs its CUDA source text as a Python string .*SOURCE"):
+        lower(res.kernels[0], target="sm_90a")

@@ -74,6 +74,18 @@ def mismatched(M):
     return g
 
 
+@tilelang.jit(target="cpu")
+def biased(n, with_bias=False):
+    @T.prim_func
+    def add(X: T.Tensor((n,), "float32"), Bias: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(n):
+                Y[i] = X[i]
+                if with_bias:
+                    Y[i] = Y[i] + Bias[i]
+    return add
+
+
 def broken(n):
     @T.prim_func
     def bad(A: T.Tensor((n,), "float32")):
@@ -144,6 +156,14 @@ def test_argument_validation_names_the_parameter(gemm, args, exc, words):
         gemm(*args)
     for w in words:
         assert w in str(info.value)
+
+
+def test_none_is_a_null_pointer_for_a_tensor_the_kernel_never_touches(mod):
+    x, y = torch.randn(16), torch.zeros(16)
+    mod["biased"](16)(x, None, y)
+    torch.testing.assert_close(y, x)
+    with pytest.raises(TypeError, match="'Bias' is None .* reads or writes it"):
+        mod["biased"](16, with_bias=True)(x, None, y)
 
 
 def test_symbolic_dims_bind_consistently_and_multiple_outputs(mod):

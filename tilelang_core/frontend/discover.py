@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..options import pass_config_key
 from .bodies import decorator_name
 from .consteval import Env, Evaluator
+from .known import LAUNCH_BUILTINS
 from .scan import scan
 from .values import BuiltinRef
 
@@ -78,7 +79,7 @@ def _visit(body, chain, env: Env, sites: list, dicts: dict) -> None:
 
 
 def _is_eager(fn: ast.FunctionDef, env: Env) -> bool:
-    """An eager-style jit function: its own body opens `T.Kernel` (and holds no nested prim_func)."""
+    """An eager-style jit function: its own body opens `T.Kernel` or `T.ClusterKernel` (no nested prim_func)."""
     for node in ast.walk(fn):
         if isinstance(node, ast.FunctionDef) and node is not fn:
             if "prim_func" in [decorator_name(d, env) for d in node.decorator_list]:
@@ -89,7 +90,7 @@ def _is_eager(fn: ast.FunctionDef, env: Env) -> bool:
                 call = item.context_expr
                 if isinstance(call, ast.Call):
                     v = Evaluator(env).eval(call.func)
-                    if isinstance(v, BuiltinRef) and v.short == "Kernel":
+                    if isinstance(v, BuiltinRef) and v.short in LAUNCH_BUILTINS:
                         return True
     return False
 

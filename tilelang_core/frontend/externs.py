@@ -3,7 +3,8 @@
 address of a buffer element, an argument of such calls), `T.dp4a(A, B, C)` (an int8 dot product) and
 `T.tvm_warp_shuffle` (a value from another lane of the warp).
 
-`Call("import_source", (Const(code, "str"),))`, `Call("call_extern", (Const(name, "str"), *args), dtype)`,
+`Call("import_source", (Const(code, "str"),))`, `Call("call_extern", (Const(name, "str"), *args), dtype)` (a
+symbolic Var in place of the Const where the checker cannot work out the text; the CUDA lowering refuses it),
 `Call("access_ptr", (Load(buffer, head indices),), "handle")`, `Call("dp4a", (three access_ptr calls))`.
 """
 from __future__ import annotations
@@ -12,9 +13,10 @@ import ast
 
 from ..ir import nodes as N
 from .expr_info import expr_dtype
+from .handler_args import depends_on_unknown
 from .kernel_errors import KernelError
 from .regions import region_of
-from .values import normalize_dtype
+from .values import normalize_dtype, to_expr
 
 
 def _arg(node, position: int, name: str):
@@ -30,6 +32,8 @@ def h_import_source(p, b, node, short):
     code = p.ev.eval(src_node) if src_node is not None else None
     if code is None:
         return None
+    if depends_on_unknown(code):  # text the checker cannot work out (a library call): the JIT knows it
+        return N.Call("import_source", (to_expr(code, p.span(src_node)),), "int32", p.span(node))
     if not isinstance(code, str):
         raise KernelError("bad-arguments", "T.import_source takes the CUDA source text as a string", src_node or node)
     return N.Call("import_source", (N.Const(code, "str"),), "int32", p.span(node))
@@ -47,11 +51,15 @@ def h_call_extern(p, b, node, short):
     dtype_value = p.ev.eval(dtype_node)
     dtype = "handle" if normalize_dtype(dtype_value) == "handle" else p.dtype_arg(dtype_node, dtype_value)
     name = p.ev.eval(name_node)
-    if not isinstance(name, str) or not name.replace("_", "a").replace("::", "").isalnum():
+    if depends_on_unknown(name):  # a name the checker cannot work out (a library call): the JIT knows it
+        name_arg = to_expr(name, p.span(name_node))
+    elif not isinstance(name, str) or not name.replace("_", "a").replace("::", "").isalnum():
         raise KernelError("bad-arguments", "the func_name of T.call_extern must be a C identifier string such as "
                           "\"my_decode\"", name_node)
+    else:
+        name_arg = N.Const(name, "str")
     args = tuple(p.ev.scalar(a) for a in positional[2:])
-    return N.Call("call_extern", (N.Const(name, "str"), *args), dtype, p.span(node))
+    return N.Call("call_extern", (name_arg, *args), dtype, p.span(node))
 
 
 def _element_ptr(p, node) -> N.Call:

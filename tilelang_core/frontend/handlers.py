@@ -37,7 +37,7 @@ HANDLERS = {
     "use_swizzle": h_use_swizzle, "if_then_else": h_if_then_else, "cast": h_cast,
     "infinity": h_typed_const, "max_value": h_typed_const, "min_value": h_typed_const,
     **{name: h_alloc_other for name in OTHER_ALLOCS},
-    **{name: h_opaque for name in ("alloc_barrier", "alloc_cluster_barrier", "alloc_descriptor", "alloc_smem")},
+    **{name: h_opaque for name in ("alloc_descriptor", "alloc_smem")},
     "const": h_const_value, "dynamic": h_const_value, "symbolic": h_const_value, "Cast": h_Cast,
     "make_tensor": h_make_tensor, "reshape": h_reshape, "view": h_reshape, "Tensor": h_tensor, "Buffer": h_tensor,
     "empty": h_empty,
@@ -49,4 +49,4 @@ HANDLERS = {
 NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | \
     set(ALLREDUCE_HANDLERS) | set(RNG_HANDLERS) | set(MATH_INTRINSICS) | set(OTHER_ALLOCS) | \
     {"const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "reshape", "view",
-     "alloc_barrier", "alloc_cluster_barrier", "alloc_descriptor", "alloc_smem"}
+     "alloc_descriptor", "alloc_smem"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..ir import nodes as N
 from ..ir.arith import as_int
+from .handler_args import depends_on_unknown
 from .kernel_errors import KernelError
 from .regions import region_of
 from .values import to_expr
@@ -34,10 +35,11 @@ def h_im2col(p, b, node, short):
         raise KernelError("bad-arguments", f"T.{short} copies without converting: `{img.buffer.name}` is "
                           f"{img.buffer.dtype} but `{col.buffer.name}` is {col.buffer.dtype}", given["col"])
     tile = [a for a in col.axes if a.sliced][-2:]
-    extents = [as_int(a.extent) for a in tile]
+    extents = [a.extent if depends_on_unknown(a.extent) else as_int(a.extent) for a in tile]  # unknown: the JIT knows
     if len(tile) != 2 or None in extents:
         raise KernelError("bad-arguments", f"the col tile of T.{short} must be (block_M, block_K) known at compile "
                           "time", given["col"])
+    extents = [to_expr(e) for e in extents]
     nhw, cs, kernel, stride, dil, pad = (to_expr(p.ev.scalar(given[k])) for k in _PARAMS[2:])
     span = p.span(node)
     i, j = (N.Var(name, "int32", "loop", span) for name in ("im_i", "im_j"))
@@ -48,8 +50,8 @@ def h_im2col(p, b, node, short):
     out_w = _bin("+", _bin("//", _bin("-", _bin("-", _bin("+", w, _bin("*", N.Const(2), pad)), reach), N.Const(1)),
                            stride), N.Const(1))
     out_hw = _bin("*", out_h, out_w)
-    m = _bin("+", _bin("*", nhw, N.Const(extents[0])), i)
-    k = _bin("+", _bin("*", cs, N.Const(extents[1])), j)
+    m = _bin("+", _bin("*", nhw, extents[0]), i)
+    k = _bin("+", _bin("*", cs, extents[1]), j)
     ih = _bin("-", _bin("+", _bin("*", _bin("//", _bin("%", m, out_hw), out_w), stride),
                         _bin("*", _bin("//", k, _bin("*", kernel, c)), dil)), pad)
     iw = _bin("-", _bin("+", _bin("*", _bin("%", m, out_w), stride),
@@ -65,7 +67,7 @@ def h_im2col(p, b, node, short):
             dst.append(v if as_int(a.start) == 0 else _bin("+", a.start, v))
         else:
             dst.append(a.start)
-    p.emit(N.For((i, j), (N.Const(0), N.Const(0)), tuple(N.Const(e) for e in extents), "parallel",
+    p.emit(N.For((i, j), (N.Const(0), N.Const(0)), tuple(extents), "parallel",
                  N.Store(col.buffer, tuple(dst), value, span), span=span))
 
 

@@ -3,6 +3,8 @@ reported as unknown builtins, even where the catalog does not describe them (the
 """
 from __future__ import annotations
 
+LAUNCH_BUILTINS = ("Kernel", "ClusterKernel")  # the `with T.<name>(...)` calls that open a kernel body
+
 KNOWN_T = frozenset("""
 Buffer Cast ClusterKernel Fragment FragmentBuffer GemmWarpPolicy Kernel Layout Let Parallel Persistent
 PersistentTileScheduler Pipelined Select Serial SharedBuffer StridedTensor Tensor WSID WSPipeline WSRole

@@ -10,6 +10,7 @@ from ..ir.arith import as_int
 from ..language.registry import BindError
 from .expr_info import difference
 from .kernel_errors import INT32_MAX, KernelError, bind_error, check_value
+from .known import LAUNCH_BUILTINS
 from .iket import is_iket, ranged as iket_ranged
 from .signatures import bind_call
 from .values import BuiltinRef, to_expr
@@ -19,7 +20,6 @@ _KINDS = {"Pipelined": "pipelined", "Parallel": "parallel", "serial": "serial", 
           "parallel": "parallel", "Unroll": "unroll", "Vectorized": "vectorized"}
 
 
-_LAUNCHES = ("Kernel", "ClusterKernel")
 _CANON = {"parallel": "Parallel", "Serial": "serial", "Unroll": "unroll", "Vectorized": "vectorized"}
 
 
@@ -157,11 +157,11 @@ def parse_with(p, node: ast.With) -> list:
     item = node.items[0]
     for it in node.items:
         f = it.context_expr.func if isinstance(it.context_expr, ast.Call) else None
-        if f is not None and isinstance(p.ev.eval(f), BuiltinRef) and p.ev.eval(f).short in _LAUNCHES:
+        if f is not None and isinstance(p.ev.eval(f), BuiltinRef) and p.ev.eval(f).short in LAUNCH_BUILTINS:
             item = it
     call = item.context_expr
     callee = p.ev.eval(call.func) if isinstance(call, ast.Call) else None
-    if isinstance(callee, BuiltinRef) and callee.short in _LAUNCHES:
+    if isinstance(callee, BuiltinRef) and callee.short in LAUNCH_BUILTINS:
         p.launch_seen = True
         return [_launch(p, node, call, item.optional_vars, callee.name)]
     if is_iket(callee) and callee.short == "range":  # `with iket.range(name):` (frontend/iket.py)
@@ -195,11 +195,11 @@ def _warp_role(p, node, call) -> N.If:
 def _launch(p, node, call, target, name) -> N.Launch:
     b = _bind(p, "T.Kernel", "Kernel", call)
     grid_nodes = b.get("blocks", [])
-    if not 1 <= len(grid_nodes) <= 3:
-        raise KernelError("invalid-kernel", f"T.Kernel takes 1 to 3 grid dimensions, got {len(grid_nodes)}", call)
+    if len(grid_nodes) > 3:
+        raise KernelError("invalid-kernel", f"T.Kernel takes at most 3 grid dimensions, got {len(grid_nodes)}", call)
     grid = tuple(check_value(_int_extent(p, g, "T.Kernel", "invalid-kernel"), g,
                              f"the T.Kernel grid extent `{ast.unparse(g)}`")
-                 for g in grid_nodes)
+                 for g in grid_nodes) or (N.Const(1),)  # `T.Kernel(threads=128)`: one block, as in TileLang
     threads = _threads(p, b, call)
     names = [] if target is None else (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
     if isinstance(target, (ast.Tuple, ast.List)) and len(names) != len(grid):

@@ -147,7 +147,7 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         return [N.Continue(self.span(node))]
 
     def loop_exit(self, node, word: str) -> None:
-        """Check that `break`/`continue` sits directly in a runtime serial loop or `while`."""
+        """Check that `break`/`continue` sits directly in a runtime serial or T.unroll loop or `while`."""
         if not self.loops:
             raise KernelError("unsupported-syntax", f"`{word}` outside a loop; it must be inside a `while` or "
                               "`for ... in T.serial(...)` loop of the kernel", node)
@@ -155,7 +155,7 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         if kind == "unrolled":
             raise KernelError("unsupported-syntax", f"`{word}` in a loop over a Python sequence (unrolled at trace "
                               "time) is not supported; loop with T.serial or guard the body with `if`", node)
-        if kind not in ("serial", "while"):
+        if kind not in ("serial", "while", "unroll"):  # T.unroll: the flags of passes/loop_exits.py stop it
             raise KernelError("unsupported-syntax", f"`{word}` is not supported in a {kind} loop; use "
                               f"`for ... in T.serial(...)` or a `while` loop, or guard the body with `if`", node)
 

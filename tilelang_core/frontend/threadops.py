@@ -111,10 +111,12 @@ def h_sync_threads(p, b, node, short):
 
 
 def h_alloc_barrier(p, b, node, short):
-    """T.alloc_barrier(arrive_count): one mbarrier per count (an int or a list of ints) in shared memory."""
+    """T.alloc_barrier / T.alloc_cluster_barrier(arrive_count): one mbarrier per count (an int or a list of ints) in
+    shared memory (a cluster barrier is the same mbarrier; arrivals on another CTA's, `cta_id`, are refused when
+    lowered)."""
     args = _bound(node, ("arrive_count",))
     if "arrive_count" not in args:
-        raise KernelError("bad-arguments", "T.alloc_barrier needs arrive_count (an int or a list of ints)", node)
+        raise KernelError("bad-arguments", f"T.{short} needs arrive_count (an int or a list of ints)", node)
     v = p.ev.eval(args["arrive_count"])
     span = p.span(node)
     if isinstance(v, Unknown):  # `[32] * num_stages` with num_stages unknown statically: a symbolic count
@@ -127,7 +129,7 @@ def h_alloc_barrier(p, b, node, short):
     for c in counts:
         e = p.ev.scalar_value(c, args["arrive_count"])
         if as_int(e) is None or as_int(e) <= 0:
-            raise KernelError("bad-arguments", "arrive_count of T.alloc_barrier must be positive compile-time "
+            raise KernelError("bad-arguments", f"arrive_count of T.{short} must be positive compile-time "
                               f"integers (got `{ast.unparse(args['arrive_count'])}`)", args["arrive_count"])
         exprs.append(e)
     span = p.span(node)
@@ -163,6 +165,7 @@ THREAD_HANDLERS = {
     "get_thread_binding": h_get_thread_binding, "thread_binding": h_thread_binding,
     "get_lane_idx": h_thread_index, "get_warp_idx": h_thread_index, "get_warp_idx_sync": h_thread_index,
     "get_warp_group_idx": h_thread_index, "sync_threads": h_sync_threads, "alloc_barrier": h_alloc_barrier,
+    "alloc_cluster_barrier": h_alloc_barrier,
     "get_block_binding": h_get_block_binding,
     **{f"shfl_{d}": h_shuffle for d in ("xor", "up", "down")},
     **{f"warp_reduce_{op}": h_shuffle for op in ("sum", "max", "min")},

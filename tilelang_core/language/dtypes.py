@@ -113,6 +113,12 @@ def dtype_info(x) -> DTypeInfo | None:
     return DTypeInfo(name, row.bits * int(lanes), row.kind, None)
 
 
+# (storage dtype, bits of +inf, bits of -inf) of the floats TVM has no infinity for; e4m3 has none at all (its
+# largest finite value, 448, is what a saturating conversion makes of inf)
+INFINITY_BITS = {"bfloat16": ("uint16", 0x7F80, 0xFF80), "float8_e5m2": ("uint8", 0x7C, 0xFC)}
+E4M3_MAX = 448.0
+
+
 def dtype_bits(x) -> int | None:
     """Storage bits per element of a dtype (None if unknown)."""
     info = dtype_info(x)

@@ -7,6 +7,7 @@ a C compiler, a writable cache or a library loadable without tvm, the kernel run
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import platform
 import tempfile
@@ -52,9 +53,12 @@ class CpuKernel:
         self._llvm_ir = llvm_ir
         self._floats = [k for k, p in enumerate(func.params)
                         if isinstance(p, N.Var) and p.dtype.startswith(("float", "bfloat"))]
+        self._pointers = [k for k, p in enumerate(func.params) if isinstance(p, N.Var) and p.dtype == "handle"]
 
     def __call__(self, *args) -> None:
         """Run in place on torch CPU tensors and scalars in parameter order."""
+        if self._pointers:  # T.ptr arguments (addresses as ints) go as pointers, which TVM's signature checks
+            args = [ctypes.c_void_p(a) if k in self._pointers else a for k, a in enumerate(args)]
         if self.library is None:
             self.module(*args)
             return

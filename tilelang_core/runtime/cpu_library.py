@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 # tvm-ffi type indices (tvm_ffi/c_api.h)
-_INT, _BOOL, _FLOAT, _DLTENSOR_PTR = 1, 2, 3, 7
+_INT, _BOOL, _FLOAT, _OPAQUE_PTR, _DLTENSOR_PTR = 1, 2, 3, 4, 7
 # context functions TVM's library loader fills in (library_module.cc), found in libtvm_runtime / libtvm_ffi
 CONTEXT_FUNCTIONS = ("TVMFFIFunctionCall", "TVMFFIErrorSetRaisedFromCStr", "TVMFFIErrorSetRaisedFromCStrParts",
                      "TVMBackendAllocWorkspace", "TVMBackendFreeWorkspace", "TVMBackendParallelLaunch",
@@ -116,6 +116,8 @@ class CpuLibrary:
                 capsule = to_dlpack(value)
                 keep.append(capsule)
                 slot.type_index, slot.value = _DLTENSOR_PTR, _get_pointer(capsule, b"dltensor")  # DLTensor first
+            elif isinstance(value, ctypes.c_void_p):  # a T.ptr argument
+                slot.type_index, slot.value = _OPAQUE_PTR, value.value or 0
             elif isinstance(value, bool):
                 slot.type_index, slot.value = _BOOL, int(value)
             elif isinstance(value, int):

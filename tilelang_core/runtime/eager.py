@@ -9,11 +9,12 @@ import textwrap
 import threading
 
 from ..diagnostics import CompileError, DiagnosticSink
+from ..frontend.known import LAUNCH_BUILTINS
 from ..ir import nodes as N
 
 
 def is_eager(func) -> bool:
-    """True when `func`'s own body opens `with T.Kernel(...)` (not inside a nested def)."""
+    """True when `func`'s own body opens `with T.Kernel(...)` or `T.ClusterKernel` (not inside a nested def)."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
     except (OSError, TypeError, SyntaxError):
@@ -35,7 +36,7 @@ def _opens_kernel(stmts) -> bool:
 
 
 def _is_kernel_call(e) -> bool:
-    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "Kernel"
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in LAUNCH_BUILTINS
 
 
 class EagerKernel:

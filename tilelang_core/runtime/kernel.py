@@ -146,24 +146,48 @@ def prepare_args(func: N.PrimFunc, out_idx: tuple[int, ...], args: tuple, device
                         f"{len(args)} were given")
     given = iter(args)
     full: list = [None if (len(args) == n_in and k in out_idx) else next(given) for k in range(n_all)]
+    nulls = [k for k, v in enumerate(full) if v is None and isinstance(func.params[k], N.Buffer)
+             and not (len(args) == n_in and k in out_idx)]
     binder = ShapeBinder()
     dev = device
-    for p, value in zip(func.params, full):
+    for k, (p, value) in enumerate(zip(func.params, full)):
         if value is None:
             continue
         if isinstance(p, N.Var):
+            if p.dtype == "handle" and hasattr(value, "data_ptr"):  # a T.ptr argument: the tensor's address
+                full[k] = value = int(value.data_ptr())
             _check_scalar(p, value)
             continue
         _check_tensor(p, value, dev)
         dev = dev or value.device.type
         binder.bind_tensor(p, tuple(value.shape))
     like = next((v for v in full if isinstance(v, torch.Tensor)), None)
+    for k in nulls:
+        full[k] = _null_stand_in(func, func.params[k], binder, like.device if like is not None else (device or "cpu"))
     for k in out_idx:
         if full[k] is None:
             p = func.params[k]
             full[k] = new_output(binder.output_shape(p), torch_dtype(p.dtype),
                                  like.device if like is not None else (device or "cpu"))
     return full, binder
+
+
+def _null_stand_in(func: N.PrimFunc, buf: N.Buffer, binder, device):
+    """For a tensor passed as None (TileLang's null pointer): a zero tensor the kernel never touches, allowed only
+    when the kernel neither reads nor writes `buf` (e.g. a bias behind `if with_bias:` that is False)."""
+    from ..codegen.cuda.common import used_buffers, view_root
+    from ..verify.numerics import torch_dtype
+
+    if any(view_root(b) is buf for b in used_buffers(func.body)):
+        raise TypeError(f"argument '{buf.name}' is None (a null pointer) but kernel '{func.name}' reads or writes "
+                        "it; pass a torch.Tensor")
+    try:
+        shape = binder.output_shape(buf)
+    except ValueError:
+        raise TypeError(f"argument '{buf.name}' is None (a null pointer) but its shape "
+                        f"({', '.join(expr_str(d) for d in buf.shape)}) is not fixed by another tensor; pass a "
+                        "torch.Tensor") from None
+    return new_output(shape, torch_dtype(buf.dtype), device)
 
 
 _ALIGN = 64

@@ -15,7 +15,7 @@ from .driver_call import LaunchError, checked
 from .iket_trace import collect, is_instrumented
 
 _CTYPE = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float, "float64": ctypes.c_double,
-          "bool": ctypes.c_bool, "uint32": ctypes.c_uint32}
+          "bool": ctypes.c_bool, "uint32": ctypes.c_uint32, "handle": ctypes.c_void_p}  # handle: a T.ptr address
 _LOCK = threading.Lock()
 _MODULES: dict = {}
 _PREPARED: dict = {}  # launch signature -> the prepared kernels of that launch (`launch`)

@@ -74,6 +74,10 @@ class CpuLowering(StorageLowering):
         self._names[name] = n + 1
         return self.tirx.Var(name if n == 0 else f"{name}_{n}", dtype)
 
+    def loop_var(self, name: str, extent):
+        """A fresh loop variable as wide as `extent` (int64 when it is: TVM refuses a narrower loop var)."""
+        return self.fresh(name, "int64" if dtype_of(self.as_expr(extent)) == "int64" else "int32")
+
     def index(self, e):
         """Lower an index expression (int32 unless it is int64)."""
         return index_expr(self.expr(e))
@@ -84,14 +88,14 @@ class CpuLowering(StorageLowering):
 
     def loop_nest(self, dims, body_fn, kind=None):
         """Serial loops over [(name, extent)], innermost body from body_fn(vars)."""
-        vars_ = [self.fresh(name) for name, _ in dims]
+        vars_ = [self.loop_var(name, ext) for name, ext in dims]
         for v, (_, ext) in zip(vars_, dims):
             self.analyzer.bind(v, self.ir.Range.from_min_extent(0, self.as_expr(ext)))
         body = body_fn(vars_)
         if isinstance(body, list):
             body = body[0] if len(body) == 1 else self.tirx.SeqStmt(body)
         for v, (_, ext) in reversed(list(zip(vars_, dims))):
-            body = self.tirx.For(v, const(0, "int32"), self.as_expr(ext), kind or self.tirx.ForKind.SERIAL, body)
+            body = self.tirx.For(v, const(0, dtype_of(v)), self.as_expr(ext), kind or self.tirx.ForKind.SERIAL, body)
         return body
 
     def _in_bounds(self, buf, idx):
@@ -220,7 +224,7 @@ class CpuLowering(StorageLowering):
         if phases is not None:
             return [self._s_Launch(phase) for phase in phases]
         grid = [self.index(g) for g in s.grid]
-        vars_ = [self.fresh(v.name) for v in s.block_vars]
+        vars_ = [self.loop_var(v.name, g) for v, g in zip(s.block_vars, grid)]
         for iv, tv, ext in zip(s.block_vars, vars_, grid):
             self.vars[iv] = tv
             self.analyzer.bind(tv, self.ir.Range.from_min_extent(0, ext))
@@ -236,18 +240,20 @@ class CpuLowering(StorageLowering):
             body = self._block(s.body)
         kind = self.tirx.ForKind.SERIAL if self.serial_grid else self.tirx.ForKind.PARALLEL
         if len(vars_) == 1:
-            return self.tirx.For(vars_[0], const(0, "int32"), grid[0], kind, body)
+            return self.tirx.For(vars_[0], const(0, dtype_of(vars_[0])), grid[0], kind, body)
         # one parallel loop over all blocks (bx fastest, as in TileLang), block indices bound from it
-        flat, total, stride, binds = self.fresh("block"), grid[0], None, []
+        total, stride, binds = grid[0], None, []
         for ext in grid[1:]:
             total = total * ext
+        flat = self.loop_var("block", total)
         for tv, ext in zip(vars_, grid):
             q = flat if stride is None else self.tirx.floordiv(flat, stride)
-            binds.append(self.tirx.Bind(tv, self.tirx.floormod(q, ext) if tv is not vars_[-1] else q))
+            index = self.tirx.floormod(q, ext) if tv is not vars_[-1] else q
+            binds.append(self.tirx.Bind(tv, cast(index, dtype_of(tv))))
             stride = ext if stride is None else stride * ext
         seq = binds + (list(body.seq) if isinstance(body, self.tirx.SeqStmt) else [body])
         inner = seq[0] if len(seq) == 1 else self.tirx.SeqStmt(seq)  # a T.Kernel without `as` binds no names
-        return self.tirx.For(flat, const(0, "int32"), total, kind, inner)
+        return self.tirx.For(flat, const(0, dtype_of(flat)), total, kind, inner)
 
     def _s_For(self, s):
         if s.kind == "parallel" and self.rng is not None and self.tid is not None and draws(s.body):
@@ -261,7 +267,7 @@ class CpuLowering(StorageLowering):
         bound = bound or self.expr
         start, extent = index_expr(bound(s.starts[k])), index_expr(bound(s.extents[k]))
         step = as_int(s.step) if s.step is not None else 1
-        var = self.fresh(s.vars[k].name)
+        var = self.loop_var(s.vars[k].name, extent)
         if step is None or step <= 0:
             raise LoweringError("the loop step must be a positive constant on the CPU backend", s.span)
         count = extent if step == 1 else self.tirx.floordiv(extent + const(step - 1, "int32"), const(step, "int32"))
@@ -274,7 +280,7 @@ class CpuLowering(StorageLowering):
         kind = self.tirx.ForKind.SERIAL
         if s.kind == "unroll" and as_int(s.extents[k]) is not None and as_int(s.extents[k]) <= 64:
             kind = self.tirx.ForKind.UNROLLED
-        return self.tirx.For(var, const(0, "int32"), count, kind, body)
+        return self.tirx.For(var, const(0, dtype_of(var)), count, kind, body)
 
     def _s_Store(self, s):
         buf = self.buffer(s.buffer, s.span)

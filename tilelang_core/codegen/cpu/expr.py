@@ -6,7 +6,7 @@ mismatches promote (float over int, wider over narrower; fp16 with bf16 gives fp
 """
 from __future__ import annotations
 from ...ir.arith import round_float
-from ...language.dtypes import dtype_bits
+from ...language.dtypes import INFINITY_BITS, dtype_bits
 from .._tvm import load
 from .wrap import wrapping
 
@@ -112,6 +112,18 @@ def from_fp8_bits(bits, dtype: str):
     else:
         mag = tirx.Select(tirx.bitwise_and(b, u32(0x7F)) == u32(0x7F), f32(float("nan")), mag)
     return tirx.Select(tirx.shift_right(b, u32(7)) == u32(1), -mag, mag)
+
+
+def infinity(dtype: str, negative: bool = False):
+    """±infinity of a float dtype (e4m3 has none: its conversion of ±inf, ±448 as on the GPU's satfinite)."""
+    tirx = load().tirx
+    if dtype in INFINITY_BITS:
+        store, pos, neg = INFINITY_BITS[dtype]
+        return tirx.reinterpret(dtype, tirx.const(neg if negative else pos, store))
+    if dtype in FP8:
+        return _to_fp8(tirx.const(float("-inf") if negative else float("inf"), "float32"), dtype)
+    inf = tirx.infinity(STORED_AS.get(dtype, dtype))
+    return inf * const(-1, dtype) if negative else inf
 
 
 def const(value, dtype: str):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .._tvm import load
-from .expr import LoweringError, binary, cast, const, dtype_of, is_float, match
+from .expr import LoweringError, binary, cast, const, dtype_of, infinity, is_float, match
 
 
 def _binary_math(fn):
@@ -101,7 +101,7 @@ def intrinsic(name: str, args: list, dtype: str | None, span=None):
     if name in ("infinity", "max_value", "min_value"):
         dt = dtype or "float32"
         if name == "infinity":
-            return tirx.infinity(dt) if is_float(dt) else tirx.max_value(dt)
+            return infinity(dt) if is_float(dt) else tirx.max_value(dt)
         return getattr(tirx, name)(dt)
     if name == "reinterpret" and dtype and len(args) == 1:  # the same bits read as `dtype`
         return tirx.reinterpret(dtype, args[0])

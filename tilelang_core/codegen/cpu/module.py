@@ -60,8 +60,9 @@ def build(func: N.PrimFunc) -> CpuModule:
     ns = load()
     try:
         target = ns.tvm.target.Target(host_target())
-        ex = ns.tvm.compile(ns.tvm.IRModule({func.name: prim}), target=target, 
-                             tir_pipeline=s_tir_without_compaction(ns.tvm))
+        no_tensors = not any(isinstance(p, N.Buffer) for p in func.params)
+        ex = ns.tvm.compile(ns.tvm.IRModule({func.name: prim}), target=target,
+                             tir_pipeline=s_tir_without_compaction(ns.tvm, no_tensor_args=no_tensors))
     except Exception as err:  # tvm raises its own error types from C++
         raise lowering_error(func, RuntimeError(f"LLVM build failed: {str(err).strip().splitlines()[-1][:300]}"),
                      "codegen-error") from None

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from .._tvm import load
-from .expr import LoweringError, as_bool, cast, const, dtype_of, is_float, promote
+from .expr import LoweringError, as_bool, cast, const, dtype_of, infinity, is_float, promote
 
 
 @dataclass
@@ -167,9 +167,9 @@ class OpLowering:
         if kind in ("sum", "abssum", "absmax"):
             return const(0, dtype)
         if kind == "max":
-            return tirx.infinity(dtype) * const(-1, dtype) if is_float(dtype) else tirx.min_value(dtype)
+            return infinity(dtype, negative=True) if is_float(dtype) else tirx.min_value(dtype)
         if kind == "min":
-            return tirx.infinity(dtype) if is_float(dtype) else tirx.max_value(dtype)
+            return infinity(dtype) if is_float(dtype) else tirx.max_value(dtype)
         raise LoweringError(f"T.reduce_{kind} is not supported by the CPU backend")
 
     def _combine(self, kind: str, acc, x):

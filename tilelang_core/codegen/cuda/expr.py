@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_const, round_float
-from ...language.dtypes import dtype_bits
+from ...language.dtypes import E4M3_MAX, INFINITY_BITS, dtype_bits
 from .fastmath import fast_exp2
 
 _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
@@ -93,6 +93,16 @@ def zero_text(dtype: str) -> str:
     return f'T.Cast("{dtype}", T.float32(0))'
 
 
+def infinity_text(dtype: str, negative: bool = False) -> str:
+    """±infinity of a float dtype in TVMScript (e4m3 has none: ±448, what satfinite converts ±inf to)."""
+    if dtype in INFINITY_BITS:
+        store, pos, neg = INFINITY_BITS[dtype]
+        return f'T.reinterpret("{dtype}", T.{store}({neg if negative else pos}))'
+    if dtype.startswith("float8"):
+        return const_text(-E4M3_MAX if negative else E4M3_MAX, dtype)
+    return f'{"-" if negative else ""}T.infinity("{dtype}")'
+
+
 def const_text(value, dtype: str) -> str:
     """A literal of `dtype` in TVMScript."""
     if dtype == "bool":
@@ -102,8 +112,7 @@ def const_text(value, dtype: str) -> str:
         if v != v:
             return f'T.Cast("{dtype}", T.float32("nan"))' if dtype != "float32" else 'T.float32("nan")'
         if v in (float("inf"), float("-inf")):
-            sign = "-" if v < 0 else ""
-            return f'{sign}T.infinity("{dtype}")'
+            return infinity_text(dtype, negative=v < 0)
         return f"T.{dtype}({v!r})"
     if dtype == "int32":
         return str(int(value))
@@ -162,6 +171,10 @@ class ExprEmitter:
                 return f"T.Not({self.emit(e.operand, 'bool')})"
             if e.op == "~":
                 return f"T.bitwise_not({self._emit(e.operand)})"
+            inf = e.operand
+            if isinstance(inf, N.Call) and inf.name == "infinity" and (inf.dtype or "float32").startswith(
+                    ("float", "bfloat")):  # `-T.infinity(t)`: a constant (fp8 has no arithmetic to negate with)
+                return infinity_text(inf.dtype or "float32", negative=True)
             return f"(-{self._emit(e.operand)})"
         if isinstance(e, N.Select):
             t = dtype_of(e)
@@ -197,6 +210,8 @@ class ExprEmitter:
     def _call(self, e) -> str:
         name, t = e.name, dtype_of(e)
         args = e.args
+        if name == "infinity" and (e.dtype or "float32").startswith(("float", "bfloat")):
+            return infinity_text(e.dtype or "float32")
         if name in ("infinity", "max_value", "min_value"):
             dt = e.dtype or "float32"
             return f'T.{name}("{dt}")'

@@ -53,7 +53,7 @@ class ExternOps:
             return True
         if not isinstance(call, N.Call) or call.name != "import_source":
             return False
-        code = call.args[0].value
+        code = _text_arg(call, "T.import_source needs its CUDA source text")
         if code not in self.em.extra_cuda:
             self.em.extra_cuda.append(code)
         return True
@@ -94,7 +94,16 @@ class ExternOps:
 
     @staticmethod
     def _call_extern(exprs, e: N.Call, dtype: str) -> str:
-        name, *args = e.args
-        texts = [json.dumps(name.value)] + [exprs.emit(a) for a in args]
+        texts = [json.dumps(_text_arg(e, "T.call_extern needs the name of the function it calls"))]
+        texts += [exprs.emit(a) for a in e.args[1:]]
         return f'T.call_extern("{dtype}", {", ".join(texts)})'
 
+
+def _text_arg(call: N.Call, what: str) -> str:
+    """The string first argument of `call`; a LoweringError when it was not known as a string (only the checker,
+    which does not run the user's file, leaves one unknown)."""
+    arg = call.args[0]
+    if isinstance(arg, N.Const) and isinstance(arg.value, str):
+        return arg.value
+    raise LoweringError(f"{what} as a Python string when the kernel is built; `{getattr(arg, 'name', arg)}` is not "
+                        "one", call.span, code="bad-arguments")

@@ -7,6 +7,7 @@ from ...ir import nodes as N
 from ...ir.arith import shape_ints
 from ...passes.layout_kinds import Mma, MmaRow, in_fragment, ravel, unravel
 from .common import LoweringError
+from .expr import infinity_text
 
 _REDUCE = {"sum": ("+", "0"), "abssum": ("+", "0"), "max": ("max", "-inf"), "absmax": ("max", "0"),
            "min": ("min", "inf")}
@@ -36,7 +37,7 @@ class ReduceOps:
     def _init(self, kind_init: str, t: str = "float32") -> str:
         if not _is_float(t):
             return {"0": f'T.Cast("{t}", 0)', "-inf": f'T.min_value("{t}")', "inf": f'T.max_value("{t}")'}[kind_init]
-        return {"0": f'T.Cast("{t}", 0)', "-inf": f'-T.infinity("{t}")', "inf": f'T.infinity("{t}")'}[kind_init]
+        return {"0": f'T.Cast("{t}", 0)', "-inf": infinity_text(t, negative=True), "inf": infinity_text(t)}[kind_init]
 
     def _reduce_quad(self, op, src: Mma) -> None:
         em = self.em
