@@ -117,7 +117,7 @@ def k(A: T.Tensor((32,), "float32")):
 def test_source_text_the_checker_cannot_know_is_silent_there_and_refused_when_lowered():
     from tilelang_core import check_source
     from tilelang_core.diagnostics import CompileError
-    from tilelang_core.passes.pipeline import lower
+    from tilelang_core.lowering import lower
 
     res = check_source(UNKNOWN_TEXT, "unknown_text.py")
     assert [d for d in res.diagnostics if d.is_error] == []

@@ -176,7 +176,7 @@ def _null_stand_in(func: N.PrimFunc, buf: N.Buffer, binder, device):
     """For a tensor passed as None (TileLang's null pointer): a zero tensor the kernel never touches, allowed only
     when the kernel neither reads nor writes `buf` (e.g. a bias behind `if with_bias:` that is False)."""
     from ..codegen.cuda.common import used_buffers, view_root
-    from ..verify.numerics import torch_dtype
+    from .numerics import torch_dtype
 
     if any(view_root(b) is buf for b in used_buffers(func.body)):
         raise TypeError(f"argument '{buf.name}' is None (a null pointer) but kernel '{func.name}' reads or writes "
