@@ -38,9 +38,10 @@ def format_text(rec: dict) -> str:
 
 def to_json(rec: dict) -> dict:
     """The stable JSON record: file, kernel, instance, device, passed, errors, time_ms, message (+ bench_ms, and
-    with --sanitize the findings: `sanitizer`, a list of diagnostics with line, column, code, message)."""
+    with --sanitize the findings: `sanitizer`, a list of diagnostics with line, column, code, message; `inputs`:
+    where the values of the integer tensors the kernel indexes with came from)."""
     out = {k: rec.get(k) for k in _KEYS}
-    for key in ("bench_ms", "sanitizer"):
+    for key in ("bench_ms", "sanitizer", "inputs"):
         if key in rec:
             out[key] = rec[key]
     return out

@@ -100,15 +100,9 @@ def written_params(func) -> list[int]:
     """Positions of the tensor parameters a kernel writes (its in-place outputs when it has no out_idx)."""
     from ..ir import nodes as N
     from ..ir.visitor import walk
+    from .index_uses import written_buffer
 
-    dests = set()
-    for n in walk(func.body):
-        if isinstance(n, N.Store):
-            dests.add(n.buffer)
-        elif isinstance(n, (N.Copy, N.Fill, N.Reduce, N.CumSum, N.AtomicAdd)):
-            dests.add(n.dst.buffer)
-        elif isinstance(n, N.Gemm):
-            dests.add(n.c.buffer)
+    dests = {written_buffer(n) for n in walk(func.body)}
     return [k for k, p in enumerate(func.params) if isinstance(p, N.Buffer) and p in dests]
 
 
@@ -119,15 +113,17 @@ def _execute(kernel, args: list, inplace: list[int]) -> list:
     return _outs(result) if kernel.out_idx else [run[k] for k in inplace]
 
 
-def verify_instance(func, glb: dict, ref, device: str, bench: bool, sanitize: bool = False) -> dict:
-    """Build, run and compare one kernel instance (and run it sanitized on the CPU); returns the result record."""
-    rec = _verify_instance(func, glb, ref, device, bench)
+def verify_instance(func, glb: dict, ref, device: str, bench: bool, sanitize: bool = False,
+                    contract=None) -> dict:
+    """Build, run and compare one kernel instance (and run it sanitized on the CPU); returns the result record.
+    `contract` (an InputContract) gives the integer tensors the kernel indexes with their values."""
+    rec = _verify_instance(func, glb, ref, device, bench, contract)
     if sanitize:
         from .sanitize import finding_dict, sanitize_kernel
 
         kernel = _build(func, glb, "cpu")
-        args = random_inputs(kernel)
-        findings = [finding_dict(d) for d in sanitize_kernel(kernel, args)]
+        args, sources = kernel_inputs(kernel, func, contract)
+        findings = [finding_dict(d) for d in sanitize_kernel(kernel, args, sources)]
         rec["sanitizer"] = findings
         problems = [f for f in findings if f["severity"] != "info"]  # info: a note (sanitize-sampled)
         if problems:
@@ -148,19 +144,30 @@ def random_inputs(kernel) -> list:
     return args
 
 
-def _verify_instance(func, glb: dict, ref, device: str, bench: bool) -> dict:
+def kernel_inputs(kernel, func, contract=None) -> tuple[list, dict]:
+    """The inputs verify runs a kernel on: random, with index tables from the contract; and where each table's
+    values came from (name -> phrase)."""
+    args = random_inputs(kernel)
+    if contract is None:
+        return args, {}
+    return args, contract.apply(kernel, args, dict(func.bindings))
+
+
+def _verify_instance(func, glb: dict, ref, device: str, bench: bool, contract=None) -> dict:
     from .bench import bench as bench_fn
     from .bench import time_once
     from .numerics import compare
 
     kernel = _build(func, glb, device)
-    args = random_inputs(kernel)
+    args, sources = kernel_inputs(kernel, func, contract)
     inplace = [] if kernel.out_idx else written_params(kernel.func)
     inputs = [a for k, a in enumerate(args) if k not in inplace]
     got = _execute(kernel, args, inplace)
     scratch = [a.clone() if k in inplace else a for k, a in enumerate(args)]  # timing must not touch `args`
     _, ms = time_once(lambda: _sync(kernel(*scratch), device))
     rec = {"time_ms": ms}
+    if sources:
+        rec["inputs"] = sources
     if bench:
         rec["bench_ms"] = bench_fn(lambda: kernel(*scratch), warmup=5, rep=50, device=device, max_seconds=5.0)
     if ref is not None:
@@ -217,6 +224,7 @@ def run(request: dict, emit) -> None:
     from ..check import check_source
     from ..codes import CODES
     from ..passes.pipeline import tolerating
+    from .contract import InputContract
     from .sanitize import RUNTIME_CHECKED
 
     path = request["file"]
@@ -251,6 +259,7 @@ def run(request: dict, emit) -> None:
         return
     ref = glb.get(reference_name(text))
     ref = ref if callable(ref) else None
+    contract = InputContract(glb, text)
     for func in chosen:
         rec = {**base, "kernel": func.name, "instance": func.instance}
         mine = [d for d in errors if d.kernel in (None, func.name)]
@@ -263,7 +272,7 @@ def run(request: dict, emit) -> None:
         try:
             with tolerating(tolerated):
                 rec.update(verify_instance(func, glb, ref, request["device"], request.get("bench", False),
-                                           request.get("sanitize", False)))
+                                           request.get("sanitize", False), contract))
         except Exception as exc:  # user code and builds may fail in any way: report, go on
             rec.update(passed=False, message=_describe(exc, path))
         rec["total_s"] = round(time.perf_counter() - start, 3)
