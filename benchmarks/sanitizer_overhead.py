@@ -35,14 +35,14 @@ def measure(path: Path, rep: int) -> list[dict]:
     from tilelang_core.check import check_source
     from tilelang_core.codegen.cpu.sanitize import build_sanitized
     from tilelang_core.runtime.kernel import contiguous_args
-    from tilelang_core.verify.child import _build, _load_module, random_inputs
+    from tilelang_core.verify.child import build_instance, _load_module, random_inputs
     from tilelang_core.verify.sanitize import poison, sanitize_kernel
 
     result = check_source(path.read_text(), str(path))
     glb = _load_module(str(path))
     rows = []
     for func in result.kernels:
-        kernel = _build(func, glb, "cpu")
+        kernel = build_instance(func, glb, "cpu")
         full = kernel._plan.prepare(tuple(random_inputs(kernel)), "cpu")
         for k in kernel.out_idx:
             poison(full[k])

@@ -1,7 +1,7 @@
 """verify honours a kernel's input contract: integer tensors used as indices (page tables, lengths) get the values
 the file's main() passes, a `# tilelsp: inputs(...)` comment's, or values inside the ranges the kernel's indexing
 implies, never blind random integers (which gave a correct paged KV-cache write a false block race); a finding on
-a table-driven write names the table and the line that reads it."""
+a table-driven write names the table and points at the line that reads it."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -107,7 +107,7 @@ def test_a_write_that_drops_the_batch_row_of_the_table_is_a_race_naming_the_tabl
     (f,) = rec["sanitizer"]
     write = next(k for k, ln in enumerate(lines, 1) if "T.copy(K_shared, K_cache" in ln)
     read = next(k for k, ln in enumerate(lines, 1) if "= block_table[" in ln)
-    assert (f["code"], f["line"]) == ("sanitize-block-race", write)
+    assert (f["code"], f["line"]) == ("sanitize-block-race", read)  # the cause: the index read from the table
     assert f"comes from block_table (read at line {read}; values: what main() passes)" in f["message"]
     assert "index K_cache with the block indices" not in f["message"]  # the stock advice does not fit a gather
-    assert f["related"][0]["line"] == read
+    assert f["related"][0]["line"] == write

@@ -46,7 +46,7 @@ def _load_module(path: str) -> dict:
     return runpy.run_path(path, run_name="__tilelsp_verify__")
 
 
-def _build(func, glb: dict, target: str):
+def build_instance(func, glb: dict, target: str):
     """The JITKernel of one statically found instance, built through the user's own factory."""
     from ..runtime.jit import JITFactory, JITKernel, compile
 
@@ -106,7 +106,7 @@ def written_params(func) -> list[int]:
     return [k for k, p in enumerate(func.params) if isinstance(p, N.Buffer) and p in dests]
 
 
-def _execute(kernel, args: list, inplace: list[int]) -> list:
+def execute(kernel, args: list, inplace: list[int]) -> list:
     """Run once; in-place outputs start from fresh zero copies, so every run sees the same state."""
     run = [a.clone() if k in inplace else a for k, a in enumerate(args)]
     result = kernel(*run)
@@ -114,14 +114,23 @@ def _execute(kernel, args: list, inplace: list[int]) -> list:
 
 
 def verify_instance(func, glb: dict, ref, device: str, bench: bool, sanitize: bool = False,
-                    contract=None) -> dict:
+                    contract=None, metamorphic_text: str | None = None) -> dict:
     """Build, run and compare one kernel instance (and run it sanitized on the CPU); returns the result record.
-    `contract` (an InputContract) gives the integer tensors the kernel indexes with their values."""
+    `contract` (an InputContract) gives the integer tensors the kernel indexes with their values; with
+    `metamorphic_text` (the file's text) the reference-free oracles run too."""
     rec = _verify_instance(func, glb, ref, device, bench, contract)
+    if metamorphic_text is not None:
+        meta = metamorphic_instance(func, glb, metamorphic_text, contract)
+        rec["metamorphic"] = meta
+        if meta["findings"]:
+            what = "; ".join(f"line {f['line']}: [{f['code']}] {f['message']}" for f in meta["findings"])
+            rec["message"] = f"the metamorphic oracles found {len(meta['findings'])} problem(s): {what}" + (
+                f" (numerics: {rec['message']})" if rec.get("message") else "")
+            rec["passed"] = False
     if sanitize:
         from .sanitize import finding_dict, sanitize_kernel
 
-        kernel = _build(func, glb, "cpu")
+        kernel = build_instance(func, glb, "cpu")
         args, sources = kernel_inputs(kernel, func, contract)
         findings = [finding_dict(d) for d in sanitize_kernel(kernel, args, sources)]
         rec["sanitizer"] = findings
@@ -144,6 +153,34 @@ def random_inputs(kernel) -> list:
     return args
 
 
+def metamorphic_instance(func, glb: dict, text: str, contract=None) -> dict:
+    """The reference-free oracles on the CPU backend (verify/metamorphic.py): the instance at other tile, stage and
+    thread configurations, and with one row block of its inputs perturbed; the record's `metamorphic` entry."""
+    import dataclasses
+
+    from .metamorphic import config_findings, row_findings
+    from .sanitize import finding_dict, sanitize_kernel
+
+    kernel = build_instance(func, glb, "cpu")
+    args, sources = kernel_inputs(kernel, func, contract)
+    inplace = [] if kernel.out_idx else written_params(kernel.func)
+    names = [kernel.params[k].name for k in (kernel.out_idx or inplace)]
+    base = execute(kernel, args, inplace)
+
+    def build(bindings: dict):
+        return build_instance(dataclasses.replace(func, bindings=tuple(bindings.items())), glb, "cpu")
+
+    def sanitize(variant):
+        return sanitize_kernel(variant, list(args), sources)
+
+    found, ran = config_findings(func, glb.get(func.factory or ""), build, lambda k: execute(k, args, inplace),
+                                 base, names, sanitize)
+    positions = {p.name: k for k, p in enumerate(q for q in kernel.params if not q.is_output)}
+    rows, perturbed = row_findings(func, text, kernel, args, lambda k, a: execute(k, a, inplace), base, names,
+                                   positions)
+    return {"configs": ran, "rows": perturbed, "findings": [finding_dict(d) for d in found + rows]}
+
+
 def kernel_inputs(kernel, func, contract=None) -> tuple[list, dict]:
     """The inputs verify runs a kernel on: random, with index tables from the contract; and where each table's
     values came from (name -> phrase)."""
@@ -158,11 +195,11 @@ def _verify_instance(func, glb: dict, ref, device: str, bench: bool, contract=No
     from .bench import time_once
     from .numerics import compare
 
-    kernel = _build(func, glb, device)
+    kernel = build_instance(func, glb, device)
     args, sources = kernel_inputs(kernel, func, contract)
     inplace = [] if kernel.out_idx else written_params(kernel.func)
     inputs = [a for k, a in enumerate(args) if k not in inplace]
-    got = _execute(kernel, args, inplace)
+    got = execute(kernel, args, inplace)
     scratch = [a.clone() if k in inplace else a for k, a in enumerate(args)]  # timing must not touch `args`
     _, ms = time_once(lambda: _sync(kernel(*scratch), device))
     rec = {"time_ms": ms}
@@ -174,8 +211,8 @@ def _verify_instance(func, glb: dict, ref, device: str, bench: bool, contract=No
         expected = _outs(_call_reference(ref, inputs, dict(func.bindings)))
         source = "the reference"
     elif device != "cpu":
-        cpu_kernel = _build(func, glb, "cpu")
-        expected = _execute(cpu_kernel, [t.cpu() for t in args], inplace)
+        cpu_kernel = build_instance(func, glb, "cpu")
+        expected = execute(cpu_kernel, [t.cpu() for t in args], inplace)
         source = "the CPU backend"
     else:
         rec.update(passed=True, max_abs_err=0.0, max_rel_err=0.0,
@@ -272,7 +309,8 @@ def run(request: dict, emit) -> None:
         try:
             with tolerating(tolerated):
                 rec.update(verify_instance(func, glb, ref, request["device"], request.get("bench", False),
-                                           request.get("sanitize", False), contract))
+                                           request.get("sanitize", False), contract,
+                                           text if request.get("metamorphic") else None))
         except Exception as exc:  # user code and builds may fail in any way: report, go on
             rec.update(passed=False, message=_describe(exc, path))
         rec["total_s"] = round(time.perf_counter() - start, 3)

@@ -81,7 +81,7 @@ def _sampled_note(func: N.PrimFunc, elements: int) -> Diagnostic:
 
 
 def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict, sources: dict) -> Diagnostic:
-    buf = site.buffer
+    buf, extra = site.buffer, ()  # extra: related spans naming the index table a write's index was read from
     rank = max(len(buf.shape), 1)
     element = f"{buf.name}[{', '.join(str(i) for i in row[5:5 + min(rank, 4)])}]"
     where = _where(site.block_names, row[1:4], row[4])
@@ -109,7 +109,7 @@ def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict, sources: dict
         use = scatter_use(func, buf, site.span)
         if use is not None:  # the index came from a table: the table repeats an entry (or the kernel reads it wrong)
             table = use.param.name
-            fix = (f"this write's index comes from {table} ({_provenance(use, sources)}), which gives "
+            fix = (f"the write's index comes from {table} ({_provenance(use, sources)}), which gives "
                    f"both blocks the same position: a scatter needs distinct {table} entries, so check the index "
                    f"expression that reads {table} and how the table is built, or accumulate with T.atomic_add if "
                    "entries may repeat")
@@ -117,7 +117,6 @@ def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict, sources: dict
         else:
             fix = (f"index {buf.name} with the block indices so each block writes its own part, or accumulate with "
                    "T.atomic_add into a zeroed tensor")
-            extra = ()
         msg = (f"{other.replace('first in ', '')} and {where.replace('first in ', '')} both write {element} "
                f"without an atomic, so the result depends on which block runs last; {fix}")
     else:
@@ -127,9 +126,10 @@ def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict, sources: dict
                "on a GPU this reads or overwrites the neighbouring memory or registers: guard the access, size the "
                "buffer for it, or fix the index expression")
     related = (Related(buf.span, f"'{buf.name}' is declared here"),) if buf.span is not None else ()
-    if site.code == "sanitize-block-race":
-        related = extra + related
-    return Diagnostic(site.code, Severity.ERROR, msg, site.span or _anchor(func), related, kernel=func.name,
+    at = site.span or _anchor(func)
+    if extra:  # the cause is the index read from the table, not the write
+        at, related = extra[0].span, (Related(at, f"'{buf.name}' is written here"),) + related
+    return Diagnostic(site.code, Severity.ERROR, msg, at, related, kernel=func.name,
                       instance=func.instance or None, target="cpu")
 
 
