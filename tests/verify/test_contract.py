@@ -37,6 +37,23 @@ def test_the_ranges_come_from_what_each_table_addresses():
     assert write == {"block_table": (0, 16, True)}  # it addresses the written cache: a scatter
 
 
+def test_cumulative_offsets_are_recognised_and_drawn_sorted():
+    from tilelang_core.runtime.kernel import KernelParam
+    from tilelang_core.verify.contract import InputContract
+    from tilelang_core.verify.index_uses import offset_tables
+
+    func = _kernel(CASES / "clean/varlen_mean_pool.py")
+    assert [p.name for p in offset_tables(func)] == ["cu_seqlens"]
+    kernel = type("K", (), {"func": func, "params": [KernelParam(p.name, p.dtype, (), False)
+                                                     for p in func.params[:2]]})()
+    args = [torch.zeros(64, 128), torch.zeros(5, dtype=torch.int32)]
+    sources = InputContract({}, "").apply(kernel, args, {})
+    values = args[1].tolist()
+    assert values == sorted(values) and values[0] == 0 and max(values) < 64
+    assert sources == {"cu_seqlens": "values in 0..63, sorted (cumulative offsets), from how the kernel indexes "
+                                     "with it"}
+
+
 def test_a_table_used_only_as_data_is_left_alone():
     from tilelang_core.verify.index_uses import index_uses
 
@@ -73,7 +90,7 @@ def test_random_integers_gave_the_paged_write_a_false_race():
     assert [d.code for d in blind] == ["sanitize-block-race"]  # what verify --sanitize reported before
     args = random_inputs(kernel)
     sources = InputContract({}, "").apply(kernel, args, dict(func.bindings))
-    assert sources == {"block_table": "values in 0..15, distinct (from how the kernel indexes with it)"}
+    assert sources == {"block_table": "values in 0..15, distinct, from how the kernel indexes with it"}
     assert sorted(args[1].flatten().tolist()) == sorted(set(args[1].flatten().tolist()))
     assert sanitize_kernel(kernel, args, sources) == []
 

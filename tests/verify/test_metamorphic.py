@@ -70,6 +70,7 @@ def test_a_k_loop_counted_in_m_tiles_changes_with_block_m_and_block_k():
     (f,) = [f for f in meta["findings"] if f["code"] == "metamorphic-config-mismatch"]
     assert "block_M 64 -> 32 (varied)" in f["message"] and "block_K 32 -> 16 (varied)" in f["message"]
     assert "output 'C' depends on the tile configuration" in f["message"] and "within C[" in f["message"]
+    assert f["line"] == _line(path, "T.Pipelined(T.ceildiv(K, block_M)")  # attribution.py: the loop's coverage
     assert meta["configs"][:3] == ["block_M=32", "block_N=32", "block_K=16"]
 
 
@@ -98,3 +99,42 @@ def test_swapped_block_indices_leak_rows_and_are_a_coincidence_at_the_store():
 def test_clean_kernels_have_no_finding(path):
     meta = _meta(path)
     assert meta["findings"] == [] and meta["configs"], meta
+
+
+def _pair(path: Path, base: dict, other: dict):
+    """The IR of a bug case's kernel at two configurations (static, no build)."""
+    from tilelang_core.check import check_source
+
+    text = path.read_text()
+    factory = check_source(text, str(path)).kernels[0].factory
+    (a,) = check_source(text, str(path), instances={factory: [base]}).kernels
+    (b,) = check_source(text, str(path), instances={factory: [{**base, **other}]}).kernels
+    return a, b
+
+
+@pytest.mark.parametrize("name,base,other,marker,words", [
+    ("causal_mask_query_offset.py", dict(batch=1, heads=2, seq_len=128, dim=64, is_causal=True), {"block_M": 32},
+     "bx * block_N + i >=", "`bx` is scaled by 64 here at the other configuration but by 32 everywhere else"),
+    ("gemm_k_loop_counts_m_tiles.py", dict(M=128, N=128, K=256), {"block_M": 32},
+     "T.Pipelined(T.ceildiv(K, block_M)", "the `ko` loop covers 128 of the 256 elements"),
+    ("rmsnorm_first_row_scale.py", dict(M=128, N=512), {"block_M": 16},
+     "* inv_rms[0] *", "inv_rms[0] reads one element of axis 0 for every iteration"),
+])
+def test_the_suspect_statement_is_the_buggy_line(name, base, other, marker, words):
+    from tilelang_core.verify.attribution import suspects
+
+    path = CASES / "bugs" / name
+    found = suspects(*_pair(path, base, other))
+    assert found and found[0].span.line == _line(path, marker) and words in found[0].reason, found
+
+
+@pytest.mark.parametrize("path,base,other", [
+    (ROOT / "examples/flash_attention.py", dict(batch=1, heads=2, seq_len=128, dim=64, is_causal=True),
+     {"block_M": 32}),
+    (ROOT / "examples/gemm.py", dict(M=256, N=256, K=256), {"block_K": 16}),
+    (ROOT / "examples/rmsnorm.py", dict(M=128, N=512), {"block_M": 16}),
+], ids=lambda x: getattr(x, "name", None))
+def test_correct_kernels_have_no_suspect(path, base, other):
+    from tilelang_core.verify.attribution import suspects
+
+    assert suspects(*_pair(path, base, other)) == []

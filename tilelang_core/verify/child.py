@@ -173,8 +173,8 @@ def metamorphic_instance(func, glb: dict, text: str, contract=None) -> dict:
     def sanitize(variant):
         return sanitize_kernel(variant, list(args), sources)
 
-    found, ran = config_findings(func, glb.get(func.factory or ""), build, lambda k: execute(k, args, inplace),
-                                 base, names, sanitize)
+    found, ran = config_findings(func, kernel.func, glb.get(func.factory or ""), build,
+                                 lambda k: execute(k, args, inplace), base, names, sanitize)
     positions = {p.name: k for k, p in enumerate(q for q in kernel.params if not q.is_output)}
     rows, perturbed = row_findings(func, text, kernel, args, lambda k, a: execute(k, a, inplace), base, names,
                                    positions)

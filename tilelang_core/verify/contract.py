@@ -9,7 +9,7 @@ import re
 
 from ..ir import nodes as N
 from .capture import captured_args
-from .index_uses import index_params, index_uses
+from .index_uses import index_params, index_uses, offset_tables
 
 _HINT = re.compile(r"#\s*tilelsp:\s*inputs\s*\((.*)\)\s*$")
 
@@ -47,6 +47,7 @@ class InputContract:
         func = kernel.func
         positions = _input_positions(kernel)
         uses = index_uses(func)
+        offsets = offset_tables(func)
         indexed = {u.param for u in uses}
         sources: dict[str, str] = {}
         gen = torch.Generator().manual_seed(seed)
@@ -54,12 +55,13 @@ class InputContract:
             k = positions.get(p.name)
             if k is None or (p not in indexed and p.name not in self.hints):
                 continue
-            value, sources[p.name] = self._values(kernel, p, args[k], bindings, uses, gen)
+            value, sources[p.name] = self._values(kernel, p, args[k], bindings, uses, gen, p in offsets)
             args[k] = value.to(args[k].device)
         return sources
 
-    def _values(self, kernel, p: N.Buffer, current, bindings: dict, uses: list, gen):
-        """The values of one index tensor and a phrase saying where they came from."""
+    def _values(self, kernel, p: N.Buffer, current, bindings: dict, uses: list, gen, offsets: bool):
+        """The values of one index tensor and a phrase saying where they came from (`offsets`: cumulative, so the
+        values from the ranges are sorted, starting at the low end)."""
         if p.name in self.hints:
             return self._hinted(p, current, bindings), f"the `# tilelsp: inputs({p.name}=...)` comment"
         got, entry = self._from_entry(kernel, p, current)
@@ -68,9 +70,12 @@ class InputContract:
         mine = [u for u in uses if u.param is p]
         low, limit = max(u.low for u in mine), min(u.limit for u in mine)
         scatter = any(u.scatter for u in mine)
-        return (_in_range(current, low, max(limit, low + 1), scatter, gen),
-                f"values in {low}..{max(limit, low + 1) - 1}{', distinct' if scatter else ''} (from how the kernel "
-                "indexes with it)")
+        values = _in_range(current, low, max(limit, low + 1), scatter, gen)
+        if offsets:
+            values = values.flatten().sort().values.reshape(values.shape)
+            values.view(-1)[0] = low
+        kind = ", distinct" if scatter else ", sorted (cumulative offsets)" if offsets else ""
+        return values, f"values in {low}..{max(limit, low + 1) - 1}{kind}, from how the kernel indexes with it"
 
     def _hinted(self, p: N.Buffer, current, bindings: dict):
         import torch

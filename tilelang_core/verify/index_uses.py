@@ -45,6 +45,24 @@ def index_params(func: N.PrimFunc) -> list[N.Buffer]:
     return [p for p in func.params if isinstance(p, N.Buffer) and _is_int(p.dtype)]
 
 
+def offset_tables(func: N.PrimFunc) -> set:
+    """The integer tensors read as cumulative offsets: two entries of one subtracted (`cu[b + 1] - cu[b]`, directly or
+    through local names), whose values must not decrease."""
+    ints = set(index_params(func))
+    env: dict = {}
+    out = set()
+    for node in walk(func.body):
+        if isinstance(node, N.LetStmt):
+            o = _origin(node.value, env, ints)
+            if o is not None and not o.count:
+                env[node.var] = o
+        elif isinstance(node, N.BinOp) and node.op == "-":
+            a, b = _origin(node.lhs, env, ints), _origin(node.rhs, env, ints)
+            if a is not None and b is not None and a.param is b.param and not (a.count or b.count):
+                out.add(a.param)
+    return out
+
+
 def index_uses(func: N.PrimFunc) -> list[IndexUse]:
     """Every access of `func` whose index (or loop count) is built from an integer tensor parameter's value."""
     ints = set(index_params(func))

@@ -11,6 +11,7 @@ import re
 from ..diagnostics import Diagnostic, Related, Severity
 from ..ir import nodes as N
 from ..source import Span
+from .attribution import suspects
 from .index_uses import write_sites
 
 MAX_VARIANTS = 3  # configurations tried besides the instance's own (each is one CPU build and run)
@@ -70,11 +71,13 @@ def _one_at_a_time(values: dict) -> list[tuple[str, int]]:
     return blocks + [c for c in out if c not in blocks]
 
 
-def config_findings(func: N.PrimFunc, factory, build, run, base_outputs: list, out_names: list[str],
-                    sanitize=None) -> tuple[list, list]:
+def config_findings(func: N.PrimFunc, base_func: N.PrimFunc, factory, build, run, base_outputs: list,
+                    out_names: list[str], sanitize=None) -> tuple[list, list]:
     """Run the variants (`build(bindings)` -> kernel or an exception, `run(kernel)` -> outputs) and compare each
-    output with `base_outputs`; one finding per output that changed, and the labels of the variants that ran.
-    `sanitize(kernel)` (findings of a sanitized run) locates the line at the first configuration that disagrees."""
+    output with `base_outputs` (those of `base_func`, the built instance); one finding per output that changed,
+    and the labels of the variants that ran. The line: what `sanitize(kernel)` (a sanitized run's findings) finds
+    at the first configuration that disagrees, else the statement attribution.py suspects, else the output's
+    store."""
     from .numerics import compare
 
     from ..diagnostics import CompileError
@@ -103,7 +106,7 @@ def config_findings(func: N.PrimFunc, factory, build, run, base_outputs: list, o
                 changed.setdefault(name, []).append((variant, res, _differs(got, base), kernel))
         if len(ran) >= MAX_VARIANTS:
             break
-    findings = [_config_finding(func, name, hits, sanitize) for name, hits in changed.items()]
+    findings = [_config_finding(func, base_func, name, hits, sanitize) for name, hits in changed.items()]
     return findings + [_coincidence_finding(func, v, d) for v, d in _first_per_line(rejected)], ran
 
 
@@ -147,7 +150,7 @@ def _differs(got, base):
     return diff > atol + rtol * e.abs()
 
 
-def _config_finding(func: N.PrimFunc, name: str, hits: list, sanitize) -> Diagnostic:
+def _config_finding(func: N.PrimFunc, base_func: N.PrimFunc, name: str, hits: list, sanitize) -> Diagnostic:
     from .sanitize import describe_region
 
     mine = dict(func.bindings)
@@ -157,9 +160,13 @@ def _config_finding(func: N.PrimFunc, name: str, hits: list, sanitize) -> Diagno
                      f"{h[1].mismatched} of {h[1].total} elements differ" for h in hits)
     at, related = _write_site(func, _param(func, name))
     located = _located(sanitize, kernel)
+    suspect = next(iter(suspects(base_func, kernel.func)), None) if located is None else None
     if located is not None:
         at, related = located.span, (Related(at, f"'{name}' is written here"),) + related
         where = (f"; at {variant.label()} the sanitizer finds this line's {located.code}: {located.message}")
+    elif suspect is not None:
+        at, related = suspect.span, (Related(at, f"'{name}' is written here"),) + related
+        where = f"; the likely cause is this line: {suspect.reason}"
     else:
         where = (f"; look for an index or loop bound that uses {' or '.join(params)} on an axis it does not tile, "
                  "or a block index paired with the wrong tile size")
