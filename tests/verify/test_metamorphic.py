@@ -119,6 +119,8 @@ def _pair(path: Path, base: dict, other: dict):
      "T.Pipelined(T.ceildiv(K, block_M)", "the `ko` loop covers 128 of the 256 elements"),
     ("rmsnorm_first_row_scale.py", dict(M=128, N=512), {"block_M": 16},
      "* inv_rms[0] *", "inv_rms[0] reads one element of axis 0 for every iteration"),
+    ("gemm_prefetch_into_read_stage.py", dict(M=128, N=128, K=256), {"block_K": 16},
+     "A_shared[k % 2, :, :])", "fetches a later iteration's tile into stage k % 2 of A_shared"),
 ])
 def test_the_suspect_statement_is_the_buggy_line(name, base, other, marker, words):
     from tilelang_core.verify.attribution import suspects

@@ -29,7 +29,7 @@ def suspects(base: N.PrimFunc, other: N.PrimFunc) -> list[Suspect]:
     pairs = _paired(base, other)
     if pairs is None:
         return []
-    return _coverage(pairs) + _odd_scale(base, pairs) + _constant_row(base)
+    return _coverage(pairs) + _odd_scale(base, pairs) + _prefetch_into_read_stage(base) + _constant_row(base)
 
 
 def _paired(base: N.PrimFunc, other: N.PrimFunc):
@@ -113,6 +113,68 @@ def _scaled_exprs(x, y) -> list:
     if isinstance(x, N.Compare):
         return [(x.lhs, y.lhs), (x.rhs, y.rhs)]
     return []
+
+
+def _prefetch_into_read_stage(base: N.PrimFunc) -> list[Suspect]:
+    """A copy in a loop that fetches a later iteration's tile (its global offset is ahead of the loop variable's
+    step) into the stage of a multi-stage scratch buffer that the same iteration reads."""
+    from ..ir.printer import expr_str
+
+    out = []
+    for loop in walk(base.body):
+        if not isinstance(loop, N.For) or len(loop.vars) != 1:
+            continue
+        var, body = loop.vars[0], list(walk(loop.body))
+        reads = {(r.buffer, expr_str(r.axes[0].start)) for n in body for r in _read_regions(n) if r.axes}
+        for n in body:
+            if not isinstance(n, N.Copy) or n.dst.buffer.scope == "global" or not n.dst.axes or n.span is None:
+                continue
+            stage = n.dst.axes[0].start
+            if not any(v is var for v in walk(stage)) or not _ahead(n.src, var):
+                continue
+            if (n.dst.buffer, expr_str(stage)) in reads:
+                out.append(Suspect(n.span, f"this copy fetches a later iteration's tile into stage "
+                                   f"{expr_str(stage)} of {n.dst.buffer.name}, the stage this iteration reads: it "
+                                   "overwrites the data before it is used (fetch into the next stage)"))
+                break
+    return out
+
+
+def _read_regions(n) -> list:
+    if isinstance(n, N.Gemm):
+        return [n.a, n.b]
+    if isinstance(n, (N.Copy, N.Reduce)):
+        return [n.src]
+    return []
+
+
+def _ahead(region: N.Region, var: N.Var) -> bool:
+    """Whether a global region's offset along some axis is the loop variable's step beyond it ((k + 1) * step)."""
+    if region.buffer.scope != "global":
+        return False
+    for ax in region.axes:
+        step = _coef(ax.start, var)
+        if step and step > 0 and _constant(ax.start, var) >= step:
+            return True
+    return False
+
+
+def _constant(e, var) -> int:
+    """The constant part of an expression linear in `var` with every other variable at 0 (0 when not linear)."""
+    if isinstance(e, N.Const) and isinstance(e.value, int):
+        return e.value
+    if isinstance(e, N.BinOp) and e.op in ("+", "-"):
+        a, b = _constant(e.lhs, var), _constant(e.rhs, var)
+        return a + b if e.op == "+" else a - b
+    if isinstance(e, N.BinOp) and e.op == "*":
+        cl, cr = as_int(e.lhs), as_int(e.rhs)
+        if cr is not None:
+            return _constant(e.lhs, var) * cr
+        if cl is not None:
+            return _constant(e.rhs, var) * cl
+    if isinstance(e, N.Cast):
+        return _constant(e.value, var)
+    return 0
 
 
 def _constant_row(base: N.PrimFunc) -> list[Suspect]:
