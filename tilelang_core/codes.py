@@ -89,6 +89,14 @@ _ROWS = [
     # --- indexing and structure -----------------------------------------------------------
     CodeInfo("index-out-of-bounds", E, "indexing", "A shared, fragment or local buffer index can leave the buffer.",
              "S[i + 1, j] with i in [0, 64) on a 64-row buffer", "Fix the index or the loop range."),
+    CodeInfo("tile-index-mismatch", W, "indexing",
+             "A block or loop variable counts tiles of one size (its extent is T.ceildiv(D, size) or D // size) but "
+             "an offset scales it by another tile size, or every offset does while it counts in another: in bounds "
+             "and correct only while the two sizes happen to be equal.",
+             "with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M)) as (bx, by):\n"
+             "    ...\n    T.copy(C_local, C[bx * block_M, by * block_N])  # bx counts block_N tiles",
+             "Scale the variable by the size it counts (or count with the size its offsets step by), or index with "
+             "the variable that counts that size."),
     CodeInfo("local-indexed-by-parallel", E, "structure", "A T.alloc_local buffer is indexed by a T.Parallel variable.",
              "for i in T.Parallel(128): L[i] = 0", "Use T.alloc_fragment, or index with T.serial/T.unroll."),
     CodeInfo("nested-parallel", E, "structure", "T.Parallel inside T.Parallel.",
