@@ -31,7 +31,8 @@ def format_text(rec: dict) -> str:
     findings = findings_of(rec)
     meta = rec.get("metamorphic")
     if meta:
-        tried = "; ".join(meta.get("configs") or []) or "no other configuration builds"
+        none = "no other configuration tried (none builds, or the factory's arguments are only known at run time)"
+        tried = "; ".join(meta.get("configs") or []) or none
         line += f"\n    metamorphic: {tried}" + (f"; perturbed {meta['rows']}" if meta.get("rows") else "")
     if findings:  # the findings, one per line, as `check` prints diagnostics
         return line + "".join(f"\n{rec.get('file')}:{f['line']}:{f['column']}: {f['severity']}[{f['code']}] "

@@ -128,3 +128,43 @@ def test_a_write_that_drops_the_batch_row_of_the_table_is_a_race_naming_the_tabl
     assert f"comes from block_table (read at line {read}; values: what main() passes)" in f["message"]
     assert "index K_cache with the block indices" not in f["message"]  # the stock advice does not fit a gather
     assert f["related"][0]["line"] == write
+
+
+RUNTIME_ARGS = '''
+import torch
+
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def scale_rows(M, N, block_M=32):
+    @T.prim_func
+    def scale(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            for i, j in T.Parallel(block_M, N):
+                Y[bx * block_M + i, j] = X[bx * block_M + i, j] * 2.0
+
+    return scale
+
+
+def ref_program(X):
+    return X * 2
+
+
+def main():
+    x = torch.randn(96, 64)
+    rows, cols = x.shape  # the factory's arguments exist only when main() runs
+    print(scale_rows(rows, cols)(x).sum())
+'''
+
+
+@pytest.mark.tvm
+def test_factory_arguments_computed_in_main_come_from_running_it_up_to_the_call(tmp_path):
+    path = tmp_path / "runtime_args.py"
+    path.write_text(RUNTIME_ARGS)
+    rec = _run(path, sanitize=False)
+    assert rec["passed"] and rec["message"] == "matches the reference", rec
+    path.write_text(RUNTIME_ARGS.replace("def main():", "def main(device):"))  # needs an argument: not run
+    rec = _run(path, sanitize=False)
+    assert not rec["passed"] and "factory argument(s) M, N of scale_rows are not known statically" in rec["message"]

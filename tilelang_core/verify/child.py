@@ -53,8 +53,13 @@ def build_instance(func, glb: dict, target: str):
     kwargs = {k: v for k, v in func.bindings if _plain(v)}
     unknown = [k for k, v in func.bindings if not _plain(v) and not _is_tensor_arg(v)]
     if unknown and func.factory is not None:
+        from .capture import captured_call
+
+        call = captured_call(glb, func.name)  # the file computes them at run time: run it up to the kernel's call
+        if call is not None:
+            return compile(call.kernel.func, out_idx=call.kernel.out_idx, target=target)
         raise LookupError(f"factory argument(s) {', '.join(unknown)} of {func.factory} are not known statically; "
-                          f"call it in the file (e.g. `kernel = {func.factory}(...)`) or add a comment "
+                          f"call it in the file's main() (e.g. `kernel = {func.factory}(...)`) or add a comment "
                           f"`# tilelsp: {func.factory}({', '.join(k + '=...' for k in unknown)})`")
     if func.factory is None:
         obj = glb.get(func.name)

@@ -8,7 +8,7 @@ import ast
 import re
 
 from ..ir import nodes as N
-from .capture import captured_args
+from .capture import captured_call
 from .index_uses import index_params, index_uses, offset_tables
 
 _HINT = re.compile(r"#\s*tilelsp:\s*inputs\s*\((.*)\)\s*$")
@@ -37,7 +37,6 @@ class InputContract:
     def __init__(self, glb: dict, text: str):
         self.glb = glb
         self.hints = hint_exprs(text)
-        self._captured: dict = {}
 
     def apply(self, kernel, args: list, bindings: dict, seed: int = 0) -> dict[str, str]:
         """Replace, in `args` (the kernel's non-output arguments, in order), the values of the integer tensors the
@@ -95,17 +94,14 @@ class InputContract:
         return t.clone()
 
     def _from_entry(self, kernel, p: N.Buffer, current):
-        name = kernel.func.name
-        if name not in self._captured:
-            self._captured[name] = captured_args(self.glb, name)
-        args, entry = self._captured[name]
-        if args is None:
-            return None, entry
-        k = _input_positions(kernel, len(args)).get(p.name)
-        got = args[k] if k is not None and k < len(args) else None
+        call = captured_call(self.glb, kernel.func.name)
+        if call is None:
+            return None, ""
+        k = _input_positions(kernel, len(call.args)).get(p.name)
+        got = call.args[k] if k is not None and k < len(call.args) else None
         if got is None or not hasattr(got, "shape") or tuple(got.shape) != tuple(current.shape):
-            return None, entry  # the entry point runs another instance: its table does not fit this one
-        return got.to(current.dtype).clone(), entry
+            return None, call.entry  # the entry point runs another instance: its table does not fit this one
+        return got.to(current.dtype).clone(), call.entry
 
 
 def _input_positions(kernel, n_given: int | None = None) -> dict[str, int]:

@@ -21,6 +21,7 @@ ROW_BLOCK = 8  # the perturbed rows: 1/ROW_BLOCK of axis 0, starting halfway
 # check areas whose errors at another configuration mean the instance is right only because sizes agree (resource,
 # structure and frontend errors are limits of that configuration, not of the kernel's logic)
 REVEALING_AREAS = ("dataflow", "indexing", "copy", "gemm", "reduce")
+LITERALS = (int, float, bool, str, tuple, type(None))  # factory arguments a configuration can be rebuilt from
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +83,8 @@ def config_findings(func: N.PrimFunc, base_func: N.PrimFunc, factory, build, run
 
     from ..diagnostics import CompileError
 
+    if not all(isinstance(v, LITERALS) for _, v in func.bindings):
+        return [], []  # factory arguments only the file's run knows: no configuration can be rebuilt from them
     mine, ran, tried_knobs, rejected = dict(func.bindings), [], set(), []
     changed: dict[str, list] = {}  # output name -> [(variant, comparison, mask, kernel)]
     shapes = [tuple(p.shape) for p in func.params if isinstance(p, N.Buffer)]
