@@ -35,10 +35,16 @@ def _kernel_warnings(fn: ast.FunctionDef) -> list[Diagnostic]:
     if not counts:
         return []
     uses: dict[str, list] = {}  # variable -> [(the tile sizes it is scaled by, node)]
+    tiles = {t for _, ts, _ in counts.values() for t in ts}
+    products = [n for n in ast.walk(fn) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)]
+    inner = {id(c) for n in products for c in (n.left, n.right)}
+    seen: set = set()  # a product inside nested subscripts is counted once
     for node in ast.walk(fn):
         for expr in _offsets(node):
-            for var, tile, at in _scaled(expr, counts):
-                uses.setdefault(var, []).append((tile, at))
+            for var, tile, at in _scaled(expr, counts, tiles, inner):
+                if id(at) not in seen:
+                    seen.add(id(at))
+                    uses.setdefault(var, []).append((tile, at))
     out = []
     for var, found in uses.items():
         dim, tiles, decl = counts[var]
@@ -122,14 +128,12 @@ def _offsets(node) -> list:
     return []
 
 
-def _scaled(expr, counts: dict) -> list:
-    """(variable, tile size, node) for each product `var * size [* ...]` in `expr` of a counted variable and tile
-    sizes (names some counted variable counts in, or named like one); the sizes joined by ' * '."""
+def _scaled(expr, counts: dict, tiles: set, inner: set) -> list:
+    """(variable, tile sizes, node) for each product `var * size [* ...]` in `expr` (a maximal one: not inside
+    another, per `inner`) of a counted variable and tile sizes (names some counted variable counts in, or named
+    like one)."""
     if expr is None:
         return []
-    tiles = {t for _, ts, _ in counts.values() for t in ts}
-    inner = {id(n.left) for n in ast.walk(expr) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)}
-    inner |= {id(n.right) for n in ast.walk(expr) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)}
     out = []
     for node in ast.walk(expr):
         if not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.Mult) or id(node) in inner:
