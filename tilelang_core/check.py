@@ -37,6 +37,7 @@ def check_source(
     collections of codes to keep/drop; `# tilelsp: ignore[...]` comments are always honoured.
     """
     from .analysis import analyze
+    from .analysis.tile_provenance import tile_index_warnings
     from .frontend import parse_file
 
     targets = parse_targets(targets)  # UnknownTargetError names the supported ones
@@ -44,5 +45,6 @@ def check_source(
     sink = DiagnosticSink()
     kernels = parse_file(source, sink, instances=instances)
     facts = analyze(kernels, tuple(targets), sink)
+    sink.extend(tile_index_warnings(text))
     diagnostics = filter_diagnostics(source, sorted_diagnostics(sink.items), select, ignore)
     return CheckResult(source, kernels, diagnostics, facts, targets)

@@ -89,6 +89,14 @@ _ROWS = [
     # --- indexing and structure -----------------------------------------------------------
     CodeInfo("index-out-of-bounds", E, "indexing", "A shared, fragment or local buffer index can leave the buffer.",
              "S[i + 1, j] with i in [0, 64) on a 64-row buffer", "Fix the index or the loop range."),
+    CodeInfo("tile-index-mismatch", W, "indexing",
+             "A block or loop variable counts tiles of one size (its extent is T.ceildiv(D, size) or D // size) but "
+             "an offset scales it by another tile size, or every offset does while it counts in another: in bounds "
+             "and correct only while the two sizes happen to be equal.",
+             "with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M)) as (bx, by):\n"
+             "    ...\n    T.copy(C_local, C[bx * block_M, by * block_N])  # bx counts block_N tiles",
+             "Scale the variable by the size it counts (or count with the size its offsets step by), or index with "
+             "the variable that counts that size."),
     CodeInfo("local-indexed-by-parallel", E, "structure", "A T.alloc_local buffer is indexed by a T.Parallel variable.",
              "for i in T.Parallel(128): L[i] = 0", "Use T.alloc_fragment, or index with T.serial/T.unroll."),
     CodeInfo("nested-parallel", E, "structure", "T.Parallel inside T.Parallel.",
@@ -226,6 +234,26 @@ _ROWS = [
              "are named). For large grids only the first and last block of each grid axis run (see docs/cli.md).",
              "bit = ((by * 32 + i) * K + bx * 256 + j) * 4  # K = 32768: up to 4,294,967,292",
              "Compute it in 64 bits (T.cast(x, T.int64) on the first operand), or index the buffer with it directly."),
+    CodeInfo("metamorphic-config-mismatch", E, "sanitize",
+             "With `verify --metamorphic`, the kernel gave a different result (beyond its dtype's tolerance) on the "
+             "same inputs at another tile, stage or thread configuration (an autotune config, or one keyword "
+             "varied); a correct tiled kernel computes the same function at every configuration. The parameter, "
+             "the region of the output that differs and the statement writing it are named.",
+             "T.copy(C_local, C[bx * block_M, by * block_N])  # grid (N / block_N, M / block_M): bx, by swapped",
+             "Find the index or loop bound that uses the named parameter on the wrong axis, or a block index "
+             "paired with the wrong tile size."),
+    CodeInfo("metamorphic-config-coincidence", W, "sanitize",
+             "With `verify --metamorphic`, changing one tile, stage or thread keyword makes the static checks reject "
+             "this line (a reduction step, a copy extent, a coverage or bounds error): the instance is right only "
+             "because two sizes happen to agree.",
+             "T.copy(V[bz, by, k * block_M, 0], V_shared)  # V_shared is block_N rows; block_M == block_N == 64",
+             "Use the size that belongs to this axis (here block_N)."),
+    CodeInfo("metamorphic-row-leak", W, "sanitize",
+             "With `verify --metamorphic`, changing only one block of rows of the inputs whose first axis spans the "
+             "output's first dimension changed other rows of the output: a row of the result depends on other "
+             "rows' inputs.",
+             "scale[i] = T.rsqrt(sumsq[0] / N + eps)  # every row uses row 0's norm",
+             "Index per-row values with the row's own index; check offsets and block indices on axis 0."),
     CodeInfo("sanitize-sampled", I, "sanitize",
              "The instance's tensors were too large to sanitize every block, so only the first and last block of "
              "each grid axis ran: per-block findings hold for those blocks, races and hazards only between them, "

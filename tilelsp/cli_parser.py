@@ -96,6 +96,10 @@ def _add_verify(sub) -> None:
     p.add_argument("--sanitize", action="store_true",
                    help="also run each instance on the CPU backend with shadow state: uninitialised reads, unwritten "
                         "output elements, cross-block races, out-of-bounds indexing")
+    p.add_argument("--metamorphic", action="store_true",
+                   help="also run each instance on the CPU backend at other tile / stage / thread configurations and "
+                        "with one row block of its inputs perturbed: results that change are findings (no reference "
+                        "needed)")
     _add_ray_flag(p)
 
 

@@ -27,15 +27,15 @@ from tilelang_core.suppress import drop_suppressed
 from . import documents, framing, lifecycle, navigation
 from . import positions as pos
 from .features import semantic
-from .features.commands import (cmd_autotune, cmd_benchmark, cmd_sanitize, cmd_show_ir, cmd_verify, on_document_text,
-                                on_kernels, on_layout, on_show_ir, on_status)
+from .features.commands import (cmd_autotune, cmd_benchmark, cmd_metamorphic, cmd_sanitize, cmd_show_ir, cmd_verify,
+                                on_document_text, on_kernels, on_layout, on_show_ir, on_status)
 from .features.diagnostics import FAST, LOWER, VERIFY, to_lsp
 from .settings import Settings
 from .state import DocState, State
 
 log = logging.getLogger("tilelsp")
 _COMMANDS = ("tilelsp.server.verify", "tilelsp.server.benchmark", "tilelsp.server.showIR", "tilelsp.server.sanitize",
-             "tilelsp.server.autotune")
+             "tilelsp.server.autotune", "tilelsp.server.metamorphic")
 
 
 _ANSWERED = object()
@@ -301,7 +301,8 @@ def _register(ls: TileLanguageServer) -> None:
     ]
     for method, fn, options in table:
         ls.feature(method, options)(fn) if options is not None else ls.feature(method)(fn)
-    for name, fn in zip(_COMMANDS, (cmd_verify, cmd_benchmark, cmd_show_ir, cmd_sanitize, cmd_autotune)):
+    for name, fn in zip(_COMMANDS, (cmd_verify, cmd_benchmark, cmd_show_ir, cmd_sanitize, cmd_autotune,
+                                    cmd_metamorphic)):
         ls.command(name)(fn)
 
 

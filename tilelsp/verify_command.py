@@ -28,19 +28,32 @@ def format_text(rec: dict) -> str:
     if rec.get("bench_ms") is not None:
         line += f"  bench {_fmt(rec['bench_ms'])} ms"
     msg = rec.get("message") or ""
-    if rec.get("sanitizer"):  # the findings, one per line, as `check` prints diagnostics
+    findings = findings_of(rec)
+    meta = rec.get("metamorphic")
+    if meta:
+        none = "no other configuration tried (none builds, or the factory's arguments are only known at run time)"
+        tried = "; ".join(meta.get("configs") or []) or none
+        line += f"\n    metamorphic: {tried}" + (f"; perturbed {meta['rows']}" if meta.get("rows") else "")
+    if findings:  # the findings, one per line, as `check` prints diagnostics
         return line + "".join(f"\n{rec.get('file')}:{f['line']}:{f['column']}: {f['severity']}[{f['code']}] "
-                              f"{f['message']}" for f in rec["sanitizer"])
+                              f"{f['message']}" for f in findings)
     if msg and (not rec.get("passed") or "nothing was compared" in msg):
         line += "\n    " + msg.replace("\n", "\n    ")
     return line
 
 
+def findings_of(rec: dict) -> list[dict]:
+    """The sanitizer's and the metamorphic oracles' findings of a record (dicts with line, column, code, ...)."""
+    return list(rec.get("sanitizer") or ()) + list((rec.get("metamorphic") or {}).get("findings") or ())
+
+
 def to_json(rec: dict) -> dict:
     """The stable JSON record: file, kernel, instance, device, passed, errors, time_ms, message (+ bench_ms, and
-    with --sanitize the findings: `sanitizer`, a list of diagnostics with line, column, code, message)."""
+    with --sanitize the findings: `sanitizer`, a list of diagnostics with line, column, code, message; with
+    --metamorphic `metamorphic`: configs, rows and findings; `inputs`: where the values of the integer tensors the
+    kernel indexes with came from)."""
     out = {k: rec.get(k) for k in _KEYS}
-    for key in ("bench_ms", "sanitizer"):
+    for key in ("bench_ms", "sanitizer", "metamorphic", "inputs"):
         if key in rec:
             out[key] = rec[key]
     return out
@@ -64,7 +77,8 @@ def _on_ray(address: str, args, loaded, timeout: float) -> list[dict]:
 
 
 def run_verify(args) -> int:
-    """Entry point used by `tilelsp verify` (args: file, kernel, device, json, timeout, bench, sanitize)."""
+    """Entry point used by `tilelsp verify` (args: file, kernel, device, json, timeout, bench, sanitize,
+    metamorphic)."""
     from tilelang_core.verify.runner import verify_file
     from tilelang_core.verify.sanitize import RUNTIME_CHECKED
 
@@ -79,17 +93,18 @@ def run_verify(args) -> int:
     # unreadable, error-laden or kernel-less files stop here, as in check (--sanitize runs kernels that only the
     # dataflow checks reject: it observes those bugs at run time)
     sanitize = getattr(args, "sanitize", False)
+    metamorphic = getattr(args, "metamorphic", False)
     loaded = load_checked(path, "verify", tolerate=RUNTIME_CHECKED if sanitize else ())
     if isinstance(loaded, int):
         return loaded
     address = getattr(args, "ray", None) or os.environ.get("TILELSP_RAY_ADDRESS")
     try:
-        if address and not sanitize:
+        if address and not sanitize and not metamorphic:
             records = _on_ray(address, args, loaded, timeout)
         else:
             records = verify_file(path, kernel=getattr(args, "kernel", None), device=getattr(args, "device", "auto"),
                                   timeout=timeout, bench=getattr(args, "bench", False),
-                                  sanitize=sanitize)
+                                  sanitize=sanitize, metamorphic=metamorphic)
     except (ValueError, RayUnavailable) as exc:
         print(f"tilelsp verify: {exc}", file=sys.stderr)
         return EXIT_USAGE

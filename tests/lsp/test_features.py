@@ -141,7 +141,8 @@ def test_analysis_fix_becomes_quickfix_and_kernel_commands():
     acts = actions.code_actions(result, span, [d], "file:///g.py", actions.kernel_at(result, 9))
     assert acts[0].title == "Use block_K" and acts[0].kind == actions.QUICKFIX
     assert [a.command for a in acts[1:]] == ["tilelsp.server.verify", "tilelsp.server.benchmark",
-                                             "tilelsp.server.autotune", "tilelsp.server.sanitize"]
+                                             "tilelsp.server.autotune", "tilelsp.server.sanitize",
+                                             "tilelsp.server.metamorphic"]
     assert acts[1].arguments == ("file:///g.py", "main")
     assert actions.kernel_at(result, 1) is None
 

@@ -21,7 +21,7 @@ CAPABILITIES = {
     "codeLensProvider": {"resolveProvider": False},
     "executeCommandProvider": {"commands": ["tilelsp.server.verify", "tilelsp.server.benchmark",
                                             "tilelsp.server.showIR", "tilelsp.server.sanitize",
-                                            "tilelsp.server.autotune"]},
+                                            "tilelsp.server.autotune", "tilelsp.server.metamorphic"]},
     "semanticTokensProvider": {"legend": {
         "tokenTypes": ["function", "type", "variable", "parameter"],
         "tokenModifiers": ["defaultLibrary", "declaration", "shared", "fragment", "local", "global"]}, "full": True},

@@ -27,8 +27,13 @@ def build_instance(func, glb: dict, target: str):
     kwargs = {k: v for k, v in func.bindings if plain_value(v)}
     unknown = [k for k, v in func.bindings if not plain_value(v) and not _is_tensor_arg(v)]
     if unknown and func.factory is not None:
+        from .capture import captured_call
+
+        call = captured_call(glb, func.name)  # the file computes them at run time: run it up to the kernel's call
+        if call is not None:
+            return compile(call.kernel.func, out_idx=call.kernel.out_idx, target=target)
         raise LookupError(f"factory argument(s) {', '.join(unknown)} of {func.factory} are not known statically; "
-                          f"call it in the file (e.g. `kernel = {func.factory}(...)`) or add a comment "
+                          f"call it in the file's main() (e.g. `kernel = {func.factory}(...)`) or add a comment "
                           f"`# tilelsp: {func.factory}({', '.join(k + '=...' for k in unknown)})`")
     if func.factory is None:
         obj = glb.get(func.name)
@@ -74,15 +79,9 @@ def written_params(func) -> list[int]:
     """Positions of the tensor parameters a kernel writes (its in-place outputs when it has no out_idx)."""
     from ..ir import nodes as N
     from ..ir.visitor import walk
+    from .index_uses import written_buffer
 
-    dests = set()
-    for n in walk(func.body):
-        if isinstance(n, N.Store):
-            dests.add(n.buffer)
-        elif isinstance(n, (N.Copy, N.Fill, N.Reduce, N.CumSum, N.AtomicAdd)):
-            dests.add(n.dst.buffer)
-        elif isinstance(n, N.Gemm):
-            dests.add(n.c.buffer)
+    dests = {written_buffer(n) for n in walk(func.body)}
     return [k for k, p in enumerate(func.params) if isinstance(p, N.Buffer) and p in dests]
 
 
@@ -93,15 +92,26 @@ def execute(kernel, args: list, inplace: list[int]) -> list:
     return outputs(result) if kernel.out_idx else [run[k] for k in inplace]
 
 
-def verify_instance(func, glb: dict, ref, device: str, bench: bool, sanitize: bool = False) -> dict:
-    """Build, run and compare one kernel instance (and run it sanitized on the CPU); returns the result record."""
-    rec = _verify_instance(func, glb, ref, device, bench)
+def verify_instance(func, glb: dict, ref, device: str, bench: bool, sanitize: bool = False,
+                    contract=None, metamorphic_text: str | None = None) -> dict:
+    """Build, run and compare one kernel instance (and run it sanitized on the CPU); returns the result record.
+    `contract` (an InputContract) gives the integer tensors the kernel indexes with their values; with
+    `metamorphic_text` (the file's text) the reference-free oracles run too."""
+    rec = _verify_instance(func, glb, ref, device, bench, contract)
+    if metamorphic_text is not None:
+        meta = metamorphic_instance(func, glb, metamorphic_text, contract)
+        rec["metamorphic"] = meta
+        if meta["findings"]:
+            what = "; ".join(f"line {f['line']}: [{f['code']}] {f['message']}" for f in meta["findings"])
+            rec["message"] = f"the metamorphic oracles found {len(meta['findings'])} problem(s): {what}" + (
+                f" (numerics: {rec['message']})" if rec.get("message") else "")
+            rec["passed"] = False
     if sanitize:
         from .sanitize import finding_dict, sanitize_kernel
 
         kernel = build_instance(func, glb, "cpu")
-        args = random_inputs(kernel)
-        findings = [finding_dict(d) for d in sanitize_kernel(kernel, args)]
+        args, sources = kernel_inputs(kernel, func, contract)
+        findings = [finding_dict(d) for d in sanitize_kernel(kernel, args, sources)]
         rec["sanitizer"] = findings
         problems = [f for f in findings if f["severity"] != "info"]  # info: a note (sanitize-sampled)
         if problems:
@@ -122,19 +132,58 @@ def random_inputs(kernel) -> list:
     return args
 
 
-def _verify_instance(func, glb: dict, ref, device: str, bench: bool) -> dict:
+def metamorphic_instance(func, glb: dict, text: str, contract=None) -> dict:
+    """The reference-free oracles on the CPU backend (verify/metamorphic.py): the instance at other tile, stage and
+    thread configurations, and with one row block of its inputs perturbed; the record's `metamorphic` entry."""
+    import dataclasses
+
+    from .metamorphic import config_findings, row_findings
+    from .sanitize import finding_dict, sanitize_kernel
+
+    kernel = build_instance(func, glb, "cpu")
+    args, sources = kernel_inputs(kernel, func, contract)
+    inplace = [] if kernel.out_idx else written_params(kernel.func)
+    names = [kernel.params[k].name for k in (kernel.out_idx or inplace)]
+    base = execute(kernel, args, inplace)
+
+    def build(bindings: dict):
+        return build_instance(dataclasses.replace(func, bindings=tuple(bindings.items())), glb, "cpu")
+
+    def sanitize(variant):
+        return sanitize_kernel(variant, list(args), sources)
+
+    found, ran = config_findings(func, kernel.func, glb.get(func.factory or ""), build,
+                                 lambda k: execute(k, args, inplace), base, names, sanitize)
+    positions = {p.name: k for k, p in enumerate(q for q in kernel.params if not q.is_output)}
+    rows, perturbed = row_findings(func, text, kernel, args, lambda k, a: execute(k, a, inplace), base, names,
+                                   positions)
+    return {"configs": ran, "rows": perturbed, "findings": [finding_dict(d) for d in found + rows]}
+
+
+def kernel_inputs(kernel, func, contract=None) -> tuple[list, dict]:
+    """The inputs verify runs a kernel on: random, with index tables from the contract; and where each table's
+    values came from (name -> phrase)."""
+    args = random_inputs(kernel)
+    if contract is None:
+        return args, {}
+    return args, contract.apply(kernel, args, dict(func.bindings))
+
+
+def _verify_instance(func, glb: dict, ref, device: str, bench: bool, contract=None) -> dict:
     from ..runtime.bench import bench as bench_fn
     from ..runtime.bench import time_once
     from ..runtime.numerics import compare
 
     kernel = build_instance(func, glb, device)
-    args = random_inputs(kernel)
+    args, sources = kernel_inputs(kernel, func, contract)
     inplace = [] if kernel.out_idx else written_params(kernel.func)
     inputs = [a for k, a in enumerate(args) if k not in inplace]
     got = execute(kernel, args, inplace)
     scratch = [a.clone() if k in inplace else a for k, a in enumerate(args)]  # timing must not touch `args`
     _, ms = time_once(lambda: _sync(kernel(*scratch), device))
     rec = {"time_ms": ms}
+    if sources:
+        rec["inputs"] = sources
     if bench:
         rec["bench_ms"] = bench_fn(lambda: kernel(*scratch), warmup=5, rep=50, device=device, max_seconds=5.0)
     if ref is not None:
@@ -191,6 +240,7 @@ def run(request: dict, emit) -> None:
     from ..check import check_source
     from ..codes import CODES
     from ..lowering import tolerating
+    from .contract import InputContract
     from .sanitize import RUNTIME_CHECKED
 
     path = request["file"]
@@ -225,6 +275,7 @@ def run(request: dict, emit) -> None:
         return
     ref = glb.get(reference_name(text))
     ref = ref if callable(ref) else None
+    contract = InputContract(glb, text)
     for func in chosen:
         rec = {**base, "kernel": func.name, "instance": func.instance}
         mine = [d for d in errors if d.kernel in (None, func.name)]
@@ -237,7 +288,8 @@ def run(request: dict, emit) -> None:
         try:
             with tolerating(tolerated):
                 rec.update(verify_instance(func, glb, ref, request["device"], request.get("bench", False),
-                                           request.get("sanitize", False)))
+                                           request.get("sanitize", False), contract,
+                                           text if request.get("metamorphic") else None))
         except Exception as exc:  # user code and builds may fail in any way: report, go on
             rec.update(passed=False, message=_describe(exc, path))
         rec["total_s"] = round(time.perf_counter() - start, 3)

@@ -76,15 +76,17 @@ def _tail(text: str, n: int = 6) -> str:
 
 
 def verify_file(path: str, kernel: str | None = None, device: str = "auto", timeout: float = 60.0,
-                bench: bool = False, mem_gb: float | None = DEFAULT_MEM_GB, sanitize: bool = False) -> list[dict]:
+                bench: bool = False, mem_gb: float | None = DEFAULT_MEM_GB, sanitize: bool = False,
+                metamorphic: bool = False) -> list[dict]:
     """Verify the kernels of `path` in a child process; one record per kernel instance (with `sanitize`, each
-    instance also runs in the CPU backend's instrumented mode and its findings come in the record)."""
+    instance also runs in the CPU backend's instrumented mode and its findings come in the record; with
+    `metamorphic`, at other tile configurations and with one row block of its inputs perturbed)."""
     device = resolve_device(device)
     with tempfile.TemporaryDirectory(prefix="tilelsp-verify-") as tmp:
         req, res = os.path.join(tmp, "request.json"), os.path.join(tmp, "result.jsonl")
         with open(req, "w", encoding="utf-8") as fh:
             json.dump({"file": os.path.abspath(path), "kernel": kernel, "device": device, "bench": bench,
-                       "sanitize": sanitize}, fh)
+                       "sanitize": sanitize, "metamorphic": metamorphic}, fh)
         cmd = [sys.executable, "-m", "tilelang_core.verify.child", req, res]
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(),

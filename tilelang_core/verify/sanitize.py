@@ -22,6 +22,7 @@ from ..diagnostics import Diagnostic, Related, Severity
 from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..source import Span
+from .index_uses import scatter_use, write_sites
 
 MAX_RUNS = 3  # index ranges named in a coverage message
 SAMPLE_ELEMENTS = 1 << 28  # tensor elements (all parameters) above which only the grid's corner blocks run
@@ -40,18 +41,19 @@ def poison(t) -> None:
         t.fill_(torch.iinfo(t.dtype).max)
 
 
-def sanitize_kernel(kernel, inputs: list) -> list[Diagnostic]:
-    """Run a built JITKernel's instance sanitized on `inputs` (its non-output arguments); the findings."""
+def sanitize_kernel(kernel, inputs: list, sources: dict | None = None) -> list[Diagnostic]:
+    """Run a built JITKernel's instance sanitized on `inputs` (its non-output arguments); the findings. `sources`:
+    where the index tables' values came from (name -> phrase, from verify/contract.py), for the messages."""
     from ..runtime.kernel import contiguous_args
 
     full = kernel._plan.prepare(tuple(inputs), "cpu")
     for k in kernel.out_idx:
         poison(full[k])
     args, _ = contiguous_args(full)
-    return sanitize_run(kernel.func, kernel.out_idx, args)
+    return sanitize_run(kernel.func, kernel.out_idx, args, sources)
 
 
-def sanitize_run(func: N.PrimFunc, out_idx, args: list) -> list[Diagnostic]:
+def sanitize_run(func: N.PrimFunc, out_idx, args: list, sources: dict | None = None) -> list[Diagnostic]:
     """Build `func` sanitized and run it on every argument (contiguous CPU tensors and scalars); the findings."""
     from ..codegen.cpu.sanitize import build_sanitized
 
@@ -60,11 +62,11 @@ def sanitize_run(func: N.PrimFunc, out_idx, args: list) -> list[Diagnostic]:
     module = build_sanitized(func, out_idx, sample)
     hits, writers = module.run(args)
     shapes = {p: tuple(a.shape) for p, a in zip(func.params, args) if isinstance(p, N.Buffer)}
-    diags = [_finding(func, site, row, shapes) for site, row in hits]
+    diags = [_finding(func, site, row, shapes, sources or {}) for site, row in hits]
     if sample:
         return diags + [_sampled_note(func, elements)]
     outputs = [func.params[k] for k in out_idx]
-    return diags + [d for p in outputs if p in writers for d in _coverage(func, p, writers[p])]
+    return diags + [d for p in outputs if p in writers for d in _coverage(func, p, writers[p], sources or {})]
 
 
 def _sampled_note(func: N.PrimFunc, elements: int) -> Diagnostic:
@@ -78,8 +80,8 @@ def _sampled_note(func: N.PrimFunc, elements: int) -> Diagnostic:
                       instance=func.instance or None, target="cpu")
 
 
-def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict) -> Diagnostic:
-    buf = site.buffer
+def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict, sources: dict) -> Diagnostic:
+    buf, extra = site.buffer, ()  # extra: related spans naming the index table a write's index was read from
     rank = max(len(buf.shape), 1)
     element = f"{buf.name}[{', '.join(str(i) for i in row[5:5 + min(rank, 4)])}]"
     where = _where(site.block_names, row[1:4], row[4])
@@ -104,9 +106,19 @@ def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict) -> Diagnostic
                           instance=func.instance or None, target="cpu")
     elif site.code == "sanitize-block-race":
         other = _where(site.block_names, row[9:12], -1)
+        use = scatter_use(func, buf, site.span)
+        if use is not None:  # the index came from a table: the table repeats an entry (or the kernel reads it wrong)
+            table = use.param.name
+            fix = (f"the write's index comes from {table} ({_provenance(use, sources)}), which gives "
+                   f"both blocks the same position: a scatter needs distinct {table} entries, so check the index "
+                   f"expression that reads {table} and how the table is built, or accumulate with T.atomic_add if "
+                   "entries may repeat")
+            extra = _table_related(use)
+        else:
+            fix = (f"index {buf.name} with the block indices so each block writes its own part, or accumulate with "
+                   "T.atomic_add into a zeroed tensor")
         msg = (f"{other.replace('first in ', '')} and {where.replace('first in ', '')} both write {element} "
-               f"without an atomic, so the result depends on which block runs last; index {buf.name} with the block "
-               "indices so each block writes its own part, or accumulate with T.atomic_add into a zeroed tensor")
+               f"without an atomic, so the result depends on which block runs last; {fix}")
     else:
         shape = shapes.get(buf) or tuple(as_int(d) for d in buf.shape)
         dims = f" of shape ({', '.join(str(d) for d in shape)})" if None not in shape else ""
@@ -114,7 +126,10 @@ def _finding(func: N.PrimFunc, site, row: list[int], shapes: dict) -> Diagnostic
                "on a GPU this reads or overwrites the neighbouring memory or registers: guard the access, size the "
                "buffer for it, or fix the index expression")
     related = (Related(buf.span, f"'{buf.name}' is declared here"),) if buf.span is not None else ()
-    return Diagnostic(site.code, Severity.ERROR, msg, site.span or _anchor(func), related, kernel=func.name,
+    at = site.span or _anchor(func)
+    if extra:  # the cause is the index read from the table, not the write
+        at, related = extra[0].span, (Related(at, f"'{buf.name}' is written here"),) + related
+    return Diagnostic(site.code, Severity.ERROR, msg, at, related, kernel=func.name,
                       instance=func.instance or None, target="cpu")
 
 
@@ -178,23 +193,46 @@ def _anchor(func: N.PrimFunc) -> Span:
     return at or func.name_span or func.span or Span(1, 0, 1, 0)
 
 
-def _coverage(func: N.PrimFunc, param: N.Buffer, writer) -> list[Diagnostic]:
-    """One diagnostic per output with elements no block wrote, naming the rows / columns / ranges."""
+def _coverage(func: N.PrimFunc, param: N.Buffer, writer, sources: dict) -> list[Diagnostic]:
+    """One diagnostic per output with elements no block wrote, naming the rows / columns / ranges: at the statement
+    that writes the output when only one does (else the launch)."""
     missing = writer == 0
     count = int(missing.sum())
     if count == 0:
         return []
+    sites = write_sites(func, param)
+    use = scatter_use(func, param)
     if count == missing.numel():
         msg = (f"no block writes any element of output '{param.name}', so it keeps whatever the fresh allocation "
                f"held; write the result into {param.name} (e.g. T.copy the tile into it), or drop it from out_idx")
+    elif use is not None:
+        msg = (f"{count} of {missing.numel()} elements of output '{param.name}' are never written by any block "
+               f"({describe_region(missing, param.name)}), so they keep whatever the fresh allocation held; the "
+               f"positions written come from {use.param.name} ({_provenance(use, sources)}), whose "
+               f"entries do not reach them: check the index expression that reads {use.param.name}, or zero "
+               f"{param.name} first if a table may leave rows out")
     else:
         msg = (f"{count} of {missing.numel()} elements of output '{param.name}' are never written by any block "
                f"({describe_region(missing, param.name)}), so they keep whatever the fresh allocation held; size "
                "the grid with T.ceildiv(size, tile) so it covers the tensor, and index each axis with its own block "
                "index")
     related = (Related(param.span, f"'{param.name}' is an out_idx output"),) if param.span is not None else ()
-    return [Diagnostic("sanitize-unwritten-output", Severity.ERROR, msg, _anchor(func), related, kernel=func.name,
+    related = (_table_related(use) if use is not None and count != missing.numel() else ()) + related
+    at = sites[0] if len(sites) == 1 else _anchor(func)
+    return [Diagnostic("sanitize-unwritten-output", Severity.ERROR, msg, at, related, kernel=func.name,
                        instance=func.instance or None, target="cpu")]
+
+
+def _provenance(use, sources: dict) -> str:
+    """Where an index is read from its table, and where the table's values came from, in words."""
+    name = use.param.name
+    values = f"values: {sources[name]}" if name in sources else "values: random integers"
+    return f"read at line {use.read_at.line}; {values}" if use.read_at is not None else values
+
+
+def _table_related(use) -> tuple:
+    at = use.read_at
+    return (Related(at, f"the index is read from '{use.param.name}' here"),) if at is not None else ()
 
 
 def describe_region(missing, name: str) -> str:

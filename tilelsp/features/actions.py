@@ -305,6 +305,9 @@ def code_actions(result, span: Span, diagnostics=None, uri: str = "", kernel_at=
         actions.append(Action(f"Sanitize {kernel_at} on the CPU (uninitialised reads, unwritten outputs, races, "
                               "out-of-bounds, K-loop steps, in-place hazards, int32 overflow)", SOURCE,
                               command="tilelsp.server.sanitize", arguments=(uri, kernel_at)))
+        actions.append(Action(f"Check that {kernel_at} gives the same result at other tile sizes (on the CPU, no "
+                              "reference needed)", SOURCE, command="tilelsp.server.metamorphic",
+                              arguments=(uri, kernel_at)))
     return actions
 
 

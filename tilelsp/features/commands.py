@@ -136,7 +136,15 @@ async def cmd_sanitize(ls, *args):
     return await run_verify(ls, args, bench=False, sanitize=True)
 
 
-async def run_verify(ls: TileLanguageServer, args, bench: bool, sanitize: bool = False) -> dict:
+async def cmd_metamorphic(ls, *args):
+    """Command `tilelsp.server.metamorphic [uri, kernel]`: `tilelsp verify --metamorphic` on the CPU (the kernel at
+    other tile configurations, and with one row block of its inputs perturbed); the findings become diagnostics
+    at their lines."""
+    return await run_verify(ls, args, bench=False, metamorphic=True)
+
+
+async def run_verify(ls: TileLanguageServer, args, bench: bool, sanitize: bool = False,
+                     metamorphic: bool = False) -> dict:
     """Run `tilelsp verify` in a subprocess with progress and cancellation; refuse in untrusted workspaces."""
     from ..ray_cluster import configured_address
     from . import verify
@@ -149,12 +157,13 @@ async def run_verify(ls: TileLanguageServer, args, bench: bool, sanitize: bool =
         ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, verify.UNTRUSTED))
         return {"passed": False, "maxAbsErr": None, "maxRelErr": None, "timeMs": None, "device": None,
                 "message": verify.UNTRUSTED}
-    what = "Benchmark" if bench else "Sanitize" if sanitize else "Verify"
+    what = "Benchmark" if bench else "Sanitize" if sanitize else "Metamorphic check" if metamorphic else "Verify"
+    on_cpu = sanitize or metamorphic  # both are the CPU backend's
     cancel, token = threading.Event(), f"tilelsp-verify-{next(ls._tokens)}"
     progress = await _begin_progress(ls, token, f"{what} {kernel}", cancel)
-    device = "cpu" if sanitize else ls.settings.verifyDevice  # the sanitizer is the CPU backend's
-    argv = verify.verify_argv(doc.path, kernel, device, bench, ls.settings.workerTimeoutSec, sanitize)
-    address = None if sanitize else configured_address(ls.settings)
+    device = "cpu" if on_cpu else ls.settings.verifyDevice
+    argv = verify.verify_argv(doc.path, kernel, device, bench, ls.settings.workerTimeoutSec, sanitize, metamorphic)
+    address = None if on_cpu else configured_address(ls.settings)
     if address:  # tilelsp.ray.address: the kernel is built and run on the cluster (docs/ray.md)
         argv += ["--ray", address]
         _report_progress(ls, token, progress, f"on the Ray cluster {address}")
@@ -178,7 +187,7 @@ async def run_verify(ls: TileLanguageServer, args, bench: bool, sanitize: bool =
     where = f" (on the Ray cluster {address})" if address else ""
     ls.window_show_message(types.ShowMessageParams(level, f"tilelsp {what.lower()}{where}: {res['message']}"))
     out = {k: res.get(k) for k in ("passed", "maxAbsErr", "maxRelErr", "timeMs", "device", "message", "findings")
-           if k != "findings" or sanitize}
+           if k != "findings" or on_cpu}
     return dict(out, ray=address) if address else out
 
 

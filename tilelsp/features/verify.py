@@ -11,16 +11,20 @@ import sys
 from tilelang_core.diagnostics import Diagnostic, Severity
 from tilelang_core.source import Span
 
+from ..verify_command import findings_of
+
 UNTRUSTED = ("tilelsp will not run code from this workspace until you trust it: set "
              "`tilelsp.trustWorkspace` to true (verify and benchmark execute the kernel factory)")
 
 
 def verify_argv(path: str, kernel: str, device: str = "auto", bench: bool = False, timeout: int = 60,
-                sanitize: bool = False) -> list[str]:
-    """The `tilelsp verify FILE --kernel NAME --json [--device D] [--bench] [--sanitize]` command line."""
+                sanitize: bool = False, metamorphic: bool = False) -> list[str]:
+    """The `tilelsp verify FILE --kernel NAME --json [--device D] [--bench] [--sanitize] [--metamorphic]` command
+    line."""
     argv = [sys.executable, "-m", "tilelsp", "verify", path, "--kernel", kernel, "--json",
             "--device", device, "--timeout", str(timeout)]
-    return argv + (["--bench"] if bench else []) + (["--sanitize"] if sanitize else [])
+    return (argv + (["--bench"] if bench else []) + (["--sanitize"] if sanitize else [])
+            + (["--metamorphic"] if metamorphic else []))
 
 
 def _pick(obj: dict, *names, default=None):
@@ -68,7 +72,7 @@ def parse_result(code: int, stdout: str, stderr: str, kernel: str) -> dict:
            "timeMs": _max(_pick(r, "bench_ms", "timeMs", "time_ms") for r in recs),
            "device": _pick(recs[0], "device", default="?"),
            "message": "; ".join(m for m in (_pick(r, "message", "error", default="") for r in recs) if m),
-           "findings": [f for r in recs for f in r.get("sanitizer") or ()]}
+           "findings": [f for r in recs for f in findings_of(r)]}
     if not out["message"] or out["passed"]:
         out["message"] = summary(kernel, out) + (f" ({out['message']})" if out["message"] else "")
     return out
