@@ -51,11 +51,12 @@ def test_the_row_dimension_of_each_tensor_comes_from_its_annotation():
 
 
 def _meta(path: Path) -> dict:
-    from tilelang_core.verify.child import _load_module, metamorphic_instance
+    from tilelang_core.runtime.user_file import load_module
+    from tilelang_core.verify.child import metamorphic_instance
     from tilelang_core.verify.contract import InputContract
 
     text = path.read_text()
-    glb = _load_module(str(path))
+    glb = load_module(str(path))
     return metamorphic_instance(_kernel(path), glb, text, InputContract(glb, text))
 
 
