@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from ...analysis.reductions import acc_dtype
 from ...ir import nodes as N
 from ...ir.arith import shape_ints
 from ...passes.layout_kinds import Mma, MmaRow, in_fragment, ravel, unravel
@@ -39,12 +40,17 @@ class ReduceOps:
         return {"0": f'T.Cast("{t}", 0)', "-inf": f'-T.infinity("{t}")', "inf": f'T.infinity("{t}")'}[kind_init]
 
     def _reduce_quad(self, op, src: Mma) -> None:
+        """Rows of an mma accumulator: each thread folds its registers, the 4 lanes of a quad shuffle; a tile split
+        over warps along N then combines the warps' partial rows through a small shared workspace."""
         em = self.em
         kind, init = _REDUCE[op.op]
         acc = self._scalar("red_acc")
         rr, ni, h = em.fresh("rr"), em.fresh("ni"), em.fresh("h")
         s, d = em.name(op.src.buffer), em.name(op.dst.buffer)
         fn = {"+": "tl::quad_sum", "max": "tl::quad_max", "min": "tl::quad_min"}[kind]
+        partials = self._workspace("red_warps", "float32", src.wn * src.m) if src.wn > 1 else None
+        if partials is not None:
+            em.sync()  # the workspace's readers of an earlier reduction are done
         em.line(f"for {rr} in T.unroll({src.mi * 2}):")
         with em.block():
             em.line(f"{acc}[0] = {self._init(init)}")
@@ -55,7 +61,33 @@ class ReduceOps:
                     x = self._elem(op, f"{s}[({rr} // 2 * {src.ni} + {ni}) * 4 + {rr} % 2 * 2 + {h}]")
                     em.line(f"{acc}[0] = {self._combine(kind, f'{acc}[0]', x)}")
             em.line(f'{acc}[0] = T.cuda.func_call("{fn}", {acc}[0], source_code="", return_type="float32")')
-            self._store_reduced(op, f"{d}[{rr}]", f"{acc}[0]", kind)
+            if partials is None:
+                self._store_reduced(op, f"{d}[{rr}]", f"{acc}[0]", kind)
+            else:
+                row = MmaRow.of(src).coords("tx", rr)[0]
+                em.guarded(["tx % 4 == 0"], f"{partials}[tx // 32 % {src.wn} * {src.m} + {row}] = {acc}[0]")
+        if partials is None:
+            return
+        em.sync()
+        em.line(f"for {rr} in T.unroll({src.mi * 2}):")
+        with em.block():
+            row = MmaRow.of(src).coords("tx", rr)[0]
+            total = f"{partials}[{row}]"
+            for w in range(1, src.wn):
+                total = self._combine(kind, total, f"{partials}[{w * src.m} + {row}]")
+            self._store_reduced(op, f"{d}[{rr}]", total, kind)
+
+    def _workspace(self, hint: str, dtype: str, elems: int) -> str:
+        """A shared scratch buffer of the reductions: one per kind, dtype and thread role, as large as the largest
+        use (every reduction starts with a barrier, so the next one never overwrites what is still read)."""
+        em = self.em
+        spaces = self.__dict__.setdefault("workspaces", {})
+        key = (hint, dtype, em.thread_ops.role)
+        if key not in spaces:
+            spaces[key] = em.fresh(hint)
+        name = spaces[key]
+        em.scratch[name] = (dtype, max(elems, em.scratch.get(name, (dtype, 0))[1]))
+        return name
 
     def _store_reduced(self, op, target: str, value: str, kind: str) -> None:
         em = self.em
@@ -90,8 +122,7 @@ class ReduceOps:
         t = acc_dtype(op)
         em.sync()
         if sbuf.scope == "local.fragment":
-            stage = em.fresh("red_in")
-            em.scratch[stage] = (t, outer * red * inner)
+            stage = self._workspace("red_in", t, outer * red * inner)
             lay = em.layouts[sbuf]
             r = em.fresh("r")
             em.line(f"for {r} in T.unroll({lay.regs}):")
@@ -105,8 +136,7 @@ class ReduceOps:
                 return _as(t, sbuf, em.load_text(sbuf, unravel(_flat(row, j, red, inner), shape)))
         else:
             raise LoweringError("T.reduce_* needs a fragment or shared-memory source", op.span)
-        out = em.fresh("red_out")
-        em.scratch[out] = (t, keep)
+        out = self._workspace("red_out", t, keep)
         acc = self._scalar("red_acc", t)
         with em.spread(keep) as row:
             j = em.fresh("j")
@@ -144,17 +174,6 @@ def _flat(row: str, j: str, red: int, inner: int) -> str:
     if inner == 1:
         return f"({row} * {red} + {j})"
     return f"(({row} // {inner} * {red} + {j}) * {inner} + {row} % {inner})"
-
-
-def acc_dtype(op) -> str:
-    """The dtype a reduction accumulates in: float32 for floats (float64 when one side is), the destination's
-    integer type for integers (an integer sum or max in float32 loses every bit past 24)."""
-    src, dst = op.src.buffer.dtype, op.dst.buffer.dtype
-    if "float64" in (src, dst):
-        return "float64"
-    if _is_float(src) or _is_float(dst):
-        return "float32"
-    return dst
 
 
 def _is_float(dtype: str) -> bool:
