@@ -126,3 +126,38 @@ def test_a_plan_over_the_limit_is_refused_at_the_kernel_line():
     assert diag.span.line == PRINTED.splitlines().index(
         "    with T.Kernel(1, threads=128) as bx:") + 1
     assert "232448 B" in diag.message and "x_print" in diag.message
+
+
+# rows along the last dim that spread over whole registers of every thread (rms_norm's row of 8192)
+ROWS_IN_REGISTERS = textwrap.dedent('''
+    import tilelang.language as T
+
+    @T.prim_func
+    def norms(A: T.Tensor((64, 1024), "float32"), O: T.Tensor((64,), "float32")):
+        with T.Kernel(32, threads=128) as bx:
+            x = T.alloc_fragment((2, 1024), "float32")
+            r = T.alloc_fragment((2,), "float32")
+            T.copy(A[bx * 2, 0], x)
+            T.reduce_{op}(x, r, dim=1)
+            T.copy(r, O[bx * 2])
+''')
+
+
+@pytest.mark.tvm
+@pytest.mark.parametrize("op", ["sum", "absmax"])
+def test_rows_in_registers_reduce_through_warp_shuffles_and_a_rows_x_warps_workspace(op):
+    result, func = _kernel(ROWS_IN_REGISTERS.format(op=op), "norms")
+    assert not result.errors
+    out = lower(func, "sm_90a")
+    assert out.smem_bytes == _estimate(func) == 2 * 4 * 4  # 2 rows x 4 warps floats, not the 8 KiB tile
+    assert "tl::lanes_allreduce" in out.source and "for (int q = 0; q < 8; ++q)" in out.source
+    assert ("fabsf" in out.source) == (op == "absmax")
+
+
+@pytest.mark.tvm
+@pytest.mark.nvcc
+def test_rows_in_registers_compile_without_spills():
+    from tests.codegen.ptxas import ptxas_report
+
+    _, func = _kernel(ROWS_IN_REGISTERS.format(op="max"), "norms")
+    assert "0 bytes spill stores" in ptxas_report(lower(func, "sm_90a").source)

@@ -39,11 +39,22 @@ def acc_dtype(op: N.Reduce) -> str:
     return dst
 
 
+SHUFFLED = ("float32", "float64", "int32", "uint32", "int64", "uint64")  # dtypes a warp shuffle moves
+
+
+def _rows_in_registers(op: N.Reduce, threads: int) -> bool:
+    """True when the reduced rows (along the last dim) of a fragment spread evenly over whole warps."""
+    shape = shape_ints(op.src.buffer.shape)
+    n = elements(op.src.buffer.shape)
+    return (shape is not None and n is not None and op.dim == len(shape) - 1 and threads % 32 == 0
+            and shape[-1] % threads == 0 and n % threads == 0 and acc_dtype(op) in SHUFFLED)
+
+
 def workspace_bytes(body, threads: int) -> int:
     """Bytes of shared scratch the CUDA lowering adds for the reductions in `body` with `threads` threads: rows of
     a gemm accumulator split over warps along N combine per-warp partials (warps x rows floats, none without
-    that split); any other fragment is staged whole with one slot per output element; a shared source needs
-    only the output slots. One buffer of each kind and dtype serves every reduction (the largest use)."""
+    that split), as do rows along the last dim that spread over whole registers of every thread; any other
+    fragment is staged whole with one slot per output element; a shared source needs only the output slots. One buffer of each kind and dtype serves every reduction (the largest use)."""
     nodes = list(walk(body))
     split = {}
     for g in (n for n in nodes if isinstance(n, N.Gemm)):
@@ -60,6 +71,8 @@ def workspace_bytes(body, threads: int) -> int:
         if rows is not None and op.dim == 1 and t == "float32" and dst.scope == "local.fragment" and (
                 shape_ints(dst.shape) in ((rows,), (rows, 1))):
             uses = [("red_warps", warps[1] * rows)] if warps is not None and warps[1] > 1 else []
+        elif src.scope == "local.fragment" and _rows_in_registers(op, threads):
+            uses = [("red_warps", n_dst * (threads // 32))]
         elif src.scope == "local.fragment":
             uses = [("red_in", n_src), ("red_out", n_dst)]
         else:
