@@ -75,3 +75,52 @@ def test_the_vector_loads_reach_ptx_as_vector_loads(n, load):
                        check=True, capture_output=True)
         text = ptx.read_text()
     assert load in text and "ld.global.nc.u16" not in text
+
+
+# a row-wise kernel: whole rows of a fragment from and to tensors (rms_norm, softmax)
+ROWS = textwrap.dedent('''
+    import tilelang.language as T
+
+    @T.prim_func
+    def rows(A: T.Tensor(({m}, {n}), "float32"), B: T.Tensor(({m}, {n}), "float32")):
+        with T.Kernel(32, threads=128) as bx:
+            x = T.alloc_fragment((2, 1024), "float32")
+            s = T.alloc_fragment((2,), "float32")
+            T.copy(A[bx * 2, 0], x)
+            T.reduce_sum(x, s, dim=1)
+            for i, j in T.Parallel(2, 1024):
+                x[i, j] = x[i, j] / s[i]{extra}
+            T.copy(x, B[bx * 2, 0])
+''')
+
+
+def _rows(m: int = 64, n: int = 1024, extra: str = ""):
+    result = check_source(ROWS.format(m=m, n=n, extra=extra), "rows.py")
+    assert not result.errors, result.errors
+    return lower(result.kernels[0], "sm_90a")
+
+
+@pytest.mark.tvm
+def test_fragment_rows_copy_as_float4_runs():
+    out = _rows()
+    assert "generic 2x1024 over 128 threads, runs of 4" in out.stages["layouts"]
+    assert "*(float4*)(x_ptr + (ro * 4)) = *(float4*)(A_ptr + (((((int)blockIdx.x) * 2048) + (ro * 512))" in out.source
+    assert "*(float4*)(B_ptr + (((((int)blockIdx.x) * 2048) + (ro_1 * 512))" in out.source
+
+
+@pytest.mark.tvm
+def test_a_partial_last_block_guards_each_run():
+    src = _rows(m=63).source  # block 31 holds one row of the tensor: the second row's runs are skipped
+    assert "if (((((int)blockIdx.x) * 2) + (ro >> 1)) < 63) {" in src and "float4" in src
+
+
+@pytest.mark.tvm
+def test_rows_that_break_runs_stay_element_by_element():
+    src = _rows(n=1022).source.split("tilelang source line")[1]  # the first copy: rows of 1022 misalign runs
+    assert "float4" not in src and "A_ptr[" in src
+
+
+@pytest.mark.tvm
+def test_a_parallel_loop_over_tensors_keeps_one_element_per_thread():
+    out = _rows(extra="\n        for i, j in T.Parallel(2, 1024):\n            B[bx * 2 + i, j] = x[i, j]")
+    assert "runs of" not in out.stages["layouts"]

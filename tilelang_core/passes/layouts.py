@@ -11,6 +11,7 @@ from ..analysis.reductions import warp_split
 from ..ir import nodes as N
 from ..ir.arith import shape_ints
 from ..ir.visitor import walk
+from .generic_vectors import vector_widths
 from .layout_kinds import Generic, Mma, MmaRow, Replicated, View
 
 
@@ -107,6 +108,10 @@ def _infer(func: N.PrimFunc, threads: int, wgmma: frozenset, roles, split_rows: 
                                   f"{' and '.join(map(str, users))} threads; give each role its own fragment",
                                   node.span)
             layouts[node.buffer] = Replicated(shape) if replicate else Generic(shape, users[0])
+    generic = {b: lay for b, lay in layouts.items() if isinstance(lay, Generic)}
+    for b, vec in vector_widths(nodes, generic).items():
+        if vec > 1:
+            layouts[b] = Generic(generic[b].shape, generic[b].threads, vec)
     _derive_views(views, layouts, assign)
     return layouts
 

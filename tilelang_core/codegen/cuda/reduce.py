@@ -97,13 +97,13 @@ class ReduceOps:
         (its length a multiple of the threads, whole warps) in a dtype warps can shuffle."""
         shape = shape_ints(op.src.buffer.shape)
         return (isinstance(src, Generic) and src.exact and src.threads == self.em.threads and src.threads % 32 == 0
-                and shape is not None and op.dim == len(shape) - 1 and shape[-1] % src.threads == 0
+                and shape is not None and op.dim == len(shape) - 1 and shape[-1] % (src.threads * src.vec) == 0
                 and acc_dtype(op) in SHUFFLED)
 
     def _reduce_registers(self, op, src: Generic) -> None:
         """Rows that lie in whole registers (`_rows_in_registers`): register r of a thread holds element
-        r * threads + tx, so registers o * per .. o * per + per - 1 are all of row o. Each thread folds them, the warp
-        shuffles, and the warps combine through a rows x warps workspace."""
+        r * threads + tx (in runs of `vec` alike), so registers o * per .. o * per + per - 1 are all of row o. Each
+        thread folds them, the warp shuffles, and the warps combine through a rows x warps workspace."""
         em = self.em
         kind, init = _REDUCE[op.op]
         t, sbuf = acc_dtype(op), op.src.buffer
