@@ -3,7 +3,7 @@ covers it), the warp split of a gemm tile it depends on, and the dtype a reducti
 from __future__ import annotations
 
 from ..ir import nodes as N
-from ..ir.arith import shape_ints
+from ..ir.arith import as_int, shape_ints
 from ..ir.visitor import walk
 from .infer import dtype_bits, elements, is_float
 
@@ -50,12 +50,13 @@ def _rows_in_registers(op: N.Reduce, threads: int) -> bool:
             and shape[-1] % threads == 0 and n % threads == 0 and acc_dtype(op) in SHUFFLED)
 
 
-def workspace_bytes(body, threads: int) -> int:
-    """Bytes of shared scratch the CUDA lowering adds for the reductions in `body` with `threads` threads: rows of
+def workspace_bytes(launch: N.Launch, threads: int) -> int:
+    """Bytes of shared scratch the CUDA lowering adds for the reductions of `launch` with `threads` threads: rows of
     a gemm accumulator split over warps along N combine per-warp partials (warps x rows floats, none without
     that split), as do rows along the last dim that spread over whole registers of every thread; any other
-    fragment is staged whole with one slot per output element; a shared source needs only the output slots. One buffer of each kind and dtype serves every reduction (the largest use)."""
-    nodes = list(walk(body))
+    fragment is staged whole with one slot per output element; a shared source needs only the output slots; a
+    T.tvm_thread_allreduce other than over threadIdx.x within a warp, one slot per thread. One buffer of each kind and dtype serves every reduction (the largest use)."""
+    nodes = list(walk(launch.body))
     split = {}
     for g in (n for n in nodes if isinstance(n, N.Gemm)):
         shape = shape_ints(g.c.buffer.shape)
@@ -79,4 +80,11 @@ def workspace_bytes(body, threads: int) -> int:
             uses = [("red_out", n_dst)]
         for kind, elems in uses:
             largest[(kind, t)] = max(largest.get((kind, t), 0), elems * bits // 8)
+    dims = [as_int(t) for t in launch.threads] or [threads]
+    for call in (n for n in nodes if isinstance(n, N.Call) and n.name == "thread_allreduce"):
+        axis, bits = as_int(call.args[2]), dtype_bits(call.dtype or "float32")
+        shuffled = axis == 0 and dims[0] is not None and dims[0] <= 32 and not dims[0] & (dims[0] - 1)
+        if not shuffled and bits:
+            key = ("allreduce", call.dtype or "float32")
+            largest[key] = max(largest.get(key, 0), threads * bits // 8)
     return sum(largest.values())

@@ -74,7 +74,7 @@ def budget(launch: N.Launch, ix: KernelIndex) -> Budget:
         elif buf.scope in ("local.fragment", "local", "local.var"):
             b.fragments.append(buf)
     b.registers = _registers(b.fragments, b.threads)
-    b.workspace = workspace_bytes(launch.body, b.threads) if b.threads else 0
+    b.workspace = workspace_bytes(launch, b.threads) if b.threads else 0
     b.live = {buf: ix.live[buf] for buf, _, _ in b.shared if buf in ix.live}
     return b
 

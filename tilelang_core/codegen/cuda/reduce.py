@@ -51,7 +51,7 @@ class ReduceOps:
         rr, ni, h = em.fresh("rr"), em.fresh("ni"), em.fresh("h")
         s, d = em.name(op.src.buffer), em.name(op.dst.buffer)
         fn = {"+": "tl::quad_sum", "max": "tl::quad_max", "min": "tl::quad_min"}[kind]
-        partials = self._workspace("red_warps", "float32", src.wn * src.m) if src.wn > 1 else None
+        partials = self.workspace("red_warps", "float32", src.wn * src.m) if src.wn > 1 else None
         if partials is not None:
             em.sync()  # the workspace's readers of an earlier reduction are done
         em.line(f"for {rr} in T.unroll({src.mi * 2}):")
@@ -80,7 +80,7 @@ class ReduceOps:
                 total = self._combine(kind, total, f"{partials}[{w * src.m} + {row}]")
             self._store_reduced(op, f"{d}[{rr}]", total, kind)
 
-    def _workspace(self, hint: str, dtype: str, elems: int) -> str:
+    def workspace(self, hint: str, dtype: str, elems: int) -> str:
         """A shared scratch buffer of the reductions: one per kind, dtype and thread role, as large as the largest
         use (every reduction starts with a barrier, so the next one never overwrites what is still read)."""
         em = self.em
@@ -110,7 +110,7 @@ class ReduceOps:
         red = shape_ints(sbuf.shape)[-1]
         keep, per, warps = src.size // red, red // src.threads, src.threads // 32
         em.intrinsic_ops.library()  # tl::lanes_allreduce
-        partials = self._workspace("red_warps", t, keep * warps)
+        partials = self.workspace("red_warps", t, keep * warps)
         acc = self._scalar("red_acc", t)
         o, q = em.fresh("o"), em.fresh("q")
         em.sync()  # the workspace's readers of an earlier reduction are done
@@ -166,7 +166,7 @@ class ReduceOps:
         t = acc_dtype(op)
         em.sync()
         if sbuf.scope == "local.fragment":
-            stage = self._workspace("red_in", t, outer * red * inner)
+            stage = self.workspace("red_in", t, outer * red * inner)
             lay = em.layouts[sbuf]
             r = em.fresh("r")
             em.line(f"for {r} in T.unroll({lay.regs}):")
@@ -180,7 +180,7 @@ class ReduceOps:
                 return _as(t, sbuf, em.load_text(sbuf, unravel(_flat(row, j, red, inner), shape)))
         else:
             raise LoweringError("T.reduce_* needs a fragment or shared-memory source", op.span)
-        out = self._workspace("red_out", t, keep)
+        out = self.workspace("red_out", t, keep)
         acc = self._scalar("red_acc", t)
         with em.spread(keep) as row:
             j = em.fresh("j")
