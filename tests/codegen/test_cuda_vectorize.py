@@ -124,3 +124,14 @@ def test_rows_that_break_runs_stay_element_by_element():
 def test_a_parallel_loop_over_tensors_keeps_one_element_per_thread():
     out = _rows(extra="\n        for i, j in T.Parallel(2, 1024):\n            B[bx * 2 + i, j] = x[i, j]")
     assert "runs of" not in out.stages["layouts"]
+
+
+@pytest.mark.tvm
+def test_a_vector_the_index_cannot_keep_aligned_narrows():
+    # B's rows start at multiples of 8 halves, but "+ 2" leaves only 2-element (4-byte) alignment: the loop's
+    # vectors narrow to what every access keeps aligned
+    src = _cuda("float16", 8, "B[bn * 2 + tn, bk * 32 * {n} + tk * {n} + 2 + k]")
+    assert "uint4" not in src and "*(half2*)(a_ptr + (k_o * 2)) = *(half2*)(A_ptr" in src
+    assert "*(half2*)(b_ptr + (k_o * 2)) =" in src
+    odd = _cuda("float16", 8, "B[bn * 2 + tn, bk * 32 * {n} + tk * {n} + 1 + k]")
+    assert "*(half2*)" not in odd and "a_ptr[k] = A_ptr[" in odd
