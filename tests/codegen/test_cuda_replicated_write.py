@@ -26,7 +26,7 @@ def _cuda(case_name: str) -> str:
 def test_every_thread_reads_the_replicated_fragment_back_whole():
     src = _cuda("a replicated fragment written")
     body = src[src.index("k_kernel(float"):]
-    assert re.search(r"sc_ptr\[\(\(r_\w+ \* 64\) \+ \(\(int\)threadIdx\.x\)\)\] = exp2f", body), body
+    assert re.search(r"sc_ptr\[\([^]]*threadIdx\.x[^]]*\)\] = exp2f", body), body  # only this thread's elements
     readback = re.search(r"for \(int (r_\w+) = 0; \1 < 128; \+\+\1\) \{\s*sc_ptr\[\1\] = \(\(float\*\)smem_ptr\)\[", body)
     assert readback, body
     # the loop writes only some elements (i % 3 != 0): the copy is filled from the registers before it

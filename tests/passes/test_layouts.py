@@ -70,6 +70,6 @@ def test_flash_attention_layouts_are_inferred_from_the_gemms():
 def test_softmax_rows_are_replicated_next_to_a_generic_tile():
     k = _kernel("softmax.py")
     lays = {b.name: lay for b, lay in infer_layouts(k, 128).items()}
-    assert lays["x"] == Generic((8, 256), 128)
+    assert lays["x"] == Generic((8, 256), 128, vec=2)  # runs of 2: one vector per thread for the copies
     assert lays["row_max"] == Replicated((8,))
     assert "replicated 8 (8 regs/thread)" in describe(infer_layouts(k, 128))

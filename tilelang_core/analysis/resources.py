@@ -10,6 +10,7 @@ from ..ir.arith import as_int
 from ..target import gpu_archs
 from .index import KernelIndex, peak
 from .infer import SHARED_SCOPES, buffer_bytes, dims_str, dtype_bits, elements, kib
+from .reductions import workspace_bytes
 
 
 @dataclass
@@ -21,15 +22,17 @@ class Budget:
     registers: int | None = None
     fragments: list = field(default_factory=list)  # Buffers in local.fragment / local / local.var
     live: dict = field(default_factory=dict)  # Buffer -> (first, last) use position
+    workspace: int = 0  # bytes of the reductions' shared scratch (reductions.workspace_bytes), live throughout
 
     def smem_total(self, max_stages: int | None = None) -> int | None:
-        """Peak shared bytes per block over buffers live together; `max_stages` caps stage counts."""
+        """Peak shared bytes per block over buffers live together, with the reductions' workspace; `max_stages`
+        caps stage counts."""
         sizes = {}
         for buf, nbytes, stages in self.shared:
             if nbytes is None:
                 return None
             sizes[buf] = nbytes * (stages if max_stages is None else min(stages, max_stages))
-        return peak(sizes, self.live)
+        return peak(sizes, self.live) + self.workspace
 
     def live_together(self, buf_a, buf_b) -> bool:
         """True when two shared buffers are live at the same time (so they cannot share memory)."""
@@ -71,6 +74,7 @@ def budget(launch: N.Launch, ix: KernelIndex) -> Budget:
         elif buf.scope in ("local.fragment", "local", "local.var"):
             b.fragments.append(buf)
     b.registers = _registers(b.fragments, b.threads)
+    b.workspace = workspace_bytes(launch, b.threads) if b.threads else 0
     b.live = {buf: ix.live[buf] for buf, _, _ in b.shared if buf in ix.live}
     return b
 
@@ -170,7 +174,9 @@ def _check_smem(launch: N.Launch, b: Budget, lim, ctx) -> None:
         advice = f"lower num_stages to {fit} or shrink {tiles}"
     else:
         advice = f"shrink {tiles}" + (" and num_stages" if n > 1 else "")
-    naive = sum(nb * s for _, nb, s in b.shared if nb)
+    if b.workspace:
+        parts += f"; reductions' workspace {kib(b.workspace)}"
+    naive = sum(nb * s for _, nb, s in b.shared if nb) + b.workspace
     if naive > total:
         parts += f" (buffers used one after another share memory; {kib(total)} is the peak of those live together)"
     rel = tuple(Related(buf.span, f"{buf.name}: " + (f"{kib(nb)} × {s} stages = {kib(nb * s)}" if s > 1 else kib(nb)))

@@ -106,10 +106,12 @@ class MmaRow:
 
 @dataclass(frozen=True)
 class Generic:
-    """Element e (row-major) lives in thread e % T, register e // T."""
+    """Element e (row-major) lives in thread e % T, register e // T; with `vec` > 1, each thread holds runs of `vec`
+    consecutive elements: element e in thread e // vec % T, register (e // (vec * T)) * vec + e % vec."""
 
     shape: tuple[int, ...]
     threads: int
+    vec: int = 1
 
     @property
     def size(self) -> int:
@@ -124,13 +126,16 @@ class Generic:
         return self.size % self.threads == 0
 
     def flat(self, tx: str, r: str) -> str:
-        return f"({r} * {self.threads} + {tx})"
+        if self.vec == 1:
+            return f"({r} * {self.threads} + {tx})"
+        return f"(({r} // {self.vec} * {self.threads} + {tx}) * {self.vec} + {r} % {self.vec})"
 
     def coords(self, tx: str, r: str) -> list[str]:
         return unravel(self.flat(tx, r), self.shape)
 
     def describe(self) -> str:
-        return f"generic {'x'.join(map(str, self.shape))} over {self.threads} threads ({self.regs} regs/thread)"
+        runs = f", runs of {self.vec}" if self.vec > 1 else ""
+        return f"generic {'x'.join(map(str, self.shape))} over {self.threads} threads{runs} ({self.regs} regs/thread)"
 
 
 @dataclass(frozen=True)

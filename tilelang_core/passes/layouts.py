@@ -7,9 +7,11 @@ layout from the Parallel loops and copies that tie it to one (or the generic/rep
 """
 from __future__ import annotations
 
+from ..analysis.reductions import warp_split
 from ..ir import nodes as N
 from ..ir.arith import shape_ints
 from ..ir.visitor import walk
+from .generic_vectors import vector_widths
 from .layout_kinds import Generic, Mma, MmaRow, Replicated, View
 
 
@@ -22,25 +24,12 @@ class LayoutError(Exception):
 
 
 def warp_partition(policy: str, m: int, n: int, warps: int) -> tuple[int, int]:
-    """Split `warps` over an MxN gemm tile: FullRow (all on M), FullCol (all on N) or Square."""
-    if policy == "FullRow" and m % (16 * warps) == 0:
-        return warps, 1
-    if policy == "FullCol" and n % (8 * warps) == 0:
-        return 1, warps
-    best = None
-    for wm in range(1, warps + 1):
-        if warps % wm:
-            continue
-        wn = warps // wm
-        if m % (16 * wm) or n % (8 * wn):
-            continue
-        score = abs(m / wm - n / wn)
-        if best is None or score < best[0]:
-            best = (score, wm, wn)
-    if best is None:
+    """Split `warps` over an MxN gemm tile (analysis.reductions.warp_split); raises LayoutError when none fits."""
+    split = warp_split(policy, m, n, warps)
+    if split is None:
         raise LayoutError(f"a {m}x{n} gemm tile cannot be split over {warps} warps into 16x8 mma atoms; "
                           "use tile sizes that are multiples of 16 (M) and 8 (N) per warp")
-    return best[1], best[2]
+    return split
 
 
 def _full_vars(loop: N.For, indices) -> bool:
@@ -58,7 +47,16 @@ def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset()
     """Map every fragment Buffer of `func` to a layout (raises LayoutError when they conflict).
 
     `wgmma` holds id()s of the gemms lowered to Hopper wgmma (accumulators interleaved per warpgroup).
-    `roles` (passes.roles.Roles): a tile op inside a thread role is laid out over the role's threads."""
+    `roles` (passes.roles.Roles): a tile op inside a thread role is laid out over the role's threads.
+    The rows a reduction takes from a tile split over warps along N are held per warp (MmaRow, combined across
+    the warps); when that conflicts with another use of those rows, they are replicated on every thread."""
+    try:
+        return _infer(func, threads, wgmma, roles, split_rows=True)
+    except LayoutError:
+        return _infer(func, threads, wgmma, roles, split_rows=False)
+
+
+def _infer(func: N.PrimFunc, threads: int, wgmma: frozenset, roles, split_rows: bool) -> dict:
     layouts: dict = {}
     threads_of = roles.threads_of if roles is not None else (lambda node, default: default)
 
@@ -94,7 +92,7 @@ def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset()
     while changed:
         changed = False
         for node in nodes:
-            changed |= _propagate(node, layouts, assign)
+            changed |= _propagate(node, layouts, assign, split_rows)
         changed |= _derive_views(views, layouts, assign)
     for node in nodes:
         if isinstance(node, N.Allocate) and node.buffer.scope == "local.fragment" and node.buffer not in layouts:
@@ -110,6 +108,10 @@ def infer_layouts(func: N.PrimFunc, threads: int, wgmma: frozenset = frozenset()
                                   f"{' and '.join(map(str, users))} threads; give each role its own fragment",
                                   node.span)
             layouts[node.buffer] = Replicated(shape) if replicate else Generic(shape, users[0])
+    generic = {b: lay for b, lay in layouts.items() if isinstance(lay, Generic)}
+    for b, vec in vector_widths(nodes, generic).items():
+        if vec > 1:
+            layouts[b] = Generic(generic[b].shape, generic[b].threads, vec)
     _derive_views(views, layouts, assign)
     return layouts
 
@@ -160,8 +162,9 @@ def _mat_shape(buf) -> tuple[int, int]:
     return shape[-2], shape[-1]
 
 
-def _propagate(node, layouts, assign) -> bool:
-    """One propagation step through a Parallel loop, a fragment copy or a reduction."""
+def _propagate(node, layouts, assign, split_rows: bool) -> bool:
+    """One propagation step through a Parallel loop, a fragment copy or a reduction (`split_rows`: a reduction
+    of a tile split over warps along N gives its rows the MmaRow layout as well)."""
     changed = False
     if isinstance(node, N.For) and node.kind == "parallel":
         full = [b for b, idx in fragment_accesses(node.body) if _full_vars(node, idx)]
@@ -186,7 +189,8 @@ def _propagate(node, layouts, assign) -> bool:
                 changed |= assign(s, lay, node.span) | assign(d, lay, node.span)
     elif isinstance(node, N.Reduce):
         src = layouts.get(node.src.buffer)
-        if isinstance(src, Mma) and src.wn == 1 and not src.transpose and node.dim == 1 and node.dst.buffer.scope == "local.fragment":
+        if (isinstance(src, Mma) and (src.wn == 1 or split_rows and src.rep == 1) and not src.transpose
+                and node.dim == 1 and node.dst.buffer.scope == "local.fragment"):
             if shape_ints(node.dst.buffer.shape) in ((src.m,), (src.m, 1)):
                 changed |= assign(node.dst.buffer, MmaRow.of(src), node.span)
     return changed

@@ -8,7 +8,7 @@ import math
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
-from ...passes.layout_kinds import Replicated, in_fragment, ravel
+from ...passes.layout_kinds import Generic, Replicated, in_fragment, ravel
 from .common import LoweringError, all_of, nbytes
 
 
@@ -213,6 +213,8 @@ class CopyOps:
             raise LoweringError("copies of a fragment slice are not supported; copy the whole fragment", op.span)
         if part is None and from_frag and _column_pairs(lay, other, tile):
             return self._copy_frag_pairs(frag, other, lay)
+        if part is None and self._copy_frag_runs(frag, other, lay, tile, from_frag):
+            return
         r = em.fresh("r")
         em.line(f"for {r} in {'T.unroll' if lay.regs <= 256 else 'T.serial'}({lay.regs}):")
         with em.block():
@@ -237,6 +239,36 @@ class CopyOps:
                 if conds:
                     val = f'T.if_then_else({all_of(conds)}, {val}, T.Cast("{frag.buf.dtype}", 0))'
                 em.line(f"{reg} = {val}")
+
+    def _copy_frag_runs(self, frag: Side, other: Side, lay, tile: list, from_frag: bool) -> bool:
+        """A whole generic fragment whose threads hold runs of consecutive elements (Generic.vec) and a tensor of
+        whose rows keep the runs aligned: one vector access of up to 16 bytes per run (TVM splits a
+        run the bounds guard cuts into elements); False (nothing emitted) otherwise."""
+        em = self.em
+        if not (isinstance(lay, Generic) and lay.vec > 1 and other.buf.scope == "global" and len(lay.shape) == len(tile)):
+            return False
+        lanes = min(lay.vec, max(16 // max(nbytes(frag.buf.dtype), nbytes(other.buf.dtype)), 1))
+        last = as_int(other.buf.shape[-1])  # each run starts at a multiple of `lanes` elements of the tensor
+        if (lanes < 2 or not other.axes[-1].sliced or last is None or last % lanes
+                or divisibility(other.axes[-1].start) % lanes):
+            return False
+        ro, ri = em.fresh("ro"), em.fresh("ri")
+        r = f"({ro} * {lanes} + {ri})"
+        idx = self.index(other, lay.coords("tx", r))
+        conds = self.guard(other, idx)
+        reg, other_t = f"{em.name(frag.buf)}[{r}]", em.load_text(other.buf, idx)
+        if from_frag:
+            line = f"{other_t} = " + (reg if frag.buf.dtype == other.buf.dtype else f'T.Cast("{other.buf.dtype}", {reg})')
+        else:
+            val = other_t if frag.buf.dtype == other.buf.dtype else f'T.Cast("{frag.buf.dtype}", {other_t})'
+            line = f"{reg} = " + (f'T.if_then_else({all_of(conds)}, {val}, T.Cast("{frag.buf.dtype}", 0))' if conds
+                                  else val)
+        em.line(f"for {ro} in {'T.unroll' if lay.regs // lanes <= 256 else 'T.serial'}({lay.regs // lanes}):")
+        with em.block():
+            em.line(f"for {ri} in T.vectorized({lanes}):")
+            with em.block():
+                em.guarded(conds if from_frag else [], line)
+        return True
 
     def _copy_frag_pairs(self, frag: Side, other: Side, lay) -> None:
         """An mma accumulator into global memory two columns (registers 2r, 2r+1) per vector store."""

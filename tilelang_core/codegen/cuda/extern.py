@@ -5,6 +5,7 @@ thread all-reduce over threadIdx.x lanes `tl::lanes_allreduce`."""
 from __future__ import annotations
 
 import json
+import math
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
@@ -81,16 +82,37 @@ class ExternOps:
         return None
 
     def _thread_allreduce(self, exprs, e: N.Call) -> str:
-        """A value combined over threadIdx.x: warp shuffles within each group of threadIdx.x lanes."""
+        """A value combined over one threadIdx axis: warp shuffles when the axis is threadIdx.x within a warp
+        (a power of two up to 32 lanes), else through shared memory, every thread reading its group's values."""
         value, op, axis = e.args
-        threads = self.em.func.launch.threads if self.em.func.launch is not None else ()
-        lanes = as_int(threads[0]) if threads else None
-        if as_int(axis) != 0 or lanes is None or lanes > 32 or lanes & (lanes - 1):
-            raise LoweringError("T.tvm_thread_allreduce is lowered for a reduction over threadIdx.x with a "
-                                "power-of-two extent up to 32 (one warp's lanes)", e.span)
-        self.em.intrinsic_ops.library()
-        t = dtype_of(value)
-        return f'T.call_pure_extern("{t}", "tl::lanes_allreduce", {exprs.emit(value)}, {as_int(op)}, {lanes})'
+        em = self.em
+        dims = [as_int(t) for t in (em.func.launch.threads if em.func.launch is not None else ())] or [em.threads]
+        a = as_int(axis)
+        if a is None or a >= len(dims) or None in dims:
+            raise LoweringError("T.tvm_thread_allreduce reduces over a threadIdx axis of the launch with a "
+                                "compile-time extent", e.span)
+        em.intrinsic_ops.library()
+        t, n = dtype_of(value), dims[a]
+        if a == 0 and n <= 32 and not n & (n - 1):
+            return f'T.call_pure_extern("{t}", "tl::lanes_allreduce", {exprs.emit(value)}, {as_int(op)}, {n})'
+        if em.in_parallel or em.thread_ops.role is not None:
+            raise LoweringError("T.tvm_thread_allreduce over threadIdx.y / z or more than 32 lanes goes through "
+                                "shared memory with a barrier, which every thread of the block must reach: call it "
+                                "outside T.Parallel loops and thread roles", e.span)
+        stride = math.prod(dims[:a])
+        space = em.ops.workspace("allreduce", t, math.prod(dims))
+        acc, k = em.fresh("allreduce_acc"), em.fresh("k")
+        em.allocs.append(f'{acc} = T.alloc_buffer((1,), "{t}", scope="local")')
+        base = f"(tx - tx // {stride} % {n} * {stride})"  # the thread of the group whose index on the axis is 0
+        em.sync()  # earlier readers of the workspace are done
+        em.line(f"{space}[tx] = {exprs.emit(value)}")
+        em.sync()
+        em.line(f"{acc}[0] = {space}[{base}]")
+        em.line(f"for {k} in T.serial(1, {n}):")
+        with em.block():
+            em.line(f'{acc}[0] = T.call_pure_extern("{t}", "tl::combine", {acc}[0], {space}[{base} + {k} * {stride}], '
+                    f'{as_int(op)})')
+        return f"{acc}[0]"
 
     @staticmethod
     def _call_extern(exprs, e: N.Call, dtype: str) -> str:

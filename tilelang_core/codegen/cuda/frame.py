@@ -94,7 +94,9 @@ class FrameEmitter:
             for d in shape:
                 size *= d
             sizes.append(size)
-        align = 1024 if self.wgmma else 128  # wgmma's 128-byte swizzle repeats every 1024 bytes
+        # wgmma's 128-byte swizzle repeats every 1024 bytes: its tiles (whole KiBs) start on a KiB; the rest
+        # (row vectors, barriers, scratch) on 128 bytes, so small buffers do not each round up to a KiB
+        align = [1024 if self.wgmma and size % 1024 == 0 else 128 for size in sizes]
         at = smem.sequential(sizes, align)
         if limit is not None and entries and at[-1] + sizes[-1] > limit:
             at = smem.packed(sizes, smem.live_ranges(self.func, [e[4] for e in entries]), align)

@@ -205,6 +205,8 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
 
     parts = lowered[0] if lowered else split_kernels(func)
     scripts = lowered[1] if lowered else [tvmscript(part.func, arch) for part in parts]
+    for part, (_, em, _) in zip(parts, scripts):
+        _within_limits(part.func, em, arch)
     ns = _tvm.load()
     from tvm.script import tirx as T  # noqa: N812  (through the shim: _tvm.load() ran first)
 
@@ -249,6 +251,21 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
                       _user_params(first["params"]) if several else first["params"], line_map, layouts, pipes,
                       launches if several else [], _workspaces(parts), first["tensor_maps"], first["cooperative"],
                       first.get("persistent", False), first.get("cluster", 1))
+
+
+def _within_limits(func: N.PrimFunc, em: KernelEmitter, arch: str) -> None:
+    """Refuse, at the kernel's `T.Kernel` line, a plan whose launch would ask more dynamic shared memory or threads
+    per block than `arch` allows (the driver would refuse the launch); the checks' estimate missed something."""
+    lim, span = parse_target(arch).arch, func.launch.span or func.span
+    if em.block_threads > lim.threads_per_block:
+        why = f" ({em.threads} and the TMA producer warpgroup)" if em.ws is not None else ""
+        raise LoweringError(f"the CUDA code of this T.Kernel needs {em.block_threads} threads per block{why}, over "
+                            f"the limit of {lim.threads_per_block}; use fewer threads", span, "threads-exceeded")
+    if em.smem_total > lim.smem_per_block:
+        parts = ", ".join(f"{name} {size * stages} B" for name, size, stages in em.breakdown)
+        raise LoweringError(f"the CUDA code of this T.Kernel needs {em.smem_total} B of shared memory per block on "
+                            f"{arch}, over its limit of {lim.smem_per_block} B ({parts}); lower num_stages or "
+                            f"shrink the shared tiles", span, "shared-memory-exceeded")
 
 
 def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:

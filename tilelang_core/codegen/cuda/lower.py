@@ -15,6 +15,7 @@ from .common import LoweringError, all_of, nbytes, shared_rw, used_buffers
 from .expr import ExprEmitter, ExprError, zero_text
 from .frame import FrameEmitter
 from .parallel import ParallelEmitter, UnservedFragmentRead
+from . import vectorize
 from .pipeline import PipelineEmitter
 
 
@@ -333,7 +334,26 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
             return self._serial(s)
         self._staged_emit(s, self._serial)
 
+    def _vectorized(self, s: N.For, lanes: int) -> None:
+        """A T.vectorized loop of element moves as TVM vector loops of `lanes` elements (16 bytes at most each)."""
+        v, it = s.vars[0], self.name(s.vars[0])
+        start, ext = self.idx(s.starts[0]), as_int(s.extents[0])
+        if ext == lanes:
+            self.line(f"for {it} in T.vectorized({lanes}):")
+            self.var_text[v] = it if start == "0" else f"({start} + {it})"
+            self.depth += 1
+        else:
+            self.line(f"for {it}_o in T.serial({ext // lanes}):")
+            self.line(f"    for {it} in T.vectorized({lanes}):")
+            self.var_text[v] = f"({start} + {it}_o * {lanes} + {it})"
+            self.depth += 2
+        self.body(s.body)
+        self.depth -= 1 if ext == lanes else 2
+
     def _serial(self, s: N.For) -> None:
+        lanes = vectorize.lanes(s) if s.kind == "vectorized" else 0
+        if lanes:
+            return self._vectorized(s, lanes)
         kind = "T.unroll" if s.kind == "unroll" else "T.serial"
         inner_reads, inner_writes = shared_rw(s.body)
         for k, (v, start, ext) in enumerate(zip(s.vars, s.starts, s.extents)):

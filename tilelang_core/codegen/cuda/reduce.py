@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import math
 
+from ...analysis.reductions import SHUFFLED, acc_dtype
 from ...ir import nodes as N
 from ...ir.arith import shape_ints
-from ...passes.layout_kinds import Mma, MmaRow, in_fragment, ravel, unravel
-from .common import LoweringError
+from ...passes.layout_kinds import Generic, Mma, MmaRow, in_fragment, ravel, unravel
+from .common import LoweringError, all_of
 from .expr import infinity_text
 
+_OPCODE = {"+": 0, "max": 1, "min": 2}  # tl::combine's op
 _REDUCE = {"sum": ("+", "0"), "abssum": ("+", "0"), "max": ("max", "-inf"), "absmax": ("max", "0"),
            "min": ("min", "inf")}
 
@@ -24,6 +26,8 @@ class ReduceOps:
         if (isinstance(src, Mma) and isinstance(dst, MmaRow) and dst.fits(src) and op.dim == 1
                 and acc_dtype(op) == "float32"):
             return self._reduce_quad(op, src)
+        if self._rows_in_registers(op, src):
+            return self._reduce_registers(op, src)
         self._reduce_shared(op)
 
     def _combine(self, kind: str, a: str, b: str) -> str:
@@ -40,12 +44,17 @@ class ReduceOps:
         return {"0": f'T.Cast("{t}", 0)', "-inf": infinity_text(t, negative=True), "inf": infinity_text(t)}[kind_init]
 
     def _reduce_quad(self, op, src: Mma) -> None:
+        """Rows of an mma accumulator: each thread folds its registers, the 4 lanes of a quad shuffle; a tile split
+        over warps along N then combines the warps' partial rows through a small shared workspace."""
         em = self.em
         kind, init = _REDUCE[op.op]
         acc = self._scalar("red_acc")
         rr, ni, h = em.fresh("rr"), em.fresh("ni"), em.fresh("h")
         s, d = em.name(op.src.buffer), em.name(op.dst.buffer)
         fn = {"+": "tl::quad_sum", "max": "tl::quad_max", "min": "tl::quad_min"}[kind]
+        partials = self.workspace("red_warps", "float32", src.wn * src.m) if src.wn > 1 else None
+        if partials is not None:
+            em.sync()  # the workspace's readers of an earlier reduction are done
         em.line(f"for {rr} in T.unroll({src.mi * 2}):")
         with em.block():
             em.line(f"{acc}[0] = {self._init(init)}")
@@ -56,7 +65,74 @@ class ReduceOps:
                     x = self._elem(op, f"{s}[({rr} // 2 * {src.ni} + {ni}) * 4 + {rr} % 2 * 2 + {h}]")
                     em.line(f"{acc}[0] = {self._combine(kind, f'{acc}[0]', x)}")
             em.line(f'{acc}[0] = T.cuda.func_call("{fn}", {acc}[0], source_code="", return_type="float32")')
-            self._store_reduced(op, f"{d}[{rr}]", f"{acc}[0]", kind)
+            if partials is None:
+                self._store_reduced(op, f"{d}[{rr}]", f"{acc}[0]", kind)
+            else:
+                row = MmaRow.of(src).coords("tx", rr)[0]
+                em.guarded(["tx % 4 == 0"], f"{partials}[tx // 32 % {src.wn} * {src.m} + {row}] = {acc}[0]")
+        if partials is None:
+            return
+        em.sync()
+        em.line(f"for {rr} in T.unroll({src.mi * 2}):")
+        with em.block():
+            row = MmaRow.of(src).coords("tx", rr)[0]
+            total = f"{partials}[{row}]"
+            for w in range(1, src.wn):
+                total = self._combine(kind, total, f"{partials}[{w * src.m} + {row}]")
+            self._store_reduced(op, f"{d}[{rr}]", total, kind)
+
+    def workspace(self, hint: str, dtype: str, elems: int) -> str:
+        """A shared scratch buffer of the reductions: one per kind, dtype and thread role, as large as the largest
+        use (every reduction starts with a barrier, so the next one never overwrites what is still read)."""
+        em = self.em
+        spaces = self.__dict__.setdefault("workspaces", {})
+        key = (hint, dtype, em.thread_ops.role)
+        if key not in spaces:
+            spaces[key] = em.fresh(hint)
+        name = spaces[key]
+        em.scratch[name] = (dtype, max(elems, em.scratch.get(name, (dtype, 0))[1]))
+        return name
+
+    def _rows_in_registers(self, op, src) -> bool:
+        """True when each row reduced along the last dim of a generic layout lies in whole registers of every thread
+        (its length a multiple of the threads, whole warps) in a dtype warps can shuffle."""
+        shape = shape_ints(op.src.buffer.shape)
+        return (isinstance(src, Generic) and src.exact and src.threads == self.em.threads and src.threads % 32 == 0
+                and shape is not None and op.dim == len(shape) - 1 and shape[-1] % (src.threads * src.vec) == 0
+                and acc_dtype(op) in SHUFFLED)
+
+    def _reduce_registers(self, op, src: Generic) -> None:
+        """Rows that lie in whole registers (`_rows_in_registers`): register r of a thread holds element
+        r * threads + tx (in runs of `vec` alike), so registers o * per .. o * per + per - 1 are all of row o. Each
+        thread folds them, the warp shuffles, and the warps combine through a rows x warps workspace."""
+        em = self.em
+        kind, init = _REDUCE[op.op]
+        t, sbuf = acc_dtype(op), op.src.buffer
+        red = shape_ints(sbuf.shape)[-1]
+        keep, per, warps = src.size // red, red // src.threads, src.threads // 32
+        em.intrinsic_ops.library()  # tl::lanes_allreduce
+        partials = self.workspace("red_warps", t, keep * warps)
+        acc = self._scalar("red_acc", t)
+        o, q = em.fresh("o"), em.fresh("q")
+        em.sync()  # the workspace's readers of an earlier reduction are done
+        em.line(f"for {o} in T.serial({keep}):")
+        with em.block():
+            em.line(f"{acc}[0] = {self._init(init, t)}")
+            em.line(f"for {q} in T.unroll({per}):")
+            with em.block():
+                x = _as(t, sbuf, f"{em.name(sbuf)}[{o} * {per} + {q}]")
+                x = f"T.abs({x})" if op.op.startswith("abs") and not sbuf.dtype.startswith("uint") else x
+                em.line(f"{acc}[0] = {self._combine(kind, f'{acc}[0]', x)}")
+            em.line(f'{acc}[0] = T.call_pure_extern("{t}", "tl::lanes_allreduce", {acc}[0], {_OPCODE[kind]}, 32)')
+            em.guarded(["tx % 32 == 0"], f"{partials}[{o} * {warps} + tx // 32] = {acc}[0]")
+        em.sync()
+
+        def value(row: str) -> str:
+            total = f"{partials}[{row} * {warps}]"
+            for w in range(1, warps):
+                total = self._combine(kind, total, f"{partials}[{row} * {warps} + {w}]")
+            return total
+        self._reduce_writeback(op, value, kind, keep)
 
     def _store_reduced(self, op, target: str, value: str, kind: str) -> None:
         em = self.em
@@ -91,8 +167,7 @@ class ReduceOps:
         t = acc_dtype(op)
         em.sync()
         if sbuf.scope == "local.fragment":
-            stage = em.fresh("red_in")
-            em.scratch[stage] = (t, outer * red * inner)
+            stage = self.workspace("red_in", t, outer * red * inner)
             lay = em.layouts[sbuf]
             r = em.fresh("r")
             em.line(f"for {r} in T.unroll({lay.regs}):")
@@ -106,8 +181,7 @@ class ReduceOps:
                 return _as(t, sbuf, em.load_text(sbuf, unravel(_flat(row, j, red, inner), shape)))
         else:
             raise LoweringError("T.reduce_* needs a fragment or shared-memory source", op.span)
-        out = em.fresh("red_out")
-        em.scratch[out] = (t, keep)
+        out = self.workspace("red_out", t, keep)
         acc = self._scalar("red_acc", t)
         with em.spread(keep) as row:
             j = em.fresh("j")
@@ -119,9 +193,10 @@ class ReduceOps:
                 em.line(f"{acc}[0] = {self._combine(kind, f'{acc}[0]', x)}")
             em.line(f"{out}[{row}] = {acc}[0]")
         em.sync()
-        self._reduce_writeback(op, out, kind, keep)
+        self._reduce_writeback(op, lambda row: f"{out}[{row}]", kind, keep)
 
-    def _reduce_writeback(self, op, out: str, kind: str, keep: int) -> None:
+    def _reduce_writeback(self, op, value, kind: str, keep: int) -> None:
+        """Store output row `row` (text) of the reduction, `value(row)`, into the destination fragment or tile."""
         em = self.em
         dbuf = op.dst.buffer
         if dbuf.scope == "local.fragment":
@@ -130,11 +205,16 @@ class ReduceOps:
             em.line(f"for {r} in T.unroll({lay.regs}):")
             with em.block():
                 flat = ravel(lay.coords("tx", r), list(shape_ints(dbuf.shape)))
-                self._store_reduced(op, f"{em.name(dbuf)}[{r}]", f"{out}[{flat}]", kind)
+                conds = in_fragment(lay, "tx", r)  # a partial last register holds no output row
+                if conds:
+                    em.line(f"if {all_of(conds)}:")
+                    em.depth += 1
+                self._store_reduced(op, f"{em.name(dbuf)}[{r}]", value(flat), kind)
+                em.depth -= 1 if conds else 0
         elif dbuf.scope in ("shared.dyn", "shared"):
             with em.spread(keep) as row:
                 idx = unravel(row, shape_ints(dbuf.shape))
-                self._store_reduced(op, em.load_text(dbuf, idx), f"{out}[{row}]", kind)
+                self._store_reduced(op, em.load_text(dbuf, idx), value(row), kind)
             em.dirty_w = True
         else:
             raise LoweringError("T.reduce_* needs a fragment or shared-memory destination", op.span)
@@ -145,17 +225,6 @@ def _flat(row: str, j: str, red: int, inner: int) -> str:
     if inner == 1:
         return f"({row} * {red} + {j})"
     return f"(({row} // {inner} * {red} + {j}) * {inner} + {row} % {inner})"
-
-
-def acc_dtype(op) -> str:
-    """The dtype a reduction accumulates in: float32 for floats (float64 when one side is), the destination's
-    integer type for integers (an integer sum or max in float32 loses every bit past 24)."""
-    src, dst = op.src.buffer.dtype, op.dst.buffer.dtype
-    if "float64" in (src, dst):
-        return "float64"
-    if _is_float(src) or _is_float(dst):
-        return "float32"
-    return dst
 
 
 def _is_float(dtype: str) -> bool:
