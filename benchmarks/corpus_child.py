@@ -90,9 +90,9 @@ def _patch_gpu_build(result: dict) -> None:
 
 
 def _patch_cpu(result: dict) -> None:
-    from tilelang_core.runtime import jit, profiler
+    from tilelang_core.runtime import cpu_device, jit, profiler
 
-    jit.resolve_target = lambda target=None: ("cpu", None)
+    cpu_device.route_kernels_to_cpu()
     base = jit._CpuBackend
 
     class CountingCpuBackend(base):
@@ -143,10 +143,9 @@ def run(path: Path, mode: str, cuda_out: Path | None) -> dict:
     import tilelang_core
 
     tilelang_core.install_alias(force=True)
-    sys.path.insert(0, str(HERE))
-    import corpus_shim
+    from tilelang_core.runtime import cpu_device
 
-    corpus_shim.install()
+    cpu_device.install()
     {"cuda": lambda: _patch_cuda(result, cuda_out), "cpu": lambda: _patch_cpu(result),
      "gpu-build": lambda: _patch_gpu_build(result)}[mode]()
     os.chdir(path.parent)

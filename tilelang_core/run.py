@@ -1,7 +1,11 @@
-"""`python -m tilelang_core.run FILE [ARGS...]`: run an unmodified TileLang file with `import tilelang` aliased.
+"""`python -m tilelang_core.run [--device auto|cpu|cuda] FILE [ARGS...]`: run an unmodified TileLang file.
 
-The alias (see `tilelang_core.alias`) is installed even when a real tilelang is present only if
-TILELANG_CORE_ALIAS=force; FILE runs as `__main__` with `sys.argv = [FILE, *ARGS]`.
+`import tilelang` is aliased to tilelang_core (`tilelang_core.alias`; even when a real tilelang is present only if
+TILELANG_CORE_ALIAS=force) and FILE runs as `__main__` with `sys.argv = [FILE, *ARGS]`. `--device auto` (the
+default) uses a CUDA GPU when torch sees one, else the CPU: then `runtime.cpu_device` stands in for the GPU
+(torch's CUDA queries answer as one sm_90 GPU, CUDA tensors live on the CPU, every kernel builds for the CPU
+backend) and one line on stderr says so. When the run prints nothing for 10 s a line on stderr says what it is
+doing (`runtime.quiet_watch`).
 """
 from __future__ import annotations
 
@@ -9,23 +13,80 @@ import os
 import runpy
 import sys
 
-USAGE = "usage: python -m tilelang_core.run FILE [ARGS...]"
+USAGE = "usage: python -m tilelang_core.run [--device auto|cpu|cuda] FILE [ARGS...]"
+DEVICES = ("auto", "cpu", "cuda")
+PREFIX = "tilelang_core.run"
+
+
+def _parse(argv: list[str]) -> tuple[str, list[str]] | str:
+    """(device, [FILE, *ARGS]) from the command line, or a usage error's message (options come before FILE)."""
+    device = "auto"
+    while argv and argv[0].startswith("--device"):
+        opt = argv.pop(0)
+        if "=" in opt:
+            device = opt.split("=", 1)[1]
+        elif argv:
+            device = argv.pop(0)
+        else:
+            return "--device needs a value: auto, cpu or cuda"
+        if device not in DEVICES:
+            return f"--device {device!r}: use auto, cpu or cuda"
+    if not argv:
+        return "no FILE given"
+    return device, argv
+
+
+def gpu_visible() -> bool:
+    """Whether torch sees a CUDA GPU (False without torch or with a CPU build of it)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def use_cpu_device(reason: str) -> None:
+    """Stand a CPU in for the GPU (`runtime.cpu_device`) and say so in one line on stderr."""
+    from .runtime import cpu_device
+
+    try:
+        cpu_device.install()
+    except ImportError:  # without torch there are no CUDA tensors to move; kernels still build for the CPU
+        pass
+    cpu_device.route_kernels_to_cpu()
+    print(f"{PREFIX}: {reason}: kernels run on the CPU backend and CUDA tensors live on the CPU "
+          "(timings are CPU timings)", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Install the alias and run FILE as __main__; returns the exit status."""
+    """Install the alias (and the CPU stand-in where needed) and run FILE as __main__; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(USAGE, file=sys.stderr if not argv else sys.stdout)
-        return 2 if not argv else 0
-    path = argv[0]
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    parsed = _parse(argv)
+    if isinstance(parsed, str):
+        print(f"{PREFIX}: {parsed}\n{USAGE}", file=sys.stderr)
+        return 2
+    device, (path, *args) = parsed
     if not os.path.isfile(path):
-        print(f"tilelang_core.run: no such file: {path}", file=sys.stderr)
+        print(f"{PREFIX}: no such file: {path}", file=sys.stderr)
+        return 2
+    if device == "cuda" and not gpu_visible():
+        print(f"{PREFIX}: --device cuda, but torch sees no CUDA GPU here (torch.cuda.is_available() is False): "
+              "run on a GPU machine, or use --device cpu (or auto) to run on the CPU backend", file=sys.stderr)
         return 2
     from .alias import install_alias
 
     install_alias()
-    sys.argv = [path, *argv[1:]]
+    if device == "cpu":
+        use_cpu_device("--device cpu")
+    elif device == "auto" and not gpu_visible():
+        use_cpu_device("no CUDA GPU here")
+    from .runtime.quiet_watch import QuietWatch
+
+    QuietWatch(path, prefix=PREFIX).start()
+    sys.argv = [path, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     runpy.run_path(path, run_name="__main__")
     return 0
