@@ -90,7 +90,7 @@ def _patch_gpu_build(result: dict) -> None:
 
 
 def _patch_cpu(result: dict) -> None:
-    from tilelang_core.runtime import cpu_device, jit, profiler
+    from tilelang_core.runtime import cpu_device, jit, profiler, timing
 
     cpu_device.route_kernels_to_cpu()
     base = jit._CpuBackend
@@ -116,8 +116,7 @@ def _patch_cpu(result: dict) -> None:
         fn()
         return (time.perf_counter() - t0) * 1e3
 
-    profiler.bench = lambda fn, warmup=1, rep=1, device="cpu": one_run_bench(fn)
-    profiler.do_bench = lambda fn, *a, **k: one_run_bench(fn)
+    timing.do_bench = profiler.do_bench = lambda fn, *a, **k: one_run_bench(fn)
 
 
 def _frames(tb) -> list[dict]:
