@@ -11,6 +11,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilelang_core.source import read_python_source
+
 from . import config as cfg
 from .formats import FileResult, render_text
 
@@ -37,7 +39,7 @@ def load_checked(path: str, command: str, targets=None, tolerate: tuple[str, ...
         print(f"tilelsp {command}: {path} is a folder; give one Python file", file=sys.stderr)
         return EXIT_USAGE
     display = cfg.relative_display(file)
-    text = read_source(path)
+    text = read_python_source(path)
     if isinstance(text, OSError | UnicodeDecodeError | SyntaxError):
         return _report(FileResult(display, "", [problem("file-unreadable", f"cannot read {display}: {reason(text)}")]))
     try:
@@ -70,25 +72,6 @@ def load_checked(path: str, command: str, targets=None, tolerate: tuple[str, ...
 def _report(result: FileResult) -> int:
     sys.stderr.write(render_text([result]))
     return EXIT_USAGE if result.failed else EXIT_ERRORS
-
-
-def read_source(path: str):
-    """The text of a Python file (PEP 263 encodings, universal newlines), or the exception that stopped it."""
-    import io
-    import tokenize
-
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        return data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
-    except LookupError as exc:  # an unknown encoding in the coding cookie
-        return SyntaxError(str(exc))
-    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
-        return exc
 
 
 def reason(exc: Exception) -> str:
