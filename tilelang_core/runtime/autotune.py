@@ -205,12 +205,13 @@ class AutoTuner:
 
 
 def _timer(kernel: JITKernel, ins: list, supply_type):
-    """`timer(warmup, rep)` -> ms of the kernel on `ins`: the profiler's mean on a GPU, the fastest call on the
-    CPU backend (`autotune_search.best_call_ms`)."""
+    """`timer(warmup, rep)` -> ms of the kernel on `ins` after `warmup` calls, over `rep` calls (counts, as the CPU
+    figure takes them): the profiler's mean on a GPU, the fastest call on the CPU backend
+    (`autotune_search.best_call_ms`)."""
     if getattr(kernel, "target", None) == "cpu":
         return lambda warmup, rep: search.best_call_ms(lambda: kernel(*ins), warmup, rep)
     profiler = kernel.get_profiler(supply_type)
-    return lambda warmup, rep: profiler.do_bench(input_tensors=ins, warmup=warmup, rep=rep)
+    return lambda warmup, rep: profiler.do_bench(input_tensors=ins, n_warmup=warmup, n_repeat=rep)
 
 
 def _finish(result: AutotuneResult) -> AutotuneResult:
