@@ -5,7 +5,7 @@ TILELANG_CORE_ALIAS=force) and FILE runs as `__main__` with `sys.argv = [FILE, *
 default) uses a CUDA GPU when torch sees one, else the CPU: then `runtime.cpu_device` stands in for the GPU
 (torch's CUDA queries answer as one sm_90 GPU, CUDA tensors live on the CPU, every kernel builds for the CPU
 backend) and one line on stderr says so. When the run prints nothing for 10 s a line on stderr says what it is
-doing (`runtime.quiet_watch`).
+doing (`runtime.quiet_watch`); `--timeout SEC` ends it after SEC seconds (status 124), saying what it was doing.
 """
 from __future__ import annotations
 
@@ -13,27 +13,33 @@ import os
 import runpy
 import sys
 
-USAGE = "usage: python -m tilelang_core.run [--device auto|cpu|cuda] FILE [ARGS...]"
+USAGE = "usage: python -m tilelang_core.run [--device auto|cpu|cuda] [--timeout SEC] FILE [ARGS...]"
 DEVICES = ("auto", "cpu", "cuda")
 PREFIX = "tilelang_core.run"
 
 
-def _parse(argv: list[str]) -> tuple[str, list[str]] | str:
-    """(device, [FILE, *ARGS]) from the command line, or a usage error's message (options come before FILE)."""
-    device = "auto"
-    while argv and argv[0].startswith("--device"):
+def _parse(argv: list[str]) -> tuple[str, float | None, list[str]] | str:
+    """(device, timeout, [FILE, *ARGS]) from the command line, or a usage error's message (options before FILE)."""
+    device, timeout = "auto", None
+    while argv and argv[0].split("=", 1)[0] in ("--device", "--timeout"):
         opt = argv.pop(0)
-        if "=" in opt:
-            device = opt.split("=", 1)[1]
-        elif argv:
-            device = argv.pop(0)
+        name, _, value = opt.partition("=")
+        if not value:
+            if not argv:
+                return f"{name} needs a value"
+            value = argv.pop(0)
+        if name == "--device":
+            if value not in DEVICES:
+                return f"--device {value!r}: use auto, cpu or cuda"
+            device = value
         else:
-            return "--device needs a value: auto, cpu or cuda"
-        if device not in DEVICES:
-            return f"--device {device!r}: use auto, cpu or cuda"
+            try:
+                timeout = float(value)
+            except ValueError:
+                return f"--timeout {value!r}: give seconds, e.g. --timeout 300"
     if not argv:
         return "no FILE given"
-    return device, argv
+    return device, timeout, argv
 
 
 def gpu_visible() -> bool:
@@ -68,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(parsed, str):
         print(f"{PREFIX}: {parsed}\n{USAGE}", file=sys.stderr)
         return 2
-    device, (path, *args) = parsed
+    device, timeout, (path, *args) = parsed
     if not os.path.isfile(path):
         print(f"{PREFIX}: no such file: {path}", file=sys.stderr)
         return 2
@@ -85,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         use_cpu_device("no CUDA GPU here")
     from .runtime.quiet_watch import QuietWatch
 
-    QuietWatch(path, prefix=PREFIX).start()
+    QuietWatch(path, prefix=PREFIX, timeout_s=timeout).start()
     sys.argv = [path, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     runpy.run_path(path, run_name="__main__")

@@ -111,3 +111,38 @@ def test_route_kernels_to_cpu_keeps_target_errors():
             jit.resolve_target("tpu")
     finally:
         jit.resolve_target = autotune.resolve_target = saved
+
+
+def test_timeout_ends_the_run_saying_what_it_was_doing(tmp_path):
+    path = tmp_path / "forever.py"
+    path.write_text("import time\n\n\ndef reference():\n    time.sleep(60)\n\n\nreference()\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CUDA_VISIBLE_DEVICES="")
+    out = subprocess.run([sys.executable, "-m", "tilelang_core.run", "--device", "cpu", "--timeout", "3", str(path)],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 124
+    assert "stopped after 3 s (--timeout) while in the file's own code, at forever.py:5 in reference" in out.stderr
+
+
+@pytest.mark.tvm
+def test_a_kernel_call_is_named_with_its_input_shapes():
+    import torch
+
+    import tilelang_core.language as T
+    from tilelang_core.runtime.jit import jit
+    from tilelang_core.runtime.quiet_watch import describe
+
+    @jit(out_idx=[-1], target="cpu")
+    def inc(N, block=32):
+        @T.prim_func
+        def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+            with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+                for i in T.Parallel(block):
+                    B[bx * block + i] = A[bx * block + i] + 1.0
+        return main
+
+    kernel = inc(64)
+    seen = []
+    kernel._backend.run = lambda args: seen.append(describe(sys._getframe(), __file__))
+    kernel(torch.zeros(64))
+    assert seen and seen[0].startswith("running kernel 'main' on the CPU backend (inputs 64)")
+    assert "test_run_cpu_device.py:" in seen[0]
