@@ -158,6 +158,12 @@ def check_file(job: Job) -> FileResult:
         return FileResult(job.display, "", [problem("file-unreadable", f"cannot read {job.display}: {reason(text)}")])
     if not job.explicit and "tilelang" not in text:
         return FileResult(job.display, kernels=0)  # not a TileLang file: nothing to check (and no text to send back)
+    from tilelang_core.source import SourceFile
+    from tilelsp.check_child import too_large
+
+    too_big = too_large(SourceFile(text, job.display))
+    if too_big is not None:  # the editor's bound: a generated multi-megabyte file would take minutes
+        return FileResult(job.display, text, [too_big])
     try:
         import warnings
 

@@ -11,9 +11,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tilelang_core.source import read_python_source
+from tilelang_core.source import SourceFile, read_python_source
 
 from . import config as cfg
+from .check_child import too_large
 from .formats import FileResult, render_text
 
 EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -42,6 +43,10 @@ def load_checked(path: str, command: str, targets=None, tolerate: tuple[str, ...
     text = read_python_source(path)
     if isinstance(text, OSError | UnicodeDecodeError | SyntaxError):
         return _report(FileResult(display, "", [problem("file-unreadable", f"cannot read {display}: {reason(text)}")]))
+    too_big = too_large(SourceFile(text, display))
+    if too_big is not None:  # the editor's bound: checking (and then lowering) a huge file runs for minutes
+        sys.stderr.write(render_text([FileResult(display, text, [too_big])], show_summary=False))
+        return EXIT_USAGE
     try:
         conf = cfg.load(file)
     except cfg.ConfigError as exc:

@@ -85,3 +85,19 @@ def test_every_command_honours_the_coding_line(tmp_path, capsys, monkeypatch):
         assert "Traceback" not in text and "UnicodeDecodeError" not in text
         if command[0] == "verify":
             assert "PASS" in text
+
+
+def test_every_command_is_bounded_on_a_huge_file(tmp_path, capsys, monkeypatch):
+    """A file over the editor's size cap is refused at once (a generated 1.5 MB file of 3,790 kernels took 28 s to
+    check and 46 s for `ir` before, and verify ran into its timeout)."""
+    from tilelsp import check_child
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(check_child, "MAX_CHECK_CHARS", 200)
+    (tmp_path / "huge.py").write_text("import tilelang\n" + "# padding\n" * 40)
+    for command, status in ((["check"], 0), (["ir"], 2), (["layout"], 2), (["verify", "--device", "cpu"], 2),
+                            (["bench", "--device", "cpu"], 2), (["autotune", "--device", "cpu"], 2)):
+        rc = cli.main([command[0], "huge.py", *command[1:]])
+        text = "".join(capsys.readouterr())
+        assert rc == status, f"{command[0]}: exit {rc}: {text}"
+        assert "[file-too-large]" in text and "split the kernels into smaller files" in text, text
