@@ -6,6 +6,7 @@ default) uses a CUDA GPU when torch sees one, else the CPU: then `runtime.cpu_de
 (torch's CUDA queries answer as one sm_90 GPU, CUDA tensors live on the CPU, every kernel builds for the CPU
 backend) and one line on stderr says so. When the run prints nothing for 10 s a line on stderr says what it is
 doing (`runtime.quiet_watch`); `--timeout SEC` ends it after SEC seconds (status 124), saying what it was doing.
+A package the file imports that is not installed (einops, say) is named in one line with the pip command.
 """
 from __future__ import annotations
 
@@ -94,8 +95,24 @@ def main(argv: list[str] | None = None) -> int:
     QuietWatch(path, prefix=PREFIX, timeout_s=timeout).start()
     sys.argv = [path, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    runpy.run_path(path, run_name="__main__")
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except ModuleNotFoundError as exc:
+        if not exc.name or exc.name.split(".")[0] in ("tilelang", "tilelang_core"):
+            raise  # ours (or the alias's): the traceback is the report
+        print(f"{PREFIX}: {path}{_where(exc, path)} imports '{exc.name}', which is not installed for this Python "
+              f"({sys.executable}): pip install {exc.name.split('.')[0]}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _where(exc: BaseException, path: str) -> str:
+    """':LINE' of the innermost frame of `exc` in `path`, or ''."""
+    import traceback
+
+    target = os.path.abspath(path)
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == target]
+    return f":{lines[-1]}" if lines else ""
 
 
 if __name__ == "__main__":

@@ -146,3 +146,15 @@ def test_a_kernel_call_is_named_with_its_input_shapes():
     kernel(torch.zeros(64))
     assert seen and seen[0].startswith("running kernel 'main' on the CPU backend (inputs 64)")
     assert "test_run_cpu_device.py:" in seen[0]
+
+
+def test_a_missing_package_the_file_imports_is_named_in_one_line(tmp_path):
+    path = tmp_path / "needs.py"
+    path.write_text("import os\nimport no_such_package_for_tilelsp.sub\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CUDA_VISIBLE_DEVICES="")
+    out = subprocess.run([sys.executable, "-m", "tilelang_core.run", "--device", "cpu", str(path)],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"tilelang_core.run: {path}:2 imports 'no_such_package_for_tilelsp'")
+    assert last.endswith("pip install no_such_package_for_tilelsp")

@@ -4,11 +4,12 @@ check each kernel against a reference when one is given, time it with the profil
 Configs are dicts of factory keyword arguments. A config that fails to build, run or match the reference is
 skipped and its error kept in `AutotuneResult.failures`; when every config fails, the first failure is raised
 with a note listing the others. With `jobs` > 1 (or TILELSP_AUTOTUNE_JOBS) the configs are first compiled in
-forked workers (autotune_search.py), with a progress bar. Timing uses `Profiler.do_bench` on a GPU (CUDA events)
-and the fastest call on the CPU backend (the host clock; `AutotuneResult.device` says which); the fastest few of that pass are timed
-again, interleaved, until the leader's best timing separates from the others' beyond its own noise (its median
-timing, at least 1 %) or 15 rounds have passed (`autotune_search.final_round`); finalists it could not separate
-from are a tie (`AutotuneResult.tied`), won by the first in the config list. The best config of a kernel factory is remembered on disk per factory source, call
+forked workers (autotune_search.py), with a progress bar. Timing uses `Profiler.do_bench` on a GPU (CUDA events,
+warm-up and timed calls counted) and the fastest call on the CPU backend (the host clock; `AutotuneResult.device`
+says which); the fastest few of that pass are timed again, interleaved, until the leader's best timing separates
+from the others' beyond its own noise (its median timing, at least 1 %) or 15 rounds have passed
+(`autotune_search.final_round`); finalists it could not separate from are a tie (`AutotuneResult.tied`), won by
+the first in the config list. The best config of a kernel factory is remembered on disk per factory source, call
 arguments, configs, target and device, and a later search returns it at once (`cached=True`;
 TILELSP_AUTOTUNE_CACHE=0 searches again). `timeout`, `cache_input_tensors`, `backend`, and a config's
 "pass_configs" entry are accepted and ignored.
