@@ -91,10 +91,9 @@ def _patch_gpu_build(result: dict) -> None:
 
 
 def _patch_cpu(result: dict) -> None:
-    from tilelang_core.runtime import jit, profiler
-    from tilelang_core.target import Target
+    from tilelang_core.runtime import cpu_device, jit, profiler, timing
 
-    jit.machine_target = lambda target=None: Target("cpu")
+    cpu_device.route_kernels_to_cpu()
     base = jit._CpuBackend
 
     class CountingCpuBackend(base):
@@ -118,8 +117,7 @@ def _patch_cpu(result: dict) -> None:
         fn()
         return (time.perf_counter() - t0) * 1e3
 
-    profiler.bench = lambda fn, warmup=1, rep=1, device="cpu": one_run_bench(fn)
-    profiler.do_bench = lambda fn, *a, **k: one_run_bench(fn)
+    timing.do_bench = profiler.do_bench = lambda fn, *a, **k: one_run_bench(fn)
 
 
 def _frames(tb) -> list[dict]:
@@ -145,10 +143,9 @@ def run(path: Path, mode: str, cuda_out: Path | None) -> dict:
     import tilelang_core
 
     tilelang_core.install_alias(force=True)
-    sys.path.insert(0, str(HERE))
-    import corpus_shim
+    from tilelang_core.runtime import cpu_device
 
-    corpus_shim.install()
+    cpu_device.install()
     {"cuda": lambda: _patch_cuda(result, cuda_out), "cpu": lambda: _patch_cpu(result),
      "gpu-build": lambda: _patch_gpu_build(result)}[mode]()
     os.chdir(path.parent)

@@ -11,14 +11,24 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
 
+def may_install_system_packages() -> bool:
+    """Whether the tests may install a missing system program with apt-get: only where the run says so, in CI
+    (`CI` set to 1/true, as CI services and .ci/run set it) or with TILELSP_APT=1; never with TILELSP_NO_APT=1."""
+    import os
+
+    if os.environ.get("TILELSP_NO_APT"):
+        return False
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes") or os.environ.get("TILELSP_APT") == "1"
+
+
 def system_tool(exe: str, package: str) -> str | None:
-    """The path of a system program, installed with apt-get when missing and this is root on Debian (as in .ci/run;
-    set TILELSP_NO_APT=1 to forbid it); None when it cannot be had (the test then skips)."""
+    """The path of a system program, installed with apt-get when missing, allowed (`may_install_system_packages`)
+    and this is root on Debian; None when it cannot be had (the test then skips, saying how to get it)."""
     import os
     import subprocess
 
     found = shutil.which(exe)
-    if found or os.environ.get("TILELSP_NO_APT") or shutil.which("apt-get") is None or os.geteuid() != 0:
+    if found or not may_install_system_packages() or shutil.which("apt-get") is None or os.geteuid() != 0:
         return found
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for step in (["apt-get", "install", "-y", "-qq", package], ["apt-get", "update", "-qq"],

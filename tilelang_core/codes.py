@@ -180,8 +180,9 @@ _ROWS = [
     CodeInfo("internal-error", E, "cli", "The checker or the lowering itself failed on this construct (a tilelsp bug, not yours); an error, so nothing is reported as passing unchecked.",
              "(internal)", "Report it with the file; `tilelsp check --debug` prints the traceback."),
     # --- lsp ------------------------------------------------------------------------------
-    CodeInfo("file-too-large", I, "lsp", "The editor's fast check skips files above 1,000,000 characters.",
-             "a generated 10 MB kernel file", "Split the kernels into smaller files, or run `tilelsp check` on it."),
+    CodeInfo("file-too-large", I, "lsp", "Files above 1,000,000 characters are skipped: the editor's check and "
+             "`tilelsp check` note them, `ir`, `layout`, `verify`, `bench` and `autotune` stop (exit 2).",
+             "a generated 10 MB kernel file", "Split the kernels into smaller files."),
     CodeInfo("verify-passed", I, "lsp", "Verify on device (from the editor) passed; the message gives the errors and time.",
              "", "Informational."),
     # --- verify ---------------------------------------------------------------------------

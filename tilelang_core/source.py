@@ -7,7 +7,10 @@ for humans; the language server converts code points to the negotiated LSP encod
 from __future__ import annotations
 
 import ast
+import io
 import re
+import sys
+import tokenize
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -108,3 +111,20 @@ def span_union(a: Span, b: Span) -> Span:
     start = min((a.line, a.col), (b.line, b.col))
     end = max((a.end_line, a.end_col), (b.end_line, b.end_col))
     return Span(start[0], start[1], end[0], end[1])
+
+
+def read_python_source(path: str):
+    """The text of a Python file ("-": stdin) as Python reads it (its PEP 263 coding line or UTF-8, universal
+    newlines, no BOM), or the exception that stopped it: every path that reads a user's file goes through here."""
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    except LookupError as exc:  # an unknown encoding in the coding cookie
+        return SyntaxError(str(exc))
+    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+        return exc

@@ -109,15 +109,20 @@ def _print(result, tuning, as_json: bool, seconds: float, cluster_s: float | Non
                           "search_s": seconds, "cluster_s": cluster_s, "search_started": time.time() - seconds,
                           "trace": result.trace,
                           "best": {"config": result.config, "latency_ms": result.latency},
+                          "tied": result.tied,
                           "timings": [{"config": c, "latency_ms": t} for c, t in result.timings],
                           "failures": [{"config": c, "error": f"{type(e).__name__}: {e}"}
                                        for c, e in result.failures]}, default=str))
         return
     print(f"device: {result.device}" + ("  (remembered result; --no-cache searches again)" if result.cached else ""))
-    for config, ms in sorted(result.timings, key=lambda t: t[1]):
-        mark = "*" if config == result.config else " "
+    tied = result.tied
+    for config, ms in sorted(result.timings, key=lambda t: (t[0] != result.config, t[1])):  # the winner first
+        mark = "*" if config == result.config else "=" if config in tied else " "
         print(f"{mark} {ms:10.4f} ms  {config}")
     for config, exc in result.failures:
         first = (str(exc).strip().splitlines() or [""])[0]
         print(f"  {'failed':>13s}  {config}: {type(exc).__name__}: {first[:200]}")
     print(f"best: {result.config}  {result.latency:.4f} ms  (search {seconds:.1f} s)")
+    if tied:
+        print(f"tie: {len(tied)} other config(s) (=) within the timing noise of the best; of those, the first in the "
+              "config list is named")

@@ -100,4 +100,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # the server has gone (it exited, or stopped this child): no one is left to answer
+        os._exit(0)

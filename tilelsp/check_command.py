@@ -152,13 +152,20 @@ def _preload() -> None:
 def check_file(job: Job) -> FileResult:
     """Read and check one file; never raises (a crash becomes an `internal-error` diagnostic)."""
     from tilelsp.formats import FileResult
-    from tilelsp.loading import problem, read_source, reason
+    from tilelang_core.source import read_python_source
+    from tilelsp.loading import problem, reason
 
-    text = read_source(job.path)
+    text = read_python_source(job.path)
     if isinstance(text, OSError | UnicodeDecodeError | SyntaxError):
         return FileResult(job.display, "", [problem("file-unreadable", f"cannot read {job.display}: {reason(text)}")])
     if not job.explicit and "tilelang" not in text:
-        return FileResult(job.display)  # not a TileLang file: nothing to check (and no text to send back)
+        return FileResult(job.display, kernels=0)  # not a TileLang file: nothing to check (and no text to send back)
+    from tilelang_core.source import SourceFile
+    from tilelsp.check_child import too_large
+
+    too_big = too_large(SourceFile(text, job.display))
+    if too_big is not None:  # the editor's bound: a generated multi-megabyte file would take minutes
+        return FileResult(job.display, text, [too_big])
     try:
         import warnings
 
@@ -175,4 +182,4 @@ def check_file(job: Job) -> FileResult:
         return FileResult(job.display, text, [problem("internal-error", msg)], traceback.format_exc())
     from tilelsp.features.actions import with_server_fixes
 
-    return FileResult(job.display, text, with_server_fixes(result))
+    return FileResult(job.display, text, with_server_fixes(result), kernels=len(result.kernels))

@@ -49,6 +49,7 @@ class CheckPool:
         self._freed: asyncio.Event | None = None  # set when a child becomes idle
         self.stopped = 0  # children killed at a deadline or for a newer version
         self.closed = False
+        self._killed: list = []  # children told to stop whose exit the loop has not seen yet (`wait_stopped`)
 
     async def _spawn(self):
         from .worker import limit_memory
@@ -61,7 +62,7 @@ class CheckPool:
         try:
             await proc.stdout.readexactly(HEADER.size)  # the child is warm
         except BaseException:
-            proc.kill()
+            self._stop(proc)
             raise
         return proc
 
@@ -77,7 +78,7 @@ class CheckPool:
         self._spawning.discard(task)
         if not task.cancelled() and task.exception() is None:
             if self.closed:
-                task.result().kill()
+                self._stop(task.result())
             else:
                 self._idle(task.result())
                 self.warm()  # the next spare
@@ -122,7 +123,8 @@ class CheckPool:
             try:
                 proc = await self._take()
             except (OSError, asyncio.IncompleteReadError) as exc:
-                self.log(f"tilelsp: a check process could not start ({type(exc).__name__}: {exc})")
+                if not self.closed:  # stopped by shutdown: nothing went wrong
+                    self.log(f"tilelsp: a check process could not start ({type(exc).__name__}: {exc})")
                 return stopped(text, path, targets, "a check process could not start")
             loop = asyncio.get_running_loop()
             began, reading = loop.time(), None
@@ -154,7 +156,7 @@ class CheckPool:
         if len(self.idle) < SPARES + 1:
             self._idle(proc)
         else:
-            proc.kill()
+            self._stop(proc)
 
     def _finish_later(self, proc, reading: asyncio.Future, left_s: float) -> None:
         """Let a cancelled check's child finish (its answer is dropped) and reuse it; kill it at the deadline."""
@@ -174,10 +176,17 @@ class CheckPool:
         if reading is not None:
             reading.cancel()
         self.stopped += 1
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
+        self._stop(proc)
+
+    def _stop(self, proc) -> None:
+        """Kill a child and remember it until its exit is seen."""
+        self._killed = [p for p in self._killed if p.returncode is None]
+        if proc.returncode is None:
+            try:
+                proc.kill()
+            except ProcessLookupError:
+                return
+            self._killed.append(proc)
 
     def close(self) -> None:
         """Stop every child (those still starting are stopped once started)."""
@@ -185,9 +194,15 @@ class CheckPool:
         for task in list(self._draining):
             task.cancel()
         for proc in self.idle:
-            if proc.returncode is None:
-                proc.kill()
+            self._stop(proc)
         self.idle.clear()
+
+    async def wait_stopped(self, timeout_s: float = 1.0) -> None:
+        """Wait (at most `timeout_s`) until the loop has seen every killed child exit: one that exits after its
+        loop closed makes asyncio's child watcher write a warning to stderr."""
+        waits = [asyncio.ensure_future(p.wait()) for p in self._killed if p.returncode is None]
+        if waits:
+            await asyncio.wait(waits, timeout=timeout_s)
 
 
 async def _read_result(stream) -> CheckResult:

@@ -67,7 +67,7 @@ def _add_check(sub) -> None:
 
 def _add_ir(sub) -> None:
     p = sub.add_parser("ir", help="print a kernel's IR at one lowering stage")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="the TileLang file (a Python file)")
     p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default the first")
     p.add_argument("--stage", metavar="STAGE", help="stage name (see --list-stages); default the final source")
     p.add_argument("--target", default=DEFAULT_ARCH, metavar="ARCH|cpu", help=f"{TARGETS} (default {DEFAULT_ARCH})")
@@ -76,7 +76,7 @@ def _add_ir(sub) -> None:
 
 def _add_layout(sub) -> None:
     p = sub.add_parser("layout", help="draw which thread holds each fragment element and each shared tile's banks")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="the TileLang file (a Python file)")
     p.add_argument("--buffer", metavar="NAME", help="fragment or shared buffer; default every one (text, html)")
     p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default the first")
     p.add_argument("--target", default=DEFAULT_ARCH, metavar="ARCH", help=f"{TARGETS} (default {DEFAULT_ARCH})")
@@ -87,7 +87,7 @@ def _add_layout(sub) -> None:
 
 def _add_verify(sub) -> None:
     p = sub.add_parser("verify", help="run a kernel on random inputs and compare with a reference")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="the TileLang file (a Python file)")
     p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default every kernel")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to run (default auto)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -110,7 +110,7 @@ def _add_ray_flag(p) -> None:
 
 def _add_bench(sub) -> None:
     p = sub.add_parser("bench", help="time each kernel (after checking it as verify does)")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="the TileLang file (a Python file)")
     p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default every kernel")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to run (default auto)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -120,7 +120,7 @@ def _add_bench(sub) -> None:
 
 def _add_autotune(sub) -> None:
     p = sub.add_parser("autotune", help="search a kernel factory's configs for the fastest")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="the TileLang file (a Python file)")
     p.add_argument("--kernel", metavar="NAME", help="factory name; default the first tunable one")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where to time (default auto: the GPU, else the CPU backend)")

@@ -1,5 +1,5 @@
-"""Document handlers: open, change (edits applied here, exactly per the LSP spec), save (lowering in the
-worker), close, and pull diagnostics."""
+"""Document handlers: open, change (edits applied here, exactly per the LSP spec; the settled text is lowered in
+the background), save (lowering in the worker), close, and pull diagnostics."""
 from __future__ import annotations
 
 import asyncio
@@ -57,9 +57,11 @@ def on_change(ls: TileLanguageServer, params: types.DidChangeTextDocumentParams)
     async def job():
         if doc.version == version:  # a newer edit supersedes this one
             await ls.publish(doc)
+            await _lower_when_settled(ls, doc, version)
 
     if ls.settings.debounceMs <= 0:
         ls.background(ls.publish(doc))
+        ls.state.schedule(doc, 0, lambda: _lower_when_settled(ls, doc, version))
     else:
         ls.state.schedule(doc, ls.settings.debounceMs / 1000, job)
 
@@ -80,21 +82,44 @@ async def _saved(ls: TileLanguageServer, doc: DocState) -> None:
         await lower_document(ls, doc)
 
 
+LOWER_SETTLE_S = 0.6  # quiet time after an edit's check before the edited text is lowered in the background
+
+
+async def _lower_when_settled(ls: TileLanguageServer, doc: DocState, version: int) -> None:
+    """Lower an edited document once the edits settle (no save needed), when it has kernels and no check errors: a
+    newer edit cancels this (it runs in the document's pending job) and its lowering supersedes this one."""
+    if not (ls.settings.lowerOnSave and ls.configured):
+        return
+    result = await ls.result(doc)
+    if not result.kernels or any(d.is_error for d in result.diagnostics):
+        return
+    await asyncio.sleep(LOWER_SETTLE_S)
+    if doc.version == version and doc.lower_version != version:
+        await lower_document(ls, doc)
+
+
 async def lower_document(ls: TileLanguageServer, doc: DocState) -> None:
-    """Lower the saved version in the worker; drop the answer if a newer lowering was asked for meanwhile."""
+    """Lower the current text in the worker (or take its lowering from the content cache); drop the answer if a
+    newer lowering was asked for meanwhile."""
     from .features.ir_view import diag_from_dict
     from .worker import WorkerError
 
-    version = doc.lower_requested = doc.version
-    request = dict(text=doc.text, path=doc.path, targets=list(ls.settings.targets))
     loop = asyncio.get_running_loop()
-    try:
-        reply = await loop.run_in_executor(None, lambda: ls.worker.request("lower", **request))
-    except WorkerError as exc:
-        ls.log(f"tilelsp: lowering {doc.path} failed: {exc}")
-        return
-    diags = [diag_from_dict(d) for d in reply.get("diagnostics", [])]
-    if ls.state.accept_lowering(doc, version, reply.get("entries", []), diags):
+    version, doc.lower_requested, doc.lower_started = doc.version, doc.version, loop.time()
+    key = (doc.text, tuple(ls.settings.targets))
+    cached = ls.state.lowered.get(key)
+    if cached is None:
+        request = dict(text=doc.text, path=doc.path, targets=list(ls.settings.targets))
+        try:
+            reply = await loop.run_in_executor(None, lambda: ls.worker.request("lower", **request))
+        except WorkerError as exc:
+            if not ls.worker.closed:  # stopped by shutdown: nothing went wrong
+                ls.log(f"tilelsp: lowering {doc.path} failed: {exc}")
+            doc.lower_started = None
+            return
+        cached = (reply.get("entries", []), [diag_from_dict(d) for d in reply.get("diagnostics", [])])
+        ls.state.remember_lowering(key, *cached)
+    if ls.state.accept_lowering(doc, version, *cached):
         await ls.publish(doc, refresh=True)
 
 

@@ -24,6 +24,7 @@ class FileResult:
     text: str = ""
     diagnostics: list[Diagnostic] = field(default_factory=list)
     trace: str | None = None  # traceback of an internal error, shown with --debug
+    kernels: int | None = None  # kernel instances found (None: not known)
 
     @property
     def failed(self) -> bool:
@@ -45,8 +46,11 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary(results) -> str:
-    """One line such as "2 errors, 1 warning in 3 files"."""
+    """One line such as "2 errors, 1 warning in 3 files", or "no TileLang kernel found in 3 files" when every file
+    was read and none holds a kernel."""
     c = counts(results)
+    if results and not any(c.values()) and all(r.kernels == 0 for r in results):
+        return f"no TileLang kernel found in {_plural(len(results), 'file')}"
     parts = [_plural(c["error"], "error"), _plural(c["warning"], "warning")]
     if c["info"]:
         parts.append(_plural(c["info"], "info"))

@@ -81,8 +81,7 @@ async def on_change_configuration(ls: TileLanguageServer, params: types.DidChang
 def on_shutdown(ls: TileLanguageServer, params) -> None:
     """Stop the workers, and cancel requests still running (over a copy: pygls' own loop over its live
     dict fails when a cancellation callback changes it)."""
-    if ls._worker is not None:
-        ls._worker.close()
+    ls.worker.close()  # made (closed) when none ran: a lowering asked for later must not start one
     ls.state.checker.close()
     current = ls.protocol.msg_id
     if current is None:  # not inside the shutdown request's context: leave it to pygls

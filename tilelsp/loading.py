@@ -11,9 +11,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilelang_core.source import SourceFile, read_python_source
 from tilelang_core.target import DEFAULT_ARCH
 
 from . import config as cfg
+from .check_child import too_large
 from .formats import FileResult, render_text
 
 EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -39,9 +41,13 @@ def load_checked(path: str, command: str, targets=None, tolerate: tuple[str, ...
         print(f"tilelsp {command}: {path} is a folder; give one Python file", file=sys.stderr)
         return EXIT_USAGE
     display = cfg.relative_display(file)
-    text = read_source(path)
+    text = read_python_source(path)
     if isinstance(text, OSError | UnicodeDecodeError | SyntaxError):
         return _report(FileResult(display, "", [problem("file-unreadable", f"cannot read {display}: {reason(text)}")]))
+    too_big = too_large(SourceFile(text, display))
+    if too_big is not None:  # the editor's bound: checking (and then lowering) a huge file runs for minutes
+        sys.stderr.write(render_text([FileResult(display, text, [too_big])], show_summary=False))
+        return EXIT_USAGE
     try:
         conf = cfg.load(file)
     except cfg.ConfigError as exc:
@@ -72,25 +78,6 @@ def load_checked(path: str, command: str, targets=None, tolerate: tuple[str, ...
 def _report(result: FileResult) -> int:
     sys.stderr.write(render_text([result]))
     return EXIT_USAGE if result.failed else EXIT_ERRORS
-
-
-def read_source(path: str):
-    """The text of a Python file (PEP 263 encodings, universal newlines), or the exception that stopped it."""
-    import io
-    import tokenize
-
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        return data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
-    except LookupError as exc:  # an unknown encoding in the coding cookie
-        return SyntaxError(str(exc))
-    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
-        return exc
 
 
 def reason(exc: Exception) -> str:

@@ -6,6 +6,8 @@ over the size cap gets empty answers.
 """
 from __future__ import annotations
 
+import asyncio
+
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -68,6 +70,9 @@ async def on_hover(ls: TileLanguageServer, params: types.HoverParams):
     if not found:
         return None
     text, span = found
+    if doc.lower_started is not None and doc.lower_version != doc.version:
+        running = asyncio.get_running_loop().time() - doc.lower_started
+        text += f"\n\n*lowering this version ({running:.1f} s so far): its CUDA shows here when it is done*"
     return types.Hover(contents=ls.markup(text, "text_document.hover.content_format"),
                        range=pos.span_to_range(span, result.source, ls.encoding))
 

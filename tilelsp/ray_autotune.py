@@ -6,7 +6,8 @@ CUDA each built kernel is timed as it arrives by a task on a GPU worker (`measur
 packed kernel travels). When the CPU backend is the device, the CPUs that compile are the device: timing waits until
 every config is compiled and then runs in one task, every kernel one after another (`measure_on_cpu`), with the
 driver's kernel thread count, as a local search times them. Either way the fastest few are timed again, interleaved
-(`autotune_search.final_round`), and the winner is the fastest of that round, as in a local search. Tasks are
+(`autotune_search.final_round`) until the leader separates from them or they tie, and the winner is named by the
+same rule as in a local search (`autotune.settle_final`). Tasks are
 retried on another worker when theirs dies (`max_retries`), a task running past `task_timeout` is cancelled and its
 config counted as failed, Ctrl-C cancels everything. `--ray local` starts a cluster in this process
 (TILELSP_RAY_CPUS caps its CPUs). Each task's time stamps are kept in `AutotuneResult.trace`.
@@ -25,8 +26,8 @@ def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, cou
     """Search the configs of the file's factory (`configs`: already loaded ones) on the cluster; an
     AutotuneResult without a local kernel."""
     from tilelang_core.runtime import ray_tasks
-    from tilelang_core.runtime.autotune import AutotuneResult, ConfigBuildError
-    from tilelang_core.runtime.autotune_search import Progress, cpu_thread_setting, winner
+    from tilelang_core.runtime.autotune import AutotuneResult, ConfigBuildError, settle_final
+    from tilelang_core.runtime.autotune_search import Progress, cpu_thread_setting
 
     ray = connect(address)
     if configs is None:
@@ -68,8 +69,8 @@ def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, cou
         picks, final = _final_on_gpu(ray, result, packed, timed, warmup, rep, task_timeout)
     else:
         picks, final = _time_on_cpu(ray, result, configs, packed, warmup, rep, task_timeout)
-    best = winner(final, picks)
-    result.config, result.latency = dict(configs[picks[best]]), final[best]
+    row = {configs.index(config): k for k, (config, _) in enumerate(result.timings)}  # config index -> its row
+    settle_final(result, [row[i] for i in picks], final, order=picks)
     return result
 
 

@@ -108,7 +108,7 @@ class TileLanguageServer(LanguageServer):
         ok = True
         try:
             ok = _run_bounded(framing.serve(self._stop_event, read_some, self.protocol, log_line,
-                                            self._report_server_error))
+                                            self._report_server_error), settle=self.state.checker.wait_stopped)
         except BrokenPipeError:
             log.error("tilelsp: the connection to the client is lost; shutting down")
         except (KeyboardInterrupt, SystemExit):
@@ -160,7 +160,8 @@ class TileLanguageServer(LanguageServer):
             try:
                 worker.request("warm")
             except Exception as exc:  # noqa: BLE001 - reported; the next request retries
-                self.log(f"tilelsp: warming the worker failed: {exc}")
+                if not worker.closed:  # stopped by shutdown: nothing went wrong
+                    self.log(f"tilelsp: warming the worker failed: {exc}")
 
         threading.Thread(target=warm, daemon=True).start()
 
@@ -169,7 +170,10 @@ class TileLanguageServer(LanguageServer):
         params = types.LogMessageParams(type=level, message=message)
         log.warning(message)
         if self._loop is not None and threading.get_ident() != self._loop_thread:
-            self._loop.call_soon_threadsafe(self.window_log_message, params)
+            try:
+                self._loop.call_soon_threadsafe(self.window_log_message, params)
+            except RuntimeError:  # the loop closed (the client said exit): there is no one left to tell
+                pass
         else:
             self.window_log_message(params)
 
@@ -266,6 +270,11 @@ def run_serve(args=None) -> int:
     finally:
         if ls._worker is not None:
             ls._worker.close()
+    if not tcp:  # a clean stdio exit ends here: nothing is left to run, and finalising the asyncio subprocess
+        for stream in (sys.stdout, sys.stderr):  # transports of stopped children after their loop closed would
+            if not stream.closed:  # write 'Event loop is closed' tracebacks to stderr
+                stream.flush()
+        os._exit(0)
     return 0
 
 
@@ -306,10 +315,14 @@ def _register(ls: TileLanguageServer) -> None:
         ls.command(name)(fn)
 
 
-def _run_bounded(coro, cancel_wait_s: float = 2.0):
+_UNFINISHED: list = []  # tasks that could not finish: kept until the process ends (collecting one logs an error)
+
+
+def _run_bounded(coro, cancel_wait_s: float = 2.0, settle=None):
     """asyncio.run, except that tasks still pending at the end get `cancel_wait_s` to finish after their cancel:
     a task that cannot finish (a subprocess cancelled while it was being created waits forever for its
-    transport) must not keep the server from exiting."""
+    transport) must not keep the server from exiting; then `settle()` (a coroutine function) runs before the loop
+    closes."""
     loop = asyncio.new_event_loop()
     try:
         asyncio.set_event_loop(loop)
@@ -320,6 +333,9 @@ def _run_bounded(coro, cancel_wait_s: float = 2.0):
             task.cancel()
         if pending:
             loop.run_until_complete(asyncio.wait(pending, timeout=cancel_wait_s))
+        _UNFINISHED.extend(t for t in pending if not t.done())
+        if settle is not None:  # e.g. the exits of children stopped by the cancellations, seen while the loop runs
+            loop.run_until_complete(settle())
         loop.run_until_complete(loop.shutdown_asyncgens())
         asyncio.set_event_loop(None)
         loop.close()

@@ -3,11 +3,13 @@
 The fast check is pure Python (`tilelang_core.check_source`, never tvm, never user code) and runs in a
 check child process (`checks.CheckPool`) so that the event loop stays free; a newer version of a document
 cancels the check of the older one. Lowering and verify results are stored per document with the version
-they were computed for, so stale ones can be dropped.
+they were computed for, so stale ones can be dropped; lowerings are also kept by content, so text seen before
+(an undo) needs no new lowering.
 """
 from __future__ import annotations
 
 import asyncio
+import collections
 from dataclasses import dataclass, field
 
 from pygls.uris import to_fs_path
@@ -15,6 +17,8 @@ from pygls.uris import to_fs_path
 from tilelang_core.check import CheckResult
 
 from .checks import CheckPool
+
+LOWERED_KEPT = 8  # lowerings kept by content per server
 
 
 @dataclass
@@ -30,6 +34,7 @@ class DocState:
     lower_requested: int | None = None  # the version of the newest lowering asked for (older answers are stale)
     lower_entries: list = field(default_factory=list)
     lower_diags: list = field(default_factory=list)
+    lower_started: float | None = None  # loop time the newest lowering started (None: none running)
     verify_diags: list = field(default_factory=list)
     pending: asyncio.Task | None = None
     checking: tuple | None = None  # (key, task) of the check running for this document
@@ -46,6 +51,7 @@ class State:
     def __init__(self, checker: CheckPool | None = None) -> None:
         self.docs: dict[str, DocState] = {}
         self.checker = checker or CheckPool()
+        self.lowered: collections.OrderedDict = collections.OrderedDict()  # (text, targets) -> (entries, diags)
 
     def open(self, uri: str, version: int, text: str) -> DocState:
         """Start tracking a document."""
@@ -116,4 +122,12 @@ class State:
         if self.docs.get(doc.uri) is not doc or doc.lower_requested != version:
             return False
         doc.lower_version, doc.lower_entries, doc.lower_diags = version, entries, diags
+        doc.lower_started = None
         return True
+
+    def remember_lowering(self, key: tuple, entries: list, diags: list) -> None:
+        """Keep a lowering by its content (text, targets), the LOWERED_KEPT most recent: an undo finds it again."""
+        self.lowered[key] = (entries, diags)
+        self.lowered.move_to_end(key)
+        while len(self.lowered) > LOWERED_KEPT:
+            self.lowered.popitem(last=False)

@@ -69,6 +69,7 @@ class Worker:
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
         self._next_id = 0
         self._lost = False  # the previous process hung, crashed or was cancelled
+        self.closed = False  # the server is shutting down: no new process
 
     def _start(self) -> subprocess.Popen:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -83,6 +84,8 @@ class Worker:
             self._stderr.append(raw.decode("utf-8", "replace").rstrip())
 
     def _ensure(self) -> subprocess.Popen:
+        if self.closed:
+            raise WorkerError("the server is shutting down")
         if self.proc is not None and self.proc.poll() is not None:
             self._lost = True  # died between requests
         if self.proc is None or self.proc.poll() is not None:
@@ -148,7 +151,8 @@ class Worker:
         self.proc, self._lost = None, True
 
     def close(self) -> None:
-        """Stop the worker process (if any)."""
+        """Stop the worker process (if any); later requests fail instead of starting another."""
+        self.closed = True
         if self.proc is not None:
             _kill(self.proc)
             self.proc = None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -148,11 +149,11 @@ def test_a_traceback_from_our_code_is_counted_even_in_a_file_that_needs_sm100():
 
 
 def test_the_shim_computes_fp16_gemms_in_float32_and_returns_fp16():
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import corpus_shim; corpus_shim.install(); import torch\n"
+    code = ("from tilelang_core.runtime import cpu_device; cpu_device.install(); import torch\n"
             "a = torch.randn(8, 64, 32, device='cuda').half(); b = torch.randn(8, 32, 16, device='cuda').half()\n"
             "ref = (a.float() @ b.float()).half()\n"
             "for out in (a @ b, torch.bmm(a, b), torch.einsum('bij,bjk->bik', a, b),\n"
             "            torch.nn.functional.linear(a, b.transpose(1, 2)[0])):\n"
             "    assert out.dtype == torch.float16 and out.device.type == 'cpu', out.dtype\n"
             "assert torch.equal(a @ b, ref)\n")
-    subprocess.run([sys.executable, "-c", code, str(ROOT / "benchmarks")], check=True, timeout=120)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))

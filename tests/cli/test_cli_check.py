@@ -39,7 +39,14 @@ def run(capsys, *argv):
 
 def test_clean_file_exits_0(tree, capsys):
     code, out, _ = run(capsys, "check", "pkg/clean.py")
-    assert code == 0 and out.strip() == "0 errors, 0 warnings in 1 file"
+    assert code == 0 and out.strip() == "no TileLang kernel found in 1 file"
+
+
+def test_a_folder_without_kernels_says_so(tmp_path, capsys):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("import tilelang\nprint(tilelang)\n")
+    code, out, _ = run(capsys, "check", str(tmp_path))
+    assert code == 0 and out.strip() == "no TileLang kernel found in 2 files"
 
 
 def test_syntax_error_is_reported_with_location_and_exit_1(tree, capsys):
@@ -228,7 +235,7 @@ def test_files_in_a_walk_that_never_mention_tilelang_are_skipped_unless_named(tr
 
 
 def test_source_reading_encodings_and_newlines(tmp_path):
-    from tilelsp.loading import read_source
+    from tilelang_core.source import read_python_source as read_source
 
     (tmp_path / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\ns = '\xe9'\r\nt = 1\r\n")
     assert read_source(str(tmp_path / "latin.py")) == "# -*- coding: latin-1 -*-\ns = '\u00e9'\nt = 1\n"

@@ -57,6 +57,13 @@ def test_summary_plurals():
     assert summary(sample()[:1]) == "1 error, 0 warnings in 1 file"
 
 
+def test_summary_says_when_no_file_holds_a_kernel():
+    plain = [FileResult("a.py", kernels=0), FileResult("b.py", kernels=0)]
+    assert summary(plain) == "no TileLang kernel found in 2 files"
+    assert summary(plain + [FileResult("k.py", kernels=1)]) == "0 errors, 0 warnings in 3 files"
+    assert summary(plain + [FileResult("u.py")]) == "0 errors, 0 warnings in 3 files"  # not known: no claim
+
+
 def test_json_fields_are_one_based_and_end_exclusive():
     data = json.loads(render("json", sample()))
     assert [d["code"] for d in data] == ["gemm-shape-mismatch", "threads-not-warp-multiple"]

@@ -1,7 +1,7 @@
 """The Show Layout webview's HTML (the server's `tilelsp/layout` page) rendered by a real browser, headless
 Chromium, to a screenshot whose pixels are checked: the legend swatches and the warp pattern of the wgmma and
-the mma.sync accumulators of examples/gemm.py. Installs Debian's `chromium` when missing and allowed (root with
-apt-get, as .ci/run runs), else skips."""
+the mma.sync accumulators of examples/gemm.py. Installs Debian's `chromium` when missing and allowed (CI=1 or
+TILELSP_APT=1, as root with apt-get, as .ci/run runs), else skips."""
 from __future__ import annotations
 
 import subprocess
@@ -21,7 +21,8 @@ WIDTH, HEIGHT = 900, 3800
 def chromium():
     exe = system_tool("chromium", "chromium")
     if exe is None:
-        pytest.skip("needs Debian's chromium (apt-get install chromium)")
+        pytest.skip("needs Debian's chromium: sudo apt-get install -y chromium (or run with CI=1 or TILELSP_APT=1 as "
+                    "root to let the tests install it)")
     return exe
 
 

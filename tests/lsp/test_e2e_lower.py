@@ -54,3 +54,37 @@ async def test_save_lowers_and_show_ir(client):
     on_a = await client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), types.Position(a_line, broken.splitlines()[a_line].index("A_shared") + 1)))
     assert "swizzle: 16-byte chunks XOR-swizzled within each row" in on_a.contents.value
+
+
+@pytest.mark.tvm
+@pytest.mark.slow
+@pytest.mark.asyncio
+async def test_an_edit_is_lowered_in_the_background_and_the_hover_shows_its_cuda_without_a_save(client):
+    import asyncio
+    import time
+
+    client.set_configuration({"tilelsp": {"debounceMs": 0, "lowerOnSave": True, "workerTimeoutSec": 240}})
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    uri, text = GEMM.as_uri(), GEMM.read_text()
+    open_doc(client, uri, text)
+    await diagnostics(client, uri)
+    edited = text.replace("block_K=32", "block_K=64") if "block_K=32" in text else text + "\n# edited\n"
+    change_doc(client, uri, edited, 2)  # no save
+    lines = edited.splitlines()
+    gemm_line = next(i for i, l in enumerate(lines) if "T.gemm(" in l)
+    where = types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(gemm_line, lines[gemm_line].index("gemm") + 1))
+    start, seen_progress = time.monotonic(), False
+    while time.monotonic() - start < 240:
+        hover = await client.text_document_hover_async(where)
+        value = hover.contents.value if hover else ""
+        seen_progress |= "lowering this version" in value
+        if f"CUDA for line {gemm_line + 1}" in value and "```cuda" in value:
+            break
+        await asyncio.sleep(0.2)
+    else:
+        pytest.fail("the edited text was not lowered in the background")
+    assert "lowering this version" not in value
+    lowered_s, asked = time.monotonic() - start, time.perf_counter()
+    await client.text_document_hover_async(where)  # answered from the stored lowering: no work in the hover
+    print(f"background lowering {lowered_s:.1f} s, then a hover in {(time.perf_counter() - asked) * 1e3:.0f} ms; "
+          f"progress note seen: {seen_progress}")

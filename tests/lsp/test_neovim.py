@@ -1,6 +1,7 @@
 """A real editor end to end: headless Neovim opens an example with an error and receives tilelsp's
 diagnostics through its built-in LSP client, and runs docs/neovim.md's config and commands. Neovim is installed
-with apt-get when missing and allowed (root on Debian, as .ci/run runs); otherwise these tests skip."""
+with apt-get when missing and allowed (CI=1 or TILELSP_APT=1, as root on Debian, as .ci/run runs); otherwise these
+tests skip."""
 from __future__ import annotations
 
 import json
@@ -21,7 +22,8 @@ def nvim():
     from tests.conftest import system_tool
 
     if system_tool("nvim", "neovim") is None:
-        pytest.skip("needs nvim (apt-get install -y neovim)")
+        pytest.skip("needs nvim: sudo apt-get install -y neovim (or run with CI=1 or TILELSP_APT=1 as root to let "
+                    "the tests install it)")
 
 
 def test_neovim_receives_diagnostics(tmp_path):

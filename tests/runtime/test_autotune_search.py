@@ -74,8 +74,8 @@ def test_the_final_round_interleaves_the_finalists_and_keeps_each_ones_best_roun
             return figures[name][sum(c == name for c in calls) - 1]
         return run
 
-    assert final_round([measure("a"), measure("b")], 1, 1, rounds=3) == [5.0, 4.0]
-    assert calls == ["a", "b"] * 3
+    assert final_round([measure("a"), measure("b")], 1, 1, rounds=3) == [[5.0, 9.0, 5.1], [4.0, 4.2, 30.0]]
+    assert calls == ["a", "b"] * 3  # a's best (5.0) is above the leader b's median (4.2): no more rounds
     assert fastest([({"x": 1}, 3.0), ({"x": 2}, 1.0), ({"x": 3}, 2.0), ({"x": 4}, 9.0)], count=3) == [1, 2, 0]
 
 
@@ -92,9 +92,25 @@ def test_a_cpu_kernels_figure_is_its_least_disturbed_call():
 def test_finalists_within_timing_noise_go_to_the_first_config():
     from tilelang_core.runtime.autotune_search import winner
 
-    # finalists are configs 7, 2 and 5; 2 is 0.5 % slower than 7 (noise), 5 is 10 % slower
-    assert winner([4.00, 4.02, 4.40], [7, 2, 5]) == 1
-    assert winner([4.00, 4.20, 4.40], [7, 2, 5]) == 0
+    # finalists are configs 7, 2 and 5 with steady timings; 2 is 0.5 % slower than 7 (a tie), 5 is 10 % slower
+    assert winner([[4.00] * 5, [4.02] * 5, [4.40] * 5], [7, 2, 5]) == (1, [0])
+    assert winner([[4.00] * 5, [4.20] * 5, [4.40] * 5], [7, 2, 5]) == (0, [])
+    # a noisy leader: 2's best (4.3) is within 7's median (4.5), so they tie; 5 (best 4.8) is separated
+    assert winner([[4.0, 4.5, 5.0], [4.3, 4.4, 4.6], [4.8, 4.9, 5.0]], [7, 2, 5]) == (1, [0])
+
+
+def test_the_final_round_goes_on_until_the_leader_separates_or_calls_it_a_tie():
+    from tilelang_core.runtime.autotune_search import final_round
+
+    # a's timings are noisy at first and then steady at 2.0; b is steady at 2.3: the first rounds cannot separate
+    # them (b's best is below a's median), later rounds do
+    series = {"a": iter([2.0, 2.6, 2.6, 2.6, 2.6] + [2.0] * 20), "b": iter([2.3] * 25)}
+    samples = final_round([lambda w, r: next(series["a"]), lambda w, r: next(series["b"])], 1, 1, rounds=5,
+                          max_rounds=15)
+    assert 5 < len(samples[0]) < 15 and min(samples[0]) == 2.0
+    # never separated: stops at max_rounds, and the winner call reports the tie
+    steady = final_round([lambda w, r: 1.0, lambda w, r: 1.001], 1, 1, rounds=2, max_rounds=4)
+    assert len(steady[0]) == 4
 
 
 def test_a_ray_timing_worker_uses_the_drivers_kernel_threads(monkeypatch):

@@ -4,10 +4,12 @@ check each kernel against a reference when one is given, time it with the profil
 Configs are dicts of factory keyword arguments. A config that fails to build, run or match the reference is
 skipped and its error kept in `AutotuneResult.failures`; when every config fails, the first failure is raised
 with a note listing the others. With `jobs` > 1 (or TILELSP_AUTOTUNE_JOBS) the configs are first compiled in
-forked workers (autotune_search.py), with a progress bar. Timing uses `Profiler.do_bench` on a GPU (CUDA events)
-and the fastest call on the CPU backend (the host clock; `AutotuneResult.device` says which); the fastest few of that pass are timed
-again, interleaved (`autotune_search.final_round`), and the fastest of that round wins (of finalists within 1 %
-of it, the first config). The best config of a kernel factory is remembered on disk per factory source, call
+forked workers (autotune_search.py), with a progress bar. Timing uses `Profiler.do_bench` on a GPU (CUDA events,
+warm-up and timed calls counted) and the fastest call on the CPU backend (the host clock; `AutotuneResult.device`
+says which); the fastest few of that pass are timed again, interleaved, until the leader's best timing separates
+from the others' beyond its own noise (its median timing, at least 1 %) or 15 rounds have passed
+(`autotune_search.final_round`); finalists it could not separate from are a tie (`AutotuneResult.tied`), won by
+the first in the config list. The best config of a kernel factory is remembered on disk per factory source, call
 arguments, configs, target and device, and a later search returns it at once (`cached=True`;
 TILELSP_AUTOTUNE_CACHE=0 searches again). `timeout`, `cache_input_tensors`, `backend`, and a config's
 "pass_configs" entry are accepted and ignored.
@@ -60,6 +62,7 @@ class AutotuneResult:
     device: str = ""
     cached: bool = False
     trace: list = field(default_factory=list)  # a Ray search's tasks: {"task", "pid", "start", "loaded", "end"}
+    tied: list = field(default_factory=list)  # configs the final round could not separate from the winner
 
 
 class ConfigBuildError(Exception):
@@ -166,7 +169,8 @@ class AutoTuner:
         return _finish(result)
 
     def _final_round(self, result: AutotuneResult, warmup: int, rep: int) -> None:
-        """Time the first pass's fastest few again, interleaved; the fastest of that round wins (`winner`)."""
+        """Time the first pass's fastest few again, interleaved, until the leader separates from them or they
+        tie (`autotune_search.final_round`, `winner`)."""
         order = search.fastest(result.timings)  # the timings follow the config list
         picks = [result.timings[k][0] for k in order]
         measures, kernels = [], []
@@ -174,9 +178,9 @@ class AutoTuner:
             kernel, inputs = self.build(_kernel_args(config))
             measures.append(_timer(kernel, self._inputs(kernel, inputs), self.profile_args.supply_type))
             kernels.append(kernel)
-        again = search.final_round(measures, warmup, rep)
-        best = search.winner(again, order)
-        result.config, result.latency, result.kernel = dict(picks[best]), again[best], kernels[best]
+        samples = search.final_round(measures, warmup, rep)
+        settle_final(result, order, samples)
+        result.kernel = kernels[picks.index(result.config)]
 
     def _inputs(self, kernel: JITKernel, inputs):
         p = self.profile_args
@@ -207,12 +211,26 @@ class AutoTuner:
 
 
 def _timer(kernel: JITKernel, ins: list, supply_type):
-    """`timer(warmup, rep)` -> ms of the kernel on `ins`: the profiler's mean on a GPU, the fastest call on the
-    CPU backend (`autotune_search.best_call_ms`)."""
+    """`timer(warmup, rep)` -> ms of the kernel on `ins` after `warmup` calls, over `rep` calls (counts, as the CPU
+    figure takes them): the profiler's mean on a GPU, the fastest call on the CPU backend
+    (`autotune_search.best_call_ms`)."""
     if getattr(kernel, "target", None) == "cpu":
         return lambda warmup, rep: search.best_call_ms(lambda: kernel(*ins), warmup, rep)
     profiler = kernel.get_profiler(supply_type)
-    return lambda warmup, rep: profiler.do_bench(input_tensors=ins, warmup=warmup, rep=rep)
+    return lambda warmup, rep: profiler.do_bench(input_tensors=ins, n_warmup=warmup, n_repeat=rep)
+
+
+def settle_final(result: AutotuneResult, rows: list[int], samples: list[list[float]],
+                 order: list[int] | None = None) -> None:
+    """Name the winner from the final round's `samples` of the finalists in `rows` (their positions in
+    result.timings; `order`: their indices in the config list, for a tie, default `rows`): each finalist's row takes
+    its best final timing (the figure that decided), the winner's config and latency are set and the configs tied
+    with it listed."""
+    best, tied = search.winner(samples, rows if order is None else order)
+    for k, runs in zip(rows, samples):
+        result.timings[k] = (result.timings[k][0], min(runs))
+    result.config, result.latency = dict(result.timings[rows[best]][0]), min(samples[best])
+    result.tied = [dict(result.timings[rows[k]][0]) for k in tied]
 
 
 def _finish(result: AutotuneResult) -> AutotuneResult:

@@ -13,6 +13,7 @@ import inspect
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 
@@ -100,7 +101,9 @@ def warm_tvm() -> None:
 
 
 FINALISTS = 4  # the fastest configs of the first pass, timed again before the winner is named
-FINAL_ROUNDS = 5
+FINAL_ROUNDS = 5  # rounds every finalist is timed at least
+MAX_FINAL_ROUNDS = 15  # more rounds, while a rival's best is still within the leader's noise
+TIE = 0.01  # finalists this close to the fastest are within timing noise of it, however steady the leader
 
 
 def fastest(timings: list, count: int = FINALISTS) -> list[int]:
@@ -108,15 +111,41 @@ def fastest(timings: list, count: int = FINALISTS) -> list[int]:
     return sorted(range(len(timings)), key=lambda k: timings[k][1])[:count]
 
 
-def final_round(measures: list, warmup: int, rep: int, rounds: int = FINAL_ROUNDS) -> list[float]:
-    """Each finalist's best of `rounds` timings (`measure(warmup, rep)` -> ms), the finalists interleaved round
-    by round: a burst of other work on the machine slows one round, not one finalist, so a local search and a
-    Ray search agree on the winner."""
-    best = [float("inf")] * len(measures)
-    for _ in range(rounds):
+def final_round(measures: list, warmup: int, rep: int, rounds: int = FINAL_ROUNDS,
+                max_rounds: int = MAX_FINAL_ROUNDS) -> list[list[float]]:
+    """Each finalist's timings (`measure(warmup, rep)` -> ms), the finalists interleaved round by round: a burst of
+    other work on the machine slows one round, not one finalist, so a local search and a Ray search agree. After
+    `rounds` rounds it goes on (up to `max_rounds`) while some rival is not yet separated from the leader
+    (`rivals`): more samples narrow the leader's noise or show the two are a tie."""
+    samples: list[list[float]] = [[] for _ in measures]
+    for done in range(1, max_rounds + 1):
         for k, measure in enumerate(measures):
-            best[k] = min(best[k], measure(warmup, rep))
-    return best
+            samples[k].append(measure(warmup, rep))
+        if done >= rounds and not rivals(samples):
+            break
+    return samples
+
+
+def _leader(samples: list[list[float]]) -> int:
+    bests = [min(s) for s in samples]
+    return bests.index(min(bests))
+
+
+def rivals(samples: list[list[float]]) -> list[int]:
+    """Positions of the finalists the leader (fastest best timing) has not separated from: their best timing is
+    within the leader's noise band, up to its median timing (and at least TIE above its best)."""
+    lead = _leader(samples)
+    band = max(statistics.median(samples[lead]), min(samples[lead]) * (1 + TIE))
+    return [k for k, s in enumerate(samples) if k != lead and min(s) <= band]
+
+
+def winner(samples: list[list[float]], order: list[int]) -> tuple[int, list[int]]:
+    """(the winning finalist's position, the positions tied with it). The leader and the rivals it could not
+    separate from (`rivals`) are a tie, won by the first in the config list (`order`: each finalist's index
+    there), so two searches whose noise swaps near-equal configs name the same winner."""
+    tied = [_leader(samples), *rivals(samples)]
+    won = min(tied, key=order.__getitem__)
+    return won, sorted(k for k in tied if k != won)
 
 
 def best_call_ms(fn, warmup: int, rep: int) -> float:
@@ -130,16 +159,6 @@ def best_call_ms(fn, warmup: int, rep: int) -> float:
         fn()
         best = min(best, time.perf_counter() - start)
     return best * 1e3
-
-
-TIE = 0.01  # finalists this close to the fastest are within timing noise of it
-
-
-def winner(figures: list[float], order: list[int]) -> int:
-    """The position of the winning finalist: of those within TIE of the fastest figure, the first in the config
-    list (`order`: each finalist's index there), so two searches whose noise swaps near-equal configs agree."""
-    best = min(figures)
-    return min((k for k, ms in enumerate(figures) if ms <= best * (1 + TIE)), key=order.__getitem__)
 
 
 def all_cpus() -> int:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .bench import bench
 from .numerics import compare
+from . import timing
 
 
 def supply_tensor(supply: str, shape, dtype: str, device: str = "cpu", gen=None):
@@ -100,23 +101,20 @@ class Profiler:
         """`func` (default: the kernel) called once on the profiler's generated inputs; its result."""
         return (func or self.kernel)(*self._inputs(dims))
 
-    def do_bench(self, func=None, warmup: int = 25, rep: int = 100, n_warmup: int = 0, n_repeat: int = 0,
-                 input_tensors=None, dims=None, **kwargs) -> float:
-        """Mean milliseconds per call of `func` (default: the kernel) on random (or the given) inputs."""
-        ins = list(input_tensors) if input_tensors is not None else self._inputs(dims)
+    def do_bench(self, func=None, warmup: float = 25, rep: float = 100, n_warmup: int = 0, n_repeat: int = 0,
+                 input_tensors=None, quantiles=None, return_mode: str = "mean", dynamic_symbolic_constraints=None,
+                 dims=None, **kwargs):
+        """Milliseconds per call of `func` (default: the kernel) on random (or the given) inputs; `warmup` and `rep`
+        are budgets in milliseconds, as in TileLang (`timing.do_bench`); `backend` is accepted and ignored."""
+        ins = list(input_tensors) if input_tensors is not None else self._inputs(dims or dynamic_symbolic_constraints)
         fn = func or self.kernel
-        return bench(lambda: fn(*ins), warmup=n_warmup or warmup, rep=n_repeat or rep, device=self._device())
+        return timing.do_bench(lambda: fn(*ins), warmup=warmup, rep=rep, n_warmup=n_warmup, n_repeat=n_repeat,
+                               quantiles=quantiles, return_mode=return_mode)
 
 
 def do_bench(fn, warmup: float = 25, rep: float = 100, _n_warmup: int = 0, _n_repeat: int = 0, quantiles=None,
-             return_mode: str = "mean", **kwargs) -> float:
-    """`tilelang.profiler.do_bench`: mean milliseconds per call of `fn()` (CUDA events when a GPU is in use)."""
-    try:
-        import torch
-
-        device = "cuda" if torch.cuda.is_available() and torch.cuda.is_initialized() else "cpu"
-    except ImportError:
-        device = "cpu"
-    n_warm = int(_n_warmup) if _n_warmup else max(1, int(warmup) // 5)
-    n_rep = int(_n_repeat) if _n_repeat else max(1, int(rep) // 5)
-    return bench(fn, warmup=n_warm, rep=n_rep, device=device)
+             return_mode: str = "mean", **kwargs):
+    """`tilelang.profiler.do_bench`: milliseconds per call of `fn()` with budgets `warmup` and `rep` in
+    milliseconds (CUDA events on a GPU, the host clock otherwise); `backend` and `fast_flush` are ignored."""
+    return timing.do_bench(fn, warmup=warmup, rep=rep, n_warmup=_n_warmup, n_repeat=_n_repeat, quantiles=quantiles,
+                           return_mode=return_mode)

@@ -129,7 +129,7 @@ def measure_packed(packed: dict, warmup: int, rep: int) -> tuple[float, str]:
 
 
 def final_round(warmup: int, rep: int, *packed: dict) -> list:
-    """The finalists' figures of `autotune_search.final_round`, timed one worker (a fair final comparison)."""
+    """The finalists' timings of `autotune_search.final_round`, on one worker (a fair final comparison)."""
     from .autotune_search import final_round as rounds
 
     return rounds([_measure(p)[0] for p in packed], warmup, rep)
@@ -148,7 +148,7 @@ def use_cpu_threads(threads: int | None) -> None:
 def measure_on_cpu(warmup: int, rep: int, threads: int | None, *packed: dict) -> dict:
     """The CPU as the one device: every kernel timed one after another (no compile runs beside them), then the
     fastest few again (`autotune_search.final_round`). {"timings": ms per kernel, "finalists": their indices,
-    "final": their figures, "device": label, "stamp": ...}."""
+    "final": their final-round timings, "device": label, "stamp": ...}."""
     from .autotune_search import device_label, fastest
     from .autotune_search import final_round as rounds
 

@@ -240,13 +240,18 @@ def run(request: dict, emit) -> None:
     from ..check import check_source
     from ..codes import CODES
     from ..lowering import tolerating
+    from ..source import read_python_source
     from .contract import InputContract
     from .sanitize import RUNTIME_CHECKED
 
     path = request["file"]
     if request["device"] == "auto":
         request = {**request, "device": "cuda" if _cuda_ok() else "cpu"}
-    text = open(path, encoding="utf-8").read()
+    text = read_python_source(path)
+    if isinstance(text, Exception):
+        emit({"file": path, "device": request["device"], "kernel": request.get("kernel"), "instance": "",
+              "passed": False, "usage": True, "message": f"cannot read {path}: {text}"})
+        return
     result = check_source(text, path)
     chosen = select_kernels(result.kernels, request.get("kernel"))
     base = {"file": path, "device": request["device"]}

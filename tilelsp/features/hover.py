@@ -1,7 +1,8 @@
 """Hover text (Markdown) over a CheckResult: buffers, kernels (on the kernel's or its factory's `def`), `T.*`
 builtins, and the statement under the cursor.
 
-With a lowering from the last save (the hover never lowers; hover_lowered.py) a kernel hover adds its TIR and
+With a stored lowering (on save, or in the background after an edit settles; the hover never lowers;
+hover_lowered.py) a kernel hover adds its TIR and
 CUDA, a buffer hover its inferred layout and picture, a statement its CUDA lines, and `T.gemm` what it became.
 """
 from __future__ import annotations

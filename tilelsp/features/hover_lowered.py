@@ -1,5 +1,6 @@
-"""Hover sections from the last on-save lowering (the hover never lowers): the kernel's code, the CUDA lines of the
-statement under the cursor (the LowerResult's line map), what a `T.gemm` call lowered to, and layout pictures."""
+"""Hover sections from the stored lowering (on save or after an edit settles; the hover never lowers): the kernel's
+code, the CUDA lines of the statement under the cursor (the LowerResult's line map), what a `T.gemm` call lowered
+to, and layout pictures."""
 from __future__ import annotations
 
 import json

@@ -27,7 +27,10 @@ export function answerConfiguration(
     if (section === SECTION) {
       return config;
     }
-    const key = section.slice(SECTION.length + 1);
-    return key in config ? config[key] : (raw[i] ?? null);
+    let value: unknown = config; // a dotted key such as `ray.address` walks the nested answer
+    for (const part of section.slice(SECTION.length + 1).split('.')) {
+      value = value !== null && typeof value === 'object' && part in value ? (value as Record<string, unknown>)[part] : undefined;
+    }
+    return value !== undefined ? value : (raw[i] ?? null);
   });
 }

@@ -12,11 +12,12 @@ export interface Settings {
   verifyDevice: VerifyDevice;
   trustWorkspace: boolean;
   workerTimeoutSec: number;
+  rayAddress: string;
   trace: TraceLevel;
 }
 
-/** What the server sees: the settings it owns, without the client-only ones. */
-export type ServerConfig = Omit<Settings, 'interpreter' | 'trace'>;
+/** What the server sees: the settings it owns, without the client-only ones; `tilelsp.ray.address` as `ray.address`. */
+export type ServerConfig = Omit<Settings, 'interpreter' | 'trace' | 'rayAddress'> & { ray: { address: string } };
 
 export const DEFAULTS: Settings = {
   interpreter: '',
@@ -27,6 +28,7 @@ export const DEFAULTS: Settings = {
   verifyDevice: 'auto',
   trustWorkspace: false,
   workerTimeoutSec: 60,
+  rayAddress: '',
   trace: 'off',
 };
 
@@ -75,14 +77,20 @@ export function readSettings(config: ConfigReader): Settings {
     verifyDevice: pick(config.get('verifyDevice'), DEFAULTS.verifyDevice, (v) => v === 'auto' || v === 'cpu' || v === 'cuda'),
     trustWorkspace: pick(config.get('trustWorkspace'), DEFAULTS.trustWorkspace, isBool),
     workerTimeoutSec: pick(config.get('workerTimeoutSec'), DEFAULTS.workerTimeoutSec, intIn(1, 86_400)),
+    rayAddress: pick(config.get('ray.address'), DEFAULTS.rayAddress, (v) => typeof v === 'string').trim(),
     trace: pick(config.get('trace.server'), DEFAULTS.trace, (v) => v === 'off' || v === 'messages' || v === 'verbose'),
   };
 }
 
 /** The configuration sent to the server as initializationOptions (the same keys it pulls via workspace/configuration). */
 export function serverConfig(settings: Settings, workspaceTrusted = true): ServerConfig {
-  const { interpreter: _i, trace: _t, ...rest } = settings;
-  return { ...rest, targets: [...settings.targets], trustWorkspace: settings.trustWorkspace && workspaceTrusted };
+  const { interpreter: _i, trace: _t, rayAddress, ...rest } = settings;
+  return {
+    ...rest,
+    targets: [...settings.targets],
+    trustWorkspace: settings.trustWorkspace && workspaceTrusted,
+    ray: { address: rayAddress },
+  };
 }
 
 /** True when a configuration change touches a setting that needs a server restart. */

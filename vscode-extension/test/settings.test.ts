@@ -36,7 +36,14 @@ describe('settings', () => {
     expect(cfg).not.toHaveProperty('trace');
     expect(cfg.trustWorkspace).toBe(true);
     expect(serverConfig(s, false).trustWorkspace).toBe(false);
-    expect(Object.keys(cfg).sort()).toEqual(['checkOnChange', 'debounceMs', 'lowerOnSave', 'targets', 'trustWorkspace', 'verifyDevice', 'workerTimeoutSec']);
+    expect(Object.keys(cfg).sort()).toEqual(['checkOnChange', 'debounceMs', 'lowerOnSave', 'ray', 'targets', 'trustWorkspace', 'verifyDevice', 'workerTimeoutSec']);
+  });
+
+  it('sends tilelsp.ray.address as ray.address, where the server reads it', () => {
+    const s = readSettings(reader({ 'ray.address': ' ray://head:10001 ' }));
+    expect(s.rayAddress).toBe('ray://head:10001');
+    expect(serverConfig(s).ray).toEqual({ address: 'ray://head:10001' });
+    expect(serverConfig(DEFAULTS).ray).toEqual({ address: '' });
   });
 
   it('restarts only for the interpreter setting', () => {
@@ -58,5 +65,10 @@ describe('workspace/configuration answers', () => {
   it('answers a single key and withholds trust in Restricted Mode', () => {
     const out = answerConfiguration([{ section: 'tilelsp.trustWorkspace' }, { section: 'tilelsp.targets' }, { section: 'tilelsp.unknown' }], [true, null, 'x'], read, false);
     expect(out).toEqual([false, ['sm_80'], 'x']);
+  });
+
+  it('answers a dotted key from the nested answer', () => {
+    const withRay = () => reader({ 'ray.address': 'local' });
+    expect(answerConfiguration([{ section: 'tilelsp.ray.address' }, { section: 'tilelsp.ray' }], [null, null], withRay, true)).toEqual(['local', { address: 'local' }]);
   });
 });

@@ -1,8 +1,10 @@
-"""GPU shim for running real TileLang example files on a machine without a GPU (corpus harness only).
+"""A stand-in CUDA device for running TileLang files written for a GPU on a machine without one.
 
 `install()` makes torch's CUDA device queries answer as one H100-class sm_90 GPU and makes every tensor
-that the file asks to put on "cuda" live on the CPU (factory `device=` arguments, `.cuda()`, `.to("cuda")`).
-Nothing is launched on a GPU: the harness decides what a kernel build does.
+that the file asks to put on "cuda" live on the CPU (factory `device=` arguments, `.cuda()`, `.to("cuda")`);
+fp16 GEMMs the file runs in torch compute in float32, as CUDA's accumulate. `route_kernels_to_cpu()` makes every
+kernel build, whatever target it names, use the CPU backend. Used by `python -m tilelang_core.run` (no GPU, or
+`--device cpu`), the corpus harness and the peer-test harness; nothing is launched on a GPU.
 """
 from __future__ import annotations
 
@@ -154,11 +156,41 @@ def _function_mode(torch):
     return CudaToCpu()
 
 
+_installed = False
+
+
 def install() -> None:
-    """Make this process look like it has one sm_90 GPU whose tensors live on the CPU."""
+    """Make this process look like it has one sm_90 GPU whose tensors live on the CPU (idempotent)."""
+    global _installed
+    if _installed:
+        return
     import torch
 
     _patch_cuda_module(torch)
     _patch_generator(torch)
     mode = _function_mode(torch)
     mode.__enter__()  # stays active for the rest of the process
+    _installed = True
+
+
+def installed() -> bool:
+    """Whether `install()` has run in this process."""
+    return _installed
+
+
+def route_kernels_to_cpu() -> None:
+    """Build every kernel for the CPU backend, whatever target the file names ("cuda", "sm_90a", "auto")."""
+    from ..target import Target
+    from . import autotune, jit
+
+    resolve = jit.machine_target
+    if getattr(resolve, "routes_to_cpu", False):
+        return
+
+    def cpu_target(target=None) -> Target:
+        """Any target resolves to the CPU backend (the stand-in GPU runs nothing)."""
+        resolve(target)  # a misspelt target still fails with its own message
+        return Target("cpu")
+
+    cpu_target.routes_to_cpu = True
+    jit.machine_target = autotune.machine_target = cpu_target
