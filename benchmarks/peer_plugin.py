@@ -1,7 +1,7 @@
 """pytest plugin for the peer-suite harness: runs a real TileLang test file unchanged on tilelang_core.
 
 Loaded by `benchmarks/peer_suite.py` as `-p peer_plugin` in one pytest process per test file. It installs the alias
-(`import tilelang` is tilelang_core) and the GPU shim (CUDA tensors live on the CPU) before the file is collected,
+(`import tilelang` is tilelang_core) and the stand-in GPU of `tilelang_core.runtime.cpu_device` (CUDA tensors live on the CPU) before the file is collected,
 then, per `PEER_MODE`:
 
 * `cpu`: every kernel builds for the CPU backend and runs there, so the test's own checks run;
@@ -40,10 +40,9 @@ def _write(record: dict) -> None:
 
 
 def _patch_cpu() -> None:
-    from tilelang_core.runtime import jit
-    from tilelang_core.target import Target
+    from tilelang_core.runtime import cpu_device
 
-    jit.machine_target = lambda target=None: Target("cpu")
+    cpu_device.route_kernels_to_cpu()
 
 
 def _patch_cuda() -> None:
@@ -77,10 +76,9 @@ def pytest_configure(config) -> None:
 
     tilelang_core.install_alias(force=True)
     if MODE != "gpu":
-        sys.path.insert(0, str(HERE))
-        import corpus_shim
+        from tilelang_core.runtime import cpu_device
 
-        corpus_shim.install()
+        cpu_device.install()
         {"cpu": _patch_cpu, "cuda": _patch_cuda}[MODE]()
 
 

@@ -12,6 +12,7 @@ import contextlib
 import time
 import types
 
+_ROUTED = False  # route_kernels_to_cpu() is in force
 SM_COUNT = 132
 DEVICE_NAME = "NVIDIA H100 80GB HBM3"
 TOTAL_MEMORY = 80 * 1024**3
@@ -178,19 +179,13 @@ def installed() -> bool:
     return _installed
 
 
-def route_kernels_to_cpu() -> None:
-    """Build every kernel for the CPU backend, whatever target the file names ("cuda", "sm_90a", "auto")."""
-    from ..target import Target
-    from . import autotune, jit
+def route_kernels_to_cpu(on: bool = True) -> None:
+    """Build every kernel for the CPU backend, whatever target the file names ("cuda", "sm_90a", "auto");
+    `jit.machine_target` asks `routes_kernels_to_cpu()` (a misspelt target still fails with its own message)."""
+    global _ROUTED
+    _ROUTED = on
 
-    resolve = jit.machine_target
-    if getattr(resolve, "routes_to_cpu", False):
-        return
 
-    def cpu_target(target=None) -> Target:
-        """Any target resolves to the CPU backend (the stand-in GPU runs nothing)."""
-        resolve(target)  # a misspelt target still fails with its own message
-        return Target("cpu")
-
-    cpu_target.routes_to_cpu = True
-    jit.machine_target = autotune.machine_target = cpu_target
+def routes_kernels_to_cpu() -> bool:
+    """Whether `route_kernels_to_cpu()` is in force in this process."""
+    return _ROUTED

@@ -15,13 +15,16 @@ from ..diagnostics import CompileError, DiagnosticSink
 from ..ir import nodes as N
 from ..options import codegen_options
 from ..target import Target, from_capability, parse_target
+from . import cpu_device
 from .kernel import CallPlan, KernelParam, contiguous_args, kernel_params, normalize_out_idx
 
 
 
 def machine_target(target) -> Target:
-    """The Target of a JIT `target=` argument on this machine ("auto" and "cuda" ask torch for the device)."""
-    return parse_target(target, device=device_target)
+    """The Target of a JIT `target=` argument on this machine ("auto" and "cuda" ask torch for the device; under
+    the stand-in GPU of cpu_device.route_kernels_to_cpu every valid target is the CPU backend)."""
+    found = parse_target(target, device=device_target)
+    return Target("cpu") if cpu_device.routes_kernels_to_cpu() else found
 
 
 def device_target() -> Target:
