@@ -22,6 +22,7 @@ class CodeInfo:
     meaning: str
     example: str
     fix: str
+    raises: type | None = None  # TileLang raises this Python error for it, when @T.prim_func runs (see CompileError)
 
 
 _ROWS = [
@@ -43,9 +44,23 @@ _ROWS = [
     CodeInfo("instance-error", W, "frontend", "A kernel factory could not be instantiated with the values found statically.",
              "kernel = matmul(M=N // 0)", "Fix the call, or add a `# tilelsp: matmul(M=..., ...)` comment."),
     CodeInfo("invalid-value", E, "frontend", "A size, extent, thread count, stage count or divisor that no kernel can have: zero or negative, not an integer, infinite or NaN, over int32, or a division by zero.",
-             "T.alloc_shared((0, 32), T.float16)", "Fix the value (or the factory argument it comes from) so it is a positive integer below 2**31."),
+             "T.alloc_shared((0, 32), T.float16)", "Fix the value (or the factory argument it comes from) so it is a positive integer below 2**31.", raises=ValueError),
     CodeInfo("buffer-rank-mismatch", E, "frontend", "A buffer is indexed with the wrong number of indices.",
              "A_shared[i] = 0  # A_shared is 2-D", "Give one index per dimension."),
+    CodeInfo("invalid-memory-order", E, "frontend", "An atomic's `memory_order` that does not exist, or that the "
+             "operation cannot have (a load cannot release, a store cannot acquire).",
+             'T.atomic_load(A[0], memory_order="release")',
+             'Use one of the orders the message lists ("relaxed", "consume", "acquire", "release", "acq_rel", '
+             '"seq_cst").', raises=ValueError),
+    CodeInfo("slice-step", E, "frontend", "A buffer slice with a step (`A[0:10:2]`): tiles are contiguous.",
+             "B[0:5] = A[0:10:2]", "Index the elements in a T.Parallel loop (`B[i] = A[i * 2]`).",
+             raises=RuntimeError),
+    CodeInfo("reshape-size-mismatch", E, "frontend", "T.reshape / T.view to a shape (and dtype) that does not hold "
+             "the same number of bytes as the buffer.", "T.reshape(A, [32, 33])  # A has 1024 elements",
+             "Give a shape whose element count times element size equals the buffer's.", raises=AssertionError),
+    CodeInfo("reducer-dtype", E, "frontend", "A T.alloc_reducer whose op cannot combine its dtype: the bitwise ops "
+             "(bitand, bitor, bitxor) need an integer dtype.", 'T.alloc_reducer((1,), T.float32, op="bitand")',
+             "Allocate the reducer with an integer dtype, or use op='sum', 'max' or 'min'.", raises=AssertionError),
     # --- tile ops -------------------------------------------------------------------------
     CodeInfo("gemm-shape-mismatch", E, "gemm", "T.gemm operands disagree on M, N or K (after transposes).",
              "T.gemm(A_shared[64x32], B_shared[64x128], C)", "Make the K (or M/N) tile sizes agree."),
@@ -235,6 +250,11 @@ _ROWS = [
 ]
 
 CODES: dict[str, CodeInfo] = {row.code: row for row in _ROWS}
+
+
+def python_error(codes) -> type | None:
+    """The Python error TileLang raises for the first of `codes` the table gives one (None: none does)."""
+    return next((CODES[c].raises for c in codes if c in CODES and CODES[c].raises is not None), None)
 
 
 def default_severity(code: str) -> Severity:

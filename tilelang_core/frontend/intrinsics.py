@@ -18,6 +18,7 @@ ROUNDING = ("rn", "rz", "ru", "rd")
 IEEE_ARITY = {"ieee_add": 2, "ieee_sub": 2, "ieee_mul": 2, "ieee_fmaf": 3, "ieee_frcp": 1, "ieee_fsqrt": 1,
               "ieee_frsqrt": 1, "ieee_fdiv": 2}
 REDUCER_OPS = ("sum", "max", "min")
+BITWISE_REDUCER_OPS = ("bitand", "bitor", "bitxor")  # TileLang's integer-only reducers
 
 
 def h_ieee(p, b, node, short):
@@ -58,10 +59,14 @@ def h_alloc_reducer(p, b, node, short):
 
     op_node = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "op"), None)
     op = p.ev.eval(op_node) if op_node is not None else "sum"
+    buf = h_alloc_other(p, b, node, short)
+    if op in BITWISE_REDUCER_OPS and buf.dtype.startswith(("float", "bfloat")):
+        raise KernelError("reducer-dtype", f"T.alloc_reducer op={op!r} combines bits and needs an integer dtype (got "
+                          f"{buf.dtype}); allocate the reducer as T.int32 or T.uint32, or use op='sum', 'max' or "
+                          "'min'", op_node)
     if op not in REDUCER_OPS:
         raise KernelError("bad-arguments", f"T.alloc_reducer op must be one of {', '.join(map(repr, REDUCER_OPS))} "
                           f"(got `{ast.unparse(op_node)}`)", op_node)
-    buf = h_alloc_other(p, b, node, short)
     _reducer_ops(p)[buf] = op
     return buf
 
