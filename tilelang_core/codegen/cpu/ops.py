@@ -282,7 +282,8 @@ class OpLowering:
         return self.nest([src.extents[d] for d in outer_axes], body, "o")
 
     def atomic_add(self, op: N.AtomicAdd):
-        """T.atomic_add: dst += value (scalar or tile); grid loops run serially when a kernel has one."""
+        """T.atomic_add: dst += value (a tile, or a scalar into one element or every element of a region); grid loops
+        run serially when a kernel has one."""
         if isinstance(op.value, N.Region):
             src = self.view(op.value)
             dst = self.view(op.dst, like=src)
@@ -296,8 +297,16 @@ class OpLowering:
             return self.nest(ext, body, "a")
         dst = self.view(op.dst)
         value = self.ctx.expr(op.value)
-        idx = list(dst.starts)
-        return self.write(dst, idx, self.tirx.Add(*_same(self.read(dst, idx), value)))
+        if op.dst.kind == "point":
+            idx = list(dst.starts)
+            return self.write(dst, idx, self.tirx.Add(*_same(self.read(dst, idx), value)))
+        axes = dst.tile_axes()  # a scalar added to every element of a region
+
+        def element(v):
+            idx = dst.at(axes, v)
+            return self.write(dst, idx, self.tirx.Add(*_same(self.read(dst, idx), value)))
+
+        return self.nest([dst.extents[d] for d in axes], element, "a")
 
 
 VECTOR_ATOMICS = {"atomic_addx2": ("float16", "bfloat16", "float32"), "atomic_addx4": ("float32",)}
