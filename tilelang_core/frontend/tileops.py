@@ -74,7 +74,8 @@ def h_reduce(p, b, node, short):
     rank = len(src.buffer.shape)
     norm = dim + rank if dim < 0 and -rank <= dim else dim
     clear = const_bool(p, b, "clear", "clear")
-    p.emit(N.Reduce(REDUCE_OPS[short], src, dst, norm, clear, dim, p.span(node)))
+    nan = "nan_propagate" in b and const_bool(p, b, "nan_propagate", "nan_propagate")
+    p.emit(N.Reduce(REDUCE_OPS[short], src, dst, norm, clear, dim, p.span(node), nan))
 
 
 def h_cumsum(p, b, node, short):

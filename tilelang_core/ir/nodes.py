@@ -315,7 +315,8 @@ class Fill:
 @dataclass(frozen=True)
 class Reduce:
     """T.reduce_<op>(src, dst, dim, clear): op is max | min | sum | abssum | absmax. `dim` is normalised
-    to be non-negative when the rank is known (the user's value is in `dim_written`)."""
+    to be non-negative when the rank is known (the user's value is in `dim_written`). `nan_propagate`: a NaN
+    wins max / min / absmax (otherwise NaN is ignored, as fmaxf / fminf do)."""
 
     op: str
     src: Region
@@ -324,6 +325,7 @@ class Reduce:
     clear: bool = True
     dim_written: int = -1
     span: Span | None = None
+    nan_propagate: bool = False
 
 
 @dataclass(frozen=True)

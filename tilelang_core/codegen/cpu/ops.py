@@ -206,13 +206,19 @@ class OpLowering:
             return tirx.infinity(dtype) if is_float(dtype) else tirx.max_value(dtype)
         raise LoweringError(f"T.reduce_{kind} is not supported by the CPU backend")
 
-    def _combine(self, kind: str, acc, x):
+    def _combine(self, kind: str, acc, x, nan_propagate: bool = False):
+        """acc combined with x; a float max / min ignores a NaN (fmaxf / fminf), or with `nan_propagate` returns it."""
         tirx = self.tirx
         if kind in ("abssum", "absmax"):
             x = tirx.abs(x)
         if kind in ("sum", "abssum"):
             return tirx.Add(acc, x)
-        return tirx.Max(acc, x) if kind in ("max", "absmax") else tirx.Min(acc, x)
+        best = tirx.Max(acc, x) if kind in ("max", "absmax") else tirx.Min(acc, x)
+        if not is_float(dtype_of(acc)):
+            return best
+        if nan_propagate:
+            return tirx.Select(tirx.isnan(x), x, tirx.Select(tirx.isnan(acc), acc, best))
+        return tirx.Select(tirx.isnan(x), acc, tirx.Select(tirx.isnan(acc), x, best))
 
     def _reduce_dst(self, src: View, dst: View, dim: int, span):
         """Map a src element (without `dim`) to dst indices: dst drops `dim` or keeps it at extent 1."""
@@ -244,14 +250,14 @@ class OpLowering:
             def step(r):
                 idx = src.at(outer_axes + [dim], list(outer) + [r[0]])
                 x = cast(self.read(src, idx), acc_dt)
-                return tirx.BufferStore(acc, self._combine(op.op, tirx.BufferLoad(acc, [0]), x), [0])
+                return tirx.BufferStore(acc, self._combine(op.op, tirx.BufferLoad(acc, [0]), x, op.nan_propagate), [0])
 
             red = self.nest([src.extents[dim]], step, "r")
             total = tirx.BufferLoad(acc, [0])
             if not op.clear:
                 old = cast(self.read(dst, di), acc_dt)
                 total = tirx.Add(old, total) if op.op in ("sum", "abssum") else self._combine(
-                    "max" if op.op == "absmax" else op.op, old, total)
+                    "max" if op.op == "absmax" else op.op, old, total, op.nan_propagate)
             return tirx.SeqStmt([tirx.AllocBuffer(acc), init, red, self.write(dst, di, total)])
 
         return self.nest([src.extents[d] for d in outer_axes], body, "o")
