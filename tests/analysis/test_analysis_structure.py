@@ -60,6 +60,28 @@ def _reduce(src_shape, dst_shape, dim, written=None):
     return kernel([alloc(S), alloc(D), r])
 
 
+def _reduce_over_threads(src_shape, dim, threads, gemm=False):
+    S = buf("S", src_shape, "float32", "local.fragment")
+    dst_shape = src_shape[:dim] + src_shape[dim + 1:]
+    D = buf("D", dst_shape, "float32", "local.fragment")
+    stmts = [alloc(S), alloc(D)]
+    if gemm:
+        A = buf("A", (src_shape[0], 32), "float16", "shared.dyn")
+        B = buf("B", (32, src_shape[1]), "float16", "shared.dyn")
+        stmts += [alloc(A), alloc(B), N.Gemm(full(A), full(B), full(S), span=sp())]
+    return kernel(stmts + [N.Reduce("sum", full(S), full(D), dim, True, dim, sp())], threads=(threads,))
+
+
+def test_a_cross_thread_reduction_needs_a_power_of_two_of_threads():
+    """TileLang's logical_width: (1, 48) over 48 threads and (48, 2) by dim 0 over 96 gather 48 threads each."""
+    assert codes(_reduce_over_threads((1, 48), 1, 48)) == ["reduce-thread-width", "threads-not-warp-multiple"]
+    assert codes(_reduce_over_threads((48, 2), 0, 96)) == ["reduce-thread-width"]
+    assert codes(_reduce_over_threads((4, 32), 1, 32)) == []
+    assert codes(_reduce_over_threads((64, 2), 0, 128)) == []
+    assert codes(_reduce_over_threads((128, 128), 1, 384)) == []  # rows of 128 threads in three warpgroups
+    assert codes(_reduce_over_threads((64, 96), 1, 384, gemm=True)) == []  # an mma accumulator: quad reductions
+
+
 def test_reductions():
     assert codes(_reduce((64, 128), (64,), 1)) == []
     assert codes(_reduce((64, 128), (64, 1), 1)) == []

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
+from ...ir.visitor import walk
 from ..infer import dims_str, region_extents, same_expr
 from ..walker import Ctx, rule
 from .common import related_for, scope_name
@@ -66,6 +67,51 @@ def _matches(a, b) -> bool:
 def _unknown(a, b) -> bool:
     """True when the shapes cannot be told apart (same rank, no provably different dimension)."""
     return len(a) == len(b) and all(same_expr(x, y) is not False for x, y in zip(a, b)) and not _matches(a, b)
+
+
+def _threads(launch: N.Launch | None) -> int | None:
+    """The block's constant thread count (None when unknown)."""
+    if launch is None:
+        return None
+    total = 1
+    for t in launch.threads:
+        v = as_int(t)
+        if v is None:
+            return None
+        total *= v
+    return total
+
+
+def _layout_is_inferred(buf: N.Buffer, launch: N.Launch) -> bool:
+    """The fragment gets the inferred element-per-thread layout: no gemm accumulates into it, no annotation."""
+    for n in walk(launch.body):
+        if isinstance(n, N.Gemm) and n.c.buffer is buf or isinstance(n, N.AnnotateLayout) and any(
+                b is buf for b, _ in n.entries):
+            return False
+    return True
+
+
+@rule(N.Reduce)
+def check_reduce_width(r: N.Reduce, ctx: Ctx) -> None:
+    """A cross-thread reduction of a fragment spreads each output over a power-of-two number of threads (TileLang's
+    logical_width; its butterfly of warp shuffles needs it). Checked where the layout is the inferred one, element e
+    in thread e % T, in a block whose T is not a power of two (with a power-of-two T the width always is one)."""
+    threads = _threads(ctx.launch)
+    shape = [as_int(d) for d in r.src.buffer.shape]
+    if (r.src.buffer.scope != "local.fragment" or threads is None or threads & (threads - 1) == 0 or None in shape
+            or not 0 <= r.dim < len(shape) or not _layout_is_inferred(r.src.buffer, ctx.launch)):
+        return
+    stride = 1
+    for d in shape[r.dim + 1:]:
+        stride *= d
+    width = len({k * stride % threads for k in range(shape[r.dim])})  # the threads holding the first output's row
+    if width > 1 and width & (width - 1):
+        ctx.emit("reduce-thread-width",
+                 f"T.reduce_{r.op} over dim {r.dim_written if r.dim_written != -1 else r.dim} of "
+                 f"{r.src.buffer.name} ({dims_str(r.src.buffer.shape)}) spreads each output over {width} of the "
+                 f"block's {threads} threads: its logical_width must be a positive power of two; give the block a "
+                 f"power-of-two thread count or reduce a tile whose rows span 2, 4, ..., 32, 64, ... threads",
+                 r.span, related=related_for(r.src.buffer))
 
 
 @rule(N.CumSum)
