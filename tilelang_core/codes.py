@@ -61,6 +61,11 @@ _ROWS = [
     CodeInfo("reducer-dtype", E, "frontend", "A T.alloc_reducer whose op cannot combine its dtype: the bitwise ops "
              "(bitand, bitor, bitxor) need an integer dtype.", 'T.alloc_reducer((1,), T.float32, op="bitand")',
              "Allocate the reducer with an integer dtype, or use op='sum', 'max' or 'min'.", raises=AssertionError),
+    CodeInfo("ieee-unsupported", E, "frontend", "A T.ieee_* operation no CUDA intrinsic provides: a rounding mode "
+             "other than 'rn' on float16 / bfloat16, or T.ieee_frsqrt on float64.",
+             'T.ieee_add(a_fp16, b_fp16, "rz")',
+             "Use rounding mode 'rn' for half precision (or compute in float32 and cast); for a float64 reciprocal "
+             "square root write 1.0 / T.ieee_fsqrt(x)."),
     # --- tile ops -------------------------------------------------------------------------
     CodeInfo("gemm-shape-mismatch", E, "gemm", "T.gemm operands disagree on M, N or K (after transposes).",
              "T.gemm(A_shared[64x32], B_shared[64x128], C)", "Make the K (or M/N) tile sizes agree."),
