@@ -46,3 +46,22 @@ def test_cuda_lowers_an_element_loop_that_nvcc_compiles():
     source = generate(kernel, "sm_90a").source
     assert source.count("tl::atomic_add(") == 2 and "for (" in source
     assert compile_cubin(source, "sm_90a")[:4] == b"\x7fELF"
+
+
+TMA_ADD = """
+import tilelang.language as T
+
+
+@T.prim_func
+def tma_add(A: T.Tensor((4, 8), T.float32), B: T.Tensor((4, 8), T.float32)):
+    with T.Kernel(1):
+        T.atomic_add(B, A, use_tma=True)
+"""
+
+
+def test_a_tma_reduce_add_is_refused_on_the_cpu_at_the_line():
+    from tilelang_core.diagnostics import CompileError
+
+    with pytest.raises(CompileError, match="use_tma") as info:
+        build_src(TMA_ADD)
+    assert info.value.diagnostics[0].span.line == 8 and info.value.diagnostics[0].code == "lowering-unsupported"

@@ -98,7 +98,7 @@ def h_atomic_add(p, b, node, short):
         # the value form: an intrinsic call whose result is the element's previous value
         old = N.Load(dst.buffer, tuple(a.start for a in dst.axes), dst.span)
         return N.Call("atomic_add", (old, value), dst.buffer.dtype, p.span(node))
-    p.emit(N.AtomicAdd(dst, value, p.span(node)))
+    p.emit(N.AtomicAdd(dst, value, p.span(node), const_bool(p, b, "use_tma", "use_tma")))
 
 
 def h_atomic_minmax(p, b, node, short):

@@ -341,11 +341,13 @@ class CumSum:
 
 @dataclass(frozen=True)
 class AtomicAdd:
-    """T.atomic_add(dst, value): scalar (dst is a point Region, value an Expr) or tile (value a Region)."""
+    """T.atomic_add(dst, value): scalar (dst is a point Region, value an Expr) or tile (value a Region).
+    `use_tma`: the user asked for a TMA reduce-add (tile form)."""
 
     dst: Region
     value: Union[Expr, Region]
     span: Span | None = None
+    use_tma: bool = False
 
 
 @dataclass(frozen=True)
