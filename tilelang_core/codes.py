@@ -91,10 +91,11 @@ _ROWS = [
              "T.copy(L_local, G)", "Use a fragment or shared buffer as the source."),
     CodeInfo("reduce-dim-out-of-range", E, "reduce", "The `dim` of a reduction is outside the input's rank.",
              "T.reduce_max(S_2d, m, dim=2)", "Use dim in [-rank, rank)."),
-    CodeInfo("reduce-thread-width", E, "reduce", "A cross-thread T.reduce_* whose output gathers a number of "
-             "threads that is not a power of two (TileLang's logical_width): the warp-shuffle butterfly cannot "
-             "combine it.", "with T.Kernel(1, threads=48):\n    ...\n    T.reduce_sum(x_frag_1x48, s, dim=1)",
-             "Use a power-of-two thread count for the block, or a tile whose rows span a power of two of threads."),
+    CodeInfo("reduce-thread-width", E, "reduce", "A cross-thread T.reduce_* whose outputs each gather a number of "
+             "threads that is not a power of two (TileLang's logical_width), or whose threads are not one "
+             "contiguous, warp-aligned range: the warp-shuffle butterfly cannot combine them.", "with T.Kernel(1, threads=48):\n    ...\n    T.reduce_sum(x_frag_1x48, s, dim=1)",
+             "Use a power-of-two thread count for the block, or lay the tile out so each output gathers 2, 4, ..., 32, "
+             "64, ... adjacent threads starting at a multiple of 32."),
     CodeInfo("reduce-shape-mismatch", E, "reduce", "The reduction output does not have the input's shape without `dim`.",
              "T.reduce_sum(S[64x128], out[128], dim=1)", "Allocate the output as the input shape with `dim` removed (or kept as 1)."),
     CodeInfo("reduce-scope", E, "reduce", "A reduction between buffer scopes TileLang cannot reduce (e.g. from a global tensor).",

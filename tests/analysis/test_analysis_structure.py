@@ -123,3 +123,24 @@ def test_malformed_ir_never_crashes():
     diags, facts = run(kernel(stmts, threads=(c(0),)))
     assert all(d.code not in ("instance-error", "internal-error") for d in diags), [d.message for d in diags]
     assert facts.kernels[0].threads == 0
+
+
+def _annotated_reduce(width, thread_of, threads=128):
+    S = buf("S", (2, width), "float32", "local.fragment")
+    D = buf("D", (2,), "float32", "local.fragment")
+    table = tuple(thread_of(i, j) for i in range(2) for j in range(width))
+    spec = N.AnnotateLayout(((S, N.LayoutSpec("fragment", (2, width), sp(), table)),), sp())
+    return kernel([alloc(S), alloc(D), spec, N.Reduce("sum", full(S), full(D), 1, True, 1, sp())],
+                  threads=(threads,))
+
+
+def test_an_annotated_fragment_reduces_over_a_contiguous_warp_aligned_power_of_two_of_threads():
+    """The thread map of T.Fragment(forward_fn=...) decides which threads combine each output."""
+    assert codes(_annotated_reduce(512, lambda i, j: (i * 64 + j // 8))) == []  # [0, 128): two groups of 64
+    assert codes(_annotated_reduce(512, lambda i, j: (32 + i * 32 + j // 16))) == []  # [32, 96)
+    width = _annotated_reduce(384, lambda i, j: (j // 8))  # 48 threads a row
+    assert codes(width) == ["reduce-thread-width"] and "48 threads" in run(width)[0][0].message
+    apart = run(_annotated_reduce(512, lambda i, j: (i * 128 + j // 8), threads=256))[0]
+    assert [d.code for d in apart] == ["reduce-thread-width"] and "[0, 64), [128, 192)" in apart[0].message
+    skewed = run(_annotated_reduce(512, lambda i, j: (16 + i * 32 + j // 16)))[0]
+    assert [d.code for d in skewed] == ["reduce-thread-width"] and "warp-aligned" in skewed[0].message

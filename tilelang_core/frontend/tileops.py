@@ -10,6 +10,7 @@ from ..ir.arith import as_int, shape_ints
 from .gemm_sp import decompress as decompress_sparse
 from .handler_args import arg, const_bool, const_int, depends_on_unknown, shape_of, src_text
 from .kernel_errors import KernelError
+from .fragment_threads import fragment_threads
 from .regions import region_of, value_region
 from .values import BuiltinRef, EnumValue, to_expr
 
@@ -159,7 +160,11 @@ def layout_spec(p, node) -> N.LayoutSpec:
         if short in ("Layout", "Fragment"):
             shape_node = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "shape"), None)
             shape = shape_ints(shape_of(p, p.ev.eval(shape_node), shape_node)) if shape_node is not None else None
-            return N.LayoutSpec("layout" if short == "Layout" else "fragment", shape, span)
+            if short == "Layout":
+                return N.LayoutSpec("layout", shape, span)
+            fn = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords
+                                                                if k.arg == "forward_fn"), None)
+            return N.LayoutSpec("fragment", shape, span, fragment_threads(p, fn, shape))
         if "swizzle" in short:
             return N.LayoutSpec("swizzled", None, span)
         if "linear" in short:

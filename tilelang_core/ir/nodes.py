@@ -353,11 +353,13 @@ class AtomicAdd:
 @dataclass(frozen=True)
 class LayoutSpec:
     """A layout given to T.annotate_layout. kind: layout | fragment | swizzled | linear | unknown.
-    `shape` is the layout's input shape when known (None for swizzled/linear: they take the buffer's)."""
+    `shape` is the layout's input shape when known (None for swizzled/linear: they take the buffer's).
+    `threads`: for a fragment, the thread holding each element (row-major) when its index function was evaluated."""
 
     kind: str
     shape: tuple[int, ...] | None = None
     span: Span | None = None
+    threads: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
