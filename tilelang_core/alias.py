@@ -6,6 +6,9 @@ Two switches, both documented here:
 * From the shell: `python -m tilelang_core.run FILE [ARGS...]` installs the alias and runs FILE as
   `__main__` (its `if __name__ == "__main__":` block runs, `sys.argv` is `[FILE, *ARGS]`).
 
+While the alias is installed, `@T.prim_func` raises the errors TileLang's parser raises at definition
+(runtime/definition.py), each a CompileError that is also the Python error TileLang raises.
+
 What `tilelang` then provides (docs/alias.md lists it with the behaviour of each):
 
 * the core: `jit`, `compile`, `JITKernel`, `lower`, `language` (T), `layout`, `testing`, `profiler`
@@ -259,8 +262,12 @@ def install_alias(force: bool | None = None) -> bool:
         del sys.modules[key]
     sys.meta_path.insert(0, _AliasFinder())
     from .compat.tvm import patch_tvm
+    from .language.types import DEFINITION_CHECKS
+    from .runtime.definition import check_definition
 
     patch_tvm()
+    if check_definition not in DEFINITION_CHECKS:
+        DEFINITION_CHECKS.append(check_definition)
     return True
 
 
@@ -272,5 +279,9 @@ def uninstall_alias() -> None:
             continue
         del sys.modules[key]
     from .compat.tvm import unpatch_tvm
+    from .language.types import DEFINITION_CHECKS
+    from .runtime.definition import check_definition
 
     unpatch_tvm()
+    if check_definition in DEFINITION_CHECKS:
+        DEFINITION_CHECKS.remove(check_definition)

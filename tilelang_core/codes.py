@@ -22,6 +22,7 @@ class CodeInfo:
     meaning: str
     example: str
     fix: str
+    raises: type | None = None  # TileLang raises this Python error for it, when @T.prim_func runs (see CompileError)
 
 
 _ROWS = [
@@ -43,9 +44,28 @@ _ROWS = [
     CodeInfo("instance-error", W, "frontend", "A kernel factory could not be instantiated with the values found statically.",
              "kernel = matmul(M=N // 0)", "Fix the call, or add a `# tilelsp: matmul(M=..., ...)` comment."),
     CodeInfo("invalid-value", E, "frontend", "A size, extent, thread count, stage count or divisor that no kernel can have: zero or negative, not an integer, infinite or NaN, over int32, or a division by zero.",
-             "T.alloc_shared((0, 32), T.float16)", "Fix the value (or the factory argument it comes from) so it is a positive integer below 2**31."),
+             "T.alloc_shared((0, 32), T.float16)", "Fix the value (or the factory argument it comes from) so it is a positive integer below 2**31.", raises=ValueError),
     CodeInfo("buffer-rank-mismatch", E, "frontend", "A buffer is indexed with the wrong number of indices.",
              "A_shared[i] = 0  # A_shared is 2-D", "Give one index per dimension."),
+    CodeInfo("invalid-memory-order", E, "frontend", "An atomic's `memory_order` that does not exist, or that the "
+             "operation cannot have (a load cannot release, a store cannot acquire).",
+             'T.atomic_load(A[0], memory_order="release")',
+             'Use one of the orders the message lists ("relaxed", "consume", "acquire", "release", "acq_rel", '
+             '"seq_cst").', raises=ValueError),
+    CodeInfo("slice-step", E, "frontend", "A buffer slice with a step (`A[0:10:2]`): tiles are contiguous.",
+             "B[0:5] = A[0:10:2]", "Index the elements in a T.Parallel loop (`B[i] = A[i * 2]`).",
+             raises=RuntimeError),
+    CodeInfo("reshape-size-mismatch", E, "frontend", "T.reshape / T.view to a shape (and dtype) that does not hold "
+             "the same number of bytes as the buffer.", "T.reshape(A, [32, 33])  # A has 1024 elements",
+             "Give a shape whose element count times element size equals the buffer's.", raises=AssertionError),
+    CodeInfo("reducer-dtype", E, "frontend", "A T.alloc_reducer whose op cannot combine its dtype: the bitwise ops "
+             "(bitand, bitor, bitxor) need an integer dtype.", 'T.alloc_reducer((1,), T.float32, op="bitand")',
+             "Allocate the reducer with an integer dtype, or use op='sum', 'max' or 'min'.", raises=AssertionError),
+    CodeInfo("ieee-unsupported", E, "frontend", "A T.ieee_* operation no CUDA intrinsic provides: a rounding mode "
+             "other than 'rn' on float16 / bfloat16, or T.ieee_frsqrt on float64.",
+             'T.ieee_add(a_fp16, b_fp16, "rz")',
+             "Use rounding mode 'rn' for half precision (or compute in float32 and cast); for a float64 reciprocal "
+             "square root write 1.0 / T.ieee_fsqrt(x)."),
     # --- tile ops -------------------------------------------------------------------------
     CodeInfo("gemm-shape-mismatch", E, "gemm", "T.gemm operands disagree on M, N or K (after transposes).",
              "T.gemm(A_shared[64x32], B_shared[64x128], C)", "Make the K (or M/N) tile sizes agree."),
@@ -71,6 +91,11 @@ _ROWS = [
              "T.copy(L_local, G)", "Use a fragment or shared buffer as the source."),
     CodeInfo("reduce-dim-out-of-range", E, "reduce", "The `dim` of a reduction is outside the input's rank.",
              "T.reduce_max(S_2d, m, dim=2)", "Use dim in [-rank, rank)."),
+    CodeInfo("reduce-thread-width", E, "reduce", "A cross-thread T.reduce_* whose outputs each gather a number of "
+             "threads that is not a power of two (TileLang's logical_width), or whose threads are not one "
+             "contiguous, warp-aligned range: the warp-shuffle butterfly cannot combine them.", "with T.Kernel(1, threads=48):\n    ...\n    T.reduce_sum(x_frag_1x48, s, dim=1)",
+             "Use a power-of-two thread count for the block, or lay the tile out so each output gathers 2, 4, ..., 32, "
+             "64, ... adjacent threads starting at a multiple of 32."),
     CodeInfo("reduce-shape-mismatch", E, "reduce", "The reduction output does not have the input's shape without `dim`.",
              "T.reduce_sum(S[64x128], out[128], dim=1)", "Allocate the output as the input shape with `dim` removed (or kept as 1)."),
     CodeInfo("reduce-scope", E, "reduce", "A reduction between buffer scopes TileLang cannot reduce (e.g. from a global tensor).",
@@ -264,6 +289,11 @@ _ROWS = [
 ]
 
 CODES: dict[str, CodeInfo] = {row.code: row for row in _ROWS}
+
+
+def python_error(codes) -> type | None:
+    """The Python error TileLang raises for the first of `codes` the table gives one (None: none does)."""
+    return next((CODES[c].raises for c in codes if c in CODES and CODES[c].raises is not None), None)
 
 
 def default_severity(code: str) -> Severity:

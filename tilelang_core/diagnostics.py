@@ -108,7 +108,20 @@ def sorted_diagnostics(diags) -> list[Diagnostic]:
 
 
 class CompileError(Exception):
-    """Raised by the compiler API when a kernel has errors; carries the diagnostics and the path."""
+    """Raised by the compiler API when a kernel has errors; carries the diagnostics and the path.
+
+    When an error's code has a Python error in the code table (`CodeInfo.raises`: the one TileLang raises for it,
+    e.g. ValueError for an invalid value), the CompileError made is of a subclass that is also that error, so
+    `except ValueError` and `pytest.raises(ValueError)` written for TileLang catch it."""
+
+    def __new__(cls, diagnostics=(), *args, **kwargs):
+        if cls is CompileError and isinstance(diagnostics, (list, tuple)):
+            from .codes import python_error
+
+            builtin = python_error([d.code for d in diagnostics if d.is_error])
+            if builtin is not None:
+                cls = _flavour(builtin)
+        return super().__new__(cls)
 
     def __init__(self, diagnostics, path: str = "<string>", source_text: str | None = None):
         self.diagnostics = list(diagnostics)
@@ -116,9 +129,24 @@ class CompileError(Exception):
         self.source_text = source_text
         super().__init__(self._summary())
 
+    def __reduce__(self):  # pickled by its arguments: the subclass is made again from the codes
+        return CompileError, (self.diagnostics, self.path, self.source_text)
+
     def _summary(self) -> str:
         lines = []
         for d in self.diagnostics:
             if d.is_error:
                 lines.append(f"{self.path}:{d.span.line}:{d.span.col + 1}: error[{d.code}] {d.message}")
         return "\n".join(lines) or "compilation failed"
+
+
+_FLAVOURS: dict[type, type] = {}
+
+
+def _flavour(builtin: type) -> type:
+    """The CompileError subclass that is also `builtin` (named CompileError too: it is one)."""
+    if builtin not in _FLAVOURS:
+        _FLAVOURS[builtin] = type("CompileError", (CompileError, builtin), {
+            "__module__": __name__, "__qualname__": f"CompileError[{builtin.__name__}]",
+            "__doc__": f"A CompileError that is also a {builtin.__name__}."})
+    return _FLAVOURS[builtin]

@@ -55,10 +55,13 @@ def tolerated_areas() -> tuple[str, ...]:
     return _TOLERATED.get()
 
 
+CPU_TOLERATED_CODES = ("gemm-operand-scope",)  # TileLang's CPU target multiplies tiles of any scope (GemmScalar)
+
+
 def refuse_errors(func, target) -> None:
     """The gate in front of every lowering (lower, artifacts, the JIT, verify): CompileError with the frontend's
     and the checks' errors for this instance on this target, so nothing the checks reject becomes code.
-    GPU budgets (area `resources`) do not bind the CPU backend. Inline `# tilelsp: ignore` hides a diagnostic
+    GPU budgets (area `resources`) and tensor-core operand scopes do not bind the CPU backend. Inline `# tilelsp: ignore` hides a diagnostic
     from reports but does not make an erroneous kernel lowerable."""
     from .analysis import analyze
     from .codes import CODES
@@ -67,7 +70,8 @@ def refuse_errors(func, target) -> None:
     sink = DiagnosticSink()
     analyze([func], () if arch == "cpu" else (arch,), sink)
     skip = _TOLERATED.get() + (("resources",) if arch == "cpu" else ())
-    found = [d for d in sink.items if d.is_error and getattr(CODES.get(d.code), "area", "") not in skip]
+    found = [d for d in sink.items if d.is_error and getattr(CODES.get(d.code), "area", "") not in skip
+             and not (arch == "cpu" and d.code in CPU_TOLERATED_CODES)]
     errors = list(func.errors) + [d for d in found if d not in func.errors]
     if errors:
         raise CompileError(sorted_diagnostics(errors), func.source_path)

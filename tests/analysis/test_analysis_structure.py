@@ -60,6 +60,28 @@ def _reduce(src_shape, dst_shape, dim, written=None):
     return kernel([alloc(S), alloc(D), r])
 
 
+def _reduce_over_threads(src_shape, dim, threads, gemm=False):
+    S = buf("S", src_shape, "float32", "local.fragment")
+    dst_shape = src_shape[:dim] + src_shape[dim + 1:]
+    D = buf("D", dst_shape, "float32", "local.fragment")
+    stmts = [alloc(S), alloc(D)]
+    if gemm:
+        A = buf("A", (src_shape[0], 32), "float16", "shared.dyn")
+        B = buf("B", (32, src_shape[1]), "float16", "shared.dyn")
+        stmts += [alloc(A), alloc(B), N.Gemm(full(A), full(B), full(S), span=sp())]
+    return kernel(stmts + [N.Reduce("sum", full(S), full(D), dim, True, dim, sp())], threads=(threads,))
+
+
+def test_a_cross_thread_reduction_needs_a_power_of_two_of_threads():
+    """TileLang's logical_width: (1, 48) over 48 threads and (48, 2) by dim 0 over 96 gather 48 threads each."""
+    assert codes(_reduce_over_threads((1, 48), 1, 48)) == ["reduce-thread-width", "threads-not-warp-multiple"]
+    assert codes(_reduce_over_threads((48, 2), 0, 96)) == ["reduce-thread-width"]
+    assert codes(_reduce_over_threads((4, 32), 1, 32)) == []
+    assert codes(_reduce_over_threads((64, 2), 0, 128)) == []
+    assert codes(_reduce_over_threads((128, 128), 1, 384)) == []  # rows of 128 threads in three warpgroups
+    assert codes(_reduce_over_threads((64, 96), 1, 384, gemm=True)) == []  # an mma accumulator: quad reductions
+
+
 def test_reductions():
     assert codes(_reduce((64, 128), (64,), 1)) == []
     assert codes(_reduce((64, 128), (64, 1), 1)) == []
@@ -101,3 +123,24 @@ def test_malformed_ir_never_crashes():
     diags, facts = run(kernel(stmts, threads=(c(0),)))
     assert all(d.code not in ("instance-error", "internal-error") for d in diags), [d.message for d in diags]
     assert facts.kernels[0].threads == 0
+
+
+def _annotated_reduce(width, thread_of, threads=128):
+    S = buf("S", (2, width), "float32", "local.fragment")
+    D = buf("D", (2,), "float32", "local.fragment")
+    table = tuple(thread_of(i, j) for i in range(2) for j in range(width))
+    spec = N.AnnotateLayout(((S, N.LayoutSpec("fragment", (2, width), sp(), table)),), sp())
+    return kernel([alloc(S), alloc(D), spec, N.Reduce("sum", full(S), full(D), 1, True, 1, sp())],
+                  threads=(threads,))
+
+
+def test_an_annotated_fragment_reduces_over_a_contiguous_warp_aligned_power_of_two_of_threads():
+    """The thread map of T.Fragment(forward_fn=...) decides which threads combine each output."""
+    assert codes(_annotated_reduce(512, lambda i, j: (i * 64 + j // 8))) == []  # [0, 128): two groups of 64
+    assert codes(_annotated_reduce(512, lambda i, j: (32 + i * 32 + j // 16))) == []  # [32, 96)
+    width = _annotated_reduce(384, lambda i, j: (j // 8))  # 48 threads a row
+    assert codes(width) == ["reduce-thread-width"] and "48 threads" in run(width)[0][0].message
+    apart = run(_annotated_reduce(512, lambda i, j: (i * 128 + j // 8), threads=256))[0]
+    assert [d.code for d in apart] == ["reduce-thread-width"] and "[0, 64), [128, 192)" in apart[0].message
+    skewed = run(_annotated_reduce(512, lambda i, j: (16 + i * 32 + j // 16)))[0]
+    assert [d.code for d in skewed] == ["reduce-thread-width"] and "warp-aligned" in skewed[0].message

@@ -342,3 +342,32 @@ def test_kernel_without_as_names_and_a_single_statement():
     a, b = torch.randn(256).half(), torch.zeros(256).half()
     mod(a, b)
     torch.testing.assert_close(b, a * 2)
+
+
+LOCAL_GEMM = """
+import tilelang.language as T
+
+
+@T.prim_func
+def local_gemm(A: T.Tensor((16, 8), T.float32), B: T.Tensor((8, 16), T.float32), C: T.Tensor((16, 16), T.float32)):
+    with T.Kernel(1) as _:
+        A_l = T.alloc_local((16, 8), T.float32)
+        B_l = T.alloc_local((8, 16), T.float32)
+        C_l = T.alloc_local((16, 16), T.float32)
+        T.copy(A, A_l)
+        T.copy(B, B_l)
+        T.gemm(A_l, B_l, C_l, clear_accum=True)
+        T.copy(C_l, C)
+"""
+
+
+def test_gemm_of_local_tiles_runs_on_the_cpu_target_and_is_refused_for_cuda():
+    """TileLang's CPU target multiplies tiles of any scope (GemmScalar); tensor cores read shared or fragments."""
+    import tilelang_core
+
+    kernel = tilelang_core.check_source(textwrap.dedent(LOCAL_GEMM), "<test>").kernels[0]
+    a, b, c = torch.randn(16, 8), torch.randn(8, 16), torch.zeros(16, 16)
+    tilelang_core.compile(kernel, target="cpu")(a, b, c)
+    torch.testing.assert_close(c, a @ b)
+    with pytest.raises(CompileError, match="gemm-operand-scope"):
+        tilelang_core.lower(kernel, target="sm_90a")

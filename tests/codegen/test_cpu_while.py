@@ -124,3 +124,26 @@ def test_persistent_while_over_gemm_tiles():
     mod(a, b, c)
     ref = a.float() @ b.float()
     assert (c - ref).abs().max().item() <= 1e-3
+
+
+SUM_TO_TEN = """
+import tilelang.language as T
+
+
+@T.prim_func
+def sum_to_ten(A: T.Tensor((1,), T.int32)):
+    with T.Kernel(1) as _:
+        i = T.alloc_var(T.int32, 0)
+        total = T.alloc_var(T.int32)
+        while i < 10:
+            total += i
+            i += 1
+        A[0] = total
+"""
+
+
+def test_alloc_var_without_init_starts_at_zero():
+    """LLVM deleted the loop and the store when `total` was an undefined scalar (the result was whatever A held)."""
+    out = torch.full((1,), -7, dtype=torch.int32)
+    build_src(SUM_TO_TEN)(out)
+    assert out.item() == 45

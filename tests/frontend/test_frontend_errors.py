@@ -42,6 +42,12 @@ def _one(line: str):
     ("T.gemm(S, S)", "bad-arguments", ["C"]),
     ("T.reduce_max(S, S, dim=T.float32(0.5))", "bad-arguments", ["dim"]),
     ("for i in T.Parallel(4, 4):\n            pass", "bad-arguments", ["2 extents", "1 variable"]),
+    ("S[0, 0] = T.ieee_add(S[0, 0], S[0, 1], 'rz')", "ieee-unsupported", ["Only rounding mode 'rn'", "float16"]),
+    ("S[0, 0] = T.ieee_frsqrt(T.float64(2.0))", "ieee-unsupported", ["not supported for float64"]),
+    ("S[0, 0] = T.atomic_load(A[0, 0], memory_order='release')", "invalid-memory-order",
+     ["does not support memory_order 'release'"]),
+    ("S[0:64:2, 0] = 0", "slice-step", ["with a step"]),
+    ("V = T.reshape(S, (64, 65))", "reshape-size-mismatch", ["8,192 bytes", "8,320 bytes"]),
 ])
 def test_each_error_code(line, code, words):
     src, _, errs = _one(line)
@@ -244,3 +250,13 @@ def k2(A: T.Tensor((64,), T.float32)):
     _, diags = parse(src)
     assert errors(diags) == [("invalid-kernel", line_of(src, "64 / 32")), ("bad-arguments", line_of(src, "64 / 2"))]
     assert all("//" in d.message for d in diags)
+
+
+def test_ieee_rounding_mode_is_checked_when_called_outside_a_kernel():
+    """TileLang's T.ieee_* check the mode when called, before anything else."""
+    import tilelang_core.language as T
+
+    with pytest.raises(ValueError, match="Invalid rounding mode 'xy'"):
+        T.ieee_mul(1.0, 2.0, "xy")
+    with pytest.raises(RuntimeError, match="inside a @T.prim_func"):
+        T.ieee_mul(1.0, 2.0, "rz")

@@ -1,7 +1,7 @@
 """fp8 end to end: float8_e4m3fn / float8_e5m2 tensors in and out, casts that round and saturate like the GPU's
 `cvt.rn.satfinite` (NaN stays NaN; ±inf and out-of-range values become ±max, where torch's `.to` gives inf for
-e5m2), every fp8 code decoded, and max/min/sum reductions
-over fp8 tiles."""
+e5m2), every fp8 code decoded, max/min/sum reductions over fp8 tiles, and element-wise max/min/clamp/+ on fp8
+(computed through float: CUDA's fp8 types have no operators)."""
 from __future__ import annotations
 
 from fuzz_harness import Case
@@ -62,6 +62,38 @@ def quant(A: T.Tensor((64, 128), "bfloat16"), Q: T.Tensor((64, 128), "{dt}"), Sc
         for i in T.Parallel(64):
             Sc[i] = T.max(amax[i], 1e-4) / {top}
 """
+
+MINMAX = """
+@T.prim_func
+def minmax(A: T.Tensor((128,), "{dt}"), B: T.Tensor((128,), "{dt}"), Mx: T.Tensor((128,), "{dt}"),
+           Mn: T.Tensor((128,), "{dt}"), Cl: T.Tensor((128,), "{dt}"), S: T.Tensor((128,), "{dt}")):
+    with T.Kernel(1, threads=128) as _:
+        for i in T.Parallel(128):
+            Mx[i] = T.max(A[i], B[i])
+            Mn[i] = T.min(A[i], B[i])
+            Cl[i] = T.clamp(A[i], -2.0, 2.0)
+            S[i] = A[i] + B[i]
+"""
+
+
+def _minmax_inputs(dt):
+    def make(device):
+        import torch
+
+        g = torch.Generator().manual_seed(7)
+        a, b = ((torch.randn(128, generator=g) * 8).to(getattr(torch, dt)) for _ in range(2))
+        outs = [torch.zeros(128, dtype=torch.uint8).view(getattr(torch, dt)) for _ in range(4)]
+        return [t.to(device) for t in (a, b, *outs)]
+    return make
+
+
+def _minmax_ref(args):
+    import torch
+
+    a, b = args[0].float(), args[1].float()
+    top = MAX["float8_e4m3fn" if args[0].dtype == torch.float8_e4m3fn else "float8_e5m2"]
+    return [x.clamp(-top, top).to(args[0].dtype) for x in (torch.maximum(a, b), torch.minimum(a, b), a.clamp(-2, 2),
+                                                             a + b)]
 
 
 def _specials(src):
@@ -158,5 +190,7 @@ CASES = [
         Case(f"per-row absmax quantisation to {dt}", "tile-ai/tilelang#3024", SCALE.format(dt=dt, top=MAX[dt]),
              _quant_inputs(dt), _quant_ref(dt), outputs=(1, 2), rtol=2.0 ** -FP8_MANT[dt], atol=0.0,
              note="one fp8 step of slack: a float32 tie before rounding depends on how x * (top / amax) rounds"),
+        Case(f"T.max / T.min / T.clamp / + on {dt} elements, computed through float", "tile-ai/tilelang#2985",
+             MINMAX.format(dt=dt), _minmax_inputs(dt), _minmax_ref, outputs=(2, 3, 4, 5)),
     )
 ]

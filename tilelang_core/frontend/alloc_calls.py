@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 
 from ..ir import nodes as N
+from ..ir.arith import as_const
+from ..language.dtypes import dtype_bits
 from .handler_args import arg, shape_of, src_text
 from .kernel_errors import ON_CHIP_MAX, KernelError, check_elements
 from .values import BuiltinRef, TensorSpec, Unknown
@@ -106,7 +108,34 @@ def h_reshape(p, b, node, short):
     dtype = args[2] if len(args) > 2 else kwargs.get("dtype")
     new_shape = shape_of(p, shape, node) if shape is not None else src.shape
     new_dtype = p.dtype_arg(None, dtype) if dtype is not None else src.dtype
+    _check_same_bytes(short, src, new_shape, new_dtype, node)
     return N.Buffer(p.target_name or src.name, new_shape, new_dtype, src.scope, p.span(node), src)
+
+
+def _bits(shape, dtype: str) -> int | None:
+    """The constant size in bits of a buffer of `shape` and `dtype` (None when a dimension is symbolic)."""
+    total = dtype_bits(dtype)
+    for d in shape:
+        v = as_const(d)
+        if not isinstance(v, int) or total is None:
+            return None
+        total *= v
+    return total
+
+
+def _check_same_bytes(short: str, src: N.Buffer, shape, dtype: str, node) -> None:
+    """T.reshape / T.view keep the storage: the new shape and dtype must hold exactly the buffer's bytes."""
+    old, new = _bits(src.shape, src.dtype), _bits(shape, dtype)
+    if old is None or new is None or old == new:
+        return
+    dims = ", ".join(str(as_const(d)) for d in shape)
+    raise KernelError("reshape-size-mismatch", f"T.{short} of `{src.name}` ({_size(old)}) as ({dims}) {dtype} "
+                      f"({_size(new)}): the sizes differ; give a shape (and dtype) that holds exactly {_size(old)}",
+                      node)
+
+
+def _size(bits: int) -> str:
+    return f"{bits // 8:,} bytes" if bits % 8 == 0 else f"{bits:,} bits"
 
 
 def h_empty(p, b, node, short):

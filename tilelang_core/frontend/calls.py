@@ -7,6 +7,7 @@ import ast
 
 from ..ir import nodes as N
 from .kernel_errors import KernelError, bind_error
+from .memory_order import check_memory_order
 from .signatures import bind_call, registry_entry
 from .iket import iket_call, is_iket
 from .handlers import HANDLERS, NO_BIND
@@ -29,6 +30,8 @@ class CallsMixin:
                               "own CUDA/ROCm code emitters and instrumentation); write the kernel with T.gemm, "
                               "T.copy and the other T builtins", node)
         short = ref.short
+        if short.startswith("atomic"):
+            check_memory_order(self, ref.name, short, node)
         handler = HANDLERS.get(short) if ref.name.startswith(("T.", "tilelang.language")) else None
         if handler is None and (short in ("Layout", "Fragment") or "layout" in ref.name.lower()):
             return Unknown(ref.name)

@@ -13,7 +13,7 @@ from ..language.types import DType, MacroDef
 from .consteval import Evaluator, _text, call_value
 from .expr_info import expr_dtype
 from .kernel_errors import KernelError, beyond_int64, check_literal, check_shift, describe
-from .regions import check_rank, region_of
+from .regions import check_rank, region_of, reject_step
 from .values import POISON, BuiltinRef, LiveFunc, Unknown, UserFunc, is_expr, to_expr
 
 _FORBIDDEN = {
@@ -151,6 +151,7 @@ class KernelEval(Evaluator):
         base = self.eval(node.value)
         if isinstance(base, N.Buffer):
             idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            reject_step(self, base, idx, node)
             if any(isinstance(i, ast.Slice) for i in idx) and getattr(self, "allow_regions", False):
                 return region_of(self.p, node)
             if any(isinstance(i, ast.Slice) for i in idx):

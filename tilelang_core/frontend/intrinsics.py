@@ -11,13 +11,14 @@ from __future__ import annotations
 import ast
 
 from ..ir import nodes as N
+from ..language import ROUNDING_MODES
 from .expr_info import expr_dtype
 from .kernel_errors import KernelError
 
-ROUNDING = ("rn", "rz", "ru", "rd")
 IEEE_ARITY = {"ieee_add": 2, "ieee_sub": 2, "ieee_mul": 2, "ieee_fmaf": 3, "ieee_frcp": 1, "ieee_fsqrt": 1,
               "ieee_frsqrt": 1, "ieee_fdiv": 2}
 REDUCER_OPS = ("sum", "max", "min")
+BITWISE_REDUCER_OPS = ("bitand", "bitor", "bitxor")  # TileLang's integer-only reducers
 
 
 def h_ieee(p, b, node, short):
@@ -26,15 +27,23 @@ def h_ieee(p, b, node, short):
     mode_node = node.args[arity] if len(node.args) > arity else next(
         (k.value for k in node.keywords if k.arg == "rounding_mode"), None)
     mode = p.ev.eval(mode_node) if mode_node is not None else "rn"
-    if mode not in ROUNDING or short == "ieee_frsqrt" and mode != "rn":
+    if mode not in ROUNDING_MODES or short == "ieee_frsqrt" and mode != "rn":
         allowed = "'rn'" if short == "ieee_frsqrt" else "'rn', 'rz', 'ru' or 'rd'"
-        raise KernelError("bad-arguments", f"the rounding mode of T.{short} must be {allowed} (got "
-                          f"`{ast.unparse(mode_node)}`)", mode_node)
+        raise KernelError("bad-arguments", f"Invalid rounding mode `{ast.unparse(mode_node)}` for T.{short}: it "
+                          f"must be {allowed}", mode_node)
     if len(node.args) < arity:
         raise KernelError("bad-arguments", f"T.{short} takes {arity} operand{'s' if arity > 1 else ''}", node)
     args = tuple(p.ev.scalar(a) for a in node.args[:arity])
+    dtype = expr_dtype(args[0])
+    if mode != "rn" and dtype in ("float16", "bfloat16"):
+        raise KernelError("ieee-unsupported", f"T.{short} on {dtype} with rounding mode {mode!r}: Only rounding mode "
+                          "'rn' is available for half precision (CUDA's half intrinsics round to nearest); use 'rn', "
+                          "or compute in float32 and cast", mode_node)
+    if short == "ieee_frsqrt" and dtype == "float64":
+        raise KernelError("ieee-unsupported", "T.ieee_frsqrt is not supported for float64 (CUDA has no double "
+                          "reciprocal square root); use 1.0 / T.ieee_fsqrt(x), or float32", node)
     name = short if mode == "rn" else f"{short}_{mode}"
-    return N.Call(name, args, expr_dtype(args[0]), p.span(node))
+    return N.Call(name, args, dtype, p.span(node))
 
 
 def h_atomic_addx(p, b, node, short):
@@ -58,10 +67,14 @@ def h_alloc_reducer(p, b, node, short):
 
     op_node = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "op"), None)
     op = p.ev.eval(op_node) if op_node is not None else "sum"
+    buf = h_alloc_other(p, b, node, short)
+    if op in BITWISE_REDUCER_OPS and buf.dtype.startswith(("float", "bfloat")):
+        raise KernelError("reducer-dtype", f"T.alloc_reducer op={op!r} combines bits and needs an integer dtype (got "
+                          f"{buf.dtype}); allocate the reducer as T.int32 or T.uint32, or use op='sum', 'max' or "
+                          "'min'", op_node)
     if op not in REDUCER_OPS:
         raise KernelError("bad-arguments", f"T.alloc_reducer op must be one of {', '.join(map(repr, REDUCER_OPS))} "
                           f"(got `{ast.unparse(op_node)}`)", op_node)
-    buf = h_alloc_other(p, b, node, short)
     _reducer_ops(p)[buf] = op
     return buf
 

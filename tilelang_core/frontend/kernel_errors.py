@@ -55,7 +55,7 @@ def check_literal(e, node) -> None:
         raise KernelError("invalid-value", f"`{_text(node)}` is an integer beyond 64 bits", node)
     if isinstance(e, N.Const) and e.dtype == "float32" and isinstance(e.value, float) and math.isfinite(e.value) \
             and abs(e.value) > FLOAT32_MAX:
-        raise KernelError("invalid-value", f"`{_text(node)}`: {e.value:g} does not fit float32 (largest "
+        raise KernelError("invalid-value", f"`{_text(node)}`: {e.value:g} exceeds maximum of float32 ("
                           "3.4e38); use a smaller value, or T.infinity(T.float32) for infinity", node)
 
 

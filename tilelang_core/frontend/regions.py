@@ -17,6 +17,16 @@ def check_rank(buf: N.Buffer, n: int, node, parser) -> None:
                           "dimension", node, related=((buf.span, f"`{buf.name}` declared here"),) if buf.span else ())
 
 
+def reject_step(ev, buf: N.Buffer, idx, node) -> None:
+    """Raise slice-step for a slice with a step other than 1 (`A[0:10:2]`): tiles and regions are contiguous.
+    `ev` evaluates the step (a factory argument is a constant here)."""
+    for i in idx:
+        if isinstance(i, ast.Slice) and i.step is not None and ev.eval(i.step) != 1:
+            raise KernelError("slice-step", f"`{_text(node)}`: a slice of `{buf.name}` with a step is not supported "
+                              "(buffer regions are contiguous); index the elements in a T.Parallel loop instead, "
+                              f"e.g. `{buf.name}[i * {_text(i.step)}]`", i)
+
+
 def region_of(parser, node) -> N.Region:
     """A tile-op operand: a buffer, a slice `A[a:b, :]`, a head address `A[i, j]`, or a value holding one."""
     span = parser.span(node)
@@ -24,6 +34,7 @@ def region_of(parser, node) -> N.Region:
         base = parser.ev.eval(node.value)
         if isinstance(base, N.Buffer):
             idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            reject_step(parser.ev, base, idx, node)
             check_rank(base, len(idx), node, parser)
             axes = tuple(_axis(parser, i, dim) for i, dim in zip(idx, base.shape))
             kind = "slice" if any(a.sliced for a in axes) else "point"
@@ -47,9 +58,6 @@ def value_region(v, span, node=None) -> N.Region:
 def _axis(parser, idx, dim) -> N.Axis:
     if not isinstance(idx, ast.Slice):
         return N.Axis(parser.ev.index(idx), N.Const(1), False)
-    if idx.step is not None:
-        raise KernelError("bad-arguments", "strided slices are not supported in tile-op operands; "
-                          "copy the whole range and index inside a T.Parallel loop", idx)
     start = parser.ev.index(idx.lower) if idx.lower is not None else N.Const(0)
     stop = parser.ev.index(idx.upper) if idx.upper is not None else dim
     return N.Axis(start, difference(stop, start), True)

@@ -10,6 +10,7 @@ from ..ir.arith import as_int, shape_ints
 from .gemm_sp import decompress as decompress_sparse
 from .handler_args import arg, const_bool, const_int, depends_on_unknown, shape_of, src_text
 from .kernel_errors import KernelError
+from .fragment_threads import fragment_threads
 from .regions import region_of, value_region
 from .values import BuiltinRef, EnumValue, to_expr
 
@@ -74,7 +75,8 @@ def h_reduce(p, b, node, short):
     rank = len(src.buffer.shape)
     norm = dim + rank if dim < 0 and -rank <= dim else dim
     clear = const_bool(p, b, "clear", "clear")
-    p.emit(N.Reduce(REDUCE_OPS[short], src, dst, norm, clear, dim, p.span(node)))
+    nan = "nan_propagate" in b and const_bool(p, b, "nan_propagate", "nan_propagate")
+    p.emit(N.Reduce(REDUCE_OPS[short], src, dst, norm, clear, dim, p.span(node), nan))
 
 
 def h_cumsum(p, b, node, short):
@@ -97,7 +99,7 @@ def h_atomic_add(p, b, node, short):
         # the value form: an intrinsic call whose result is the element's previous value
         old = N.Load(dst.buffer, tuple(a.start for a in dst.axes), dst.span)
         return N.Call("atomic_add", (old, value), dst.buffer.dtype, p.span(node))
-    p.emit(N.AtomicAdd(dst, value, p.span(node)))
+    p.emit(N.AtomicAdd(dst, value, p.span(node), const_bool(p, b, "use_tma", "use_tma")))
 
 
 def h_atomic_minmax(p, b, node, short):
@@ -158,7 +160,11 @@ def layout_spec(p, node) -> N.LayoutSpec:
         if short in ("Layout", "Fragment"):
             shape_node = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "shape"), None)
             shape = shape_ints(shape_of(p, p.ev.eval(shape_node), shape_node)) if shape_node is not None else None
-            return N.LayoutSpec("layout" if short == "Layout" else "fragment", shape, span)
+            if short == "Layout":
+                return N.LayoutSpec("layout", shape, span)
+            fn = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords
+                                                                if k.arg == "forward_fn"), None)
+            return N.LayoutSpec("fragment", shape, span, fragment_threads(p, fn, shape))
         if "swizzle" in short:
             return N.LayoutSpec("swizzled", None, span)
         if "linear" in short:

@@ -315,7 +315,8 @@ class Fill:
 @dataclass(frozen=True)
 class Reduce:
     """T.reduce_<op>(src, dst, dim, clear): op is max | min | sum | abssum | absmax. `dim` is normalised
-    to be non-negative when the rank is known (the user's value is in `dim_written`)."""
+    to be non-negative when the rank is known (the user's value is in `dim_written`). `nan_propagate`: a NaN
+    wins max / min / absmax (otherwise NaN is ignored, as fmaxf / fminf do)."""
 
     op: str
     src: Region
@@ -324,6 +325,7 @@ class Reduce:
     clear: bool = True
     dim_written: int = -1
     span: Span | None = None
+    nan_propagate: bool = False
 
 
 @dataclass(frozen=True)
@@ -339,21 +341,25 @@ class CumSum:
 
 @dataclass(frozen=True)
 class AtomicAdd:
-    """T.atomic_add(dst, value): scalar (dst is a point Region, value an Expr) or tile (value a Region)."""
+    """T.atomic_add(dst, value): scalar (dst is a point Region, value an Expr) or tile (value a Region).
+    `use_tma`: the user asked for a TMA reduce-add (tile form)."""
 
     dst: Region
     value: Union[Expr, Region]
     span: Span | None = None
+    use_tma: bool = False
 
 
 @dataclass(frozen=True)
 class LayoutSpec:
     """A layout given to T.annotate_layout. kind: layout | fragment | swizzled | linear | unknown.
-    `shape` is the layout's input shape when known (None for swizzled/linear: they take the buffer's)."""
+    `shape` is the layout's input shape when known (None for swizzled/linear: they take the buffer's).
+    `threads`: for a fragment, the thread holding each element (row-major) when its index function was evaluated."""
 
     kind: str
     shape: tuple[int, ...] | None = None
     span: Span | None = None
+    threads: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)

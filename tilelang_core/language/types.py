@@ -31,11 +31,20 @@ class TensorType:
     scope: str = "global"
 
 
+# Callables run on every new PrimFuncDef, in order; one raises to refuse the definition. The alias installs
+# TileLang's parse-time errors here (runtime/definition.py); without it a kernel's errors wait for its compile.
+DEFINITION_CHECKS: list = []
+
+
 @dataclass
 class PrimFuncDef:
     """What `@T.prim_func` returns at run time: the captured function, compiled on demand by the JIT."""
 
     captured: object  # language.capture.CapturedFunc
+
+    def __post_init__(self):
+        for check in DEFINITION_CHECKS:
+            check(self)
 
     @property
     def name(self) -> str:

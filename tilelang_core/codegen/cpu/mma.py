@@ -1,6 +1,7 @@
 """`T.ptx_mma` and `T.mma_fragment_load` on the CPU backend. The load is per-thread: the registers of the thread's
 lane, read from shared memory. The product is one warp-wide `mma.sync.m16n8kK` computed by each thread for its own four
-accumulator registers from the A and B registers of the lanes of its warp (the PTX fragment layouts).
+accumulator registers from the A and B registers of the lanes of its warp (the PTX fragment layouts), an fp16
+accumulator summed in float32 over the instruction's K and rounded once, as the tensor core does.
 
 It runs in a barrier phase of its own (cpu/simt.py makes it a collective), so every lane's operands are loaded
 before any lane reads them. With e = 32 / operand bits elements per register and K = 8 * e:
@@ -15,6 +16,7 @@ from .expr import cast, const, index_expr
 
 _BITS = {"fp16": 16, "bf16": 16, "int8": 8, "uint8": 8}
 _ACCUM = {"fp32": "float32", "fp16": "float16", "int32": "int32"}
+_STEP = {"float32": "float32", "float16": "float32", "int32": "int32"}  # an fp16 C is summed wider, rounded per MMA
 
 
 def mma_sync(ctx, call: N.Call) -> list:
@@ -24,7 +26,7 @@ def mma_sync(ctx, call: N.Call) -> list:
     a_head, b_head, c_head = call.args[3:]
     e = 32 // _BITS[a_type]
     k_dim, wide = 8 * e, 4 * e
-    acc_dtype = _ACCUM[c_type]
+    acc_dtype = _STEP[_ACCUM[c_type]]
     lane = tirx.floormod(ctx.tid, const(32, "int32"))
     warp0 = ctx.tid - lane
 
@@ -46,10 +48,14 @@ def mma_sync(ctx, call: N.Call) -> list:
     b = other(b_head, col * const(4, "int32") + tirx.floordiv(k_in, const(e, "int32")), k_reg + const(e, "int32") * k_blk)
     c_buf = ctx.buffer(c_head.buffer, call.span)
     c_at = ctx.private(c_head.buffer, [index_expr(ctx.expr(c_head.indices[0])) + v], call.span)
-    acc = tirx.BufferLoad(c_buf, c_at)
-    update = tirx.BufferStore(c_buf, cast(cast(acc, acc_dtype) + a * b, str(c_buf.dtype)), c_at)
-    inner = tirx.For(k, const(0, "int32"), const(k_dim, "int32"), tirx.ForKind.SERIAL, update)
-    return [tirx.For(v, const(0, "int32"), const(4, "int32"), tirx.ForKind.SERIAL, inner)]
+    part = tirx.decl_buffer((1,), acc_dtype, "mma_acc", scope="local")
+    zero = const(0, "int32")
+    update = tirx.BufferStore(part, tirx.BufferLoad(part, [zero]) + a * b, [zero])
+    step = tirx.SeqStmt([
+        tirx.AllocBuffer(part), tirx.BufferStore(part, cast(tirx.BufferLoad(c_buf, c_at), acc_dtype), [zero]),
+        tirx.For(k, zero, const(k_dim, "int32"), tirx.ForKind.SERIAL, update),
+        tirx.BufferStore(c_buf, cast(tirx.BufferLoad(part, [zero]), str(c_buf.dtype)), c_at)])
+    return [tirx.For(v, zero, const(4, "int32"), tirx.ForKind.SERIAL, step)]
 
 
 def fragment_load(ctx, call: N.Call) -> list:

@@ -12,6 +12,9 @@ from ...ir.arith import as_int
 from .._tvm import load
 from .expr import LoweringError, as_bool, cast, const, dtype_of, infinity, is_float, promote
 
+MMA_K = 16  # the k depth of one fp16/bf16 tensor-core MMA step (mma.m16n8k16, wgmma k16)
+MMA_STEP_DTYPES = ("float16",)  # accumulators a tensor core rounds once per MMA step (bf16 operands need fp32)
+
 
 @dataclass
 class View:
@@ -132,7 +135,8 @@ class OpLowering:
         return [len(view.extents) - 2, len(view.extents) - 1]
 
     def gemm(self, op: N.Gemm):
-        """T.gemm: C (+)= op(A) @ op(B), accumulating in C's dtype."""
+        """T.gemm: C (+)= op(A) @ op(B) in C's dtype; a float16 C takes each MMA k-step (16 deep) summed in
+        float32 and rounds once per step, as a tensor core does (a product at a time in fp16 drifts past 1e-2)."""
         a, b, c = self.view(op.a), self.view(op.b), self.view(op.c)
         aa, ba, ca = self._matrix(a, "A", op.span), self._matrix(b, "B", op.span), self._matrix(c, "C", op.span)
         m, k = (a.extents[aa[1]], a.extents[aa[0]]) if op.transpose_a else (a.extents[aa[0]], a.extents[aa[1]])
@@ -146,14 +150,17 @@ class OpLowering:
         def b_at(kk, j):
             return tirx.BufferLoad(b_t, [kk, j]) if op.transpose_b else self.read(b, b.at(ba, [kk, j]))
 
+        def product(i, kk, j, dtype):
+            ai = a.at(aa, [kk, i] if op.transpose_a else [i, kk])
+            return tirx.Mul(cast(self.read(a, ai), dtype), cast(b_at(kk, j), dtype))
+
         def body(v):
             i, kk, j = v
-            ai = a.at(aa, [kk, i] if op.transpose_a else [i, kk])
             ci = c.at(ca, [i, j])
-            prod = tirx.Mul(cast(self.read(a, ai), acc), cast(b_at(kk, j), acc))
-            return self.write(c, ci, tirx.Add(self.read(c, ci), prod))
+            return self.write(c, ci, tirx.Add(self.read(c, ci), product(i, kk, j, acc)))
 
-        loops = prologue + [self.nest([m, k, n], body, "g")]
+        steps = acc in MMA_STEP_DTYPES
+        loops = prologue + [self._gemm_steps(m, k, n, c, ca, product) if steps else self.nest([m, k, n], body, "g")]
         if op.clear_accum is not False:
             zero = const(0, acc)
             clear = self.nest([m, n], lambda v: self.write(c, c.at(ca, v), zero), "z")
@@ -161,6 +168,33 @@ class OpLowering:
                 clear = self.tirx.IfThenElse(as_bool(self.ctx.expr(op.clear_accum)), clear, None)
             return [clear] + loops
         return loops
+
+    def _gemm_steps(self, m, k, n, c: View, ca, product):
+        """Row i of C over k-steps of MMA_K: a float32 row of partial sums loaded from C, the step's products added,
+        stored back rounded to C's dtype (the innermost loops run along n)."""
+        tirx, ctx = self.tirx, self.ctx
+        k_expr = ctx.as_expr(k)
+        steps = (k + MMA_K - 1) // MMA_K if isinstance(k, int) else tirx.floordiv(k_expr + const(MMA_K - 1, "int32"),
+                                                                                 const(MMA_K, "int32"))
+
+        def row(v):
+            i, ks = v
+            part = tirx.decl_buffer([ctx.as_expr(n)], "float32", "C_step", scope="local")
+            load = self.nest([n], lambda w: tirx.BufferStore(part, cast(self.read(c, c.at(ca, [i, w[0]])), "float32"),
+                                                             [w[0]]), "j")
+
+            def add(w):
+                kk, j = ks * const(MMA_K, "int32") + w[0], w[1]
+                store = tirx.BufferStore(part, tirx.Add(tirx.BufferLoad(part, [j]), product(i, kk, j, "float32")), [j])
+                if isinstance(k, int) and k % MMA_K == 0:
+                    return store
+                return tirx.IfThenElse(tirx.LT(kk, k_expr), store, None)
+
+            accumulate = self.nest([MMA_K, n], add, "kk")
+            store = self.nest([n], lambda w: self.write(c, c.at(ca, [i, w[0]]), tirx.BufferLoad(part, [w[0]])), "j")
+            return tirx.SeqStmt([tirx.AllocBuffer(part), load, accumulate, store])
+
+        return self.nest([m, steps], row, "g")
 
     def _identity(self, kind: str, dtype: str):
         tirx = self.tirx
@@ -172,13 +206,19 @@ class OpLowering:
             return infinity(dtype) if is_float(dtype) else tirx.max_value(dtype)
         raise LoweringError(f"T.reduce_{kind} is not supported by the CPU backend")
 
-    def _combine(self, kind: str, acc, x):
+    def _combine(self, kind: str, acc, x, nan_propagate: bool = False):
+        """acc combined with x; a float max / min ignores a NaN (fmaxf / fminf), or with `nan_propagate` returns it."""
         tirx = self.tirx
         if kind in ("abssum", "absmax"):
             x = tirx.abs(x)
         if kind in ("sum", "abssum"):
             return tirx.Add(acc, x)
-        return tirx.Max(acc, x) if kind in ("max", "absmax") else tirx.Min(acc, x)
+        best = tirx.Max(acc, x) if kind in ("max", "absmax") else tirx.Min(acc, x)
+        if not is_float(dtype_of(acc)):
+            return best
+        if nan_propagate:
+            return tirx.Select(tirx.isnan(x), x, tirx.Select(tirx.isnan(acc), acc, best))
+        return tirx.Select(tirx.isnan(x), acc, tirx.Select(tirx.isnan(acc), x, best))
 
     def _reduce_dst(self, src: View, dst: View, dim: int, span):
         """Map a src element (without `dim`) to dst indices: dst drops `dim` or keeps it at extent 1."""
@@ -210,14 +250,14 @@ class OpLowering:
             def step(r):
                 idx = src.at(outer_axes + [dim], list(outer) + [r[0]])
                 x = cast(self.read(src, idx), acc_dt)
-                return tirx.BufferStore(acc, self._combine(op.op, tirx.BufferLoad(acc, [0]), x), [0])
+                return tirx.BufferStore(acc, self._combine(op.op, tirx.BufferLoad(acc, [0]), x, op.nan_propagate), [0])
 
             red = self.nest([src.extents[dim]], step, "r")
             total = tirx.BufferLoad(acc, [0])
             if not op.clear:
                 old = cast(self.read(dst, di), acc_dt)
                 total = tirx.Add(old, total) if op.op in ("sum", "abssum") else self._combine(
-                    "max" if op.op == "absmax" else op.op, old, total)
+                    "max" if op.op == "absmax" else op.op, old, total, op.nan_propagate)
             return tirx.SeqStmt([tirx.AllocBuffer(acc), init, red, self.write(dst, di, total)])
 
         return self.nest([src.extents[d] for d in outer_axes], body, "o")
@@ -248,7 +288,11 @@ class OpLowering:
         return self.nest([src.extents[d] for d in outer_axes], body, "o")
 
     def atomic_add(self, op: N.AtomicAdd):
-        """T.atomic_add: dst += value (scalar or tile); grid loops run serially when a kernel has one."""
+        """T.atomic_add: dst += value (a tile, or a scalar into one element or every element of a region); grid loops
+        run serially when a kernel has one."""
+        if op.use_tma:
+            raise LoweringError("T.atomic_add(..., use_tma=True) asks for a Hopper TMA reduce-add, which the CPU "
+                                "backend does not have; drop use_tma to add element by element", op.span)
         if isinstance(op.value, N.Region):
             src = self.view(op.value)
             dst = self.view(op.dst, like=src)
@@ -262,8 +306,16 @@ class OpLowering:
             return self.nest(ext, body, "a")
         dst = self.view(op.dst)
         value = self.ctx.expr(op.value)
-        idx = list(dst.starts)
-        return self.write(dst, idx, self.tirx.Add(*_same(self.read(dst, idx), value)))
+        if op.dst.kind == "point":
+            idx = list(dst.starts)
+            return self.write(dst, idx, self.tirx.Add(*_same(self.read(dst, idx), value)))
+        axes = dst.tile_axes()  # a scalar added to every element of a region
+
+        def element(v):
+            idx = dst.at(axes, v)
+            return self.write(dst, idx, self.tirx.Add(*_same(self.read(dst, idx), value)))
+
+        return self.nest([dst.extents[d] for d in axes], element, "a")
 
 
 VECTOR_ATOMICS = {"atomic_addx2": ("float16", "bfloat16", "float32"), "atomic_addx4": ("float32",)}

@@ -74,16 +74,19 @@ class StorageLowering:
         out = [self.tirx.AllocBuffer(buf)] + self.declare_views(b)
         if b.scope == "shared.barrier":  # arrive counts: state only where roles wait on each other (cpu/mbarrier.py)
             return out + (self.simt.barriers.allocate(s) if self.simt is not None and self.simt.barriers else [])
-        if s.init is None:
+        if s.init is None and b.scope != "local.var":
             return out
+        # a T.alloc_var without init= starts at 0: LLVM deletes what reads an undefined scalar (a `while` summing
+        # into one stored nothing), where the GPU's register reads as the zero TileLang's tests expect
+        value = cast(self.expr(s.init), b.dtype) if s.init is not None else const(0, b.dtype)
         if not private:
-            out.append(self.tirx.BufferStore(buf, cast(self.expr(s.init), b.dtype), [const(0, "int32")] * len(shape)))
+            out.append(self.tirx.BufferStore(buf, value, [const(0, "int32")] * len(shape)))
             return out
         saved = self.tid
         self.tid = self.fresh("t")
         try:
             rows = self.simt.private_rows(b)
-            init = self.tirx.BufferStore(buf, cast(self.expr(s.init), b.dtype),
+            init = self.tirx.BufferStore(buf, cast(self.expr(s.init), b.dtype) if s.init is not None else value,
                                          [self.tid * rows] + [const(0, "int32")] * (len(shape) - 1))
             out.append(self.tirx.For(self.tid, const(0, "int32"), self.simt.total, self.tirx.ForKind.SERIAL, init))
         finally:

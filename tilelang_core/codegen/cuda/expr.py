@@ -21,6 +21,16 @@ _PREDICATES = {"isnan", "isinf", "isfinite"}
 
 
 _NARROW_INTS = ("int8", "uint8", "int16", "uint16")
+_BIT_CALLS = {"reinterpret", "infinity", "max_value", "min_value"}  # fp8 results that are bits or constants
+
+
+def is_fp8(dtype: str) -> bool:
+    """An 8-bit float (e4m3 / e5m2 families), which CUDA computes with only through float."""
+    return dtype.startswith("float8")
+
+
+def _passes_bits(e) -> bool:
+    return isinstance(e, N.Call) and e.name in _BIT_CALLS or isinstance(e, N.UnaryOp) and e.op == "not"
 
 
 class ExprError(Exception):
@@ -155,6 +165,8 @@ class ExprEmitter:
             if isinstance(c, (int, float)) and not isinstance(c, bool) and e.dtype in ("float16", "bfloat16"):
                 return const_text(c, e.dtype)  # folded here, rounded like the run-time cast
             return f'T.Cast("{e.dtype}", {self._emit(e.value)})'
+        if isinstance(e, (N.BinOp, N.UnaryOp, N.Call)) and is_fp8(dtype_of(e)) and not _passes_bits(e):
+            return self._through_float(e)
         if isinstance(e, N.BinOp):
             return self._binop(e)
         if isinstance(e, N.Compare):
@@ -183,6 +195,19 @@ class ExprEmitter:
         if isinstance(e, N.Call):
             return self._call(e)
         raise ExprError(f"expression {type(e).__name__} is not supported by the CUDA lowering", getattr(e, "span", None))
+
+    def _through_float(self, e) -> str:
+        """fp8 arithmetic (`+`, max, min, clamp, math) computed in float32 and rounded back: CUDA's fp8 types have no
+        operators (`__nv_fp8_e4m3` + `__nv_fp8_e4m3` does not compile)."""
+        t = dtype_of(e)
+        wide = lambda x: x if not is_fp8(dtype_of(x)) else N.Cast("float32", x)  # noqa: E731
+        if isinstance(e, N.BinOp):
+            e = N.BinOp(e.op, wide(e.lhs), wide(e.rhs), e.span)
+        elif isinstance(e, N.UnaryOp):
+            e = N.UnaryOp(e.op, wide(e.operand), e.span)
+        else:
+            e = N.Call(e.name, tuple(wide(a) for a in e.args), "float32" if e.dtype else None, e.span)
+        return f'T.Cast("{t}", {self._emit(e)})'
 
     def _binop(self, e) -> str:
         t = dtype_of(e)

@@ -242,8 +242,9 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         if isinstance(s, N.Allocate):
             if s.buffer.scope == "shared.barrier":
                 return self.thread_ops.alloc_barrier(s)
-            if s.init is not None:
-                self.line(f"{self.name(s.buffer)}[0] = {self.emit(s.init, s.buffer.dtype)}")
+            if s.init is not None or s.buffer.scope == "local.var":  # a T.alloc_var without init= starts at 0
+                init = s.init if s.init is not None else N.Const(0, s.buffer.dtype)
+                self.line(f"{self.name(s.buffer)}[0] = {self.emit(init, s.buffer.dtype)}")
             return
         if not (isinstance(s, N.If) and self.thread_ops.is_role(s)):  # roles place their own barriers
             self.sync_before(s)

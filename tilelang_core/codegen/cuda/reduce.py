@@ -24,14 +24,19 @@ class ReduceOps:
         if op.op not in _REDUCE:
             raise LoweringError(f"T.reduce_{op.op} is not supported by the CUDA backend yet", op.span)
         if (isinstance(src, Mma) and isinstance(dst, MmaRow) and dst.fits(src) and op.dim == 1
-                and acc_dtype(op) == "float32"):
+                and acc_dtype(op) == "float32" and not op.nan_propagate):  # the quad shuffles drop NaN
             return self._reduce_quad(op, src)
         if self._rows_in_registers(op, src):
             return self._reduce_registers(op, src)
         self._reduce_shared(op)
 
-    def _combine(self, kind: str, a: str, b: str) -> str:
-        return f"({a} + {b})" if kind == "+" else f"T.{kind}({a}, {b})"
+    def _combine(self, kind: str, a: str, b: str, nan_propagate: bool = False) -> str:
+        """`a` combined with `b` (max / min ignore a NaN as fmaxf does; with `nan_propagate` a NaN wins)."""
+        if kind == "+":
+            return f"({a} + {b})"
+        if nan_propagate:
+            return f"T.if_then_else(T.isnan({b}), {b}, T.if_then_else(T.isnan({a}), {a}, T.{kind}({a}, {b})))"
+        return f"T.{kind}({a}, {b})"
 
     def _elem(self, op, text: str) -> str:
         t = "float32"
@@ -139,7 +144,7 @@ class ReduceOps:
         dt, t = op.dst.buffer.dtype, acc_dtype(op)
         if not op.clear:
             old = target if dt == t else f'T.Cast("{t}", {target})'
-            value = self._combine(kind, old, value)
+            value = self._combine(kind, old, value, op.nan_propagate)
         if dt != t:
             value = f'T.Cast("{dt}", {value})'
         em.line(f"{target} = {value}")
@@ -190,7 +195,7 @@ class ReduceOps:
             with em.block():
                 x = read(row, j)
                 x = f"T.abs({x})" if op.op.startswith("abs") and not op.src.buffer.dtype.startswith("uint") else x
-                em.line(f"{acc}[0] = {self._combine(kind, f'{acc}[0]', x)}")
+                em.line(f"{acc}[0] = {self._combine(kind, f'{acc}[0]', x, op.nan_propagate)}")
             em.line(f"{out}[{row}] = {acc}[0]")
         em.sync()
         self._reduce_writeback(op, lambda row: f"{out}[{row}]", kind, keep)

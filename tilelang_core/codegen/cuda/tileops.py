@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
-from ...passes.layout_kinds import Mma, MmaRow, Replicated
+from ...passes.layout_kinds import Mma, MmaRow, Replicated, unravel
 from .common import LoweringError, nbytes
 from .copy import CopyOps, Side
 from .reduce import ReduceOps
@@ -179,9 +179,31 @@ class TileOps(CopyOps, ReduceOps):
         return f"{em.name(buf)}.ptr_to([{', '.join(idx)}])", exts[0], exts[1], None
 
     # ------------------------------------------------------------------ atomics
+    def _atomic_add_to_region(self, op: N.AtomicAdd) -> None:
+        """`T.atomic_add(region, scalar)`: the scalar added to every element, the elements strided over the threads."""
+        em, threads = self.em, self.em.threads
+        side = Side(op.dst)
+        shape = [as_int(a.extent) for a in side.tile]
+        if None in shape:
+            raise LoweringError("T.atomic_add of a scalar into a region needs a region of constant extents on the "
+                                "CUDA backend; add into each element in a T.Parallel loop instead", op.span)
+        total = 1
+        for d in shape:
+            total *= d
+        it = em.fresh("it")
+        em.line(f"for {it} in T.serial({-(-total // threads)}):")
+        with em.block():
+            flat = f"({it} * {threads} + tx)"
+            idx = self.index(side, unravel(flat, shape))
+            call = (f'T.cuda.func_call("tl::atomic_add", {em.name(side.buf)}.ptr_to([{", ".join(idx)}]), '
+                    f'{em.emit(op.value, side.buf.dtype)}, source_code="")')
+            em.guarded([f"{flat} < {total}"] + self.guard(side, idx), call)
+
     def atomic_add(self, op: N.AtomicAdd) -> None:
         em = self.em
         dst = op.dst
+        if not isinstance(op.value, N.Region) and dst.kind != "point":
+            return self._atomic_add_to_region(op)
         if not isinstance(op.value, N.Region):
             side = Side(dst)
             idx = [em.idx(a.start) for a in side.axes]
