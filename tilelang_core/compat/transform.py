@@ -3,16 +3,30 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["PassConfigKey", "simplify_prim_func"]
+__all__ = ["ConfigKey", "PassConfigKey", "simplify_prim_func"]
+
+
+class ConfigKey(str):
+    """One pass-config key: the string "tl.<name>" that also answers TileLang's enum-member `.name` / `.value`."""
+
+    @property
+    def name(self) -> str:
+        """The member's name, e.g. "TL_ENABLE_FAST_MATH"."""
+        return "TL_" + self.removeprefix("tl.").upper()
+
+    @property
+    def value(self) -> str:
+        """The config string, e.g. "tl.enable_fast_math"."""
+        return str(self)
 
 
 class _PassConfigKeyMeta(type):
-    """Any `PassConfigKey.TL_<NAME>` is the config string "tl.<name>" (TileLang's spelling of its keys)."""
+    """Any `PassConfigKey.TL_<NAME>` is the config key "tl.<name>" (TileLang's spelling of its keys)."""
 
-    def __getattr__(cls, name: str) -> str:
+    def __getattr__(cls, name: str) -> ConfigKey:
         if name.startswith("_"):
             raise AttributeError(name)
-        return "tl." + name.lower().removeprefix("tl_")
+        return ConfigKey("tl." + name.lower().removeprefix("tl_"))
 
 
 class PassConfigKey(metaclass=_PassConfigKeyMeta):
