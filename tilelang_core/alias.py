@@ -163,6 +163,7 @@ def next_power_of_2(n: int) -> int:
 _LAZY = {
     "jit": ("tilelang_core.runtime.jit", "jit"),
     "compile": ("tilelang_core.runtime.jit", "compile"),
+    "par_compile": ("tilelang_core.runtime.jit", "par_compile"),
     "JITKernel": ("tilelang_core.runtime.jit", "JITKernel"),
     "lower": ("tilelang_core.compat.engine", "lower"),
     "language": ("tilelang_core.language", None),
