@@ -34,7 +34,8 @@ def _print_buffer(lw, call: N.Call):
     def element(_body):
         where = ", ".join("%d" for _ in idx)
         text = f"msg='{_escape(msg.value)}' buffer={buf.name} index=({where}) dtype={buf.dtype} value="
-        return lw.tirx.SeqStmt(_print(lw, text, [lw.vars[v] for v in idx], lw.expr(N.Load(buf, idx))))
+        stmts = _print(lw, text, [lw.vars[v] for v in idx], lw.expr(N.Load(buf, idx)))
+        return stmts[0] if len(stmts) == 1 else lw.tirx.SeqStmt(stmts)
 
     stmt = lw.loops(loop, 0, body_fn=element)
     if lw.tid is None:
