@@ -113,6 +113,9 @@ def StridedTensor(shape, strides, dtype="float32") -> TensorType:
     return TensorType(_shape(shape), _dtype(dtype), "global")
 
 
+Var = SymbolicDim  # TileLang's tvm Var: what T.dynamic / T.symbolic give (`isinstance(M, T.Var)`)
+
+
 def _names(name: str) -> list[str]:
     return [n for n in name.replace(",", " ").split() if n]
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..ir.printer import expr_str
+from ..ir.visitor import walk
 
 
 @dataclass(frozen=True)
@@ -158,12 +159,25 @@ def prepare_args(func: N.PrimFunc, out_idx: tuple[int, ...], args: tuple, device
         dev = dev or value.device.type
         binder.bind_tensor(p, tuple(value.shape))
     like = next((v for v in full if isinstance(v, torch.Tensor)), None)
+    for k, (p, value) in enumerate(zip(func.params, full)):
+        if value is None and k not in out_idx and isinstance(p, N.Buffer):
+            full[k] = _null_tensor(func, p, binder, like.device if like is not None else (device or "cpu"))
     for k in out_idx:
         if full[k] is None:
             p = func.params[k]
             full[k] = new_output(binder.output_shape(p), torch_dtype(p.dtype),
                                  like.device if like is not None else (device or "cpu"))
     return full, binder
+
+
+def _null_tensor(func: N.PrimFunc, buf: N.Buffer, binder, device):
+    """What runs in place of a None argument (TileLang's null pointer): a zero tensor of the declared shape, for a
+    buffer the kernel never touches; TypeError when the kernel would read or write it."""
+    from ..verify.numerics import torch_dtype
+
+    if any(getattr(n, "buffer", None) is buf or buf in (getattr(n, "args", None) or ()) for n in walk(func.body)):
+        raise TypeError(f"kernel '{func.name}' uses '{buf.name}', so it needs a tensor there, not None")
+    return new_output(binder.output_shape(buf), torch_dtype(buf.dtype), device)
 
 
 _ALIGN = 64
