@@ -17,6 +17,7 @@ from .dtypes import normalize_dtype as _normalize_dtype
 from .registry import Builtin as _Builtin
 from .registry import lookup as _lookup
 from .registry import registry as _registry
+from .host_layout import Fragment, Layout
 from .types import DType, MacroDef, PrimFuncDef, SymbolicDim, TensorType
 
 _MODULE = "tilelang_core.language"
