@@ -101,9 +101,11 @@ class Profiler:
         return (func or self.kernel)(*self._inputs(dims))
 
     def do_bench(self, func=None, warmup: int = 25, rep: int = 100, n_warmup: int = 0, n_repeat: int = 0,
-                 input_tensors=None, dims=None, **kwargs) -> float:
-        """Mean milliseconds per call of `func` (default: the kernel) on random (or the given) inputs."""
-        ins = list(input_tensors) if input_tensors is not None else self._inputs(dims)
+                 input_tensors=None, dims=None, dynamic_symbolic_constraints=None, **kwargs) -> float:
+        """Mean milliseconds per call of `func` (default: the kernel) on random (or the given) inputs; symbolic dims
+        from `dims` or TileLang's `dynamic_symbolic_constraints` ({"m": 128})."""
+        binding = dims or dynamic_symbolic_constraints
+        ins = list(input_tensors) if input_tensors is not None else self._inputs(binding)
         fn = func or self.kernel
         return bench(lambda: fn(*ins), warmup=n_warmup or warmup, rep=n_repeat or rep, device=self._device())
 
