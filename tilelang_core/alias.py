@@ -38,6 +38,7 @@ _MODULES = {
     "tilelang.language": "tilelang_core.language",
     "tilelang.language.fp8": "tilelang_core.compat.fp8",
     "tilelang.layout": "tilelang_core.language.layout",
+    "tilelang.layout.swizzle": "tilelang_core.language.layout",
     "tilelang.layout.layout": "tilelang_core.language.host_layout",
     "tilelang.layout.fragment": "tilelang_core.language.host_layout",
     "tilelang.testing": "tilelang_core.verify.testing",

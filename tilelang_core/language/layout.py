@@ -1,9 +1,11 @@
-"""`tilelang.layout` when a file is executed: `Layout` and `Fragment` built on the host (`host_layout`), and
-stand-ins for the swizzle helpers, which only have meaning inside a kernel body (the frontend parses it rather
-than runs it). Each reports itself under the module name `tilelang_core.layout`, which the frontend maps to
+"""`tilelang.layout` (and `tilelang.layout.swizzle`) when a file is executed: `Layout` and `Fragment` built on the
+host (`host_layout`), the mma 8x8 fragments and `SwizzleMode`, and stand-ins for the swizzle helpers, which only
+have meaning inside a kernel body (the frontend parses it rather than runs it). Each reports itself under the module name `tilelang_core.layout`, which the frontend maps to
 `tilelang.layout.*`.
 """
 from __future__ import annotations
+
+import enum
 
 from . import stub_for
 from .host_layout import Fragment, Layout
@@ -15,4 +17,28 @@ _NAMES = ["make_swizzled_layout", "make_full_bank_swizzled_layout", "make_half_b
           "make_volta_swizzled_layout", "make_linear_layout", "make_fully_replicated_layout_fragment"]
 globals().update({name: stub_for(f"tilelang.layout.{name}", _MODULE) for name in _NAMES})
 
-__all__ = sorted(_NAMES + ["Layout", "Fragment"])  # noqa: PLE0605
+__all__ = sorted(_NAMES + ["Layout", "Fragment", "SwizzleMode", "make_gemm_fragment_8x8",  # noqa: PLE0605
+                           "make_gemm_fragment_8x8_transposed"])
+
+
+class SwizzleMode(enum.IntEnum):
+    """The shared-memory swizzle of a TMA / wgmma descriptor (TileLang's `tilelang.layout.SwizzleMode`)."""
+
+    NONE = 0
+    SWIZZLE_32B = 1
+    SWIZZLE_64B = 2
+    SWIZZLE_128B = 3
+
+
+def make_gemm_fragment_8x8() -> Fragment:
+    """The 8x8 accumulator tile of one mma.sync warp: thread 4*i + j//2 holds row i, columns j and j+1."""
+    return Fragment((8, 8), forward_fn=lambda i, j: (i * 4 + j // 2, j % 2))
+
+
+def make_gemm_fragment_8x8_transposed() -> Fragment:
+    """`make_gemm_fragment_8x8` with rows and columns swapped: thread 4*j + i//2 holds column j, rows i and i+1."""
+    return Fragment((8, 8), forward_fn=lambda i, j: (j * 4 + i // 2, i % 2))
+
+
+for _fn in (SwizzleMode, make_gemm_fragment_8x8, make_gemm_fragment_8x8_transposed):
+    _fn.__module__ = _MODULE
