@@ -214,6 +214,8 @@ def __getattr__(name: str):
         raise AttributeError(name)
     if name in _DTYPE_ATTRS:
         return _DTYPE_ATTRS[name]
+    if _normalize_dtype(name) == name:  # a vector dtype: T.float32x2, T.bfloat16x2, T.int8x4
+        return _DType(name)
     if _lookup(f"T.{name}") is not None:
         return stub_for(f"T.{name}")
     raise AttributeError(f"module 'tilelang.language' has no attribute {name!r}; see docs/language.md "
