@@ -14,7 +14,7 @@ __all__ = ["LoweredArtifact", "lower", "register_cuda_postproc", "register_cuda_
 @dataclass
 class LoweredArtifact:
     """What `tilelang.lower` returns: the generated source (`kernel_source`: CUDA C, or LLVM IR for the CPU), the
-    kernel's parameters and launch, and every pipeline stage's text."""
+    kernel's parameters (tile-IR Buffers and Vars), its launch (CUDA) and every pipeline stage's text."""
 
     target: str
     kernel_source: str
@@ -31,8 +31,9 @@ def lower(func, target=None, target_host=None, runtime_only=False, enable_host_c
     from ..passes.pipeline import lower as run_pipeline
     from ..runtime.jit import to_ir
 
-    result = run_pipeline(to_ir(func), target=_pipeline_target(target))
-    return LoweredArtifact(result.target, result.source, list(result.params), result.launch, dict(result.stages))
+    kernel = to_ir(func)
+    result = run_pipeline(kernel, target=_pipeline_target(target))
+    return LoweredArtifact(result.target, result.source, list(kernel.params), result.launch, dict(result.stages))
 
 
 def _pipeline_target(target):
