@@ -210,7 +210,7 @@ def stub_for(name: str, module: str = _MODULE):
 
 
 def __getattr__(name: str):
-    if name.startswith("__"):
+    if name.startswith("__") and _lookup(f"T.{name}") is None:  # T.__exp (fast math) is a builtin; __path__ is not
         raise AttributeError(name)
     if name in _DTYPE_ATTRS:
         return _DTYPE_ATTRS[name]
