@@ -80,6 +80,15 @@ def eager_signature(A: T.Tensor[[8, 4], "float32"]):
     return copy_out(A)
 
 
+def fast_math(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"), C: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=4) as bx:
+            for i in T.Parallel(N):
+                C[i] = T.__exp10(A[i]) + T.__sin(A[i]) + T.fmod(A[i], B[i])
+    return main
+
+
 def printing(N):
     @T.prim_func
     def main(A: T.Tensor((N,), "float16")):
@@ -184,3 +193,11 @@ def test_autotune_return_kernel(k):
     kernel = tuned(8, __return_kernel=True)
     result = tuned(8, __return_kernel=False)
     assert result.kernel is kernel and result.config in ({"value": 1.0}, {"value": 2.0})
+
+
+def test_fast_math_and_libm_intrinsics_on_the_cpu(k):
+    import tilelang
+
+    kernel = tilelang.compile(k["fast_math"](16), out_idx=[2], target="cpu")
+    a, b = torch.rand(16) * 3, torch.rand(16) + 0.25
+    torch.testing.assert_close(kernel(a, b), 10 ** a + torch.sin(a) + torch.fmod(a, b), rtol=1e-5, atol=1e-5)
