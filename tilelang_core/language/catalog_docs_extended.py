@@ -61,7 +61,9 @@ _MATH = {
 _MISC = {
     "T.print": """Device-side printf of a scalar, a buffer or a fragment, prefixed by block and thread indices.
 
-`msg` is a label; for buffers only one thread (or the warp given by `warp_group_id`/`warp_id`) prints.""",
+`msg` is a label; for buffers only one thread (or the warp given by `warp_group_id`/`warp_id`) prints.
+The CPU backend prints with printf from the kernel: `msg='...' dtype=... value=...` per value, a buffer element by
+element with its index; a print outside the threads' code of a block runs once per block.""",
     "T.device_assert": """Trap on the device when `condition` is false (debug builds); `msg` is printed.""",
 }
 
