@@ -68,6 +68,21 @@ def copy_out(A):
     return B
 
 
+@T.macro
+def inc(B, A, i):
+    B[i] = A[i] + 1.0
+
+
+@tilelang.jit(target="cpu", out_idx=-1)
+def lazy_with_macro(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=4):
+            for i in T.Parallel(N):
+                inc(B, A, i)
+    return main
+
+
 @tilelang.jit(target="cpu")
 def eager_double(A):
     M, N = T.const("M, N")
@@ -137,6 +152,8 @@ def test_eager_kernels_built_from_a_macro(k):
     a = torch.randn(8, 4)
     assert torch.equal(k["eager_double"](a), a * 2)
     assert torch.equal(k["eager_signature"](a), a * 2)
+    assert type(k["lazy_with_macro"]).__name__ == "JITFactory"  # its macro call is inside the prim_func
+    assert torch.equal(k["lazy_with_macro"](4)(torch.zeros(4)), torch.ones(4))
     func = k["eager_double"].get_tir(T.Tensor((8, 4), "float32"))
     assert [p.name for p in func.params][0] == "A" and func.out_idx == (1,)
 

@@ -36,9 +36,20 @@ def _calls_macro(func, stmts) -> bool:
     except (TypeError, ValueError):
         return False
     visible = {**names.globals, **names.nonlocals}
-    called = {n.func.id for st in stmts for n in ast.walk(st)
-              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    return any(isinstance(visible.get(name), MacroDef) for name in called)
+    return any(isinstance(visible.get(name), MacroDef) for name in _called_names(stmts))
+
+
+def _called_names(stmts) -> set:
+    """Names called by plain name in `stmts`, not counting nested defs (a factory's prim_func calls its macros)."""
+    out, todo = set(), list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            out.add(node.func.id)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def _opens_kernel(stmts) -> bool:
