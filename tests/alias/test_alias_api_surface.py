@@ -110,3 +110,12 @@ def test_host_layouts_compare_expand_and_size(tilelang):
     assert mma.get_thread_size() == 32 and mma.get_output_shape() == [2]
     assert mma.is_equal(Fragment([8, 8], forward_thread_fn=lambda i, j: i * 4 + j // 2,
                                  forward_index_fn=lambda i, j: j % 2))
+
+
+def test_dtype_helpers(tilelang):
+    import tilelang.language as T
+    from tilelang.language.dtypes import _all_dtypes, resolve_torch_storage_dtype
+
+    assert "float16" in _all_dtypes and all(hasattr(T, name) for name in _all_dtypes)
+    assert resolve_torch_storage_dtype(T.float16) == T.float16
+    assert resolve_torch_storage_dtype(T.int4) == T.int8 and resolve_torch_storage_dtype(T.uint4) == T.uint8
