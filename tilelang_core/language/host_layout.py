@@ -16,7 +16,7 @@ def _shape(shape) -> tuple[int, ...]:
     """A concrete input shape: ints only (a symbolic dim cannot be evaluated on the host)."""
     dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     if not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims):
-        raise ValueError(f"a host-built layout needs a shape of positive ints, got {shape!r}")
+        raise ValueError(f"a host-built layout's shape must be constant positive ints, got {shape!r}")
     return dims
 
 
@@ -98,6 +98,26 @@ class Layout:
             raise ValueError(f"Layout.expand needs positive dims, got {leading!r}")
         n, inner = len(dims), self.forward_fn
         return Layout(dims + list(self.shape), lambda *idx: [*idx[:n], *_components(inner(*idx[n:]))])
+
+    def repeat(self, dim: int, factor: int) -> Layout:
+        """This layout tiled `factor` times along input `dim`; the tile number becomes a new leading output."""
+        rank = len(self.shape)
+        if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+            raise ValueError(f"Layout.repeat needs a positive int factor, got {factor!r}")
+        if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
+            raise ValueError(f"Layout.repeat's dim must be in [-{rank}, {rank}) for this rank-{rank} layout, got {dim!r}")
+        if factor == 1:
+            return self
+        dim, inner, extent = dim % rank, self.forward_fn, self.shape[dim % rank]
+        shape = list(self.shape)
+        shape[dim] *= factor
+
+        def forward(*idx):
+            local = list(idx)
+            local[dim] = idx[dim] % extent
+            return [idx[dim] // extent, *_components(inner(*local))]
+
+        return Layout(shape, forward)
 
     def __repr__(self) -> str:
         return f"Layout(shape={list(self.shape)})"

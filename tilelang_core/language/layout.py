@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import enum
 
-from . import stub_for
+from . import cute, stub_for
+from .bank_swizzle import (make_full_bank_swizzled_layout, make_half_bank_swizzled_layout,
+                           make_quarter_bank_swizzled_layout)
 from .host_layout import Fragment, Layout
 
 _MODULE = "tilelang_core.layout"
 
-_NAMES = ["make_swizzled_layout", "make_full_bank_swizzled_layout", "make_half_bank_swizzled_layout",
-          "make_quarter_bank_swizzled_layout", "make_wgmma_swizzled_layout", "make_tcgen05mma_swizzled_layout",
+_NAMES = ["make_swizzled_layout", "make_wgmma_swizzled_layout", "make_tcgen05mma_swizzled_layout",
           "make_volta_swizzled_layout", "make_linear_layout", "make_fully_replicated_layout_fragment"]
 globals().update({name: stub_for(f"tilelang.layout.{name}", _MODULE) for name in _NAMES})
 
-__all__ = sorted(_NAMES + ["Layout", "Fragment", "SwizzleMode", "make_gemm_fragment_8x8",  # noqa: PLE0605
+__all__ = sorted(_NAMES + ["make_full_bank_swizzled_layout", "make_half_bank_swizzled_layout",
+                           "make_quarter_bank_swizzled_layout", "Layout", "Fragment", "SwizzleMode", "cute", "make_gemm_fragment_8x8",  # noqa: PLE0605
                            "make_gemm_fragment_8x8_transposed"])
 
 
