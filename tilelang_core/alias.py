@@ -13,7 +13,8 @@ What `tilelang` then provides (docs/alias.md lists it with the behaviour of each
   `next_power_of_2`, `math`, `PassConfigKey`, `TensorSupplyType`, `env`, cache switches;
 * helper submodules from `tilelang_core.compat`: `carver` (`arch`, `template`, `roller`), `utils.tensor`,
   `contrib.nvcc`, `transform`, `engine` (`callback`), `tileop` (`base`), `tools` (`tools.cuda.iket`: in-kernel
-  event tracing), `language.fp8`, `cuda.intrinsics.sparse_layout` and the tensor-core macro emitter
+  event tracing), `language.fp8`, `cuda.intrinsics` (`make_mma_swizzle_layout`), `cuda.intrinsics.sparse_layout`, `_ffi_api`
+  (`Layout_repeat`) and the tensor-core macro emitter
   `cuda.intrinsics.macro.mma_macro_generator.TensorCoreIntrinEmitter` (`compat.mma_emitter`);
 * `tilelang.tvm` / `tilelang.DataType`: the installed apache-tvm, imported on first use (`compat.tvm` says
   why); while the alias is installed tvm also has TileLang's `tirx.PrimExpr` and `testing.requires_package`;

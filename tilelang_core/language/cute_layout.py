@@ -263,6 +263,8 @@ def composition(a: Layout, b) -> Layout:
         b = make_layout(b)
     if is_tuple(b.shape):
         return make_layout([composition(a, b[i]) for i in range(rank(b))])
+    if _is_one(b.shape):
+        return Layout(1, 0)
     if isinstance(b.stride, ScaledBasis):
         return composition(_basis_get(a, b.stride.mode), Layout(b.shape, b.stride.value))
     shapes, strides = _compose_flat(a, b.shape, b.stride)
@@ -299,6 +301,25 @@ def right_inverse(layout: Layout) -> Layout:
         strides.append(r)
         current = s * d
     return coalesce(Layout(tuple(shapes), tuple(strides)))
+
+
+def left_inverse(layout: Layout) -> Layout:
+    """A layout l with l(layout(i)) == i for every i in layout's domain (indices it never reaches map to
+    anything; a gap below the smallest stride gets stride 0)."""
+    flat = coalesce(layout)
+    shapes, strides = flatten(flat.shape), flatten(flat.stride)
+    if not all(is_static(x) for x in shapes + strides):
+        raise ValueError(f"left_inverse needs a static layout, got {layout}")
+    modes = sorted((d, s, r) for d, s, r in zip(strides, shapes, _prefix_products(shapes)) if d != 0 and s != 1)
+    out_shapes, out_strides, current, gap_stride = [], [], 1, 0
+    for d, s, r in modes:
+        if d // current > 1:
+            out_shapes.append(d // current)
+            out_strides.append(gap_stride)
+        out_shapes.append(s)
+        out_strides.append(r)
+        current, gap_stride = s * d, r * s
+    return coalesce(Layout(tuple(out_shapes), tuple(out_strides)))
 
 
 def cosize(layout: Layout):
@@ -353,6 +374,30 @@ def logical_product(block: Layout, tiler: Layout) -> Layout:
     """(block, tiler-many copies of block laid out in the block's complement)."""
     rest = composition(complement(block, size(block) * cosize(tiler)), tiler)
     return make_layout([block, rest])
+
+
+def tiled_product(block: Layout, tiler: Layout) -> Layout:
+    """`logical_product` with the repeated mode's top-level modes unpacked next to the block:
+    (block, rest0, rest1, ...) when the rest has rank >= 2."""
+    product_ = logical_product(block, tiler)
+    rest = product_[1]
+    if rank(rest) < 2:
+        return product_
+    return make_layout([block, *[rest[i] for i in range(rank(rest))]])
+
+
+def _append(layout: Layout, r: int) -> Layout:
+    """`layout` padded to rank `r` with (1):(0) modes."""
+    modes = [layout[i] for i in range(rank(layout))] if is_tuple(layout.shape) else [layout]
+    return make_layout(modes + [Layout(1, 0)] * (r - len(modes)))
+
+
+def blocked_product(block: Layout, tiler: Layout) -> Layout:
+    """Mode i is (block_i, tiler repeat_i): the block repeated over the tiler, mode by mode (the lower rank padded)."""
+    r = max(rank(block), rank(tiler))
+    product_ = logical_product(_append(block, r), _append(tiler, r))
+    first, rest = product_[0], product_[1]
+    return make_layout([make_layout([first[i], rest[i]]) for i in range(r)])
 
 
 def restrict(layout: Layout, ranges):
