@@ -13,9 +13,10 @@ What `tilelang` then provides (docs/alias.md lists it with the behaviour of each
   `next_power_of_2`, `math`, `PassConfigKey`, `TensorSupplyType`, `env`, cache switches;
 * helper submodules from `tilelang_core.compat`: `carver` (`arch`, `template`, `roller`), `utils.tensor`,
   `contrib.nvcc`, `transform`, `engine` (`callback`), `tileop` (`base`), `tools` (`tools.cuda.iket`: in-kernel
-  event tracing), `language.fp8`, `cuda.intrinsics` (`make_mma_swizzle_layout`), `cuda.intrinsics.sparse_layout`, `_ffi_api`
-  (`Layout_repeat`) and the tensor-core macro emitter
-  `cuda.intrinsics.macro.mma_macro_generator.TensorCoreIntrinEmitter` (`compat.mma_emitter`);
+  event tracing), `language.fp8`, `cuda.intrinsics` (`make_mma_swizzle_layout`), `cuda.intrinsics.sparse_layout`,
+  `_ffi_api` (`Layout_repeat`), the tensor-core macro emitter
+  `cuda.intrinsics.macro.mma_macro_generator.TensorCoreIntrinEmitter` (`compat.mma_emitter`) and
+  `cuda.intrinsics.macro.wgmma_macro_generator.compute_gmma_descriptor` (`compat.wgmma_macro`);
 * `tilelang.tvm` / `tilelang.DataType`: the installed apache-tvm, imported on first use (`compat.tvm` says
   why); while the alias is installed tvm also has TileLang's `tirx.PrimExpr` and `testing.requires_package`;
 * what tilelang_core cannot do (the rest of `tilelang.cuda`: its other intrinsic emitters and layouts, AMD's
@@ -65,6 +66,7 @@ _MODULES = {
     "tilelang.cuda.intrinsics": "tilelang_core.compat.cuda_intrinsics",
     "tilelang.cuda.intrinsics.sparse_layout": "tilelang_core.compat.sparse_layout",
     "tilelang.cuda.intrinsics.macro.mma_macro_generator": "tilelang_core.compat.mma_emitter",
+    "tilelang.cuda.intrinsics.macro.wgmma_macro_generator": "tilelang_core.compat.wgmma_macro",
     "tilelang.tools.cuda": "tilelang_core.compat.tools_cuda",
     "tilelang.tools.cuda.iket": "tilelang_core.compat.iket",
 }

@@ -150,3 +150,30 @@ def test_layout_repeat_tiles_a_dim():
         atom.repeat(2, 2)
     with pytest.raises(ValueError, match="factor"):
         atom.repeat(0, 0)
+
+
+@pytest.mark.parametrize("kind,mode,sbo", [("full", "SWIZZLE_128B", 64), ("half", "SWIZZLE_64B", 32),
+                                           ("quarter", "SWIZZLE_32B", 16)])
+def test_gmma_descriptor_of_a_k_major_tile(kind, mode, sbo):
+    from tilelang_core.language.bank_swizzle import bank_swizzled_layout
+    from tilelang_core.language.gmma_descriptor import compute_gmma_descriptor
+    from tilelang_core.language.layout import SwizzleMode
+
+    buf = _Buffer((64, 256), "float16")
+    params = compute_gmma_descriptor(bank_swizzled_layout(buf, kind), buf, transposed=False)
+    assert params.swizzle_mode is SwizzleMode[mode]
+    assert (params.leading_byte_offset, params.stride_byte_offset) == (1, sbo)
+
+
+def test_gmma_descriptor_of_an_mn_major_tile_steps_between_atoms():
+    from tilelang_core.language.gmma_descriptor import compute_gmma_descriptor
+    from tilelang_core.language.layout import SwizzleMode
+
+    one_atom, two_atoms = _Buffer((64, 64), "float16"), _Buffer((64, 128), "float16")
+    single = compute_gmma_descriptor(make_full_bank_swizzled_layout(one_atom), one_atom, transposed=True)
+    double = compute_gmma_descriptor(make_full_bank_swizzled_layout(two_atoms), two_atoms, transposed=True)
+    assert (single.leading_byte_offset, single.stride_byte_offset) == (0, 64)
+    assert (double.leading_byte_offset, double.stride_byte_offset) == (64 * 128 // 16, 64)  # 64 K-rows of 128 B
+    assert SwizzleMode.SWIZZLE_128B.wgmma_layout_type() == 1 and SwizzleMode.NONE.wgmma_layout_type() == 0
+    with pytest.raises(ValueError, match="bank swizzle"):
+        compute_gmma_descriptor(HostLayout((64, 64), lambda i, j: i * 64 + j), one_atom)

@@ -105,7 +105,8 @@ class Layout:
         if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
             raise ValueError(f"Layout.repeat needs a positive int factor, got {factor!r}")
         if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
-            raise ValueError(f"Layout.repeat's dim must be in [-{rank}, {rank}) for this rank-{rank} layout, got {dim!r}")
+            raise ValueError(f"Layout.repeat's dim must be in [-{rank}, {rank}) for this rank-{rank} layout, "
+                             f"got {dim!r}")
         if factor == 1:
             return self
         dim, inner, extent = dim % rank, self.forward_fn, self.shape[dim % rank]

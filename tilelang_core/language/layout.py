@@ -1,7 +1,8 @@
 """`tilelang.layout` (and `tilelang.layout.swizzle`) when a file is executed: `Layout` and `Fragment` built on the
-host (`host_layout`), the mma 8x8 fragments and `SwizzleMode`, and stand-ins for the swizzle helpers, which only
-have meaning inside a kernel body (the frontend parses it rather than runs it). Each reports itself under the module name `tilelang_core.layout`, which the frontend maps to
-`tilelang.layout.*`.
+host (`host_layout`), the bank swizzles built from a buffer (`bank_swizzle`), CuTe's layout algebra (`cute`), the
+mma 8x8 fragments and `SwizzleMode`, and stand-ins for the other swizzle helpers, which only have meaning inside a
+kernel body (the frontend parses it rather than runs it). Each reports itself under the module name
+`tilelang_core.layout`, which the frontend maps to `tilelang.layout.*`.
 """
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ _NAMES = ["make_swizzled_layout", "make_wgmma_swizzled_layout", "make_tcgen05mma
           "make_volta_swizzled_layout", "make_linear_layout", "make_fully_replicated_layout_fragment"]
 globals().update({name: stub_for(f"tilelang.layout.{name}", _MODULE) for name in _NAMES})
 
-__all__ = sorted(_NAMES + ["make_full_bank_swizzled_layout", "make_half_bank_swizzled_layout",
-                           "make_quarter_bank_swizzled_layout", "Layout", "Fragment", "SwizzleMode", "cute", "make_gemm_fragment_8x8",  # noqa: PLE0605
-                           "make_gemm_fragment_8x8_transposed"])
+__all__ = sorted(_NAMES + ["make_full_bank_swizzled_layout", "make_half_bank_swizzled_layout",  # noqa: PLE0605
+                           "make_quarter_bank_swizzled_layout", "Layout", "Fragment", "SwizzleMode", "cute",
+                           "make_gemm_fragment_8x8", "make_gemm_fragment_8x8_transposed"])
 
 
 class SwizzleMode(enum.IntEnum):
@@ -30,6 +31,10 @@ class SwizzleMode(enum.IntEnum):
     SWIZZLE_32B = 1
     SWIZZLE_64B = 2
     SWIZZLE_128B = 3
+
+    def wgmma_layout_type(self) -> int:
+        """The layout-type field of a wgmma shared-memory descriptor (0 none, 1 128B, 2 64B, 3 32B)."""
+        return {0: 0, 1: 3, 2: 2, 3: 1}[int(self)]
 
 
 def make_gemm_fragment_8x8() -> Fragment:
