@@ -80,3 +80,4 @@ def make_mma_swizzle_layout(buffer, is_smooth: bool = False) -> Layout:
 
 for _fn in (make_full_bank_swizzled_layout, make_half_bank_swizzled_layout, make_quarter_bank_swizzled_layout):
     _fn.__module__ = _MODULE
+make_mma_swizzle_layout.__module__ = "tilelang.cuda.intrinsics"  # where TileLang defines it: the frontend reads it so
