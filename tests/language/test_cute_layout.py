@@ -177,3 +177,10 @@ def test_gmma_descriptor_of_an_mn_major_tile_steps_between_atoms():
     assert SwizzleMode.SWIZZLE_128B.wgmma_layout_type() == 1 and SwizzleMode.NONE.wgmma_layout_type() == 0
     with pytest.raises(ValueError, match="bank swizzle"):
         compute_gmma_descriptor(HostLayout((64, 64), lambda i, j: i * 64 + j), one_atom)
+
+
+def test_recovery_rejects_what_is_not_a_tilelang_layout():
+    with pytest.raises(TypeError, match="TileLang layout"):
+        cute.ComposedLayout.from_tilelang(cute.make_layout(8))
+    with pytest.raises(ValueError, match="byte-space"):
+        cute.ComposedLayout.from_tilelang(HostLayout((8, 8), lambda i, j: i * 8 + j), _Buffer((8, 8), "int4"))

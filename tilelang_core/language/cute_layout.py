@@ -343,9 +343,10 @@ def coshape(layout: Layout):
 
 
 def _abs(x):
-    import tvm
+    """|x| of a dynamic stride (CuTe's abs in cosize)."""
+    from tvm import tirx
 
-    return tvm.tirx.abs(x) if hasattr(tvm, "tirx") else tvm.tir.abs(x)
+    return tirx.abs(x)
 
 
 def congruent(a, b) -> bool:

@@ -80,12 +80,17 @@ class ComposedLayout:
 
 
 def _log2(n: int) -> int:
+    """log2 of a power-of-two element width."""
     if n <= 0 or n & (n - 1):
         raise ValueError(f"recast needs power-of-two element widths, got {n}")
     return n.bit_length() - 1
 
 
 def _input_shape(layout) -> tuple[int, ...]:
+    """The constant input shape of a TileLang host layout."""
+    if not callable(getattr(layout, "outputs", None)):
+        raise TypeError(f"recovering a CuTe layout takes a TileLang layout (tilelang.layout.Layout), "
+                        f"got {type(layout).__name__}")
     dims = tuple(layout.get_input_shape())
     if not all(isinstance(d, int) for d in dims):
         raise ValueError(f"the layout's input shape must be constant, got {list(dims)}")
@@ -107,7 +112,7 @@ def _dim_modes(values, extent: int):
     while base < extent:
         step = values[base]
         count = 1
-        while base * count < extent and _same(values[base * count], _scale(step, count)):
+        while base * count < extent and _same(values[base * count], step * count):
             count += 1
         total = extent // base
         while total % count:
@@ -120,11 +125,8 @@ def _dim_modes(values, extent: int):
 
 
 def _same(a, b) -> bool:
+    """Equality of two per-axis steps (numpy vectors)."""
     return bool((a == b).all()) if hasattr(a, "all") else a == b
-
-
-def _scale(step, count):
-    return step * count
 
 
 def _affine_modes(arrays: list, shape: tuple[int, ...]):
@@ -230,9 +232,11 @@ def composed_from_tilelang(layout, buffer=None):
 
 
 def _in_bytes(composed: ComposedLayout, bits: int) -> ComposedLayout:
-    """The composed layout with addresses counted in bytes instead of `bits`-wide elements."""
-    if bits % 8 or bits == 8:
-        return composed.recast(bits, 8) if bits == 8 else composed
+    """The composed layout with addresses counted in bytes instead of `bits`-wide elements (the unit-stride mode
+    widens, the other strides scale, the swizzle's m_base moves by log2 of the element's byte count)."""
+    if bits % 8:
+        raise ValueError(f"ComposedLayout.from_tilelang: a buffer of {bits}-bit elements has no byte-space form; "
+                         "call it without the buffer for the element-space swizzle")
     scale = bits // 8
 
     def widen(shape, stride):
