@@ -16,8 +16,10 @@ What `tilelang` then provides (docs/alias.md lists it with the behaviour of each
   `next_power_of_2`, `math`, `PassConfigKey`, `TensorSupplyType`, `env`, cache switches;
 * helper submodules from `tilelang_core.compat`: `carver` (`arch`, `template`, `roller`), `utils.tensor`,
   `contrib.nvcc`, `transform`, `engine` (`callback`), `tileop` (`base`), `tools` (`tools.cuda.iket`: in-kernel
-  event tracing), `language.fp8`, `cuda.intrinsics.sparse_layout` and the tensor-core macro emitter
-  `cuda.intrinsics.macro.mma_macro_generator.TensorCoreIntrinEmitter` (`compat.mma_emitter`);
+  event tracing), `language.fp8`, `cuda.intrinsics` (`make_mma_swizzle_layout`), `cuda.intrinsics.sparse_layout`,
+  `_ffi_api` (`Layout_repeat`), the tensor-core macro emitter
+  `cuda.intrinsics.macro.mma_macro_generator.TensorCoreIntrinEmitter` (`compat.mma_emitter`) and
+  `cuda.intrinsics.macro.wgmma_macro_generator.compute_gmma_descriptor` (`compat.wgmma_macro`);
 * `tilelang.tvm` / `tilelang.DataType`: the installed apache-tvm, imported on first use (`compat.tvm` says
   why); while the alias is installed tvm also has TileLang's `tirx.PrimExpr` and `testing.requires_package`;
 * what tilelang_core cannot do (the rest of `tilelang.cuda`: its other intrinsic emitters and layouts, AMD's
@@ -41,6 +43,10 @@ _MODULES = {
     "tilelang.language": "tilelang_core.language",
     "tilelang.language.fp8": "tilelang_core.compat.fp8",
     "tilelang.layout": "tilelang_core.language.layout",
+    "tilelang.layout.swizzle": "tilelang_core.language.layout",
+    "tilelang.layout.layout": "tilelang_core.language.host_layout",
+    "tilelang.layout.fragment": "tilelang_core.language.host_layout",
+    "tilelang.layout.cute": "tilelang_core.language.cute",
     "tilelang.testing": "tilelang_core.verify.testing",
     "tilelang.profiler": "tilelang_core.runtime.profiler",
     "tilelang.autotuner": "tilelang_core.runtime.autotune",
@@ -60,8 +66,10 @@ _MODULES = {
     "tilelang.engine.callback": "tilelang_core.compat.engine",
     "tilelang.tileop": "tilelang_core.compat.tileop",
     "tilelang.tileop.base": "tilelang_core.compat.tileop",
+    "tilelang.cuda.intrinsics": "tilelang_core.compat.cuda_intrinsics",
     "tilelang.cuda.intrinsics.sparse_layout": "tilelang_core.compat.sparse_layout",
     "tilelang.cuda.intrinsics.macro.mma_macro_generator": "tilelang_core.compat.mma_emitter",
+    "tilelang.cuda.intrinsics.macro.wgmma_macro_generator": "tilelang_core.compat.wgmma_macro",
     "tilelang.tools.cuda": "tilelang_core.compat.tools_cuda",
     "tilelang.tools.cuda.iket": "tilelang_core.compat.iket",
 }
@@ -166,11 +174,13 @@ def next_power_of_2(n: int) -> int:
 _LAZY = {
     "jit": ("tilelang_core.runtime.jit", "jit"),
     "compile": ("tilelang_core.runtime.jit", "compile"),
+    "par_compile": ("tilelang_core.runtime.jit", "par_compile"),
     "JITKernel": ("tilelang_core.runtime.jit", "JITKernel"),
     "lower": ("tilelang_core.compat.engine", "lower"),
     "language": ("tilelang_core.language", None),
     "dtypes": ("tilelang_core.language.dtypes", None),
     "layout": ("tilelang_core.language.layout", None),
+    "_ffi_api": ("tilelang_core.compat.ffi_api", None),
     "testing": ("tilelang_core.verify.testing", None),
     "profiler": ("tilelang_core.runtime.profiler", None),
     "Profiler": ("tilelang_core.runtime.profiler", "Profiler"),

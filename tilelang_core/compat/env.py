@@ -1,35 +1,64 @@
-"""`tilelang.env`: TileLang's environment settings that examples read (cache and temp folders, CUDA home)."""
+"""`tilelang.env`: TileLang's environment settings (cache and temp folders, CUDA home, pass profiling).
+
+`tilelang.env` is this module, whatever way it is reached (`import tilelang.env`, `tilelang.env.X`): its class is
+`Environment`, whose settings are `EnvVar` descriptors read from the environment on each access; assigning one
+(`tilelang.env.TILELANG_CACHE_DIR = path`) forces its value until the forced value is set back to None.
+"""
 from __future__ import annotations
 
+import math
 import os
 import shutil
+import sys
+import types
 from pathlib import Path
 
 
-class Environment:
-    """Settings read from the environment when accessed (TileLang's names and defaults)."""
+class EnvVar:
+    """One setting: the forced value when set, else the environment variable `key`, else `default` (a string, or
+    a function of the Environment for settings that follow another)."""
+
+    def __init__(self, key: str, default):
+        self.key = key
+        self.default = default
+        self._forced_value = None
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        if self._forced_value is not None:
+            return self._forced_value
+        if self.key in os.environ:
+            return os.environ[self.key]
+        return self.default(instance) if callable(self.default) else self.default
+
+    def __set__(self, instance, value) -> None:
+        self._forced_value = value
+
+
+def _cuda_home(_env) -> str:
+    """CUDA_PATH, else the folder above nvcc's bin, else ""."""
+    nvcc = shutil.which("nvcc")
+    return os.environ.get("CUDA_PATH") or (str(Path(nvcc).resolve().parent.parent) if nvcc else "")
+
+
+class Environment(types.ModuleType):
+    """The class of the `tilelang.env` module: TileLang's settings, names and defaults."""
+
+    TILELANG_CACHE_DIR = EnvVar("TILELANG_CACHE_DIR", os.path.expanduser("~/.tilelang/cache"))
+    TILELANG_TMP_DIR = EnvVar("TILELANG_TMP_DIR", lambda env: os.path.join(env.TILELANG_CACHE_DIR, "tmp"))
+    TILELANG_PRINT_ON_COMPILATION = EnvVar("TILELANG_PRINT_ON_COMPILATION", "1")
+    TILELANG_PASS_PROFILE_THRESHOLD_MS = EnvVar("TILELANG_PASS_PROFILE_THRESHOLD_MS", "")
+    CUDA_HOME = EnvVar("CUDA_HOME", _cuda_home)
 
     @property
-    def TILELANG_CACHE_DIR(self) -> str:  # noqa: N802 -- TileLang's name
-        """Where TileLang (and examples that build their own extensions) cache files."""
-        return os.environ.get("TILELANG_CACHE_DIR", os.path.expanduser("~/.tilelang/cache"))
-
-    @property
-    def TILELANG_TMP_DIR(self) -> str:  # noqa: N802
-        """Scratch folder under the cache."""
-        return os.environ.get("TILELANG_TMP_DIR", os.path.join(self.TILELANG_CACHE_DIR, "tmp"))
-
-    @property
-    def CUDA_HOME(self) -> str:  # noqa: N802
-        """CUDA_HOME / CUDA_PATH, else the folder above nvcc's bin, else ""."""
-        home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-        nvcc = shutil.which("nvcc")
-        return home or (str(Path(nvcc).resolve().parent.parent) if nvcc else "")
-
-    @property
-    def TILELANG_PACKAGE_PATH(self) -> str:  # noqa: N802
+    def TILELANG_PACKAGE_PATH(self) -> str:  # noqa: N802 -- TileLang's name
         """The folder of the package behind `import tilelang` (tilelang_core here)."""
         return str(Path(__file__).resolve().parent.parent)
+
+    def get_pass_profile_threshold_ms(self) -> float:
+        """TILELANG_PASS_PROFILE_THRESHOLD_MS as milliseconds (0.0 when unset or blank)."""
+        return parse_threshold_ms(self.TILELANG_PASS_PROFILE_THRESHOLD_MS)
 
     def is_cache_enabled(self) -> bool:
         """False when TILELANG_DISABLE_CACHE is set to a true value."""
@@ -44,11 +73,27 @@ class Environment:
         os.environ["TILELANG_DISABLE_CACHE"] = "1"
 
 
-env = Environment()
+def parse_threshold_ms(value) -> float:
+    """A pass-profile threshold in milliseconds: None or blank is 0.0; anything but a finite number >= 0 is a
+    ValueError."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return 0.0
+    try:
+        ms = float(value)
+    except (TypeError, ValueError):
+        ms = math.nan
+    if not math.isfinite(ms) or ms < 0:
+        raise ValueError(f"the pass-profile threshold {value!r} must be a finite non-negative number of "
+                         "milliseconds")
+    return ms
 
 
-def __getattr__(name: str):
-    """`import tilelang.env` binds this module where TileLang code expects the settings object."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    return getattr(env, name)
+def resolve_pass_profile_threshold_ms(pass_configs, key, fallback) -> float:
+    """The threshold from `pass_configs[key]` when present (0 included), else `fallback()`."""
+    if pass_configs and key in pass_configs:
+        return parse_threshold_ms(pass_configs[key])
+    return float(fallback())
+
+
+sys.modules[__name__].__class__ = Environment
+env = sys.modules[__name__]

@@ -5,16 +5,36 @@ import functools
 
 from ..options import pass_config_key
 
-__all__ = ["PassConfigKey", "simplify_prim_func"]
+__all__ = ["ConfigKey", "PassConfigKey", "simplify_prim_func"]
+
+
+class ConfigKey(str):
+    """One pass-config key: TileLang's config string ("tl.<name>") that also answers its enum member's `.name` /
+    `.value`."""
+
+    def __new__(cls, value: str, member: str | None = None):
+        key = super().__new__(cls, value)
+        key._member = member or "TL_" + value.removeprefix("tl.").upper()
+        return key
+
+    @property
+    def name(self) -> str:
+        """The member's name, e.g. "TL_ENABLE_FAST_MATH"."""
+        return self._member
+
+    @property
+    def value(self) -> str:
+        """The config string, e.g. "tl.enable_fast_math"."""
+        return str(self)
 
 
 class _PassConfigKeyMeta(type):
     """Any `PassConfigKey.TL_<NAME>` is TileLang's config string for it (options.pass_config_key)."""
 
-    def __getattr__(cls, name: str) -> str:
+    def __getattr__(cls, name: str) -> ConfigKey:
         if name.startswith("_"):
             raise AttributeError(name)
-        return pass_config_key(name)
+        return ConfigKey(pass_config_key(name), name)
 
 
 class PassConfigKey(metaclass=_PassConfigKeyMeta):

@@ -85,12 +85,13 @@ def h_make_tensor(p, b, node, short):
 
 
 def h_tensor(p, b, node, short):
-    """T.Tensor(shape, dtype) is a tensor type; with a data pointer (`T.Tensor(shape, dtype, A.data)`) a view."""
+    """T.Tensor(shape, dtype) (and T.StridedTensor(shape, strides, dtype)) is a tensor type; with a data pointer
+    (`T.Tensor(shape, dtype, A.data)`) a view."""
     from .constcalls import call_builtin_const
 
     args, kwargs = p.ev.call_args(node)
     spec = call_builtin_const(BuiltinRef("T." + short), args, kwargs, "T.Tensor")
-    if (len(args) >= 3 or "data" in kwargs) and isinstance(spec, TensorSpec):
+    if short != "StridedTensor" and (len(args) >= 3 or "data" in kwargs) and isinstance(spec, TensorSpec):
         data = args[2] if len(args) >= 3 else kwargs.get("data")
         base = data if isinstance(data, N.Buffer) else None  # `A.data` evaluates to A
         return N.Buffer(p.target_name or "view", shape_of(p, spec.shape, node), spec.dtype,

@@ -128,7 +128,8 @@ def call_builtin_const(ref: BuiltinRef, args, kwargs, text: str):
         return dims[0] if len(dims) == 1 else dims
     if short in ("Tensor", "Buffer", "StridedTensor", "FragmentBuffer", "SharedBuffer", "LocalBuffer"):
         shape = args[0] if args else kwargs.get("shape", ())
-        dtype = args[1] if len(args) > 1 else kwargs.get("dtype", "float32")
+        at = 2 if short == "StridedTensor" else 1  # T.StridedTensor(shape, strides, dtype)
+        dtype = args[at] if len(args) > at else kwargs.get("dtype", "float32")
         return make_tensor_spec(shape, dtype)
     if short == "const" and args and isinstance(args[0], str):
         return ConstDims(tuple(n for n in args[0].replace(",", " ").split() if n))

@@ -251,7 +251,8 @@ class Evaluator(ast.NodeVisitor):
         base, index = self.eval(node.value), self.eval(node.slice)
         if isinstance(base, BuiltinRef) and base.short in ("Tensor", "Buffer", "StridedTensor"):
             parts = index if isinstance(index, tuple) else (index,)
-            return make_tensor_spec(parts[0] if parts else (), parts[1] if len(parts) > 1 else "float32")
+            at = 2 if base.short == "StridedTensor" else 1  # T.StridedTensor[shape, strides, dtype]
+            return make_tensor_spec(parts[0] if parts else (), parts[at] if len(parts) > at else "float32")
         if isinstance(base, (tuple, list, str, dict)) and not isinstance(index, Unknown):
             try:
                 return base[index]

@@ -40,7 +40,7 @@ HANDLERS = {
     **{name: h_opaque for name in ("alloc_descriptor", "alloc_smem")},
     "const": h_const_value, "dynamic": h_const_value, "symbolic": h_const_value, "Cast": h_Cast,
     "make_tensor": h_make_tensor, "reshape": h_reshape, "view": h_reshape, "Tensor": h_tensor, "Buffer": h_tensor,
-    "empty": h_empty,
+    "StridedTensor": h_tensor, "empty": h_empty,
     "Pipelined": h_loop_call, "Parallel": h_loop_call, "serial": h_loop_call, "unroll": h_loop_call,
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
     **{name: h_reduce for name in REDUCE_OPS}, **{name: h_math for name in MATH_INTRINSICS}, **THREAD_HANDLERS,
@@ -48,5 +48,5 @@ HANDLERS = {
 }
 NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | \
     set(ALLREDUCE_HANDLERS) | set(RNG_HANDLERS) | set(MATH_INTRINSICS) | set(OTHER_ALLOCS) | \
-    {"const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "reshape", "view",
-     "alloc_descriptor", "alloc_smem"}
+    {"const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "StridedTensor", "reshape",
+     "view", "alloc_descriptor", "alloc_smem"}

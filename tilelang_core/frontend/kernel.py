@@ -29,7 +29,7 @@ def parse_kernel(fn: ast.FunctionDef, env: Env, ctx: Ctx, info: KernelInfo) -> N
     """Parse a kernel function in `env` (the factory's environment) into a PrimFunc."""
     p = KernelParser(ctx, env.child())
     p.fn_node = fn
-    params = [] if ctx.eager else _params(p, fn)
+    params = _eager_signature_tensors(p, fn) if ctx.eager else _params(p, fn)
     reported = len(ctx.sink.items)  # a body statement that failed may have been the launch itself
     body = p.block(fn.body)
     if p.launches == 0 and not p.launch_seen and len(ctx.sink.items) == reported:
@@ -43,6 +43,22 @@ def parse_kernel(fn: ast.FunctionDef, env: Env, ctx: Ctx, info: KernelInfo) -> N
     return N.PrimFunc(fn.name, tuple(params), N.SeqStmt(tuple(body), ctx.span(fn)), info.factory, info.instance,
                       out_idx, def_span(ctx.mapper, fn), def_name_span(ctx.mapper, fn), ctx.mapper.source.path,
                       tuple(info.bindings), pass_configs=tuple(info.pass_configs))
+
+
+def _eager_signature_tensors(p: KernelParser, fn: ast.FunctionDef) -> list:
+    """Eager style: the parameters annotated `T.Tensor(...)` in the signature, declared like in-body annotations."""
+    a = fn.args
+    for arg in a.posonlyargs + a.args + a.kwonlyargs:
+        if arg.annotation is None or not isinstance(p.ev.eval(arg.annotation), TensorSpec):
+            continue
+        try:
+            buf = declare(p, arg.arg, p.ev.eval(arg.annotation), arg.annotation, p.span(arg))
+        except KernelError as err:
+            p.report(err, arg)
+            continue
+        p.env.values[arg.arg] = buf
+        p.eager_params.append(buf)
+    return []
 
 
 def _params(p: KernelParser, fn: ast.FunctionDef) -> list:

@@ -13,7 +13,7 @@ import types
 from dataclasses import dataclass, field
 
 from ..ir import nodes as N
-from ..language.types import DType, MacroDef, PrimFuncDef, SymbolicDim, TensorType
+from ..language.types import DType, MacroDef, PrimFuncDef, SymbolicDim, SymbolicExpr, TensorType
 
 DTYPES = frozenset(
     "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 bfloat16 float32 float64 "
@@ -217,6 +217,8 @@ def from_live(v, depth: int = 0):
         return ModuleRef(canonical_module(v.__name__), v)
     if isinstance(v, SymbolicDim):  # one Var per dim, however often the captured value is read
         return _DIM_VARS.setdefault(v, N.Var(v.name, v.dtype, "param"))
+    if isinstance(v, SymbolicExpr):  # `M * 2` computed by the factory: the same expression over the dims
+        return N.BinOp(v.op, to_expr(from_live(v.lhs, depth)), to_expr(from_live(v.rhs, depth)))
     if isinstance(v, TensorType):
         return TensorSpec(tuple(from_live(d) for d in v.shape), normalize_dtype(v.dtype) or v.dtype, v.scope)
     if isinstance(v, (tuple, list)) and depth < 4:

@@ -17,6 +17,7 @@ from .dtypes import normalize_dtype as _normalize_dtype
 from .registry import Builtin as _Builtin
 from .registry import lookup as _lookup
 from .registry import registry as _registry
+from .host_layout import Fragment, Layout
 from .types import DType, MacroDef, PrimFuncDef, SymbolicDim, TensorType
 
 _MODULE = "tilelang_core.language"
@@ -111,6 +112,9 @@ LocalBuffer = _TensorProxy("LocalBuffer", "local")
 def StridedTensor(shape, strides, dtype="float32") -> TensorType:
     """A global tensor parameter with explicit strides (the strides are checked by the JIT at call time)."""
     return TensorType(_shape(shape), _dtype(dtype), "global")
+
+
+Var = SymbolicDim  # TileLang's tvm Var: what T.dynamic / T.symbolic give (`isinstance(M, T.Var)`)
 
 
 def _names(name: str) -> list[str]:
@@ -212,10 +216,12 @@ def stub_for(name: str, module: str = _MODULE):
 
 
 def __getattr__(name: str):
-    if name.startswith("__"):
+    if name.startswith("__") and _lookup(f"T.{name}") is None:  # T.__exp (fast math) is a builtin; __path__ is not
         raise AttributeError(name)
     if name in _DTYPE_ATTRS:
         return _DTYPE_ATTRS[name]
+    if _normalize_dtype(name) == name:  # a vector dtype: T.float32x2, T.bfloat16x2, T.int8x4
+        return _DType(name)
     if _lookup(f"T.{name}") is not None:
         return stub_for(f"T.{name}")
     raise AttributeError(f"module 'tilelang.language' has no attribute {name!r}; see docs/language.md "

@@ -161,12 +161,15 @@ _LAYOUT = [
 
 # --- scalar math -----------------------------------------------------------------------------------------
 _UNARY = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "tanh", "floor", "ceil", "sigmoid", "sin",
-          "cos", "log1p", "exp10", "trunc", "erf", "isnan", "isinf")
+          "cos", "log1p", "exp10", "trunc", "erf", "isnan", "isinf", "isfinite", "sinh", "cosh", "asin", "acos",
+          "atan", "nearbyint", "__exp", "__exp2", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan")
+_BINARY_MATH = ("fmod", "atan2", "hypot", "copysign", "nextafter")
 _MATH = [
     _b("T.ceildiv", "math", ("lhs", "expr"), ("rhs", "expr")),
     _b("T.max", "math", ("a", "expr"), ("b", "expr")),
     _b("T.min", "math", ("a", "expr"), ("b", "expr")),
     *[_b(f"T.{n}", "math", ("x", "expr")) for n in _UNARY],
+    *[_b(f"T.{n}", "math", ("x", "expr"), ("y", "expr")) for n in _BINARY_MATH],
     _b("T.round", "math", ("x", "expr"), ("rounding_mode", "str", "ties-to-even")),
     _b("T.pow", "math", ("x", "expr"), ("y", "expr")),
     _b("T.if_then_else", "math", ("cond", "expr"), ("t", "expr"), ("f", "expr")),

@@ -61,7 +61,9 @@ _MATH = {
 _MISC = {
     "T.print": """Device-side printf of a scalar, a buffer or a fragment, prefixed by block and thread indices.
 
-`msg` is a label; for buffers only one thread (or the warp given by `warp_group_id`/`warp_id`) prints.""",
+`msg` is a label; for buffers only one thread (or the warp given by `warp_group_id`/`warp_id`) prints.
+The CPU backend prints with printf from the kernel: `msg='...' dtype=... value=...` per value, a buffer element by
+element with its index; a print outside the threads' code of a block runs once per block.""",
     "T.device_assert": """Trap on the device when `condition` is false (debug builds); `msg` is printed.""",
 }
 
@@ -170,7 +172,15 @@ _UNARY = {"tanh": "Hyperbolic tangent.", "floor": "Round down to an integer valu
           "exp10": "Base-10 exponential.", "round": "Round to the nearest integer value (ties to even).",
           "trunc": "Round toward zero.", "erf": "The error function.", "isnan": "True where x is NaN.",
           "isinf": "True where x is infinite.", "pow": "`x` raised to the power `y`.",
-          "floordiv": "Floor division of integers.", "floormod": "Floor modulo of integers (non-negative for positive b)."}
+          "floordiv": "Floor division of integers.", "floormod": "Floor modulo of integers (non-negative for positive b).",
+          "isfinite": "True where x is neither infinite nor NaN.", "sinh": "Hyperbolic sine.",
+          "cosh": "Hyperbolic cosine.", "asin": "Arc sine.", "acos": "Arc cosine.", "atan": "Arc tangent.",
+          "nearbyint": "Round to the nearest integer value in the current rounding mode (ties to even).",
+          "fmod": "Floating-point remainder of x / y (the sign of x).", "atan2": "Arc tangent of x / y in the right quadrant (C's atan2(x, y)).",
+          "hypot": "sqrt(x*x + y*y) without undue overflow.", "copysign": "x with the sign of y.",
+          "nextafter": "The next representable value after x toward y.",
+          **{f"__{n}": f"CUDA's fast-math __{n}f: faster, less accurate `T.{n}` on the GPU (the CPU backend computes "
+             "it exactly)." for n in ("exp", "exp2", "exp10", "log", "log2", "log10", "sin", "cos", "tan")}}
 
 EXTENDED_DOCS: dict[str, str] = {**_LAYOUT, **_MATH, **_MISC, **_JIT, **_ADVANCED,
                                   **{f"T.{k}": v for k, v in _UNARY.items()}}

@@ -65,6 +65,7 @@ _ROWS = [
 ]
 
 DTYPES: dict[str, DTypeInfo] = {row.name: row for row in _ROWS}
+_all_dtypes = frozenset(DTYPES)  # TileLang's name for the set of dtype names (`T.<name>` for each)
 _ALIASES: dict[str, str] = {a: row.name for row in _ROWS for a in row.aliases}
 _PY_TYPES = {"bool": "bool", "int": "int32", "float": "float32"}
 
@@ -137,6 +138,25 @@ def closest_dtype(name: str) -> str | None:
     pool = list(DTYPES) + list(_ALIASES)
     match = difflib.get_close_matches(str(name), pool, n=1, cutoff=0.6)
     return normalize_dtype(match[0]) if match else None
+
+
+def resolve_torch_storage_dtype(x):
+    """The dtype whose torch tensors store `x`: itself when torch has it, int8/uint8 for 4-bit ints, the packed
+    float4_e2m1fnx2 (torch.float4_e2m1fn_x2, else int8) for fp4."""
+    from . import dtype
+
+    info = dtype_info(x)
+    if info is None:
+        raise TypeError(f"unknown dtype {x!r}")
+    if info.torch is not None:
+        return dtype(info.name)
+    if info.name == "float4_e2m1fn":
+        import torch
+
+        return dtype("float4_e2m1fnx2" if hasattr(torch, "float4_e2m1fn_x2") else "int8")
+    if info.kind in ("int", "uint") and info.bits < 8:
+        return dtype("uint8" if info.kind == "uint" else "int8")
+    raise TypeError(f"{info.name} has no torch storage dtype")
 
 
 def __getattr__(name: str):

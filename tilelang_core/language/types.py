@@ -8,18 +8,45 @@ from dataclasses import dataclass
 
 
 class DType(str):
-    """A dtype name that is also a string ("float16" == T.float16) and callable as a cast: T.float32(x)."""
+    """A dtype name that is also a string ("float16" == T.float16) and callable as a cast: T.float32(x); with no
+    value, `T.int32()` is a symbolic scalar of that dtype (TileLang's unnamed tvm Var)."""
 
     def __call__(self, value=None):
-        return value
+        return SymbolicDim(f"{self}_var", str(self)) if value is None else value
+
+
+class SymbolicArith:
+    """Integer arithmetic on symbolic values (`M * 2`, `n // 4`, `a & 0xFF`): builds a SymbolicExpr, which the
+    frontend reads as the same expression over the dims."""
+
+    def _op(self, op: str, other, reverse: bool = False):
+        if not isinstance(other, (int, SymbolicArith)) or isinstance(other, bool):
+            return NotImplemented
+        return SymbolicExpr(op, other, self) if reverse else SymbolicExpr(op, self, other)
+
+
+_OPS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "and": "&", "or": "|", "xor": "^",
+        "lshift": "<<", "rshift": ">>"}
+for _name, _sym in _OPS.items():
+    setattr(SymbolicArith, f"__{_name}__", lambda self, o, _s=_sym: self._op(_s, o))
+    setattr(SymbolicArith, f"__r{_name}__", lambda self, o, _s=_sym: self._op(_s, o, reverse=True))
 
 
 @dataclass(frozen=True)
-class SymbolicDim:
+class SymbolicDim(SymbolicArith):
     """A runtime dimension from T.dynamic("m") / T.symbolic("m"); bound from tensor shapes at call time."""
 
     name: str
     dtype: str = "int32"
+
+
+@dataclass(frozen=True)
+class SymbolicExpr(SymbolicArith):
+    """`lhs op rhs` over symbolic dims and ints, computed by the factory's Python code (e.g. `M * 2`)."""
+
+    op: str
+    lhs: object
+    rhs: object
 
 
 @dataclass(frozen=True)

@@ -286,11 +286,17 @@ class AutoTuneKernel:
         return not isinstance(self.target, JITFactory)
 
     def __call__(self, *args, **kwargs):
-        """Tune (or compile the given instance); a jit factory returns the kernel, an eager kernel runs."""
+        """Tune (or compile the given instance); a jit factory returns the kernel (TileLang's
+        `__return_kernel=False`: an AutotuneResult around it), an eager kernel runs."""
+        return_kernel = kwargs.pop("__return_kernel", True)
         if self._eager:
             kernel, inputs = self._best(args, kwargs, eager_call=True)
             return kernel(*inputs)
-        return self._best(args, kwargs)[0]
+        kernel = self._best(args, kwargs)[0]
+        if return_kernel:
+            return kernel
+        return AutotuneResult(latency=kernel.latency, config=kernel.config, ref_latency=kernel.ref_latency,
+                              func=kernel.prim_func, kernel=kernel)
 
     def compile(self, *args, **kwargs) -> JITKernel:
         """The tuned JITKernel for these arguments (eager kernels time on `set_autotune_inputs` tensors)."""

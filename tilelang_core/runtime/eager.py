@@ -11,16 +11,46 @@ import threading
 from ..diagnostics import CompileError, DiagnosticSink
 from ..frontend.known import LAUNCH_BUILTINS
 from ..ir import nodes as N
+from ..language.types import TensorType
 
 
 def is_eager(func) -> bool:
-    """True when `func`'s own body opens `with T.Kernel(...)` or `T.ClusterKernel` (not inside a nested def)."""
+    """True when `func`'s own body (not a nested def) opens `with T.Kernel(...)` or `T.ClusterKernel`, declares a
+    tensor by annotation alone (`A: T.Tensor[[M, N], dtype]`) or calls a `@T.macro` (which then opens the kernel)."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
     except (OSError, TypeError, SyntaxError):
         return False
     fn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
-    return fn is not None and _opens_kernel(fn.body)
+    if fn is None:
+        return False
+    return _opens_kernel(fn.body) or any(
+        isinstance(st, ast.AnnAssign) and st.value is None for st in fn.body) or _calls_macro(func, fn.body)
+
+
+def _calls_macro(func, stmts) -> bool:
+    """True when one of `stmts` calls, by a plain name, a `@T.macro` that `func` sees (closure or globals)."""
+    from ..language.types import MacroDef
+
+    try:
+        names = inspect.getclosurevars(func)
+    except (TypeError, ValueError):
+        return False
+    visible = {**names.globals, **names.nonlocals}
+    return any(isinstance(visible.get(name), MacroDef) for name in _called_names(stmts))
+
+
+def _called_names(stmts) -> set:
+    """Names called by plain name in `stmts`, not counting nested defs (a factory's prim_func calls its macros)."""
+    out, todo = set(), list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            out.add(node.func.id)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def _opens_kernel(stmts) -> bool:
@@ -84,8 +114,25 @@ class EagerKernel:
             return self.specialize(*args, **values)[0]
         return self._build(*self._split(values))
 
-    def get_tir(self, **values) -> N.PrimFunc:
-        """The tile-IR PrimFunc for given dim values and scalar arguments, without building it."""
+    def par_compile(self, configs, num_workers=None, ignore_error: bool = False) -> list:
+        """The JITKernels for several argument sets (each a dict, or a tuple in signature order, of what `compile`
+        takes), in order (see `jit.build_all`)."""
+        from .jit import build_all
+
+        def build(config):
+            return self.compile(**config) if isinstance(config, dict) else self.compile(*config)
+
+        return build_all(build, list(configs), num_workers, ignore_error)
+
+    def get_tir(self, *args, **values) -> N.PrimFunc:
+        """The tile-IR PrimFunc, without building it, for given dim values and scalar arguments, or for a call's
+        arguments (positional as in the signature), where a tensor may be its annotation `T.Tensor((M, N))`."""
+        if args or any(_is_shaped(v) for v in values.values()):
+            bound = self.signature.bind(*args, **values)
+            bound.apply_defaults()
+            tensors = {k: v for k, v in bound.arguments.items() if _is_shaped(v)}
+            scalars = {k: v for k, v in bound.arguments.items() if k not in tensors}
+            return self._parse(scalars, _dims_from(self._parse(scalars, {}), tensors))
         return self._parse(*self._split(values))
 
     def _split(self, values: dict) -> tuple[dict, dict]:
@@ -137,6 +184,11 @@ class EagerKernel:
 
 def _is_tensor(v) -> bool:
     return hasattr(v, "shape") and hasattr(v, "dtype") and hasattr(v, "data_ptr")
+
+
+def _is_shaped(v) -> bool:
+    """A tensor, or a `T.Tensor(shape, dtype)` standing for one."""
+    return _is_tensor(v) or isinstance(v, TensorType)
 
 
 def _dims_from(func: N.PrimFunc, tensors: dict) -> dict:

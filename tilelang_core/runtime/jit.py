@@ -114,8 +114,9 @@ class JITKernel:
             return None
         return outs[0] if len(outs) == 1 else outs
 
-    def get_kernel_source(self) -> str:
-        """The generated source: CUDA C for GPU targets, LLVM IR for the CPU."""
+    def get_kernel_source(self, kernel_only: bool = True) -> str:
+        """The generated source: CUDA C for GPU targets, LLVM IR for the CPU. TileLang's `kernel_only=False` adds
+        its host wrapper; tilelang_core launches from Python (runtime.launch), so the source is the same."""
         return self._backend.source()
 
     @property
@@ -192,6 +193,32 @@ def compile(func, out_idx=None, target="auto", target_host=None, execution_backe
         return JITKernel(to_ir(func, out_idx), out_idx=out_idx, target=target, pass_configs=pass_configs)
 
 
+def par_compile(funcs, out_idx=None, target="auto", pass_configs=None, num_workers=None, ignore_error=False,
+                **kwargs) -> list:
+    """`tilelang.par_compile`: compile several @T.prim_funcs (or IR PrimFuncs) into JITKernels, in order."""
+    def build(func):
+        return compile(func, out_idx=out_idx, target=target, pass_configs=pass_configs)
+
+    return build_all(build, list(funcs), num_workers, ignore_error)
+
+
+def build_all(build, items: list, num_workers=None, ignore_error: bool = False) -> list:
+    """`build(item)` for each item, in order; forked workers (`num_workers`, else TILELSP_AUTOTUNE_JOBS) fill the
+    artifact cache first. With `ignore_error` an item that fails gives None instead of raising."""
+    from .autotune_search import default_jobs, precompile
+
+    precompile(build, items, num_workers or default_jobs())
+    kernels = []
+    for item in items:
+        try:
+            kernels.append(build(item))
+        except Exception:
+            if not ignore_error:
+                raise
+            kernels.append(None)
+    return kernels
+
+
 def _instance_label(factory, args, kwargs) -> str:
     try:
         bound = inspect.signature(factory).bind(*args, **kwargs)
@@ -245,6 +272,14 @@ class JITFactory:
     def compile(self, *args, **kwargs) -> JITKernel:
         """The JITKernel for these factory arguments (TileLang's `factory.compile(...)`; same as calling)."""
         return self(*args, **kwargs)
+
+    def par_compile(self, configs, num_workers=None, ignore_error: bool = False) -> list:
+        """The JITKernels for several argument sets (each a tuple of positional or a dict of keyword arguments),
+        in order (see `build_all`)."""
+        def build(config):
+            return self(**config) if isinstance(config, dict) else self(*config)
+
+        return build_all(build, list(configs), num_workers, ignore_error)
 
     def get_kernel_source(self, *args, **kwargs) -> str:
         """The generated source of the kernel for these factory arguments."""

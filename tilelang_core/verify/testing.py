@@ -75,7 +75,51 @@ def requires_cuda_compute_version_le(major: int, minor: int = 0):
     return _cc_mark(lambda cc: cc <= (major, minor), f"<= {major}.{minor}")
 
 
+def requires_cuda_compute_version_gt(major: int, minor: int = 0):
+    """Skip unless the CUDA device's compute capability is above major.minor."""
+    return _cc_mark(lambda cc: cc > (major, minor), f"> {major}.{minor}")
+
+
 requires_cuda_compute_version = requires_cuda_compute_version_ge
+
+
+def requires_cuda_or_cdna(func):
+    """Skip unless a CUDA device is visible (tilelang_core has no AMD CDNA backend, so only CUDA qualifies)."""
+    return requires_cuda(func)
+
+
+def requires_llvm(func):
+    """Skip unless the installed tvm has its LLVM backend (the CPU backend's code generator)."""
+    import pytest
+
+    return pytest.mark.skipif(not _llvm(), reason="needs tvm built with LLVM")(func)
+
+
+def _llvm() -> bool:
+    try:
+        import tvm
+    except ImportError:
+        return False
+    return bool(tvm.runtime.enabled("llvm"))
+
+
+def _never(device: str):
+    """A decorator that skips its test: `device` is not a tilelang_core target."""
+
+    def decorate(func):
+        import pytest
+
+        return pytest.mark.skip(reason=f"needs {device}, which tilelang_core does not target")(func)
+
+    decorate.__name__ = "requires_" + device.split()[0].lower()
+    decorate.__doc__ = f"Skip the decorated test: {device} is not a tilelang_core target."
+    return decorate
+
+
+requires_rocm = _never("ROCm (an AMD GPU)")
+requires_cdna = _never("CDNA (an AMD Instinct GPU)")
+requires_gfx950 = _never("gfx950 (an AMD MI350 GPU)")
+requires_metal = _never("Metal (an Apple GPU)")
 
 
 def _cc_mark(pred, text: str):

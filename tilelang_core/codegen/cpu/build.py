@@ -21,6 +21,7 @@ from .grid_sync import grid_phases
 from .lower_expr import ExprLowerer
 from .mma import fragment_load, mma_sync
 from .ops import VECTOR_ATOMICS, OpLowering, vector_atomic_stores
+from .printing import PRINT_CALLS, device_print
 from .rng import DRAW_CALLS, RngLowering, draws, uses_rng
 from .role_order import THREAD_CALLS
 from .simt import ThreadEmulation
@@ -338,6 +339,8 @@ class CpuLowering(StorageLowering):
             if self.rng is None:
                 raise LoweringError("T.rng_init is used outside a T.Kernel block", s.span)
             return self.rng.init(s.value)
+        if isinstance(s.value, N.Call) and s.value.name in PRINT_CALLS:
+            return device_print(self, s.value)
         if isinstance(s.value, N.Call) and s.value.name == "device_assert":
             return self._device_assert(s.value, s.span)
         if isinstance(s.value, N.Call) and s.value.name == "ptx_mma":

@@ -58,6 +58,15 @@ def _ceildiv(args):
     return binary("-", zero, binary("//", binary("-", zero, a), b))
 
 
+def _libm(name: str):
+    """A two-argument libm function called by name (`fmodf` for float32, `fmod` for float64): LLVM has no
+    intrinsic for it."""
+    def call(a, b):
+        dtype = dtype_of(a)
+        return load().tirx.call_pure_extern(dtype, name + ("f" if dtype == "float32" else ""), a, b)
+    return call
+
+
 def _intrinsics() -> dict:
     tirx = load().tirx
     unary = {name: _unary_math(getattr(tirx, name)) for name in (
@@ -69,7 +78,7 @@ def _intrinsics() -> dict:
         "abs": lambda a: tirx.abs(a[0]),
         "fabs": lambda a: tirx.abs(a[0]),
         "max": _minmax(tirx.Max), "min": _minmax(tirx.Min),
-        "pow": _binary_math(tirx.power), "fmod": _binary_math(tirx.fmod), "atan2": _binary_math(tirx.atan2),
+        "pow": _binary_math(tirx.power), "fmod": _binary_math(_libm("fmod")), "atan2": _binary_math(tirx.atan2),
         "hypot": _binary_math(tirx.hypot), "copysign": _binary_math(tirx.copysign),
         "nextafter": _binary_math(tirx.nextafter),
         "ceildiv": _ceildiv,
@@ -83,8 +92,9 @@ def _intrinsics() -> dict:
         "bitwise_xor": lambda a: binary("^", a[0], a[1]), "bitwise_not": lambda a: tirx.bitwise_not(a[0]),
         "popcount": lambda a: tirx.popcount(a[0]),
     })
-    for alias, name in (("__exp", "exp"), ("__exp2", "exp2"), ("__log", "log"), ("__log2", "log2"),
-                        ("fast_exp", "exp"), ("exp_approx", "exp")):
+    for alias, name in (("__exp", "exp"), ("__exp2", "exp2"), ("__exp10", "exp10"), ("__log", "log"),
+                        ("__log2", "log2"), ("__log10", "log10"), ("__tan", "tan"), ("__cos", "cos"),
+                        ("__sin", "sin"), ("fast_exp", "exp"), ("exp_approx", "exp")):
         table[alias] = table[name]
     return table
 
