@@ -99,21 +99,6 @@ class Layout:
                 return Layout(parse_tuple(text[:pos]), parse_tuple(text[pos + 1:]))
         raise ValueError(f"a CuTe layout is written shape:stride, got {text!r}")
 
-    @staticmethod
-    def from_tilelang(layout):
-        """The plain affine layout a TileLang `Layout` computes (its outputs linearized), or None."""
-        from .cute_recover import affine_from_tilelang
-
-        return affine_from_tilelang(layout)
-
-    @staticmethod
-    def from_tilelang_hierarchical(layout):
-        """The layout sending each coordinate to the TileLang layout's output tuple (axis k on basis E(k)),
-        or None when an input mode would have to move two output axes at once or is not affine."""
-        from .cute_recover import hierarchical_from_tilelang
-
-        return hierarchical_from_tilelang(layout)
-
     def to_tilelang(self):
         """This layout as a TileLang host `Layout` over its top-level mode sizes (one output per axis)."""
         from .host_layout import Layout as HostLayout
