@@ -62,6 +62,7 @@ _MODULES = {
     "tilelang.env": "tilelang_core.compat.env",
     "tilelang.tools": "tilelang_core.compat.tools",
     "tilelang.transform": "tilelang_core.compat.transform",
+    "tilelang.transform.simplify": "tilelang_core.compat.transform",
     "tilelang.engine": "tilelang_core.compat.engine",
     "tilelang.engine.callback": "tilelang_core.compat.engine",
     "tilelang.tileop": "tilelang_core.compat.tileop",

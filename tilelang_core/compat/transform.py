@@ -1,11 +1,12 @@
-"""`tilelang.transform`: PassConfigKey names and `simplify_prim_func`."""
+"""`tilelang.transform` (and `tilelang.transform.simplify`): PassConfigKey names, `simplify_prim_func`,
+`apply_simplify`."""
 from __future__ import annotations
 
 import functools
 
 from ..options import pass_config_key
 
-__all__ = ["ConfigKey", "PassConfigKey", "simplify_prim_func"]
+__all__ = ["ConfigKey", "PassConfigKey", "apply_simplify", "simplify_prim_func"]
 
 
 class ConfigKey(str):
@@ -50,3 +51,9 @@ def simplify_prim_func(func):
         return func(*args, **kwargs)
 
     return wrapper
+
+
+def apply_simplify(func):
+    """TileLang simplifies a PrimFunc here; tilelang_core's pipeline simplifies every kernel while lowering, so the
+    kernel is returned as built."""
+    return func
