@@ -29,12 +29,12 @@ import tilelang.language as T
 @T.prim_func
 def k(A: T.Tensor((128,), T.float32)):
     with T.Kernel(1, threads=128) as bx:
-        red = T.alloc_reducer((128,), T.float32, replication="all")
+        red = T.alloc_reducer((1,), T.float32, replication="all")
         T.clear(red)
-        for i, j in T.Parallel(128, 4):
-            red[i] += A[i]
+        for i in T.serial(128):
+            red[0] += A[i]
         T.finalize_reducer(red)
-        T.copy(red, A)
+        A[0] = red[0]
 """
 
 

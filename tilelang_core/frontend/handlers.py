@@ -10,6 +10,7 @@ from .externs import EXTERN_HANDLERS
 from .im2col import IM2COL_HANDLERS
 from .intrinsics import INTRINSIC_HANDLERS
 from .kernel_errors import KernelError
+from .reducers import REDUCER_HANDLERS
 from .rng import RNG_HANDLERS
 from .scalar_calls import MATH_INTRINSICS, h_Cast, h_cast, h_const_value, h_if_then_else, h_math, h_typed_const
 from .threadops import THREAD_HANDLERS
@@ -45,6 +46,7 @@ HANDLERS = {
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
     **{name: h_reduce for name in REDUCE_OPS}, **{name: h_math for name in MATH_INTRINSICS}, **THREAD_HANDLERS,
     **INTRINSIC_HANDLERS, **EXTERN_HANDLERS, **IM2COL_HANDLERS, **ALLREDUCE_HANDLERS, **RNG_HANDLERS,
+    **REDUCER_HANDLERS,
 }
 NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | \
     set(ALLREDUCE_HANDLERS) | set(RNG_HANDLERS) | set(MATH_INTRINSICS) | set(OTHER_ALLOCS) | \

@@ -103,7 +103,9 @@ _ADVANCED = {
     "T.reduce_bitand": "Bitwise AND along one dimension (integer tiles); same shape rules as `T.reduce_sum`.",
     "T.reduce_bitor": "Bitwise OR along one dimension (integer tiles); same shape rules as `T.reduce_sum`.",
     "T.reduce_bitxor": "Bitwise XOR along one dimension (integer tiles); same shape rules as `T.reduce_sum`.",
-    "T.finalize_reducer": "Combine the per-thread copies of a `T.alloc_reducer` buffer (into `dst` when given).",
+    "T.finalize_reducer": """Combine the per-thread copies of a `T.alloc_reducer` buffer (into `dst` when given).
+
+`batch` (tuning) must be at least 1 and divide the reducer's element count.""",
     "T.atomic_addx2": "Atomic add of two adjacent elements in one instruction (fp16/bf16 pairs).",
     "T.atomic_addx4": "Atomic add of four adjacent elements in one instruction (fp32).",
     "T.atomic_load": "Atomic load with a memory order (\"relaxed\", \"acquire\", \"seq_cst\", ...).",

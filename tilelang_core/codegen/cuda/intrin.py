@@ -15,7 +15,6 @@ from .common import LoweringError
 _IEEE = {"ieee_add": ("fadd", "dadd"), "ieee_sub": ("fsub", "dsub"), "ieee_mul": ("fmul", "dmul"),
          "ieee_fmaf": ("fmaf", "fma"), "ieee_frcp": ("frcp", "drcp"), "ieee_fsqrt": ("fsqrt", "dsqrt"),
          "ieee_frsqrt": ("frsqrt", None), "ieee_fdiv": ("fdiv", "ddiv")}
-_REDUCER_OPS = ("sum", "max", "min")
 STATEMENTS = ("atomic_addx2", "atomic_addx4", "finalize_reducer", "print", "print_buffer")
 
 DEVICE_LIBRARY = r"""
@@ -52,8 +51,15 @@ template <typename T> __device__ __forceinline__ void print_var(const char* msg,
 template <typename T> __device__ __forceinline__ void print_elem(const char* msg, const char* name, int i, T v) {
   printf(TL_PRINT_WHERE "buffer=%s, index=%d, value=%g\n", msg, TL_PRINT_IDS, name, i, printable(v));
 }
+template <typename T> __device__ __forceinline__ T bit_combine(T a, T b, int op) {
+  return op == 3 ? (a & b) : op == 4 ? (a | b) : (a ^ b);
+}
+__device__ __forceinline__ half bit_combine(half a, half, int) { return a; }
+__device__ __forceinline__ __nv_bfloat16 bit_combine(__nv_bfloat16 a, __nv_bfloat16, int) { return a; }
+__device__ __forceinline__ float bit_combine(float a, float, int) { return a; }
+__device__ __forceinline__ double bit_combine(double a, double, int) { return a; }
 template <typename T> __device__ __forceinline__ T combine(T a, T b, int op) {
-  return op == 0 ? a + b : op == 1 ? (b > a ? b : a) : (b < a ? b : a);
+  return op == 0 ? a + b : op == 1 ? (b > a ? b : a) : op == 2 ? (b < a ? b : a) : bit_combine(a, b, op);
 }
 template <typename T> __device__ __forceinline__ T lanes_allreduce(T x, int op, int lanes) {
   for (int o = lanes / 2; o > 0; o /= 2) x = combine(x, __shfl_xor_sync(0xffffffffu, x, o), op);
@@ -239,19 +245,13 @@ def _c_string(text: str) -> str:
 
 
 def _check_partial_updates(em, buf, span) -> None:
-    """Every store into a reducer must be in a T.Parallel loop spread over threads (each thread a share)."""
-    from ...passes.layouts import fragment_accesses
-
-    def driven(loop) -> bool:
-        return any(len(idx) == len(loop.vars) and all(i is v for i, v in zip(idx, loop.vars))
-                   and not isinstance(em.layouts.get(b), Replicated) for b, idx in fragment_accesses(loop.body))
-
-    stores = [n for n in walk(em.func.body) if isinstance(n, N.Store) and n.buffer is buf]
-    shared = set()
-    for loop in (n for n in walk(em.func.body) if isinstance(n, N.For) and n.kind == "parallel" and driven(n)):
-        shared.update(id(n) for n in walk(loop.body) if isinstance(n, N.Store) and n.buffer is buf)
-    if any(id(s) not in shared for s in stores):
-        bad = next(s for s in stores if id(s) not in shared)
-        raise LoweringError(f"reducer '{buf.name}' is updated outside a T.Parallel loop over a distributed fragment, "
-                            "so every thread holds the whole value and T.finalize_reducer would combine it once per "
-                            "thread; update it inside such a loop or drop T.finalize_reducer", bad.span or span)
+    """Every store into a reducer must be in a T.Parallel loop (each iteration contributes to one thread's partial);
+    a store outside one runs on every thread, and the combine would count it once per thread."""
+    inside = {id(n) for loop in walk(em.func.body) if isinstance(loop, N.For) and loop.kind == "parallel"
+              for n in walk(loop.body) if isinstance(n, N.Store)}
+    bad = next((n for n in walk(em.func.body) if isinstance(n, N.Store) and n.buffer is buf and id(n) not in inside),
+               None)
+    if bad is not None:
+        raise LoweringError(f"reducer '{buf.name}' is updated outside a T.Parallel loop, so every thread holds the "
+                            "whole value and T.finalize_reducer would combine it once per thread; update it inside "
+                            "a T.Parallel loop or drop T.finalize_reducer", bad.span or span)

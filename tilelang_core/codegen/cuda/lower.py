@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...passes.layout_kinds import MmaRow, Replicated, ravel
-from .common import LoweringError, all_of, nbytes, shared_rw, used_buffers
+from .common import LoweringError, all_of, nbytes, reducer_buffers, shared_rw, used_buffers
 from .expr import ExprEmitter, ExprError, zero_text
 from .frame import FrameEmitter
 from .parallel import ParallelEmitter, UnservedFragmentRead
@@ -46,6 +46,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.wgmma = wgmma or {}
         self.in_parallel = 0              # > 0 while emitting a T.Parallel body (no barriers there)
         self.owner = None                 # condition: this thread runs the current iteration's atomics
+        self.reducers = reducer_buffers(func)  # T.alloc_reducer buffers: per-thread partials, combined by finalize
         self.wgmma_nowait = False         # the next wgmma gemm leaves its group in flight
         self.extra_cuda: list[str] = []   # device functions this kernel needs (wgmma wrappers)
         self.ws = None                    # tma.WarpSpecialization: the TMA producer warpgroup's schedule
@@ -284,6 +285,8 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         target = self.load_text(s.buffer, idx, s)
         if s.buffer.scope == "global" and idx:  # a store outside the tensor is skipped (LegalizeSafeMemoryAccess)
             return self.guarded(self.global_bounds(s.buffer, idx), f"{target} = {value}")
+        if s.buffer in self.reducers and self.in_parallel:  # a partial: each iteration contributes once
+            return self.guarded([self.owner] if self.owner else [], f"{target} = {value}")
         self.line(f"{target} = {value}")
         if self.par is not None and s.buffer.scope == "local.fragment" and isinstance(
                 self.layouts.get(s.buffer), Replicated) and s.buffer not in self.staged:

@@ -1,0 +1,18 @@
+"""Hover text of the entries in `catalog_intrinsics.py`; `catalog_docs.py` merges it into `DOCS`."""
+from __future__ import annotations
+
+INTRINSIC_DOCS = {
+    "T.reducer_init": """Open the epoch of a `T.alloc_reducer` buffer: every partial starts from the op's identity.
+
+`value` (optional) is the starting value, taken where the init runs and combined once per element at the
+finalize. Then `T.reducer_update(acc[i], v)` inside `T.Parallel` loops, then `T.finalize_reducer(acc, dst)`
+in the same scope.
+
+Reported: `reducer-epoch` (a second init before the finalize, a starting value of another dtype, a finalize in
+another loop, no finalize).""",
+    "T.reducer_update": """Fold one contribution into an element of a reducer: `T.reducer_update(acc[i], value)`.
+
+Each iteration of the enclosing `T.Parallel` loop contributes once, whichever threads the loop runs on.
+
+Reported: `reducer-epoch` (before `T.reducer_init`, or outside any `T.Parallel` loop).""",
+}

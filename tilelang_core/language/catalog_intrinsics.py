@@ -1,0 +1,11 @@
+"""Catalog entries of the thread-level intrinsics and epoch builtins beyond the tile program: the reducer epoch,
+warp votes and reductions, predicated loads and stores, launch-ordering hints (hover text in
+`catalog_docs_intrinsics.py`)."""
+from __future__ import annotations
+
+from .catalog_build import entry as _b
+
+INTRINSICS = [
+    _b("T.reducer_init", "tile-op", ("reducer", "buffer"), ("value", "expr", None)),
+    _b("T.reducer_update", "tile-op", ("dst", "expr"), ("value", "expr")),
+]
