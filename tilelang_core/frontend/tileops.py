@@ -78,13 +78,13 @@ def h_reduce(p, b, node, short):
 
 
 def h_cumsum(p, b, node, short):
-    """T.cumsum(src, dst=None, dim=0, reverse=False)."""
+    """T.cumsum / T.cummax(src, dst=None, dim=0, reverse=False)."""
     src = region_of(p, b["src"])
     dst = region_of(p, b["dst"]) if isinstance(b.get("dst"), ast.AST) else src
-    dim = const_int(p, b, "dim", "the `dim` of T.cumsum")
+    dim = const_int(p, b, "dim", f"the `dim` of T.{short}")
     if dim is None:
         return
-    p.emit(N.CumSum(src, dst, dim, const_bool(p, b, "reverse", "reverse"), p.span(node)))
+    p.emit(N.CumSum(src, dst, dim, const_bool(p, b, "reverse", "reverse"), p.span(node), op=short[3:]))
 
 
 def h_atomic_add(p, b, node, short):

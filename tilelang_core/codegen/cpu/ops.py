@@ -11,6 +11,7 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from .._tvm import load
 from .expr import LoweringError, as_bool, cast, const, dtype_of, is_float, promote
+from .intrinsics import intrinsic
 
 
 @dataclass
@@ -223,7 +224,8 @@ class OpLowering:
         return self.nest([src.extents[d] for d in outer_axes], body, "o")
 
     def cumsum(self, op: N.CumSum):
-        """T.cumsum: inclusive (optionally reversed) prefix sum along dim."""
+        """T.cumsum / T.cummax: inclusive (optionally reversed) prefix sum or running maximum along dim (the
+        maximum starts from the line's first element)."""
         src, dst = self.view(op.src), self.view(op.dst)
         rank = len(src.extents)
         dim = op.dim if op.dim >= 0 else op.dim + rank
@@ -239,7 +241,9 @@ class OpLowering:
                 pos = (self.ctx.as_expr(ext) - 1 - r[0]) if op.reverse else r[0]
                 si = src.at(outer_axes + [dim], list(outer) + [pos])
                 di = dst.at(outer_axes + [dim], list(outer) + [pos])
-                new = tirx.Add(tirx.BufferLoad(acc, [0]), cast(self.read(src, si), acc_dt))
+                x, old = cast(self.read(src, si), acc_dt), tirx.BufferLoad(acc, [0])
+                first = tirx.EQ(r[0], const(0, dtype_of(r[0])))
+                new = tirx.Add(old, x) if op.op == "sum" else tirx.Select(first, x, intrinsic("max", [old, x], None))
                 return tirx.SeqStmt([tirx.BufferStore(acc, new, [0]), self.write(dst, di, tirx.BufferLoad(acc, [0]))])
 
             scan = self.nest([ext], step, "s")
