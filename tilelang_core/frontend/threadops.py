@@ -83,7 +83,7 @@ def h_get_block_binding(p, b, node, short):
 
 
 def h_shuffle(p, b, node, short):
-    """T.shfl_xor/up/down(value, delta, width=32, mask=0xFFFFFFFF) and T.warp_reduce_sum/max/min(value)."""
+    """T.shfl_xor/up/down(value, delta, width=32, mask=0xFFFFFFFF) and T.warp_reduce_<op>(value)."""
     from .expr_info import expr_dtype
 
     names = ("value",) if short.startswith("warp_reduce") else ("value", "delta", "width", "mask")
@@ -165,6 +165,6 @@ THREAD_HANDLERS = {
     "get_warp_group_idx": h_thread_index, "sync_threads": h_sync_threads, "alloc_barrier": h_alloc_barrier,
     "get_block_binding": h_get_block_binding,
     **{f"shfl_{d}": h_shuffle for d in ("xor", "up", "down")},
-    **{f"warp_reduce_{op}": h_shuffle for op in ("sum", "max", "min")},
+    **{f"warp_reduce_{op}": h_shuffle for op in ("sum", "max", "min", "bitand", "bitor")},
     **{name: h_barrier_op for name in _BARRIER_OPS},
 }

@@ -14,7 +14,7 @@ from .regions import region_of, value_region
 from .values import BuiltinRef, EnumValue, to_expr
 
 REDUCE_OPS = {"reduce_max": "max", "reduce_min": "min", "reduce_sum": "sum", "reduce_abssum": "abssum",
-              "reduce_absmax": "absmax"}
+              "reduce_absmax": "absmax", "reduce_bitand": "bitand", "reduce_bitor": "bitor", "reduce_bitxor": "bitxor"}
 
 
 def h_copy(p, b, node, short):
@@ -74,6 +74,9 @@ def h_reduce(p, b, node, short):
     rank = len(src.buffer.shape)
     norm = dim + rank if dim < 0 and -rank <= dim else dim
     clear = const_bool(p, b, "clear", "clear")
+    if short.startswith("reduce_bit") and not src.buffer.dtype.startswith(("int", "uint", "unknown")):
+        raise KernelError("bad-arguments", f"T.{short} combines the bits of integers; '{src.buffer.name}' is "
+                          f"{src.buffer.dtype} (reduce an integer tile, or T.reinterpret the values first)", node)
     p.emit(N.Reduce(REDUCE_OPS[short], src, dst, norm, clear, dim, p.span(node)))
 
 

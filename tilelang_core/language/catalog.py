@@ -241,7 +241,7 @@ _ADVANCED = [
        ("prelude", "str", None), kind="context"),
     *[_b(f"T.shfl_{d}", "math", ("value", "expr"), ("delta", "expr"), ("width", "int", 32),
          ("mask", "expr", 0xFFFFFFFF)) for d in ("xor", "up", "down")],
-    *[_b(f"T.warp_reduce_{op}", "math", ("value", "expr")) for op in ("sum", "max", "min")],
+    *[_b(f"T.warp_reduce_{op}", "math", ("value", "expr")) for op in ("sum", "max", "min", "bitand", "bitor")],
     _b("T.tan", "math", ("x", "expr")),
     _b("T.log10", "math", ("x", "expr")),
     _b("T.truncdiv", "math", ("a", "expr"), ("b", "expr")),

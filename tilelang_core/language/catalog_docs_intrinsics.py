@@ -15,4 +15,6 @@ another loop, no finalize).""",
 Each iteration of the enclosing `T.Parallel` loop contributes once, whichever threads the loop runs on.
 
 Reported: `reducer-epoch` (before `T.reducer_init`, or outside any `T.Parallel` loop).""",
+    "T.warp_reduce_bitand": "Bitwise AND of an integer over the 32 lanes of a warp, returned to every lane.",
+    "T.warp_reduce_bitor": "Bitwise OR of an integer over the 32 lanes of a warp, returned to every lane.",
 }

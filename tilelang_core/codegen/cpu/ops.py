@@ -13,6 +13,8 @@ from .._tvm import load
 from .expr import LoweringError, as_bool, cast, const, dtype_of, is_float, promote
 from .intrinsics import intrinsic
 
+_BITWISE = {"bitand": "bitwise_and", "bitor": "bitwise_or", "bitxor": "bitwise_xor"}
+
 
 @dataclass
 class View:
@@ -165,8 +167,10 @@ class OpLowering:
 
     def _identity(self, kind: str, dtype: str):
         tirx = self.tirx
-        if kind in ("sum", "abssum", "absmax"):
+        if kind in ("sum", "abssum", "absmax", "bitor", "bitxor"):
             return const(0, dtype)
+        if kind == "bitand":
+            return const(-1, dtype) if dtype.startswith("int") else tirx.max_value(dtype)
         if kind == "max":
             return tirx.infinity(dtype) * const(-1, dtype) if is_float(dtype) else tirx.min_value(dtype)
         if kind == "min":
@@ -179,6 +183,8 @@ class OpLowering:
             x = tirx.abs(x)
         if kind in ("sum", "abssum"):
             return tirx.Add(acc, x)
+        if kind in _BITWISE:
+            return getattr(tirx, _BITWISE[kind])(acc, x)
         return tirx.Max(acc, x) if kind in ("max", "absmax") else tirx.Min(acc, x)
 
     def _reduce_dst(self, src: View, dst: View, dim: int, span):

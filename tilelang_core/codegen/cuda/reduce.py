@@ -9,7 +9,7 @@ from ...passes.layout_kinds import Mma, MmaRow, in_fragment, ravel, unravel
 from .common import LoweringError
 
 _REDUCE = {"sum": ("+", "0"), "abssum": ("+", "0"), "max": ("max", "-inf"), "absmax": ("max", "0"),
-           "min": ("min", "inf")}
+           "min": ("min", "inf"), "bitand": ("&", "~0"), "bitor": ("|", "0"), "bitxor": ("^", "0")}
 
 
 class ReduceOps:
@@ -26,7 +26,7 @@ class ReduceOps:
         self._reduce_shared(op)
 
     def _combine(self, kind: str, a: str, b: str) -> str:
-        return f"({a} + {b})" if kind == "+" else f"T.{kind}({a}, {b})"
+        return f"({a} {kind} {b})" if kind in ("+", "&", "|", "^") else f"T.{kind}({a}, {b})"
 
     def _elem(self, op, text: str) -> str:
         t = "float32"
@@ -35,7 +35,8 @@ class ReduceOps:
 
     def _init(self, kind_init: str, t: str = "float32") -> str:
         if not _is_float(t):
-            return {"0": f'T.Cast("{t}", 0)', "-inf": f'T.min_value("{t}")', "inf": f'T.max_value("{t}")'}[kind_init]
+            return {"0": f'T.Cast("{t}", 0)', "-inf": f'T.min_value("{t}")', "inf": f'T.max_value("{t}")',
+                    "~0": f'T.bitwise_not(T.Cast("{t}", 0))'}[kind_init]
         return {"0": f'T.Cast("{t}", 0)', "-inf": f'-T.infinity("{t}")', "inf": f'T.infinity("{t}")'}[kind_init]
 
     def _reduce_quad(self, op, src: Mma) -> None:

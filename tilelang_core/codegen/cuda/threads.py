@@ -122,7 +122,7 @@ class ThreadOps:
                     f"{exprs.emit(value, dtype)}, {exprs.emit(delta, 'int32')}, {int(width.value)})")
         if e.name.startswith("warp_reduce_"):
             self.em.intrinsic_ops.library()
-            op = ("sum", "max", "min").index(e.name[12:])
+            op = ("sum", "max", "min", "bitand", "bitor").index(e.name[12:])  # the ops of tl::combine
             dtype = e.dtype or "float32"
             return f'T.call_pure_extern("{dtype}", "tl::lanes_allreduce", {exprs.emit(e.args[0], dtype)}, {op}, 32)'
         return None
