@@ -9,6 +9,7 @@ from .allreduce import ALLREDUCE_HANDLERS
 from .externs import EXTERN_HANDLERS
 from .im2col import IM2COL_HANDLERS
 from .intrinsics import INTRINSIC_HANDLERS
+from .hints import HINT_HANDLERS
 from .kernel_errors import KernelError
 from .reducers import REDUCER_HANDLERS
 from .rng import RNG_HANDLERS
@@ -35,7 +36,7 @@ HANDLERS = {
     "clear": h_fill, "fill": h_fill,
     "cumsum": h_cumsum, "cummax": h_cumsum, "atomic_add": h_atomic_add, "annotate_layout": h_annotate_layout,
     "atomic_max": h_atomic_minmax, "atomic_min": h_atomic_minmax,
-    "use_swizzle": h_use_swizzle, "if_then_else": h_if_then_else, "cast": h_cast,
+    "use_swizzle": h_use_swizzle, "if_then_else": h_if_then_else, "Select": h_if_then_else, "cast": h_cast,
     "infinity": h_typed_const, "max_value": h_typed_const, "min_value": h_typed_const,
     **{name: h_alloc_other for name in OTHER_ALLOCS},
     **{name: h_opaque for name in ("alloc_barrier", "alloc_cluster_barrier", "alloc_descriptor", "alloc_smem")},
@@ -46,7 +47,7 @@ HANDLERS = {
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
     **{name: h_reduce for name in REDUCE_OPS}, **{name: h_math for name in MATH_INTRINSICS}, **THREAD_HANDLERS,
     **INTRINSIC_HANDLERS, **EXTERN_HANDLERS, **IM2COL_HANDLERS, **ALLREDUCE_HANDLERS, **RNG_HANDLERS,
-    **REDUCER_HANDLERS,
+    **REDUCER_HANDLERS, **HINT_HANDLERS,
 }
 NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | \
     set(ALLREDUCE_HANDLERS) | set(RNG_HANDLERS) | set(MATH_INTRINSICS) | set(OTHER_ALLOCS) | \

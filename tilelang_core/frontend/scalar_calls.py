@@ -67,8 +67,8 @@ def h_Cast(p, b, node, short):  # noqa: N802 - TIR spelling T.Cast(dtype, value)
 
 
 def h_if_then_else(p, b, node, short):
-    """T.if_then_else(cond, a, b)."""
-    cond = p.ev.scalar(b["cond"])
+    """T.if_then_else(cond, a, b) and T.Select(condition, true_value, false_value)."""
+    cond = p.ev.scalar(b["cond"] if "cond" in b else b["condition"])
     return N.Select(cond, p.ev.scalar(b["true_value"]), p.ev.scalar(b["false_value"]), p.span(node))
 
 

@@ -157,11 +157,17 @@ _ADVANCED = {
     "T.truncmod": "Remainder of `T.truncdiv` (sign follows the dividend).",
     "T.Select": "A select expression `condition ? true_value : false_value` (TIR `Select`).",
     "T.annotate_l2_hit_ratio": "Hint the L2 persistence hit ratio for global buffers: `{buffer: ratio}`.",
-    "T.annotate_safe_value": "The value out-of-bounds loads of a global buffer read as: `{buffer: value}`.",
+    "T.annotate_safe_value": """The value reads outside a global tensor give instead of 0: `{tensor: value}`.
+
+It holds for the whole kernel: element reads in `T.Parallel` and `T.copy` tiles that reach past the tensor
+(TMA is not used for such a tensor's copies).""",
     "T.annotate_restrict_buffers": "Declare that the given buffers do not alias (`__restrict__`).",
     "T.annotate_min_blocks_per_sm": "Ask the compiler to fit at least `n` blocks per SM (`__launch_bounds__`).",
     "T.call_extern": "Call an external device function by name, returning `dtype`.",
-    "T.assume": "Tell the arithmetic prover that `cond` holds (helps bounds and vectorisation).",
+    "T.assume": """Tell the compiler that `cond` holds (helps bounds and vectorisation).
+
+A condition over the kernel's sizes and scalar arguments only is checked at each call: a call that breaks it
+raises `RuntimeError("Assume: <cond> ...")`.""",
     "T.loop_break": "Break out of the innermost serial loop.",
     "T.import_source": "Include raw CUDA source text in the generated kernel file.",
 }

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
+from ...ir.safe_values import CALL as SAFE_VALUE_CALL
+from ...ir.safe_values import safe_values
 from ...passes.layout_kinds import MmaRow, Replicated, ravel
 from .common import LoweringError, all_of, nbytes, reducer_buffers, shared_rw, used_buffers
 from .expr import ExprEmitter, ExprError, zero_text
@@ -47,6 +49,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.in_parallel = 0              # > 0 while emitting a T.Parallel body (no barriers there)
         self.owner = None                 # condition: this thread runs the current iteration's atomics
         self.reducers = reducer_buffers(func)  # T.alloc_reducer buffers: per-thread partials, combined by finalize
+        self.safe_values = safe_values(func.body)  # tensor -> what its reads outside give (T.annotate_safe_value)
         self.wgmma_nowait = False         # the next wgmma gemm leaves its group in flight
         self.extra_cuda: list[str] = []   # device functions this kernel needs (wgmma wrappers)
         self.ws = None                    # tma.WarpSpecialization: the TMA producer warpgroup's schedule
@@ -151,8 +154,13 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
             return f"{self.staged[buf]}[{ravel(idx, shape_ints(buf.shape))}]"
         text = f"{self.name(buf)}[{', '.join(self.access(buf, idx, node))}]"
         if isinstance(node, N.Load) and buf.scope == "global" and idx and buf.dtype != "handle":
-            return f"T.if_then_else({all_of(self.global_bounds(buf, idx))}, {text}, {zero_text(buf.dtype)})"
+            return f"T.if_then_else({all_of(self.global_bounds(buf, idx))}, {text}, {self.safe_text(buf, buf.dtype)})"
         return text
+
+    def safe_text(self, buf, dtype: str) -> str:
+        """What a read outside global tensor `buf` gives, as `dtype`: its T.annotate_safe_value, else 0."""
+        value = self.safe_values.get(buf)
+        return zero_text(dtype) if value is None else self.emit(value, dtype)
 
     def global_bounds(self, buf, idx: list[str]) -> list[str]:
         """`0 <= i < extent` for each index of a global tensor access; TVM's simplifier drops what it can prove."""
@@ -258,6 +266,8 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         elif isinstance(s, N.While):
             self.while_stmt(s)
         elif isinstance(s, N.Evaluate):
+            if isinstance(s.value, N.Call) and s.value.name in (SAFE_VALUE_CALL, "assume"):
+                return  # hints: the safe values are read once, in __init__; an assumption runs nothing
             if isinstance(s.value, N.Call) and s.value.name in ("atomic_max", "atomic_min"):
                 self.ops.atomic_minmax(s.value)
             elif not (self.thread_ops.statement(s) or self.intrinsic_ops.statement(s) or self.extern_ops.statement(s)
