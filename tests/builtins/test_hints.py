@@ -99,3 +99,24 @@ def test_select_on_the_cpu():
     a = torch.zeros(8)
     cpu.build(_kernel(ASSUME.replace("N = T.dynamic(\"N\")", "N = 8")))(a)
     assert a.tolist() == [1.0, 2.0] * 4
+
+
+def test_math_builtins_take_keyword_arguments():
+    """`T.clamp(x, min_val=..., max_val=...)`: keywords land where the catalog puts their names."""
+    src = textwrap.dedent("""
+    import tilelang.language as T
+
+    @T.prim_func
+    def k(A: T.Tensor((8,), T.float32)):
+        with T.Kernel(1, threads=8):
+            for i in T.Parallel(8):
+                A[i] = T.clamp(A[i], min_val=-0.5, max_val=0.5)
+    """)
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+
+    a = torch.linspace(-1, 1, 8)
+    cpu.build(_kernel(src))(a)
+    torch.testing.assert_close(a, torch.linspace(-1, 1, 8).clamp(-0.5, 0.5))
+    errs = check_source(src.replace("min_val=-0.5", "lo=-0.5"), "<test>").errors
+    assert errs and "has no parameter `lo`" in errs[0].message
