@@ -12,6 +12,7 @@ from .intrinsics import INTRINSIC_HANDLERS
 from .hints import HINT_HANDLERS
 from .kernel_errors import KernelError
 from .reducers import REDUCER_HANDLERS
+from .region_predicates import REGION_PREDICATE_HANDLERS
 from .rng import RNG_HANDLERS
 from .scalar_calls import MATH_INTRINSICS, h_Cast, h_cast, h_const_value, h_if_then_else, h_math, h_typed_const
 from .threadops import THREAD_HANDLERS
@@ -47,9 +48,10 @@ HANDLERS = {
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
     **{name: h_reduce for name in REDUCE_OPS}, **{name: h_math for name in MATH_INTRINSICS}, **THREAD_HANDLERS,
     **INTRINSIC_HANDLERS, **EXTERN_HANDLERS, **IM2COL_HANDLERS, **ALLREDUCE_HANDLERS, **RNG_HANDLERS,
-    **REDUCER_HANDLERS, **HINT_HANDLERS,
+    **REDUCER_HANDLERS, **HINT_HANDLERS, **REGION_PREDICATE_HANDLERS,
 }
 NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | \
     set(ALLREDUCE_HANDLERS) | set(RNG_HANDLERS) | set(MATH_INTRINSICS) | set(OTHER_ALLOCS) | \
+    set(REGION_PREDICATE_HANDLERS) | \
     {"const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "reshape", "view",
      "alloc_barrier", "alloc_cluster_barrier", "alloc_descriptor", "alloc_smem"}

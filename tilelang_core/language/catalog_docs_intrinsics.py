@@ -15,6 +15,10 @@ another loop, no finalize).""",
 Each iteration of the enclosing `T.Parallel` loop contributes once, whichever threads the loop runs on.
 
 Reported: `reducer-epoch` (before `T.reducer_init`, or outside any `T.Parallel` loop).""",
+    "T.all_of": """True when every element of a buffer region is true (non-zero): `if T.all_of(mask[by, bx, k, :]):`.
+
+The region's extent must be known at compile time (it is written out element by element).""",
+    "T.any_of": """True when some element of a buffer region is true (non-zero): `if T.any_of(mask[by, bx, k, :]):`.""",
     "T.warp_reduce_bitand": "Bitwise AND of an integer over the 32 lanes of a warp, returned to every lane.",
     "T.warp_reduce_bitor": "Bitwise OR of an integer over the 32 lanes of a warp, returned to every lane.",
 }
