@@ -64,6 +64,15 @@ def _value_nodes(short: str, node) -> list:
     return slots
 
 
+def h_align_up(p, b, node, short):
+    """T.align_up(lhs, rhs): lhs rounded up to a multiple of rhs, written as `T.ceildiv(lhs, rhs) * rhs`."""
+    up = h_math(p, b, node, "ceildiv")
+    rhs = p.ev.scalar(b["rhs"])
+    if isinstance(up, int) and as_int(rhs) is not None:
+        return up * as_int(rhs)
+    return N.BinOp("*", up if not isinstance(up, int) else N.Const(up), rhs, p.span(node))
+
+
 _DIVISIONS = ("ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "fmod")
 
 

@@ -15,6 +15,7 @@ another loop, no finalize).""",
 Each iteration of the enclosing `T.Parallel` loop contributes once, whichever threads the loop runs on.
 
 Reported: `reducer-epoch` (before `T.reducer_init`, or outside any `T.Parallel` loop).""",
+    "T.align_up": """`lhs` rounded up to a multiple of `rhs`: `T.ceildiv(lhs, rhs) * rhs` (integers).""",
     "T.all_of": """True when every element of a buffer region is true (non-zero): `if T.all_of(mask[by, bx, k, :]):`.
 
 The region's extent must be known at compile time (it is written out element by element).""",
