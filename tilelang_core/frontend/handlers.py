@@ -6,6 +6,7 @@ from __future__ import annotations
 from .alloc_calls import (OTHER_ALLOCS, h_alloc, h_alloc_other, h_alloc_var, h_empty, h_make_tensor, h_opaque,
                           h_reshape, h_tensor)
 from .allreduce import ALLREDUCE_HANDLERS
+from .atomics import ATOMIC_HANDLERS
 from .externs import EXTERN_HANDLERS
 from .im2col import IM2COL_HANDLERS
 from .intrinsics import INTRINSIC_HANDLERS
@@ -17,8 +18,8 @@ from .rng import RNG_HANDLERS
 from .scalar_calls import (MATH_INTRINSICS, h_align_up, h_Cast, h_cast, h_const_value, h_if_then_else, h_math,
                            h_typed_const)
 from .threadops import THREAD_HANDLERS
-from .tileops import (REDUCE_OPS, h_annotate_layout, h_atomic_add, h_atomic_minmax, h_copy, h_cumsum, h_fill,
-                      h_gemm, h_gemm_sp, h_reduce, h_use_swizzle)
+from .tileops import (REDUCE_OPS, h_annotate_layout, h_atomic_add, h_copy, h_cumsum, h_fill, h_gemm, h_gemm_sp,
+                      h_reduce, h_use_swizzle)
 
 
 def h_loop_call(p, b, node, short):
@@ -37,7 +38,6 @@ HANDLERS = {
     "copy": h_copy, "gemm": h_gemm, "gemm_v1": h_gemm, "gemm_v2": h_gemm, "wgmma_gemm": h_gemm, "gemm_sp": h_gemm_sp,
     "clear": h_fill, "fill": h_fill,
     "cumsum": h_cumsum, "cummax": h_cumsum, "atomic_add": h_atomic_add, "annotate_layout": h_annotate_layout,
-    "atomic_max": h_atomic_minmax, "atomic_min": h_atomic_minmax,
     "use_swizzle": h_use_swizzle, "if_then_else": h_if_then_else, "Select": h_if_then_else, "align_up": h_align_up, "cast": h_cast,
     "infinity": h_typed_const, "max_value": h_typed_const, "min_value": h_typed_const,
     **{name: h_alloc_other for name in OTHER_ALLOCS},
@@ -49,7 +49,7 @@ HANDLERS = {
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
     **{name: h_reduce for name in REDUCE_OPS}, **{name: h_math for name in MATH_INTRINSICS}, **THREAD_HANDLERS,
     **INTRINSIC_HANDLERS, **EXTERN_HANDLERS, **IM2COL_HANDLERS, **ALLREDUCE_HANDLERS, **RNG_HANDLERS,
-    **REDUCER_HANDLERS, **HINT_HANDLERS, **REGION_PREDICATE_HANDLERS,
+    **REDUCER_HANDLERS, **HINT_HANDLERS, **REGION_PREDICATE_HANDLERS, **ATOMIC_HANDLERS,
 }
 NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | \
     set(ALLREDUCE_HANDLERS) | set(RNG_HANDLERS) | set(MATH_INTRINSICS) | set(OTHER_ALLOCS) | \

@@ -9,6 +9,7 @@ A rounding mode other than the default "rn" is part of the Call name (`ieee_add_
 from __future__ import annotations
 
 import ast
+import math
 
 from ..ir import nodes as N
 from .expr_info import expr_dtype
@@ -37,18 +38,32 @@ def h_ieee(p, b, node, short):
 
 
 def h_atomic_addx(p, b, node, short):
-    """T.atomic_addx2/x4(dst_element, value_element): add 2 or 4 adjacent elements in one atomic."""
+    """T.atomic_addx2/x4(dst, value): add 2 or 4 adjacent elements in one atomic; each side is the first element
+    (`C[i, j * 4]`), a slice of exactly that many elements (`C[i, 0:4]`) or a buffer of that many."""
     if len(node.args) != 2 or any(k.arg == "return_prev" for k in node.keywords):
         raise KernelError("bad-arguments", f"T.{short} takes (dst, value) element addresses such as "
                           f"`T.{short}(C[i, j * 4], C_shared[r, j * 4])`; return_prev is not supported", node)
-    loads = []
-    for a in node.args:
-        v = p.ev.eval(a)
-        if not isinstance(v, N.Load):
-            raise KernelError("bad-arguments", f"each argument of T.{short} must be one element of a buffer "
-                              f"(`buf[i, j]`), the first of the {short[-1]} adjacent ones (got `{ast.unparse(a)}`)", a)
-        loads.append(v)
-    return N.Call(short, tuple(loads), "int32", p.span(node))
+    width = int(short[-1])
+    return N.Call(short, tuple(_vector_head(p, a, short, width) for a in node.args), "int32", p.span(node))
+
+
+def _vector_head(p, a, short: str, width: int) -> N.Load:
+    """The first element of a T.atomic_addx<width> operand."""
+    from ..ir.arith import as_int
+    from .regions import region_of
+
+    sliced = isinstance(a, ast.Subscript) and any(
+        isinstance(i, ast.Slice) for i in (a.slice.elts if isinstance(a.slice, ast.Tuple) else [a.slice]))
+    v = region_of(p, a) if sliced else p.ev.eval(a)
+    if isinstance(v, N.Load):
+        return v
+    if isinstance(v, (N.Buffer, N.Region)):
+        region = v if isinstance(v, N.Region) else N.Region(v, tuple(N.Axis(N.Const(0), d) for d in v.shape))
+        extents = [as_int(ax.extent) for ax in region.axes if ax.sliced]
+        if None in extents or math.prod(extents) == width:
+            return N.Load(region.buffer, tuple(ax.start for ax in region.axes), p.span(a))
+    raise KernelError("bad-arguments", f"each argument of T.{short} is {width} adjacent elements of a buffer: the "
+                      f"first (`buf[i, j]`), a slice of {width} or a buffer of {width} (got `{ast.unparse(a)}`)", a)
 
 
 def h_print(p, b, node, short):

@@ -103,17 +103,6 @@ def h_atomic_add(p, b, node, short):
     p.emit(N.AtomicAdd(dst, value, p.span(node)))
 
 
-def h_atomic_minmax(p, b, node, short):
-    """T.atomic_max / T.atomic_min(dst_element, value): an atomic call on one element (value converted to its dtype)."""
-    dst = region_of(p, b["dst"])
-    if dst.kind != "point" or const_bool(p, b, "return_prev", "return_prev"):
-        raise KernelError("bad-arguments", f"T.{short} takes one element (`buf[i, j]`) and a value here; the tile "
-                          "form and return_prev are not supported yet", node)
-    old = N.Load(dst.buffer, tuple(a.start for a in dst.axes), dst.span)
-    p.emit(N.Evaluate(N.Call(short, (old, p.ev.scalar(b["value"])), dst.buffer.dtype, p.span(node)), p.span(node)))
-
-
-
 def _region_or_value(p, vnode):
     if isinstance(vnode, ast.Subscript):
         base = p.ev.eval(vnode.value)

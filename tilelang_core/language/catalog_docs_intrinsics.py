@@ -15,6 +15,8 @@ another loop, no finalize).""",
 Each iteration of the enclosing `T.Parallel` loop contributes once, whichever threads the loop runs on.
 
 Reported: `reducer-epoch` (before `T.reducer_init`, or outside any `T.Parallel` loop).""",
+    "T.atomic_or": """Atomic `dst |= value` on one integer element (its previous value with `return_prev=True`), or a
+whole region element by element.""",
     "T.align_up": """`lhs` rounded up to a multiple of `rhs`: `T.ceildiv(lhs, rhs) * rhs` (integers).""",
     "T.all_of": """True when every element of a buffer region is true (non-zero): `if T.all_of(mask[by, bx, k, :]):`.
 

@@ -8,6 +8,8 @@ from .catalog_build import entry as _b
 INTRINSICS = [
     _b("T.reducer_init", "tile-op", ("reducer", "buffer"), ("value", "expr", None)),
     _b("T.reducer_update", "tile-op", ("dst", "expr"), ("value", "expr")),
+    _b("T.atomic_or", "tile-op", ("dst", "region"), ("value", "any"), ("memory_order", "str", None),
+       ("return_prev", "bool", False)),
     _b("T.align_up", "math", ("lhs", "expr"), ("rhs", "expr")),
     _b("T.all_of", "math", ("buffer", "region"), returns="bool"),
     _b("T.any_of", "math", ("buffer", "region"), returns="bool"),

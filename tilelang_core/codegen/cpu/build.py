@@ -15,7 +15,7 @@ from ...ir.visitor import walk
 from ...source import Span
 from .._tvm import load
 from .allreduce import REDUCE_CALLS, allreduce_value
-from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic
+from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic, updated
 from .cpasync import cp_async
 from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, from_fp8_bits, index_expr
 from .grid_sync import grid_phases
@@ -34,7 +34,7 @@ HINTS = frozenset({
     "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding", "annotate_restrict_buffers",
     "use_swizzle", "annotate_safe_value", "assume", "pdl_trigger", "pdl_sync", "loop_break_hint", "iket_event", "ptx_commit_group", "ptx_wait_group",
 }) | BARRIER_CALLS
-ATOMIC_CALLS = frozenset({"atomic_max", "atomic_min"})  # Evaluate(Call(name, (dst element, value)))
+ATOMIC_CALLS = frozenset({"atomic_max", "atomic_min", "atomic_or"})  # Evaluate(Call(name, (dst element, value)))
 SERIAL_CALLS = ATOMIC_CALLS | VALUE_ATOMICS | VECTOR_ATOMICS.keys()  # the blocks of a kernel with these run in turn
 
 
@@ -331,10 +331,9 @@ class CpuLowering(StorageLowering):
     def _s_Evaluate(self, s):
         if isinstance(s.value, N.Call) and s.value.name in HINTS:
             return []
-        if isinstance(s.value, N.Call) and s.value.name in ATOMIC_CALLS:  # dst = max/min(dst, value)
+        if isinstance(s.value, N.Call) and s.value.name in ATOMIC_CALLS:  # dst = max/min/or(dst, value)
             old, value = s.value.args
-            new = N.Call(s.value.name[len("atomic_"):], (old, N.Cast(old.buffer.dtype, value)), old.buffer.dtype)
-            return self._s_Store(N.Store(old.buffer, old.indices, new, span=s.span))
+            return self._s_Store(N.Store(old.buffer, old.indices, updated(s.value.name, old, value), span=s.span))
         if isinstance(s.value, N.Call) and s.value.name in VECTOR_ATOMICS:
             return [self._s_Store(store) for store in vector_atomic_stores(s.value)]
         if isinstance(s.value, N.Call) and s.value.name == "rng_init":

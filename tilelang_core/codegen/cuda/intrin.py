@@ -15,6 +15,9 @@ from .common import LoweringError
 _IEEE = {"ieee_add": ("fadd", "dadd"), "ieee_sub": ("fsub", "dsub"), "ieee_mul": ("fmul", "dmul"),
          "ieee_fmaf": ("fmaf", "fma"), "ieee_frcp": ("frcp", "drcp"), "ieee_fsqrt": ("fsqrt", "dsqrt"),
          "ieee_frsqrt": ("frsqrt", None), "ieee_fdiv": ("fdiv", "ddiv")}
+# atomics read as their previous value (return_prev=True) -> the element dtypes CUDA's atomic returns it for
+_VALUE_ATOMICS = {"atomic_add": ("int32", "uint32", "float32"), "atomic_max": ("int32", "uint32"),
+                  "atomic_min": ("int32", "uint32"), "atomic_or": ("int32", "uint32")}
 STATEMENTS = ("atomic_addx2", "atomic_addx4", "finalize_reducer", "print", "print_buffer")
 
 DEVICE_LIBRARY = r"""
@@ -83,8 +86,8 @@ class IntrinsicOps:
     def expr(self, exprs, e: N.Call) -> str | None:
         """`T.ieee_*` as the CUDA rounding-mode intrinsic, `T.atomic_add(..., return_prev=True)` as atomicAdd
         (its value is the previous one); None for other calls (an ExprEmitter hook)."""
-        if e.name == "atomic_add" and len(e.args) == 2 and isinstance(e.args[0], N.Load):
-            return self._atomic_add_prev(exprs, e)
+        if e.name in _VALUE_ATOMICS and len(e.args) == 2 and isinstance(e.args[0], N.Load):
+            return self._atomic_prev(exprs, e)
         base, mode = (e.name[:-3], e.name[-1]) if e.name.endswith(("_rz", "_ru", "_rd")) else (e.name, "n")
         if base not in _IEEE:
             return None
@@ -95,14 +98,16 @@ class IntrinsicOps:
         args = ", ".join(exprs.emit(a, dtype) for a in e.args)
         return f'T.call_pure_extern("{dtype}", "__{fn}_r{mode}", {args})'
 
-    def _atomic_add_prev(self, exprs, e: N.Call) -> str:
+    def _atomic_prev(self, exprs, e: N.Call) -> str:
+        """An atomic read as its previous value: CUDA's atomicAdd / atomicMax / atomicMin / atomicOr."""
         em, (old, value) = self.em, e.args
-        buf = old.buffer
-        if buf.scope not in ("global", "shared", "shared.dyn") or buf.dtype not in ("int32", "uint32", "float32"):
-            raise LoweringError(f"T.atomic_add(..., return_prev=True) needs an int32, uint32 or float32 element of "
-                                f"global or shared memory (got {buf.scope} {buf.dtype})", e.span)
+        buf, dtypes = old.buffer, _VALUE_ATOMICS[e.name]
+        if buf.scope not in ("global", "shared", "shared.dyn") or buf.dtype not in dtypes:
+            raise LoweringError(f"T.{e.name}(..., return_prev=True) needs an element of global or shared memory of "
+                                f"dtype {' / '.join(dtypes)} (got {buf.scope} {buf.dtype})", e.span)
         idx = em.access(buf, [em.idx(i) for i in old.indices], old)
-        return (f'T.call_pure_extern("{buf.dtype}", "atomicAdd", {em.name(buf)}.ptr_to([{", ".join(idx)}]), '
+        fn = "atomic" + e.name[len("atomic_"):].capitalize()
+        return (f'T.call_pure_extern("{buf.dtype}", "{fn}", {em.name(buf)}.ptr_to([{", ".join(idx)}]), '
                 f"{exprs.emit(value, buf.dtype)})")
 
     def statement(self, s: N.Evaluate) -> bool:

@@ -268,7 +268,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         elif isinstance(s, N.Evaluate):
             if isinstance(s.value, N.Call) and s.value.name in (SAFE_VALUE_CALL, "assume"):
                 return  # hints: the safe values are read once, in __init__; an assumption runs nothing
-            if isinstance(s.value, N.Call) and s.value.name in ("atomic_max", "atomic_min"):
+            if isinstance(s.value, N.Call) and s.value.name in ("atomic_max", "atomic_min", "atomic_or"):
                 self.ops.atomic_minmax(s.value)
             elif not (self.thread_ops.statement(s) or self.intrinsic_ops.statement(s) or self.extern_ops.statement(s)
                     or self.rng_ops.statement(s)):
