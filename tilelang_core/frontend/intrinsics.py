@@ -33,6 +33,13 @@ def h_ieee(p, b, node, short):
     if len(node.args) < arity:
         raise KernelError("bad-arguments", f"T.{short} takes {arity} operand{'s' if arity > 1 else ''}", node)
     args = tuple(p.ev.scalar(a) for a in node.args[:arity])
+    dtype = expr_dtype(args[0])
+    if short == "ieee_frsqrt" and dtype == "float64":
+        raise KernelError("bad-arguments", "T.ieee_frsqrt is not supported for float64 (there is no correctly "
+                          "rounded float64 rsqrt); use 1.0 / T.ieee_fsqrt(x) or float32", node)
+    if mode != "rn" and dtype in ("float16", "bfloat16"):
+        raise KernelError("bad-arguments", f"Only rounding mode 'rn' is available for half precision: T.{short} on "
+                          f"{dtype} rounds to nearest (use rounding_mode=\"rn\" or float32 values)", mode_node)
     name = short if mode == "rn" else f"{short}_{mode}"
     return N.Call(name, args, expr_dtype(args[0]), p.span(node))
 

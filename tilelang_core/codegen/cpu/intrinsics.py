@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .._tvm import load
 from .expr import LoweringError, binary, cast, const, dtype_of, is_float, match
+from .ieee import ieee, is_ieee
 
 
 def _binary_math(fn):
@@ -105,6 +106,8 @@ def intrinsic(name: str, args: list, dtype: str | None, span=None):
         return getattr(tirx, name)(dt)
     if name == "reinterpret" and dtype and len(args) == 1:  # the same bits read as `dtype`
         return tirx.reinterpret(dtype, args[0])
+    if is_ieee(name):
+        return ieee(name, args, span)
     if _TABLE is None:
         _TABLE = _intrinsics()
     fn = _TABLE.get(name)

@@ -92,11 +92,13 @@ class IntrinsicOps:
         if base not in _IEEE:
             return None
         dtype = e.dtype or "float32"
-        fn = _IEEE[base][0 if dtype == "float32" else 1] if dtype in ("float32", "float64") else None
+        wide = "float32" if dtype in ("float16", "bfloat16") else dtype  # 16-bit floats: in float32, rounded back
+        fn = _IEEE[base][0 if wide == "float32" else 1] if wide in ("float32", "float64") else None
         if fn is None:
-            raise LoweringError(f"T.{base} works on float32 (and float64 except frsqrt) values, not {dtype}", e.span)
-        args = ", ".join(exprs.emit(a, dtype) for a in e.args)
-        return f'T.call_pure_extern("{dtype}", "__{fn}_r{mode}", {args})'
+            raise LoweringError(f"T.{base} works on float values (float64 except frsqrt), not {dtype}", e.span)
+        args = ", ".join(exprs.emit(a, wide) for a in e.args)
+        call = f'T.call_pure_extern("{wide}", "__{fn}_r{mode}", {args})'
+        return call if wide == dtype else f'T.Cast("{dtype}", {call})'
 
     def _atomic_prev(self, exprs, e: N.Call) -> str:
         """An atomic read as its previous value: CUDA's atomicAdd / atomicMax / atomicMin / atomicOr."""
