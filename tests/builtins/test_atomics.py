@@ -64,3 +64,40 @@ def test_atomics_compile_for_sm90a():
 def test_a_memory_order_that_does_not_exist_is_refused():
     errs = check_source(textwrap.dedent(SRC).replace('"acquire"', '"sometimes"'), "<test>").errors
     assert errs and "is not a memory order" in errs[0].message and errs[0].span.line == 13
+
+
+VECTOR = """
+import tilelang.language as T
+
+@T.prim_func
+def k(D: T.Tensor((2, 8), T.{dt}), S: T.Tensor((2, 8), T.{dt})):
+    with T.Kernel(1, threads=32):
+        for i, j in T.Parallel(2, 2):
+            T.atomic_addx4(D[i, j * 4], S[i, j * 4])
+"""
+
+
+@pytest.mark.tvm
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "int32"])
+def test_atomic_addx4_of_16_bit_floats_and_int32(dt):
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+    from tilelang_core.codegen.cuda import generate
+
+    tdt = getattr(torch, dt)
+    d, s = (torch.randint(-8, 8, (2, 8)).to(tdt) for _ in range(2))
+    want = d + s
+    func = _kernel(VECTOR.format(dt=dt))
+    cpu.build(func)(d, s)
+    assert torch.equal(d, want)
+    assert "tl::atomic_addx4(" in generate(func, "sm_90a").source
+
+
+@pytest.mark.tvm
+@pytest.mark.nvcc
+def test_atomic_addx4_of_half_and_int32_compile_for_sm90a():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    for dt in ("float16", "int32"):
+        assert compile_cubin(generate(_kernel(VECTOR.format(dt=dt)), "sm_90a").source, "sm_90a")[:4] == b"\x7fELF"

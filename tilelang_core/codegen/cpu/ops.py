@@ -276,7 +276,7 @@ class OpLowering:
         return self.write(dst, idx, self.tirx.Add(*_same(self.read(dst, idx), value)))
 
 
-VECTOR_ATOMICS = {"atomic_addx2": ("float16", "bfloat16", "float32"), "atomic_addx4": ("float32",)}
+VECTOR_ATOMICS = {name: ("float16", "bfloat16", "float32", "int32") for name in ("atomic_addx2", "atomic_addx4")}
 
 
 def vector_atomic_stores(call: N.Call) -> list:

@@ -42,6 +42,12 @@ __device__ __forceinline__ void atomic_addx4(float* d, const float* s) {
   for (int i = 0; i < 4; ++i) atomicAdd(d + i, s[i]);
 #endif
 }
+__device__ __forceinline__ void atomic_addx4(half* d, const half* s) { atomic_addx2(d, s); atomic_addx2(d + 2, s + 2); }
+__device__ __forceinline__ void atomic_addx4(__nv_bfloat16* d, const __nv_bfloat16* s) {
+  atomic_addx2(d, s); atomic_addx2(d + 2, s + 2);
+}
+__device__ __forceinline__ void atomic_addx2(int* d, const int* s) { atomicAdd(d, s[0]); atomicAdd(d + 1, s[1]); }
+__device__ __forceinline__ void atomic_addx4(int* d, const int* s) { atomic_addx2(d, s); atomic_addx2(d + 2, s + 2); }
 template <typename T> __device__ __forceinline__ double printable(T v) { return static_cast<double>(v); }
 __device__ __forceinline__ double printable(half v) { return static_cast<double>(__half2float(v)); }
 __device__ __forceinline__ double printable(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
@@ -132,7 +138,7 @@ class IntrinsicOps:
         em = self.em
         dst, src = call.args
         width = int(call.name[-1])
-        dtypes = ("float16", "bfloat16", "float32") if width == 2 else ("float32",)
+        dtypes = ("float16", "bfloat16", "float32", "int32")
         if dst.buffer.dtype not in dtypes or src.buffer.dtype != dst.buffer.dtype:
             raise LoweringError(f"T.{call.name} adds {width} adjacent {' / '.join(dtypes)} elements; both sides "
                                 f"must have that dtype (got {dst.buffer.dtype} and {src.buffer.dtype})", call.span)
