@@ -17,6 +17,16 @@ Each iteration of the enclosing `T.Parallel` loop contributes once, whichever th
 Reported: `reducer-epoch` (before `T.reducer_init`, or outside any `T.Parallel` loop).""",
     "T.atomic_or": """Atomic `dst |= value` on one integer element (its previous value with `return_prev=True`), or a
 whole region element by element.""",
+    "T.cluster_arrive": """Mark this thread's arrival at the cluster barrier (sm_90 thread-block clusters); pair it
+with `T.cluster_wait()`.""",
+    "T.cluster_wait": """Wait until every thread of the cluster's blocks has arrived (`T.cluster_arrive()`).
+
+On the CPU backend the launch is split there, as at `T.sync_grid()`.""",
+    "T.cluster_sync": """Barrier of every thread of the cluster's blocks: `T.cluster_arrive()` then `T.cluster_wait()`.""",
+    "T.tma_store_arrive": """Commit the TMA stores issued so far (`T.tma_copy` into global memory); here those stores are
+made by the calling threads, so nothing is left in flight.""",
+    "T.tma_store_wait": """Wait for the committed TMA stores; here `T.tma_copy` stores with the calling threads, so
+there is nothing to wait for.""",
     "T.align_up": """`lhs` rounded up to a multiple of `rhs`: `T.ceildiv(lhs, rhs) * rhs` (integers).""",
     "T.all_of": """True when every element of a buffer region is true (non-zero): `if T.all_of(mask[by, bx, k, :]):`.
 

@@ -10,6 +10,8 @@ INTRINSICS = [
     _b("T.reducer_update", "tile-op", ("dst", "expr"), ("value", "expr")),
     _b("T.atomic_or", "tile-op", ("dst", "region"), ("value", "any"), ("memory_order", "str", None),
        ("return_prev", "bool", False)),
+    *[_b(f"T.cluster_{n}", "kernel") for n in ("arrive", "wait", "sync")],
+    *[_b(f"T.tma_store_{n}", "kernel") for n in ("arrive", "wait")],
     _b("T.align_up", "math", ("lhs", "expr"), ("rhs", "expr")),
     _b("T.all_of", "math", ("buffer", "region"), returns="bool"),
     _b("T.any_of", "math", ("buffer", "region"), returns="bool"),

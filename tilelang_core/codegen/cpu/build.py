@@ -32,7 +32,8 @@ HINTS = frozenset({
     "sync_threads", "sync_warp", "syncwarp", "sync_grid", "sync_global", "tvm_storage_sync", "fence_proxy_async",
     "no_set_max_nreg", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", "disable_warp_group_reg_alloc", "wait_wgmma",
     "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding", "annotate_restrict_buffers",
-    "use_swizzle", "annotate_safe_value", "assume", "pdl_trigger", "pdl_sync", "loop_break_hint", "iket_event", "ptx_commit_group", "ptx_wait_group",
+    "use_swizzle", "annotate_safe_value", "assume", "cluster_arrive", "tma_store_arrive", "tma_store_wait",
+    "pdl_trigger", "pdl_sync", "loop_break_hint", "iket_event", "ptx_commit_group", "ptx_wait_group",
 }) | BARRIER_CALLS
 ATOMIC_CALLS = frozenset({"atomic_max", "atomic_min", "atomic_or"})  # Evaluate(Call(name, (dst element, value)))
 SERIAL_CALLS = ATOMIC_CALLS | VALUE_ATOMICS | VECTOR_ATOMICS.keys()  # the blocks of a kernel with these run in turn

@@ -19,8 +19,10 @@ from .common import LoweringError
 THREAD_INDEX = ("get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_group_idx")
 _NO_OPS = ("no_set_max_nreg", "disable_warp_group_reg_alloc", "annotate_producer_reg_dealloc",
            "annotate_consumer_reg_alloc",
-           "wait_wgmma")  # every wgmma gemm (T.wgmma_gemm too) waits for its own group: none is left in flight
-STATEMENTS = ("sync_threads", "sync_warp", "sync_grid", "fence_proxy_async", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
+           "wait_wgmma",  # every wgmma gemm (T.wgmma_gemm too) waits for its own group: none is left in flight
+           "tma_store_arrive", "tma_store_wait")  # T.tma_copy stores with the calling threads: none in flight
+_CLUSTER_BARRIERS = ("cluster_arrive", "cluster_wait", "cluster_sync")
+STATEMENTS = ("sync_threads", "sync_warp", "sync_grid", *_CLUSTER_BARRIERS, "fence_proxy_async", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
               *_NO_OPS, *cpasync.STATEMENTS)
 WARP_GROUP = 128
 _TX = re.compile(r"\btx\b")
@@ -75,6 +77,15 @@ __device__ __forceinline__ void set_max_nreg() {
   else asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
 #endif
 }
+}  // namespace tl
+"""
+
+
+CLUSTER_LIBRARY = r"""
+namespace tl {
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_sync() { cluster_arrive(); cluster_wait(); }
 }  // namespace tl
 """
 
@@ -172,6 +183,12 @@ class ThreadOps:
             em.line('T.cuda.func_call("tl::sync_warp", source_code="")')
         elif name == "sync_grid":
             self.sync_grid(call)
+        elif name in _CLUSTER_BARRIERS:  # every thread of the cluster's blocks (sm_90)
+            if CLUSTER_LIBRARY not in em.extra_cuda:
+                em.extra_cuda.append(CLUSTER_LIBRARY)
+            em.line(f'T.cuda.func_call("tl::{name}", source_code="")')
+            if name != "cluster_arrive":
+                em.dirty_r = em.dirty_w = False
         elif name == "fence_proxy_async":
             em.line('T.cuda.func_call("tl::fence_proxy_async", source_code="")')
         elif name in ("set_max_nreg", "inc_max_nreg", "dec_max_nreg"):

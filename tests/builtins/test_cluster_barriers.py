@@ -1,0 +1,53 @@
+"""T.cluster_arrive / cluster_wait / cluster_sync and T.tma_store_arrive / tma_store_wait: on the CPU a cluster
+barrier ends a phase of every block (as T.sync_grid), on CUDA the sm_90 barrier.cluster instructions."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tilelang_core import check_source
+
+pytestmark = pytest.mark.tvm
+
+SRC = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((8,), T.int32), B: T.Tensor((8,), T.int32)):
+    with T.Kernel(8, threads=32) as bx:
+        if T.get_thread_binding() == 0:
+            A[bx] = bx + 1
+        T.cluster_arrive()
+        T.cluster_wait()
+        if T.get_thread_binding() == 0:
+            B[bx] = A[(bx + 1) % 8]
+        T.cluster_sync()
+        T.tma_store_arrive()
+        T.tma_store_wait()
+"""
+
+
+def _kernel(src: str):
+    res = check_source(textwrap.dedent(src), "<test>")
+    assert not res.errors, [d.message for d in res.errors]
+    return res.kernels[0]
+
+
+def test_a_cluster_barrier_orders_the_blocks_on_the_cpu():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+
+    a, b = torch.zeros(8, dtype=torch.int32), torch.zeros(8, dtype=torch.int32)
+    cpu.build(_kernel(SRC))(a, b)
+    assert b.tolist() == [2, 3, 4, 5, 6, 7, 8, 1]  # every block wrote A before any block read it
+
+
+@pytest.mark.nvcc
+def test_cluster_barriers_compile_for_sm90a():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(_kernel(SRC), "sm_90a")
+    assert "barrier.cluster.wait.aligned" in ck.source
+    assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
