@@ -51,3 +51,36 @@ def test_cluster_barriers_compile_for_sm90a():
     ck = generate(_kernel(SRC), "sm_90a")
     assert "barrier.cluster.wait.aligned" in ck.source
     assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
+
+
+PDL = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((256,), T.float32), B: T.Tensor((256,), T.float32)):
+    with T.Kernel(2, threads=128) as bx:
+        T.pdl_sync()
+        for i in T.Parallel(128):
+            B[bx * 128 + i] = A[bx * 128 + i] + 1.0
+        T.pdl_trigger()
+"""
+
+
+def test_programmatic_dependent_launch_hints_run_on_the_cpu():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+
+    a, b = torch.randn(256), torch.zeros(256)
+    cpu.build(_kernel(PDL))(a, b)
+    torch.testing.assert_close(b, a + 1)
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_programmatic_dependent_launch_compiles(arch):
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(_kernel(PDL), arch)
+    assert "cudaGridDependencySynchronize" in ck.source
+    assert compile_cubin(ck.source, arch)[:4] == b"\x7fELF"

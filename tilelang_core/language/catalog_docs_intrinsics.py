@@ -27,6 +27,10 @@ On the CPU backend the launch is split there, as at `T.sync_grid()`.""",
 made by the calling threads, so nothing is left in flight.""",
     "T.tma_store_wait": """Wait for the committed TMA stores; here `T.tma_copy` stores with the calling threads, so
 there is nothing to wait for.""",
+    "T.pdl_trigger": """Programmatic dependent launch: let the next kernel on the stream start its prologue
+(`cudaTriggerProgrammaticLaunchCompletion`, sm_90; nothing on older GPUs and on the CPU backend).""",
+    "T.pdl_sync": """Programmatic dependent launch: wait until the previous kernel on the stream has finished
+(`cudaGridDependencySynchronize`, sm_90; kernels run in order anyway on older GPUs and on the CPU backend).""",
     "T.align_up": """`lhs` rounded up to a multiple of `rhs`: `T.ceildiv(lhs, rhs) * rhs` (integers).""",
     "T.all_of": """True when every element of a buffer region is true (non-zero): `if T.all_of(mask[by, bx, k, :]):`.
 

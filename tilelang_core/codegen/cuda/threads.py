@@ -22,7 +22,8 @@ _NO_OPS = ("no_set_max_nreg", "disable_warp_group_reg_alloc", "annotate_producer
            "wait_wgmma",  # every wgmma gemm (T.wgmma_gemm too) waits for its own group: none is left in flight
            "tma_store_arrive", "tma_store_wait")  # T.tma_copy stores with the calling threads: none in flight
 _CLUSTER_BARRIERS = ("cluster_arrive", "cluster_wait", "cluster_sync")
-STATEMENTS = ("sync_threads", "sync_warp", "sync_grid", *_CLUSTER_BARRIERS, "fence_proxy_async", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
+_PDL = ("pdl_trigger", "pdl_sync")  # programmatic dependent launch: griddepcontrol (sm_90), else nothing
+STATEMENTS = ("sync_threads", "sync_warp", "sync_grid", *_CLUSTER_BARRIERS, *_PDL, "fence_proxy_async", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
               *_NO_OPS, *cpasync.STATEMENTS)
 WARP_GROUP = 128
 _TX = re.compile(r"\btx\b")
@@ -86,6 +87,16 @@ namespace tl {
 __device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.aligned;" ::: "memory"); }
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); }
 __device__ __forceinline__ void cluster_sync() { cluster_arrive(); cluster_wait(); }
+__device__ __forceinline__ void pdl_trigger() {
+#if __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+__device__ __forceinline__ void pdl_sync() {
+#if __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+}
 }  // namespace tl
 """
 
@@ -183,7 +194,7 @@ class ThreadOps:
             em.line('T.cuda.func_call("tl::sync_warp", source_code="")')
         elif name == "sync_grid":
             self.sync_grid(call)
-        elif name in _CLUSTER_BARRIERS:  # every thread of the cluster's blocks (sm_90)
+        elif name in _CLUSTER_BARRIERS or name in _PDL:  # the cluster's blocks (sm_90); launch ordering
             if CLUSTER_LIBRARY not in em.extra_cuda:
                 em.extra_cuda.append(CLUSTER_LIBRARY)
             em.line(f'T.cuda.func_call("tl::{name}", source_code="")')
