@@ -31,6 +31,8 @@ there is nothing to wait for.""",
 (`cudaTriggerProgrammaticLaunchCompletion`, sm_90; nothing on older GPUs and on the CPU backend).""",
     "T.pdl_sync": """Programmatic dependent launch: wait until the previous kernel on the stream has finished
 (`cudaGridDependencySynchronize`, sm_90; kernels run in order anyway on older GPUs and on the CPU backend).""",
+    "T.shfl_sync": """The value `value` has on lane `src_lane` of this thread's group of `width` lanes (a warp
+broadcast or gather, CUDA's `__shfl_sync`).""",
     "T.align_up": """`lhs` rounded up to a multiple of `rhs`: `T.ceildiv(lhs, rhs) * rhs` (integers).""",
     "T.all_of": """True when every element of a buffer region is true (non-zero): `if T.all_of(mask[by, bx, k, :]):`.
 

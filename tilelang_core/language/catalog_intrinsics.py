@@ -13,6 +13,8 @@ INTRINSICS = [
     *[_b(f"T.cluster_{n}", "kernel") for n in ("arrive", "wait", "sync")],
     *[_b(f"T.tma_store_{n}", "kernel") for n in ("arrive", "wait")],
     *[_b(f"T.pdl_{n}", "kernel") for n in ("trigger", "sync")],
+    _b("T.shfl_sync", "math", ("value", "expr"), ("src_lane", "expr"), ("width", "int", 32),
+       ("mask", "expr", 0xFFFFFFFF)),
     _b("T.align_up", "math", ("lhs", "expr"), ("rhs", "expr")),
     _b("T.all_of", "math", ("buffer", "region"), returns="bool"),
     _b("T.any_of", "math", ("buffer", "region"), returns="bool"),

@@ -140,7 +140,8 @@ class ThreadOps:
         if e.name.startswith("shfl_"):
             value, delta, width, mask = e.args
             dtype = e.dtype or "float32"
-            return (f'T.call_pure_extern("{dtype}", "__shfl_{e.name[5:]}_sync", T.uint32({int(mask.value)}), '
+            fn = "__shfl_sync" if e.name == "shfl_sync" else f"__shfl_{e.name[5:]}_sync"
+            return (f'T.call_pure_extern("{dtype}", "{fn}", T.uint32({int(mask.value)}), '
                     f"{exprs.emit(value, dtype)}, {exprs.emit(delta, 'int32')}, {int(width.value)})")
         if e.name.startswith("warp_reduce_"):
             self.em.intrinsic_ops.library()

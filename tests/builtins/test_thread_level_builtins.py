@@ -1,5 +1,5 @@
-"""T.cluster_arrive / cluster_wait / cluster_sync and T.tma_store_arrive / tma_store_wait: on the CPU a cluster
-barrier ends a phase of every block (as T.sync_grid), on CUDA the sm_90 barrier.cluster instructions."""
+"""Thread-level builtins: T.cluster_arrive / cluster_wait / cluster_sync and T.tma_store_arrive / tma_store_wait (on the CPU a cluster
+barrier ends a phase of every block, as T.sync_grid; on CUDA barrier.cluster), T.pdl_* and T.shfl_sync."""
 from __future__ import annotations
 
 import textwrap
@@ -84,3 +84,33 @@ def test_programmatic_dependent_launch_compiles(arch):
     ck = generate(_kernel(PDL), arch)
     assert "cudaGridDependencySynchronize" in ck.source
     assert compile_cubin(ck.source, arch)[:4] == b"\x7fELF"
+
+
+SHFL = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((64,), T.int32)):
+    with T.Kernel(1, threads=64):
+        tx = T.get_thread_binding()
+        val = tx * 10
+        A[tx] = T.shfl_sync(val, 31)
+"""
+
+
+def test_shfl_sync_reads_the_source_lane_on_the_cpu():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+
+    a = torch.zeros(64, dtype=torch.int32)
+    cpu.build(_kernel(SHFL))(a)
+    assert a.tolist() == [310] * 32 + [630] * 32
+
+
+@pytest.mark.nvcc
+def test_shfl_sync_compiles_for_sm90a():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(_kernel(SHFL), "sm_90a")
+    assert "__shfl_sync(" in ck.source and compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
