@@ -1,5 +1,6 @@
-"""Thread-level builtins: T.cluster_arrive / cluster_wait / cluster_sync and T.tma_store_arrive / tma_store_wait (on the CPU a cluster
-barrier ends a phase of every block, as T.sync_grid; on CUDA barrier.cluster), T.pdl_* and T.shfl_sync."""
+"""Thread-level builtins: T.cluster_arrive / cluster_wait / cluster_sync and T.tma_store_arrive / tma_store_wait
+(on the CPU a cluster barrier ends a phase of every block, as T.sync_grid; on CUDA barrier.cluster), T.pdl_* and
+T.shfl_sync."""
 from __future__ import annotations
 
 import textwrap
