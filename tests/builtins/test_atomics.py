@@ -63,7 +63,7 @@ def test_atomics_compile_for_sm90a():
 
 def test_a_memory_order_that_does_not_exist_is_refused():
     errs = check_source(textwrap.dedent(SRC).replace('"acquire"', '"sometimes"'), "<test>").errors
-    assert errs and "is not a memory order" in errs[0].message and errs[0].span.line == 13
+    assert errs and "does not support memory_order" in errs[0].message and errs[0].span.line == 13
 
 
 VECTOR = """
@@ -101,3 +101,9 @@ def test_atomic_addx4_of_half_and_int32_compile_for_sm90a():
 
     for dt in ("float16", "int32"):
         assert compile_cubin(generate(_kernel(VECTOR.format(dt=dt)), "sm_90a").source, "sm_90a")[:4] == b"\x7fELF"
+
+
+def test_a_load_cannot_release_and_a_store_cannot_acquire():
+    for old, new in (('"acquire"', '"release"'), ('"release"', '"acquire"')):
+        errs = check_source(textwrap.dedent(SRC).replace(old, new, 1), "<test>").errors
+        assert errs and "is not one T.atomic_" in errs[0].message, [e.message for e in errs]

@@ -16,14 +16,19 @@ from .kernel_errors import KernelError
 from .regions import region_of, value_region
 
 MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
+_ALLOWED = {"atomic_load": ("relaxed", "consume", "acquire", "seq_cst"),  # a load cannot release
+            "atomic_store": ("relaxed", "release", "seq_cst")}  # a store cannot acquire
 
 
 def check_memory_order(p, b, short: str) -> None:
-    """A memory_order that C++ does not have is bad-arguments at the argument."""
+    """A memory_order that C++ does not have, or that the operation cannot take, is bad-arguments at it."""
     order = arg(p, b, "memory_order")
-    if order is not None and order not in MEMORY_ORDERS:
-        raise KernelError("bad-arguments", f"memory_order={order!r} of T.{short} is not a memory order; use one of "
-                          f"{', '.join(map(repr, MEMORY_ORDERS))}", b.get("memory_order"))
+    allowed = _ALLOWED.get(short, MEMORY_ORDERS)
+    if order is None or order in allowed:
+        return
+    what = "is not a memory order" if order not in MEMORY_ORDERS else f"is not one T.{short} takes"
+    raise KernelError("bad-arguments", f"T.{short} does not support memory_order={order!r} ({order!r} {what}); "
+                      f"use one of {', '.join(map(repr, allowed))}", b.get("memory_order"))
 
 
 def _head(region: N.Region) -> N.Load:
