@@ -83,3 +83,12 @@ def test_half_precision_ieee_ops_compile_for_sm90a():
 def test_unsupported_ieee_combinations_are_refused(dt, call, words):
     errs = check_source(textwrap.dedent(SRC.format(dt=dt, call=call)), "<test>").errors
     assert errs and words in errs[0].message and errs[0].span.line == 9
+
+
+def test_an_invalid_rounding_mode_is_a_value_error_even_outside_a_kernel():
+    import tilelang_core.language as T
+
+    with pytest.raises(ValueError, match="Invalid rounding mode"):
+        T.ieee_mul(1.0, 2.0, "xy")
+    with pytest.raises(RuntimeError, match="inside a @T.prim_func"):
+        T.ieee_mul(1.0, 2.0, "rz")

@@ -12,10 +12,10 @@ import ast
 import math
 
 from ..ir import nodes as N
+from ..language.arg_checks import ROUNDING_MODES
 from .expr_info import expr_dtype
 from .kernel_errors import KernelError
 
-ROUNDING = ("rn", "rz", "ru", "rd")
 IEEE_ARITY = {"ieee_add": 2, "ieee_sub": 2, "ieee_mul": 2, "ieee_fmaf": 3, "ieee_frcp": 1, "ieee_fsqrt": 1,
               "ieee_frsqrt": 1, "ieee_fdiv": 2}
 
@@ -26,7 +26,7 @@ def h_ieee(p, b, node, short):
     mode_node = node.args[arity] if len(node.args) > arity else next(
         (k.value for k in node.keywords if k.arg == "rounding_mode"), None)
     mode = p.ev.eval(mode_node) if mode_node is not None else "rn"
-    if mode not in ROUNDING or short == "ieee_frsqrt" and mode != "rn":
+    if mode not in ROUNDING_MODES or short == "ieee_frsqrt" and mode != "rn":
         allowed = "'rn'" if short == "ieee_frsqrt" else "'rn', 'rz', 'ru' or 'rd'"
         raise KernelError("bad-arguments", f"the rounding mode of T.{short} must be {allowed} (got "
                           f"`{ast.unparse(mode_node)}`)", mode_node)

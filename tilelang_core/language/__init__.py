@@ -11,6 +11,7 @@ import enum
 
 # Private names only: `capture`, `registry`, `dtypes`, `types` must stay the submodules. `capture`
 # (which needs inspect) is imported on first use: the checker imports this package on every run.
+from .arg_checks import check_stub_arguments as _check_stub_arguments
 from .dtypes import DTYPES as _DTYPES
 from .dtypes import dtype_info as _dtype_info
 from .dtypes import normalize_dtype as _normalize_dtype
@@ -187,6 +188,7 @@ def _make_stub(builtin: _Builtin, module: str = _MODULE):
     label = builtin.name
 
     def stub(*args, **kwargs):
+        _check_stub_arguments(builtin, args, kwargs)
         raise RuntimeError(f"{label} can only be used inside a @T.prim_func kernel body")
 
     stub.__name__ = stub.__qualname__ = builtin.name.rsplit(".", 1)[-1]
