@@ -92,7 +92,7 @@ defaults or a `# tilelsp: matmul(M=4096, ...)` comment; `instance-error` when th
 _ADVANCED = {
     "T.tma_copy": "An explicit TMA bulk copy (sm_90+) completing on a user `barrier` (mbarrier); `T.copy` picks TMA "
                   "by itself where it can, so this is for hand-written warp-specialised pipelines.",
-    "T.async_copy": "An explicit cp.async copy (sm_80+); completion is awaited by the following barrier.",
+    "T.async_copy": "An explicit cp.async copy (sm_80+); here it is lowered as `T.copy`, complete when the statement ends.",
     "T.transpose": "Transpose a 2-D shared tile into another (`dst[j, i] = src[i, j]`).",
     "T.im2col": "Gather an image tile into a column matrix for convolution as a GEMM (NHWC input).",
     "T.wgmma_gemm": "A Hopper warpgroup MMA issued asynchronously; pair it with `T.wait_wgmma`. "
