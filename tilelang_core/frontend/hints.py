@@ -1,7 +1,8 @@
 """Hint builtins that move no data: `T.annotate_safe_value({A: v})` (the value reads outside tensor A give, written
 as a Call the backends read through ir/safe_values.py) and `T.assume(cond)` (a fact the compiler may use, written
 as `Call("assume", (cond, Const(text, "str")))`: the backends run nothing for it, and a condition over the launch's
-sizes and scalar arguments alone is checked when the kernel is called, runtime/assumptions.py)."""
+sizes and scalar arguments alone is checked when the kernel is called, runtime/assumptions.py) and `T.__ldg(x[i])`
+(a load hinted to the read-only cache)."""
 from __future__ import annotations
 
 import ast
@@ -39,4 +40,12 @@ def h_assume(p, b, node, short):
     p.emit(N.Evaluate(N.Call("assume", (cond, text), "int32", p.span(node)), p.span(node)))
 
 
-HINT_HANDLERS = {"annotate_safe_value": h_annotate_safe_value, "assume": h_assume}
+def h_ldg(p, b, node, short):
+    """T.__ldg(buf[i]): the element, read through the read-only data cache on CUDA: Call("__ldg", (Load,))."""
+    value = p.ev.eval(node.args[0]) if len(node.args) == 1 else None
+    if not isinstance(value, N.Load) or value.buffer.scope != "global":
+        raise KernelError("bad-arguments", "T.__ldg reads one element of a global tensor (`x[i]`)", node)
+    return N.Call("__ldg", (value,), value.buffer.dtype, p.span(node))
+
+
+HINT_HANDLERS = {"annotate_safe_value": h_annotate_safe_value, "assume": h_assume, "__ldg": h_ldg}

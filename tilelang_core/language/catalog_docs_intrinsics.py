@@ -33,6 +33,8 @@ there is nothing to wait for.""",
 (`cudaGridDependencySynchronize`, sm_90; kernels run in order anyway on older GPUs and on the CPU backend).""",
     "T.shfl_sync": """The value `value` has on lane `src_lane` of this thread's group of `width` lanes (a warp
 broadcast or gather, CUDA's `__shfl_sync`).""",
+    "T.__ldg": """`T.__ldg(x[i])`: the element of global tensor `x`, loaded through the read-only data cache
+(CUDA's `__ldg`; a plain load on the CPU backend). Out-of-bounds indices are not guarded.""",
     "T.align_up": """`lhs` rounded up to a multiple of `rhs`: `T.ceildiv(lhs, rhs) * rhs` (integers).""",
     "T.all_of": """True when every element of a buffer region is true (non-zero): `if T.all_of(mask[by, bx, k, :]):`.
 

@@ -15,6 +15,7 @@ INTRINSICS = [
     *[_b(f"T.pdl_{n}", "kernel") for n in ("trigger", "sync")],
     _b("T.shfl_sync", "math", ("value", "expr"), ("src_lane", "expr"), ("width", "int", 32),
        ("mask", "expr", 0xFFFFFFFF)),
+    _b("T.__ldg", "memory", ("x", "expr")),
     _b("T.align_up", "math", ("lhs", "expr"), ("rhs", "expr")),
     _b("T.all_of", "math", ("buffer", "region"), returns="bool"),
     _b("T.any_of", "math", ("buffer", "region"), returns="bool"),

@@ -83,6 +83,7 @@ def _intrinsics() -> dict:
         "bitwise_and": lambda a: binary("&", a[0], a[1]), "bitwise_or": lambda a: binary("|", a[0], a[1]),
         "bitwise_xor": lambda a: binary("^", a[0], a[1]), "bitwise_not": lambda a: tirx.bitwise_not(a[0]),
         "popcount": lambda a: tirx.popcount(a[0]),
+        "__ldg": lambda a: a[0],  # a read-only-cache hint: the load itself
     })
     for alias, name in (("__exp", "exp"), ("__exp2", "exp2"), ("__log", "log"), ("__log2", "log2"),
                         ("fast_exp", "exp"), ("exp_approx", "exp")):

@@ -94,6 +94,10 @@ class IntrinsicOps:
         (its value is the previous one); None for other calls (an ExprEmitter hook)."""
         if e.name in _VALUE_ATOMICS and len(e.args) == 2 and isinstance(e.args[0], N.Load):
             return self._atomic_prev(exprs, e)
+        if e.name == "__ldg":  # T.__ldg(x[i]): the read-only data cache load of the element
+            load, em = e.args[0], self.em
+            idx = em.access(load.buffer, [em.idx(i) for i in load.indices], load)
+            return f'T.call_pure_extern("{load.buffer.dtype}", "__ldg", {em.name(load.buffer)}.ptr_to([{", ".join(idx)}]))'
         base, mode = (e.name[:-3], e.name[-1]) if e.name.endswith(("_rz", "_ru", "_rd")) else (e.name, "n")
         if base not in _IEEE:
             return None
