@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ..ir import nodes as N
-from ..ir.arith import shape_ints
+from ..ir.arith import as_int, shape_ints
 from ..ir.visitor import children
 from .expr_info import expr_dtype
 from .kernel_errors import KernelError
@@ -177,8 +177,10 @@ def h_finalize_reducer(p, b, node, short):
         return None
     loop_vars = tuple(N.Var(f"r{k}", "int32", "loop", span) for k in range(len(buf.shape)))
     seeded = combine(red.op, N.Load(buf, loop_vars, span), N.Load(red.seed, (N.Const(0),), span), buf.dtype, span)
-    at = tuple(v if not a.sliced else (v if a.start == N.Const(0) else N.BinOp("+", a.start, v))
-               for a, v in zip(dst.axes, loop_vars)) if len(dst.axes) == len(loop_vars) else loop_vars
+    if len(dst.axes) != len(loop_vars):
+        raise KernelError("bad-arguments", f"the dst of T.finalize_reducer must have the rank of '{buf.name}' "
+                          f"({len(loop_vars)})", dst_node)
+    at = tuple(v if as_int(a.start) == 0 else N.BinOp("+", a.start, v) for a, v in zip(dst.axes, loop_vars))
     loop = N.For(loop_vars, tuple(N.Const(0) for _ in loop_vars), tuple(buf.shape), "parallel",
                  N.Store(dst.buffer, at, seeded, span), span=span)
     _mark(p, red, "publish", loop, span)
