@@ -1,6 +1,6 @@
 """Thread all-reduces on the CPU backend's thread emulation (cpu/simt.py): TVM's `T.tvm_thread_allreduce` (over
-one threadIdx axis) and `T.warp_reduce_sum/max/min/bitand/bitor` (over the lanes of a warp). Like a warp shuffle, a statement
-reading one runs in phases of its own (the value, then the store), and the value for thread t is the operand
+one threadIdx axis) and `T.warp_reduce_sum/max/min/bitand/bitor` (over the lanes of a warp). Like a warp shuffle, a
+statement reading one runs in phases of its own (the value, then the store), and the value for thread t is the operand
 evaluated as each thread of t's group, combined in thread order."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from .expr import LoweringError, const
 
 REDUCE_CALLS = frozenset({"thread_allreduce", "warp_reduce_sum", "warp_reduce_max", "warp_reduce_min",
                           "warp_reduce_bitand", "warp_reduce_bitor"})
-_OPS = ("sum", "max", "min")  # frontend/intrinsics.REDUCER_OPS
+_OPS = ("sum", "max", "min")  # the first of frontend/reducers.REDUCER_OPS
 
 
 def _static(tirx, e, what: str, span) -> int:

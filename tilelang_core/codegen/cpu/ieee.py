@@ -4,7 +4,8 @@ CUDA's `__fadd_rz` family.
 Round to nearest is the operation itself (float16 / bfloat16 computed in float32 and rounded back). A directed mode
 ("rz", "ru", "rd") rounds the nearest result one step toward the mode when the exact result lies on the other side
 of it; that side is the sign of the operation's exact error: computed in float64 for float32 operands, and by an
-FMA (`llvm.fma`; for ieee_fmaf the sum of its three exact error terms) or TwoSum (fenced with `llvm.arithmetic.fence` against the build's fast-math) for float64 ones.
+FMA (`llvm.fma`; for ieee_fmaf the sum of its three exact error terms) or TwoSum for float64 ones, fenced with
+`llvm.arithmetic.fence` against the build's fast-math.
 """
 from __future__ import annotations
 

@@ -97,7 +97,8 @@ class IntrinsicOps:
         if e.name == "__ldg":  # T.__ldg(x[i]): the read-only data cache load of the element
             load, em = e.args[0], self.em
             idx = em.access(load.buffer, [em.idx(i) for i in load.indices], load)
-            return f'T.call_pure_extern("{load.buffer.dtype}", "__ldg", {em.name(load.buffer)}.ptr_to([{", ".join(idx)}]))'
+            ptr = f'{em.name(load.buffer)}.ptr_to([{", ".join(idx)}])'
+            return f'T.call_pure_extern("{load.buffer.dtype}", "__ldg", {ptr})'
         base, mode = (e.name[:-3], e.name[-1]) if e.name.endswith(("_rz", "_ru", "_rd")) else (e.name, "n")
         if base not in _IEEE:
             return None
