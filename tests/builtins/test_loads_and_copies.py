@@ -78,3 +78,9 @@ def test_ldg_compiles_for_sm90a():
 
     res = check_source(textwrap.dedent(LDG), "<test>")
     assert compile_cubin(generate(res.kernels[0], "sm_90a").source, "sm_90a")[:4] == b"\x7fELF"
+
+
+def test_async_copy_other_than_global_to_shared_is_refused():
+    src = textwrap.dedent(SRC).replace("T.async_copy(A, S)", "T.async_copy(S, S)")
+    errs = check_source(src, "<test>").errors
+    assert errs and "only supports global->shared/shared.dyn copies" in errs[0].message and errs[0].span.line == 8

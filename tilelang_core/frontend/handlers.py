@@ -18,8 +18,8 @@ from .rng import RNG_HANDLERS
 from .scalar_calls import (MATH_INTRINSICS, h_align_up, h_Cast, h_cast, h_const_value, h_if_then_else, h_math,
                            h_typed_const)
 from .threadops import THREAD_HANDLERS
-from .tileops import (REDUCE_OPS, h_annotate_layout, h_atomic_add, h_copy, h_cumsum, h_fill, h_gemm, h_gemm_sp,
-                      h_reduce, h_use_swizzle)
+from .tileops import (REDUCE_OPS, h_annotate_layout, h_async_copy, h_atomic_add, h_copy, h_cumsum, h_fill, h_gemm,
+                      h_gemm_sp, h_reduce, h_use_swizzle)
 
 
 def h_loop_call(p, b, node, short):
@@ -35,7 +35,7 @@ def h_kernel_call(p, b, node, short):
 
 HANDLERS = {
     "alloc_shared": h_alloc, "alloc_fragment": h_alloc, "alloc_local": h_alloc, "alloc_var": h_alloc_var,
-    "copy": h_copy, "async_copy": h_copy, "gemm": h_gemm, "gemm_v1": h_gemm, "gemm_v2": h_gemm, "wgmma_gemm": h_gemm, "gemm_sp": h_gemm_sp,
+    "copy": h_copy, "async_copy": h_async_copy, "gemm": h_gemm, "gemm_v1": h_gemm, "gemm_v2": h_gemm, "wgmma_gemm": h_gemm, "gemm_sp": h_gemm_sp,
     "clear": h_fill, "fill": h_fill,
     "cumsum": h_cumsum, "cummax": h_cumsum, "atomic_add": h_atomic_add, "annotate_layout": h_annotate_layout,
     "use_swizzle": h_use_swizzle, "if_then_else": h_if_then_else, "Select": h_if_then_else, "align_up": h_align_up, "cast": h_cast,

@@ -22,6 +22,16 @@ def h_copy(p, b, node, short):
     p.emit(N.Copy(region_of(p, b["src"]), region_of(p, b["dst"]), p.span(node)))
 
 
+def h_async_copy(p, b, node, short):
+    """T.async_copy(src, dst): a cp.async copy from global into shared memory, lowered as T.copy."""
+    src, dst = region_of(p, b["src"]), region_of(p, b["dst"])
+    if src.buffer.scope != "global" or dst.buffer.scope not in ("shared", "shared.dyn"):
+        raise KernelError("bad-arguments", f"T.async_copy only supports global->shared/shared.dyn copies (cp.async); "
+                          f"{src.buffer.name} is {src.buffer.scope} and {dst.buffer.name} {dst.buffer.scope}: use "
+                          "T.copy", node)
+    p.emit(N.Copy(src, dst, p.span(node)))
+
+
 def h_gemm(p, b, node, short):
     """T.gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum); T.wgmma_gemm too (lowered as a gemm that
     waits for its own wgmma group, so T.wait_wgmma has nothing left to wait for)."""
