@@ -45,6 +45,11 @@ _ROWS = [
              "kernel = matmul(M=N // 0)", "Fix the call, or add a `# tilelsp: matmul(M=..., ...)` comment."),
     CodeInfo("invalid-value", E, "frontend", "A size, extent, thread count, stage count or divisor that no kernel can have: zero or negative, not an integer, infinite or NaN, over int32, or a division by zero.",
              "T.alloc_shared((0, 32), T.float16)", "Fix the value (or the factory argument it comes from) so it is a positive integer below 2**31.", raises=ValueError),
+    CodeInfo("reducer-epoch", E, "frontend", "A reducer epoch out of order or scope: T.reducer_update before "
+             "T.reducer_init or outside T.Parallel, a second init before the finalize, a finalize in another loop "
+             "than its init or none at all, or another store to or read of the reducer.",
+             "T.reducer_init(acc)\nT.reducer_init(acc)", "Write init, updates (in T.Parallel) and T.finalize_reducer("
+             "acc, dst) in one scope, and read `dst`, never the reducer."),
     CodeInfo("buffer-rank-mismatch", E, "frontend", "A buffer is indexed with the wrong number of indices.",
              "A_shared[i] = 0  # A_shared is 2-D", "Give one index per dimension."),
     CodeInfo("invalid-memory-order", E, "frontend", "An atomic's `memory_order` that does not exist, or that the "

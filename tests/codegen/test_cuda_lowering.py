@@ -101,10 +101,11 @@ UNSUPPORTED = textwrap.dedent('''
         @T.prim_func
         def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
             with T.Kernel(1, threads=128) as bx:
-                S = T.alloc_fragment((N,), "float32")  # a scan of a distributed fragment is not lowered
-                T.copy(A, S)
-                T.cumsum(S, dim=0)
-                T.copy(S, B)
+                S = T.alloc_reducer((1,), "float32", replication="all")  # combined once per thread: refused
+                T.clear(S)
+                for i in T.serial(N): S[0] += A[i]  # noqa: E701
+                T.finalize_reducer(S)
+                B[0] = S[0]
 
         return main
 
@@ -119,7 +120,7 @@ def test_unsupported_construct_is_a_diagnostic_at_the_users_line():
         lower(res.kernels[0], "sm_90a")
     d = info.value.diagnostics[0]
     assert d.code == "lowering-unsupported"
-    assert d.span.line == 10 and "cumsum" in d.message.lower()
+    assert d.span.line == 10 and "outside a T.Parallel loop" in d.message
 
 
 def test_until_stops_early():

@@ -11,7 +11,7 @@ import ast
 from ..ir import nodes as N
 from .expr_info import expr_dtype
 from .kernel_errors import KernelError
-from .intrinsics import REDUCER_OPS
+from .reducers import REDUCER_OPS
 
 
 def _reducer_op(p, call) -> int | None:

@@ -1,24 +1,23 @@
 """Scalar intrinsics with non-expression arguments: IEEE arithmetic with a rounding mode, vector atomics,
-the reducer epoch (`T.alloc_reducer` / `T.finalize_reducer`), device printing (`T.print`), `T.transpose`
+device printing (`T.print`), `T.transpose`
 (desugared to a T.Parallel loop), the warp-wide tensor-core product `T.ptx_mma`
 and the operand fragment loads of the tensor-core emitter (`T.mma_fragment_load`).
 
-A rounding mode other than the default "rn" is part of the Call name (`ieee_add_rz`); a reducer's
-combine op is the Call argument `Const(op)` index into REDUCER_OPS; a print message is a `Const(msg, "str")`.
+A rounding mode other than the default "rn" is part of the Call name (`ieee_add_rz`); a print message is a
+`Const(msg, "str")`.
 """
 from __future__ import annotations
 
 import ast
+import math
 
 from ..ir import nodes as N
-from ..language import ROUNDING_MODES
+from ..language.arg_checks import ROUNDING_MODES
 from .expr_info import expr_dtype
 from .kernel_errors import KernelError
 
 IEEE_ARITY = {"ieee_add": 2, "ieee_sub": 2, "ieee_mul": 2, "ieee_fmaf": 3, "ieee_frcp": 1, "ieee_fsqrt": 1,
               "ieee_frsqrt": 1, "ieee_fdiv": 2}
-REDUCER_OPS = ("sum", "max", "min")
-BITWISE_REDUCER_OPS = ("bitand", "bitor", "bitxor")  # TileLang's integer-only reducers
 
 
 def h_ieee(p, b, node, short):
@@ -47,59 +46,32 @@ def h_ieee(p, b, node, short):
 
 
 def h_atomic_addx(p, b, node, short):
-    """T.atomic_addx2/x4(dst_element, value_element): add 2 or 4 adjacent elements in one atomic."""
+    """T.atomic_addx2/x4(dst, value): add 2 or 4 adjacent elements in one atomic; each side is the first element
+    (`C[i, j * 4]`), a slice of exactly that many elements (`C[i, 0:4]`) or a buffer of that many."""
     if len(node.args) != 2 or any(k.arg == "return_prev" for k in node.keywords):
         raise KernelError("bad-arguments", f"T.{short} takes (dst, value) element addresses such as "
                           f"`T.{short}(C[i, j * 4], C_shared[r, j * 4])`; return_prev is not supported", node)
-    loads = []
-    for a in node.args:
-        v = p.ev.eval(a)
-        if not isinstance(v, N.Load):
-            raise KernelError("bad-arguments", f"each argument of T.{short} must be one element of a buffer "
-                              f"(`buf[i, j]`), the first of the {short[-1]} adjacent ones (got `{ast.unparse(a)}`)", a)
-        loads.append(v)
-    return N.Call(short, tuple(loads), "int32", p.span(node))
+    width = int(short[-1])
+    return N.Call(short, tuple(_vector_head(p, a, short, width) for a in node.args), "int32", p.span(node))
 
 
-def h_alloc_reducer(p, b, node, short):
-    """T.alloc_reducer(shape, dtype, op="sum", replication=None): a fragment whose per-thread copies combine."""
-    from .alloc_calls import h_alloc_other
+def _vector_head(p, a, short: str, width: int) -> N.Load:
+    """The first element of a T.atomic_addx<width> operand."""
+    from ..ir.arith import as_int
+    from .regions import region_of
 
-    op_node = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "op"), None)
-    op = p.ev.eval(op_node) if op_node is not None else "sum"
-    buf = h_alloc_other(p, b, node, short)
-    if op in BITWISE_REDUCER_OPS and buf.dtype.startswith(("float", "bfloat")):
-        raise KernelError("reducer-dtype", f"T.alloc_reducer op={op!r} combines bits and needs an integer dtype (got "
-                          f"{buf.dtype}); allocate the reducer as T.int32 or T.uint32, or use op='sum', 'max' or "
-                          "'min'", op_node)
-    if op not in REDUCER_OPS:
-        raise KernelError("bad-arguments", f"T.alloc_reducer op must be one of {', '.join(map(repr, REDUCER_OPS))} "
-                          f"(got `{ast.unparse(op_node)}`)", op_node)
-    _reducer_ops(p)[buf] = op
-    return buf
-
-
-def h_finalize_reducer(p, b, node, short):
-    """T.finalize_reducer(reducer): combine the per-thread copies; Call("finalize_reducer", (Load, Const(op)))."""
-    if not node.args:
-        raise KernelError("bad-arguments", "T.finalize_reducer needs the reducer buffer", node)
-    buf = p.ev.eval(node.args[0])
-    if not isinstance(buf, N.Buffer):
-        raise KernelError("bad-arguments", f"T.finalize_reducer takes the buffer of T.alloc_reducer (got "
-                          f"`{ast.unparse(node.args[0])}`)", node.args[0])
-    if len(node.args) > 1 or node.keywords:
-        raise KernelError("bad-arguments", "T.finalize_reducer(reducer) combines in place; dst= and batch= are not "
-                          "supported", node)
-    op = _reducer_ops(p).get(buf, "sum")
-    head = N.Load(buf, tuple(N.Const(0) for _ in buf.shape), p.span(node.args[0]))
-    return N.Call("finalize_reducer", (head, N.Const(REDUCER_OPS.index(op))), "int32", p.span(node))
-
-
-def _reducer_ops(p) -> dict:
-    """The parser's table of reducer buffers to their combine op (one per kernel parse, macros included)."""
-    if not hasattr(p, "reducer_ops"):
-        p.reducer_ops = {}
-    return p.reducer_ops
+    sliced = isinstance(a, ast.Subscript) and any(
+        isinstance(i, ast.Slice) for i in (a.slice.elts if isinstance(a.slice, ast.Tuple) else [a.slice]))
+    v = region_of(p, a) if sliced else p.ev.eval(a)
+    if isinstance(v, N.Load):
+        return v
+    if isinstance(v, (N.Buffer, N.Region)):
+        region = v if isinstance(v, N.Region) else N.Region(v, tuple(N.Axis(N.Const(0), d) for d in v.shape))
+        extents = [as_int(ax.extent) for ax in region.axes if ax.sliced]
+        if None in extents or math.prod(extents) == width:
+            return N.Load(region.buffer, tuple(ax.start for ax in region.axes), p.span(a))
+    raise KernelError("bad-arguments", f"each argument of T.{short} is {width} adjacent elements of a buffer: the "
+                      f"first (`buf[i, j]`), a slice of {width} or a buffer of {width} (got `{ast.unparse(a)}`)", a)
 
 
 def h_print(p, b, node, short):
@@ -221,7 +193,7 @@ def _at(region: N.Region, loop_vars) -> tuple:
 
 INTRINSIC_HANDLERS = {
     **{name: h_ieee for name in IEEE_ARITY}, "atomic_addx2": h_atomic_addx, "atomic_addx4": h_atomic_addx,
-    "alloc_reducer": h_alloc_reducer, "finalize_reducer": h_finalize_reducer, "print": h_print,
+    "print": h_print,
     "transpose": h_transpose, "tma_copy": h_tma_copy, "ptx_mma": h_ptx_mma,
     "mma_fragment_load": h_mma_fragment_load,
 }

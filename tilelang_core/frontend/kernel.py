@@ -10,6 +10,7 @@ from ..ir import nodes as N
 from .consteval import Env
 from .kernel_errors import KernelError, check_elements, check_value
 from .parser import KernelParser
+from .reducers import check_epochs
 from .scope import Ctx, def_name_span, def_span
 from .values import POISON, ConstDims, TensorSpec, Unknown, normalize_dtype, to_expr
 
@@ -32,6 +33,7 @@ def parse_kernel(fn: ast.FunctionDef, env: Env, ctx: Ctx, info: KernelInfo) -> N
     params = _eager_signature_tensors(p, fn) if ctx.eager else _params(p, fn)
     reported = len(ctx.sink.items)  # a body statement that failed may have been the launch itself
     body = p.block(fn.body)
+    check_epochs(p, N.SeqStmt(tuple(body)))
     if p.launches == 0 and not p.launch_seen and len(ctx.sink.items) == reported:
         ctx.emit("invalid-kernel", f"kernel `{fn.name}` has no `with T.Kernel(...)` launch; wrap its body in "
                  "`with T.Kernel(grid..., threads=128) as (bx, ...):`", def_name_span(ctx.mapper, fn))

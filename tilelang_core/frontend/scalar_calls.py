@@ -23,7 +23,7 @@ MATH_INTRINSICS = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqr
 def h_math(p, b, node, short):
     """T.exp/T.max/... : a scalar intrinsic Call (a dtype argument, as in T.reinterpret, sets the result type)."""
     args, dtype = [], None
-    for a in node.args:
+    for a in _value_nodes(short, node):
         v = p.ev.eval(a)
         if isinstance(v, str):  # a dtype (T.reinterpret) sets the result type; other strings are modes
             dtype = normalize_dtype(v) or dtype
@@ -38,6 +38,39 @@ def h_math(p, b, node, short):
             return -(-a // c)
     dtype = dtype or (expr_dtype(args[0]) if args else None)
     return N.Call(short, tuple(args), dtype, p.span(node))
+
+
+def _value_nodes(short: str, node) -> list:
+    """The call's argument nodes in parameter order: keywords (`T.clamp(x, min_val=0, max_val=1)`) go to the
+    places the catalog gives their names."""
+    if not node.keywords:
+        return list(node.args)
+    from .signatures import registry_entry
+
+    names = [q.name for q in getattr(registry_entry(f"T.{short}"), "params", ())]
+    slots = list(node.args) + [None] * max(0, len(names) - len(node.args))
+    for k in node.keywords:
+        at = names.index(k.arg) if k.arg in names else -1
+        if at < 0 or at < len(node.args):
+            why = "has no parameter" if at < 0 else "got a second value for"
+            raise KernelError("bad-arguments", f"`T.{short}` {why} `{k.arg}`; its parameters are "
+                              f"({', '.join(names)})", k.value)
+        slots[at] = k.value
+    while slots and slots[-1] is None:
+        slots.pop()
+    if None in slots:
+        missing = names[slots.index(None)]
+        raise KernelError("bad-arguments", f"`T.{short}` is missing its argument `{missing}`", node)
+    return slots
+
+
+def h_align_up(p, b, node, short):
+    """T.align_up(lhs, rhs): lhs rounded up to a multiple of rhs, written as `T.ceildiv(lhs, rhs) * rhs`."""
+    up = h_math(p, b, node, "ceildiv")
+    rhs = p.ev.scalar(b["rhs"])
+    if isinstance(up, int) and as_int(rhs) is not None:
+        return up * as_int(rhs)
+    return N.BinOp("*", up if not isinstance(up, int) else N.Const(up), rhs, p.span(node))
 
 
 _DIVISIONS = ("ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "fmod")
@@ -67,8 +100,8 @@ def h_Cast(p, b, node, short):  # noqa: N802 - TIR spelling T.Cast(dtype, value)
 
 
 def h_if_then_else(p, b, node, short):
-    """T.if_then_else(cond, a, b)."""
-    cond = p.ev.scalar(b["cond"])
+    """T.if_then_else(cond, a, b) and T.Select(condition, true_value, false_value)."""
+    cond = p.ev.scalar(b["cond"] if "cond" in b else b["condition"])
     return N.Select(cond, p.ev.scalar(b["true_value"]), p.ev.scalar(b["false_value"]), p.span(node))
 
 

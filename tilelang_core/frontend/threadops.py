@@ -83,11 +83,13 @@ def h_get_block_binding(p, b, node, short):
 
 
 def h_shuffle(p, b, node, short):
-    """T.shfl_xor/up/down(value, delta, width=32, mask=0xFFFFFFFF) and T.warp_reduce_sum/max/min(value)."""
+    """T.shfl_xor/up/down(value, delta, width=32, mask=0xFFFFFFFF) and T.warp_reduce_<op>(value)."""
     from .expr_info import expr_dtype
 
     names = ("value",) if short.startswith("warp_reduce") else ("value", "delta", "width", "mask")
-    args = _bound(node, names)
+    args = _bound(node, names if short != "shfl_sync" else ("value", "src_lane", "width", "mask"))
+    if "src_lane" in args:  # T.shfl_sync(value, src_lane): the lane read, where the others take an offset
+        args["delta"] = args.pop("src_lane")
     if "value" not in args or len(names) > 1 and "delta" not in args:
         raise KernelError("bad-arguments", f"T.{short} needs {' and '.join(names[:2] if len(names) > 1 else names)}",
                           node)
@@ -168,6 +170,6 @@ THREAD_HANDLERS = {
     "alloc_cluster_barrier": h_alloc_barrier,
     "get_block_binding": h_get_block_binding,
     **{f"shfl_{d}": h_shuffle for d in ("xor", "up", "down")},
-    **{f"warp_reduce_{op}": h_shuffle for op in ("sum", "max", "min")},
+    **{f"warp_reduce_{op}": h_shuffle for op in ("sum", "max", "min", "bitand", "bitor")}, "shfl_sync": h_shuffle,
     **{name: h_barrier_op for name in _BARRIER_OPS},
 }

@@ -15,12 +15,22 @@ from .regions import region_of, value_region
 from .values import BuiltinRef, EnumValue, to_expr
 
 REDUCE_OPS = {"reduce_max": "max", "reduce_min": "min", "reduce_sum": "sum", "reduce_abssum": "abssum",
-              "reduce_absmax": "absmax"}
+              "reduce_absmax": "absmax", "reduce_bitand": "bitand", "reduce_bitor": "bitor", "reduce_bitxor": "bitxor"}
 
 
 def h_copy(p, b, node, short):
     """T.copy(src, dst)."""
     p.emit(N.Copy(region_of(p, b["src"]), region_of(p, b["dst"]), p.span(node)))
+
+
+def h_async_copy(p, b, node, short):
+    """T.async_copy(src, dst): a cp.async copy from global into shared memory, lowered as T.copy."""
+    src, dst = region_of(p, b["src"]), region_of(p, b["dst"])
+    if src.buffer.scope != "global" or dst.buffer.scope not in ("shared", "shared.dyn"):
+        raise KernelError("bad-arguments", f"T.async_copy only supports global->shared/shared.dyn copies (cp.async); "
+                          f"{src.buffer.name} is {src.buffer.scope} and {dst.buffer.name} {dst.buffer.scope}: use "
+                          "T.copy", node)
+    p.emit(N.Copy(src, dst, p.span(node)))
 
 
 def h_gemm(p, b, node, short):
@@ -75,18 +85,21 @@ def h_reduce(p, b, node, short):
     rank = len(src.buffer.shape)
     norm = dim + rank if dim < 0 and -rank <= dim else dim
     clear = const_bool(p, b, "clear", "clear")
-    nan = "nan_propagate" in b and const_bool(p, b, "nan_propagate", "nan_propagate")
+    if short.startswith("reduce_bit") and not src.buffer.dtype.startswith(("int", "uint", "unknown")):
+        raise KernelError("bad-arguments", f"T.{short} combines the bits of integers; '{src.buffer.name}' is "
+                          f"{src.buffer.dtype} (reduce an integer tile, or T.reinterpret the values first)", node)
+        nan = "nan_propagate" in b and const_bool(p, b, "nan_propagate", "nan_propagate")
     p.emit(N.Reduce(REDUCE_OPS[short], src, dst, norm, clear, dim, p.span(node), nan))
 
 
 def h_cumsum(p, b, node, short):
-    """T.cumsum(src, dst=None, dim=0, reverse=False)."""
+    """T.cumsum / T.cummax(src, dst=None, dim=0, reverse=False)."""
     src = region_of(p, b["src"])
     dst = region_of(p, b["dst"]) if isinstance(b.get("dst"), ast.AST) else src
-    dim = const_int(p, b, "dim", "the `dim` of T.cumsum")
+    dim = const_int(p, b, "dim", f"the `dim` of T.{short}")
     if dim is None:
         return
-    p.emit(N.CumSum(src, dst, dim, const_bool(p, b, "reverse", "reverse"), p.span(node)))
+    p.emit(N.CumSum(src, dst, dim, const_bool(p, b, "reverse", "reverse"), p.span(node), op=short[3:]))
 
 
 def h_atomic_add(p, b, node, short):
@@ -100,17 +113,6 @@ def h_atomic_add(p, b, node, short):
         old = N.Load(dst.buffer, tuple(a.start for a in dst.axes), dst.span)
         return N.Call("atomic_add", (old, value), dst.buffer.dtype, p.span(node))
     p.emit(N.AtomicAdd(dst, value, p.span(node), const_bool(p, b, "use_tma", "use_tma")))
-
-
-def h_atomic_minmax(p, b, node, short):
-    """T.atomic_max / T.atomic_min(dst_element, value): an atomic call on one element (value converted to its dtype)."""
-    dst = region_of(p, b["dst"])
-    if dst.kind != "point" or const_bool(p, b, "return_prev", "return_prev"):
-        raise KernelError("bad-arguments", f"T.{short} takes one element (`buf[i, j]`) and a value here; the tile "
-                          "form and return_prev are not supported yet", node)
-    old = N.Load(dst.buffer, tuple(a.start for a in dst.axes), dst.span)
-    p.emit(N.Evaluate(N.Call(short, (old, p.ev.scalar(b["value"])), dst.buffer.dtype, p.span(node)), p.span(node)))
-
 
 
 def _region_or_value(p, vnode):

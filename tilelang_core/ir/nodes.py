@@ -330,13 +330,15 @@ class Reduce:
 
 @dataclass(frozen=True)
 class CumSum:
-    """T.cumsum(src, dst, dim, reverse): inclusive prefix sum along dim (dst defaults to src)."""
+    """T.cumsum / T.cummax(src, dst, dim, reverse): inclusive prefix sum (op "sum") or running maximum (op "max")
+    along dim (dst defaults to src)."""
 
     src: Region
     dst: Region
     dim: int = 0
     reverse: bool = False
     span: Span | None = None
+    op: str = "sum"
 
 
 @dataclass(frozen=True)

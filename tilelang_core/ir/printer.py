@@ -203,7 +203,7 @@ def _tile_op(s) -> str:
         return f"T.reduce_{s.op}({region_str(s.src)}, {region_str(s.dst)}, dim={s.dim}" + (
             ", clear=False)" if not s.clear else ")")
     if isinstance(s, N.CumSum):
-        return f"T.cumsum({region_str(s.src)}, {region_str(s.dst)}, dim={s.dim}" + (", reverse=True)" if s.reverse else ")")
+        return f"T.cum{s.op}({region_str(s.src)}, {region_str(s.dst)}, dim={s.dim}" + (", reverse=True)" if s.reverse else ")")
     if isinstance(s, N.AtomicAdd):
         v = region_str(s.value) if isinstance(s.value, N.Region) else expr_str(s.value)
         return f"T.atomic_add({region_str(s.dst)}, {v})"

@@ -11,6 +11,7 @@ import enum
 
 # Private names only: `capture`, `registry`, `dtypes`, `types` must stay the submodules. `capture`
 # (which needs inspect) is imported on first use: the checker imports this package on every run.
+from .arg_checks import check_stub_arguments as _check_stub_arguments
 from .dtypes import DTYPES as _DTYPES
 from .dtypes import dtype_info as _dtype_info
 from .dtypes import normalize_dtype as _normalize_dtype
@@ -184,19 +185,14 @@ def ceildiv(lhs, rhs):
 
 
 _STUBS: dict[str, object] = {}
-ROUNDING_MODES = ("rn", "rz", "ru", "rd")  # the rounding modes of T.ieee_*
 
 
 def _make_stub(builtin: _Builtin, module: str = _MODULE):
     """A function named like the builtin that raises: it only has meaning inside a kernel body."""
     label = builtin.name
-    names = [p.name for p in builtin.params]
-    at = names.index("rounding_mode") if "rounding_mode" in names else None
 
     def stub(*args, **kwargs):
-        mode = kwargs.get("rounding_mode", args[at] if at is not None and at < len(args) else "rn")
-        if at is not None and mode not in ROUNDING_MODES:  # checked when called, as TileLang's T.ieee_* do
-            raise ValueError(f"Invalid rounding mode {mode!r} for {label}: use one of {', '.join(ROUNDING_MODES)}")
+        _check_stub_arguments(builtin, args, kwargs)
         raise RuntimeError(f"{label} can only be used inside a @T.prim_func kernel body")
 
     stub.__name__ = stub.__qualname__ = builtin.name.rsplit(".", 1)[-1]

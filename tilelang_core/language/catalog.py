@@ -5,34 +5,10 @@ text of each entry lives in `catalog_docs.py` (per parameter: `catalog_param_doc
 """
 from __future__ import annotations
 
-from .catalog_docs import DOCS
-from .catalog_param_docs import PARAM_DOCS
-from .registry import REQUIRED, Builtin, Param
-
-_KW = object()  # marker: the parameters after it are keyword-only
-
-
-def _params(*spec, docs: dict) -> tuple[Param, ...]:
-    """Build a parameter tuple from `(name, kind[, default])` triples, `"*name"` varargs and `_KW` markers."""
-    out, kw_only = [], False
-    for item in spec:
-        if item is _KW:
-            kw_only = True
-            continue
-        name, kind, *rest = item
-        default = rest[0] if rest else REQUIRED
-        if name.startswith("*"):
-            out.append(Param(name[1:], kind, doc=docs.get(name[1:], ""), variadic=True))
-            kw_only = True
-        else:
-            out.append(Param(name, kind, default, doc=docs.get(name, ""), keyword_only=kw_only))
-    return tuple(out)
-
-
-def _b(name, category, *spec, returns="", kind="function", aliases=()) -> Builtin:
-    return Builtin(name, category, _params(*spec, docs=PARAM_DOCS.get(name, {})), doc=DOCS.get(name, ""),
-                   returns=returns, kind=kind, aliases=tuple(aliases))
-
+from .catalog_build import KW as _KW
+from .catalog_build import entry as _b
+from .catalog_intrinsics import INTRINSICS
+from .registry import Builtin, Param
 
 _ANN = ("annotations", "any", None)
 
@@ -268,7 +244,7 @@ _ADVANCED = [
        ("prelude", "str", None), kind="context"),
     *[_b(f"T.shfl_{d}", "math", ("value", "expr"), ("delta", "expr"), ("width", "int", 32),
          ("mask", "expr", 0xFFFFFFFF)) for d in ("xor", "up", "down")],
-    *[_b(f"T.warp_reduce_{op}", "math", ("value", "expr")) for op in ("sum", "max", "min")],
+    *[_b(f"T.warp_reduce_{op}", "math", ("value", "expr")) for op in ("sum", "max", "min", "bitand", "bitor")],
     _b("T.tan", "math", ("x", "expr")),
     _b("T.log10", "math", ("x", "expr")),
     _b("T.truncdiv", "math", ("a", "expr"), ("b", "expr")),
@@ -304,5 +280,5 @@ def _dtype_doc(d) -> str:
 
 BUILTINS: list[Builtin] = (
     _KERNEL + _TYPES + _MEMORY + _LOOPS + _TILE_OPS + _LAYOUT + _MATH + _MISC + _JIT + _ADVANCED
-    + _dtype_entries()
+    + INTRINSICS + _dtype_entries()
 )

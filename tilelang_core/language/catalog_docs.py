@@ -7,6 +7,7 @@ The core tile program (kernel, types, memory, loops, tile ops) is here; the rest
 from __future__ import annotations
 
 from .catalog_docs_extended import EXTENDED_DOCS
+from .catalog_docs_intrinsics import INTRINSIC_DOCS
 
 _KERNEL = {
     "T.prim_func": """Mark a function as a TileLang kernel (a TIR `PrimFunc`).
@@ -157,8 +158,11 @@ Reported: `local-indexed-by-parallel`, `index-out-of-bounds`.""",
 Read and write it as `acc` / `acc = acc + x` (or `acc[0]`).""",
     "T.alloc_global": """Allocate a global-memory workspace inside the kernel (not through torch's allocator).""",
     "T.alloc_barrier": """Allocate mbarriers for asynchronous copies (sm_90 and newer); `arrive_count` per barrier.""",
-    "T.alloc_reducer": """Allocate a reducer buffer (`op` = "sum" | "max" | "min") combined across threads by
-`T.finalize_reducer`.""",
+    "T.alloc_reducer": """Allocate a reducer buffer (`op` = "sum" | "max" | "min" | "bitand" | "bitor" | "bitxor";
+the bitwise ones need an integer dtype) combined across threads by `T.finalize_reducer`.
+
+An epoch: `T.reducer_init(acc)`, `T.reducer_update(acc[i], v)` in `T.Parallel` loops, `T.finalize_reducer(acc,
+dst)`. The in-place form (`T.clear(acc)`, `acc[i] += v`, `T.finalize_reducer(acc)`) still works.""",
     "T.view": """Reinterpret a buffer with another shape and/or dtype without copying.""",
     "T.reshape": """Reinterpret a buffer with another shape (same number of elements) without copying.""",
 }
@@ -281,4 +285,4 @@ Used for split-K reductions into global memory: `T.atomic_add(C[by * bm, bx * bn
     "T.atomic_min": """Atomic minimum into `dst` (scalar or tile region).""",
 }
 
-DOCS: dict[str, str] = {**_KERNEL, **_TYPES, **_MEMORY, **_LOOPS, **_TILE_OPS, **EXTENDED_DOCS}
+DOCS: dict[str, str] = {**_KERNEL, **_TYPES, **_MEMORY, **_LOOPS, **_TILE_OPS, **EXTENDED_DOCS, **INTRINSIC_DOCS}

@@ -94,7 +94,7 @@ defaults or a `# tilelsp: matmul(M=4096, ...)` comment; `instance-error` when th
 _ADVANCED = {
     "T.tma_copy": "An explicit TMA bulk copy (sm_90+) completing on a user `barrier` (mbarrier); `T.copy` picks TMA "
                   "by itself where it can, so this is for hand-written warp-specialised pipelines.",
-    "T.async_copy": "An explicit cp.async copy (sm_80+); completion is awaited by the following barrier.",
+    "T.async_copy": "An explicit cp.async copy (sm_80+); here it is lowered as `T.copy`, complete when the statement ends.",
     "T.transpose": "Transpose a 2-D shared tile into another (`dst[j, i] = src[i, j]`).",
     "T.im2col": "Gather an image tile into a column matrix for convolution as a GEMM (NHWC input).",
     "T.wgmma_gemm": "A Hopper warpgroup MMA issued asynchronously; pair it with `T.wait_wgmma`. "
@@ -105,7 +105,9 @@ _ADVANCED = {
     "T.reduce_bitand": "Bitwise AND along one dimension (integer tiles); same shape rules as `T.reduce_sum`.",
     "T.reduce_bitor": "Bitwise OR along one dimension (integer tiles); same shape rules as `T.reduce_sum`.",
     "T.reduce_bitxor": "Bitwise XOR along one dimension (integer tiles); same shape rules as `T.reduce_sum`.",
-    "T.finalize_reducer": "Combine the per-thread copies of a `T.alloc_reducer` buffer (into `dst` when given).",
+    "T.finalize_reducer": """Combine the per-thread copies of a `T.alloc_reducer` buffer (into `dst` when given).
+
+`batch` (tuning) must be at least 1 and divide the reducer's element count.""",
     "T.atomic_addx2": "Atomic add of two adjacent elements in one instruction (fp16/bf16 pairs).",
     "T.atomic_addx4": "Atomic add of four adjacent elements in one instruction (fp32).",
     "T.atomic_load": "Atomic load with a memory order (\"relaxed\", \"acquire\", \"seq_cst\", ...).",
@@ -157,11 +159,17 @@ _ADVANCED = {
     "T.truncmod": "Remainder of `T.truncdiv` (sign follows the dividend).",
     "T.Select": "A select expression `condition ? true_value : false_value` (TIR `Select`).",
     "T.annotate_l2_hit_ratio": "Hint the L2 persistence hit ratio for global buffers: `{buffer: ratio}`.",
-    "T.annotate_safe_value": "The value out-of-bounds loads of a global buffer read as: `{buffer: value}`.",
+    "T.annotate_safe_value": """The value reads outside a global tensor give instead of 0: `{tensor: value}`.
+
+It holds for the whole kernel: element reads in `T.Parallel` and `T.copy` tiles that reach past the tensor
+(TMA is not used for such a tensor's copies).""",
     "T.annotate_restrict_buffers": "Declare that the given buffers do not alias (`__restrict__`).",
     "T.annotate_min_blocks_per_sm": "Ask the compiler to fit at least `n` blocks per SM (`__launch_bounds__`).",
     "T.call_extern": "Call an external device function by name, returning `dtype`.",
-    "T.assume": "Tell the arithmetic prover that `cond` holds (helps bounds and vectorisation).",
+    "T.assume": """Tell the compiler that `cond` holds (helps bounds and vectorisation).
+
+A condition over the kernel's sizes and scalar arguments only is checked at each call: a call that breaks it
+raises `RuntimeError("Assume: <cond> ...")`.""",
     "T.loop_break": "Break out of the innermost serial loop.",
     "T.import_source": "Include raw CUDA source text in the generated kernel file.",
 }

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..ir.printer import expr_str
+from .assumptions import check_assumptions, host_assumptions
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,10 @@ def prepare_args(func: N.PrimFunc, out_idx: tuple[int, ...], args: tuple, device
         _check_tensor(p, value, dev)
         dev = dev or value.device.type
         binder.bind_tensor(p, tuple(value.shape))
+    assumptions = host_assumptions(func)
+    if assumptions:
+        scalars = {p: v for p, v in zip(func.params, full) if isinstance(p, N.Var) and isinstance(v, (int, float))}
+        check_assumptions(assumptions, {**binder.values, **scalars})
     like = next((v for v in full if isinstance(v, torch.Tensor)), None)
     for k in nulls:
         full[k] = _null_stand_in(func, func.params[k], binder, like.device if like is not None else (device or "cpu"))
@@ -249,7 +254,7 @@ class CallPlan:
             except ValueError:
                 tdt, simple = None, False
             self.entries.append((k, p, tdt, dims))
-        self.simple = simple
+        self.simple = simple and not host_assumptions(func)  # a call checks them in prepare_args
 
     def prepare(self, args: tuple, device: str | None):
         """(full argument list) for a valid call, else whatever `prepare_args` raises or returns."""

@@ -160,13 +160,13 @@ def _ranges(ts: list) -> str:
 
 @rule(N.CumSum)
 def check_cumsum(c: N.CumSum, ctx: Ctx) -> None:
-    """T.cumsum: dim in range; dst has src's shape."""
+    """T.cumsum / T.cummax: dim in range; dst has src's shape."""
     src, dst = region_extents(c.src), region_extents(c.dst)
-    if not _dim_ok(c, len(src), c.dim, ctx, "T.cumsum"):
+    if not _dim_ok(c, len(src), c.dim, ctx, f"T.cum{c.op}"):
         return
     if len(src) == len(dst) and all(same_expr(x, y) is not False for x, y in zip(src, dst)):
         return
     ctx.emit("reduce-shape-mismatch",
-             f"T.cumsum writes {c.dst.buffer.name} ({dims_str(dst)}) from {c.src.buffer.name} ({dims_str(src)}); "
+             f"T.cum{c.op} writes {c.dst.buffer.name} ({dims_str(dst)}) from {c.src.buffer.name} ({dims_str(src)}); "
              f"a scan keeps the shape: allocate {c.dst.buffer.name} with the shape of {c.src.buffer.name}",
              c.span, related=related_for(c.src.buffer, c.dst.buffer))

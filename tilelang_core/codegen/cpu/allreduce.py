@@ -1,6 +1,6 @@
 """Thread all-reduces on the CPU backend's thread emulation (cpu/simt.py): TVM's `T.tvm_thread_allreduce` (over
-one threadIdx axis) and `T.warp_reduce_sum/max/min` (over the lanes of a warp). Like a warp shuffle, a statement
-reading one runs in phases of its own (the value, then the store), and the value for thread t is the operand
+one threadIdx axis) and `T.warp_reduce_sum/max/min/bitand/bitor` (over the lanes of a warp). Like a warp shuffle, a
+statement reading one runs in phases of its own (the value, then the store), and the value for thread t is the operand
 evaluated as each thread of t's group, combined in thread order."""
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from .expr import LoweringError, const
 
-REDUCE_CALLS = frozenset({"thread_allreduce", "warp_reduce_sum", "warp_reduce_max", "warp_reduce_min"})
-_OPS = ("sum", "max", "min")  # frontend/intrinsics.REDUCER_OPS
+REDUCE_CALLS = frozenset({"thread_allreduce", "warp_reduce_sum", "warp_reduce_max", "warp_reduce_min",
+                          "warp_reduce_bitand", "warp_reduce_bitor"})
+_OPS = ("sum", "max", "min")  # the first of frontend/reducers.REDUCER_OPS
 
 
 def _static(tirx, e, what: str, span) -> int:
@@ -43,6 +44,10 @@ def allreduce_value(simt, e: N.Call):
             x = ctx.expr(e.args[0])
         finally:
             ctx.tid = saved
-        acc = x if acc is None else tirx.Add(acc, x) if op == "sum" else \
-            tirx.Max(acc, x) if op == "max" else tirx.Min(acc, x)
+        acc = x if acc is None else _combine(tirx, op, acc, x)
     return acc
+
+
+def _combine(tirx, op: str, acc, x):
+    return {"sum": tirx.Add, "max": tirx.Max, "min": tirx.Min, "bitand": tirx.bitwise_and,
+            "bitor": tirx.bitwise_or}[op](acc, x)

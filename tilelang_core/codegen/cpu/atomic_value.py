@@ -1,6 +1,7 @@
-"""`T.atomic_add(dst, value, return_prev=True)` read as a value, on the CPU backend.
+"""`T.atomic_add / atomic_max / atomic_min / atomic_or(dst, value, return_prev=True)` read as a value, and the
+element update of each, on the CPU backend.
 
-The statement that reads it is preceded by `old = dst; dst = old + value` and reads `old` instead. A block's
+The statement that reads it is preceded by `old = dst; dst = old (op) value` and reads `old` instead. A block's
 threads run one after another here (and blocks too, when a kernel has atomics), so the read-modify-write is
 atomic and each caller gets a distinct previous value, as on the GPU.
 """
@@ -10,7 +11,18 @@ from ...ir import nodes as N
 from ...ir.visitor import transform, walk
 from .expr import LoweringError
 
-VALUE_ATOMICS = frozenset({"atomic_add"})  # Call(name, (dst element, value)) whose value is the previous one
+VALUE_ATOMICS = frozenset({"atomic_add", "atomic_max", "atomic_min", "atomic_or"})  # Call(name, (dst, value))
+
+
+def updated(name: str, old, value) -> N.Expr:
+    """The new value of an element `old` after atomic `name` with `value` (converted to the element's dtype)."""
+    dtype = old.buffer.dtype if isinstance(old, N.Load) else old.dtype
+    v = N.Cast(dtype, value)
+    if name == "atomic_add":
+        return N.BinOp("+", old, v)
+    if name == "atomic_or":
+        return N.BinOp("|", old, v)
+    return N.Call(name[len("atomic_"):], (old, v), dtype)
 
 
 def _is_value_atomic(n) -> bool:
@@ -42,6 +54,9 @@ def hoist_value_atomics(s, fresh) -> list:
         raise LoweringError("T.atomic_add(..., return_prev=True) is read in a loop bound or `while` condition; "
                             "bind it to a variable first (`pos = T.atomic_add(..., return_prev=True)`)",
                             getattr(s, "span", None))
+    if isinstance(s, N.Evaluate) and _is_value_atomic(s.value):  # the statement form: only the update
+        dst, value = s.value.args
+        return [N.Store(dst.buffer, dst.indices, updated(s.value.name, dst, value), s.span)]
     prefix: list = []
 
     def hoist(n):
@@ -50,7 +65,7 @@ def hoist_value_atomics(s, fresh) -> list:
         dst, value = n.args
         old = N.Var(fresh("prev").name, dst.buffer.dtype, "let", n.span)
         prefix.append(N.LetStmt(old, dst, n.span))
-        prefix.append(N.Store(dst.buffer, dst.indices, N.BinOp("+", old, N.Cast(dst.buffer.dtype, value)), n.span))
+        prefix.append(N.Store(dst.buffer, dst.indices, updated(n.name, old, value), n.span))
         return old
 
     if isinstance(s, N.Store):

@@ -10,11 +10,12 @@ from __future__ import annotations
 from ...diagnostics import CompileError, Diagnostic, Severity
 from ...ir import nodes as N
 from ...ir.arith import as_int
+from ...ir.safe_values import safe_values
 from ...ir.visitor import walk
 from ...source import Span
 from .._tvm import load
 from .allreduce import REDUCE_CALLS, allreduce_value
-from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic
+from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic, updated
 from .cpasync import cp_async
 from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, from_fp8_bits, index_expr
 from .grid_sync import grid_phases
@@ -32,9 +33,10 @@ HINTS = frozenset({
     "sync_threads", "sync_warp", "syncwarp", "sync_grid", "sync_global", "tvm_storage_sync", "fence_proxy_async",
     "no_set_max_nreg", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", "disable_warp_group_reg_alloc", "wait_wgmma",
     "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding", "annotate_restrict_buffers",
-    "use_swizzle", "pdl_trigger", "pdl_sync", "loop_break_hint", "iket_event", "ptx_commit_group", "ptx_wait_group",
+    "use_swizzle", "annotate_safe_value", "assume", "cluster_arrive", "tma_store_arrive", "tma_store_wait",
+    "pdl_trigger", "pdl_sync", "loop_break_hint", "iket_event", "ptx_commit_group", "ptx_wait_group",
 }) | BARRIER_CALLS
-ATOMIC_CALLS = frozenset({"atomic_max", "atomic_min"})  # Evaluate(Call(name, (dst element, value)))
+ATOMIC_CALLS = frozenset({"atomic_max", "atomic_min", "atomic_or"})  # Evaluate(Call(name, (dst element, value)))
 SERIAL_CALLS = ATOMIC_CALLS | VALUE_ATOMICS | VECTOR_ATOMICS.keys()  # the blocks of a kernel with these run in turn
 
 
@@ -67,6 +69,7 @@ class CpuLowering(StorageLowering):
         self.serial_grid = any(isinstance(n, N.AtomicAdd) or isinstance(n, N.Call) and n.name in SERIAL_CALLS
                                for n in walk(func.body))
         self._names: dict[str, int] = {}
+        self._safe: list | None = None  # (tirx tensor, N value) of T.annotate_safe_value, built at the first read
 
     # -- helpers used by cpu_ops ------------------------------------------------------------------
     def fresh(self, name: str, dtype: str = "int32"):
@@ -120,7 +123,14 @@ class CpuLowering(StorageLowering):
         cond = self._in_bounds(buf, idx)
         if cond is None:
             return value
-        return self.tirx.if_then_else(cond, value, const(0, str(buf.ty.dtype)))
+        return self.tirx.if_then_else(cond, value, self._safe_value(buf) if is_global else const(0, str(buf.ty.dtype)))
+
+    def _safe_value(self, buf):
+        """What a read outside global tensor `buf` gives: its T.annotate_safe_value, else 0."""
+        if self._safe is None:
+            self._safe = [(self.buffers[b], v) for b, v in safe_values(self.func.body).items() if b in self.buffers]
+        value = next((v for b, v in self._safe if b.same_as(buf)), None)
+        return const(0, str(buf.ty.dtype)) if value is None else cast(self.expr(value), str(buf.ty.dtype))
 
     def guarded_store(self, buf, idx, value, is_global: bool = True):
         """buf[idx] = value, skipped when the index may fall outside the buffer."""
@@ -329,10 +339,9 @@ class CpuLowering(StorageLowering):
     def _s_Evaluate(self, s):
         if isinstance(s.value, N.Call) and s.value.name in HINTS:
             return []
-        if isinstance(s.value, N.Call) and s.value.name in ATOMIC_CALLS:  # dst = max/min(dst, value)
+        if isinstance(s.value, N.Call) and s.value.name in ATOMIC_CALLS:  # dst = max/min/or(dst, value)
             old, value = s.value.args
-            new = N.Call(s.value.name[len("atomic_"):], (old, N.Cast(old.buffer.dtype, value)), old.buffer.dtype)
-            return self._s_Store(N.Store(old.buffer, old.indices, new, span=s.span))
+            return self._s_Store(N.Store(old.buffer, old.indices, updated(s.value.name, old, value), span=s.span))
         if isinstance(s.value, N.Call) and s.value.name in VECTOR_ATOMICS:
             return [self._s_Store(store) for store in vector_atomic_stores(s.value)]
         if isinstance(s.value, N.Call) and s.value.name == "rng_init":

@@ -1,5 +1,7 @@
 """`T.sync_grid()` on the CPU backend: the blocks run one after another (or in a parallel loop), so a grid barrier
-splits the launch into phases, each a full loop over the blocks.
+splits the launch into phases, each a full loop over the blocks. A cluster barrier (`T.cluster_sync()`,
+`T.cluster_wait()`; `T.cluster_arrive()` only marks the arrival) splits it the same way: every block of the grid
+reaching it first is more than every block of the cluster.
 
 Before: `with T.Kernel(n) as b: <allocs, lets> A; T.sync_grid(); B`.
 After: `with T.Kernel(n) as b: <allocs, lets> A` then `with T.Kernel(n) as b: <allocs, lets> B`.
@@ -15,16 +17,18 @@ from ...ir import nodes as N
 from ...ir.visitor import flat_stmts, op_regions, walk
 from .expr import LoweringError
 
+PHASE_BARRIERS = ("sync_grid", "cluster_sync", "cluster_wait")  # the barriers that end a phase of every block
+
 
 def grid_phases(launch: N.Launch) -> list | None:
     """The launch split at its top-level `T.sync_grid()` calls, None when it has none."""
     stmts = flat_stmts(launch.body)
     cuts = [k for k, s in enumerate(stmts) if _is_grid_sync(s)]
     if not cuts:
-        nested = next((n for n in walk(launch.body) if isinstance(n, N.Call) and n.name == "sync_grid"), None)
+        nested = next((n for n in walk(launch.body) if isinstance(n, N.Call) and n.name in PHASE_BARRIERS), None)
         if nested is not None:
-            raise LoweringError("T.sync_grid inside a loop or branch is not supported by the CPU backend: it runs "
-                                "the grid's blocks one after another, so a grid barrier must be a statement of the "
+            raise LoweringError(f"T.{nested.name} inside a loop or branch is not supported by the CPU backend: it runs "
+                                "the grid's blocks one after another, so such a barrier must be a statement of the "
                                 "kernel body itself", nested.span)
         return None
     bounds = [-1, *cuts, len(stmts)]
@@ -74,4 +78,4 @@ def _writes(stmt):
 
 
 def _is_grid_sync(s) -> bool:
-    return isinstance(s, N.Evaluate) and isinstance(s.value, N.Call) and s.value.name == "sync_grid"
+    return isinstance(s, N.Evaluate) and isinstance(s.value, N.Call) and s.value.name in PHASE_BARRIERS

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .._tvm import load
 from .expr import LoweringError, binary, cast, const, dtype_of, infinity, is_float, match
+from .ieee import ieee, is_ieee
 
 
 def _binary_math(fn):
@@ -91,6 +92,7 @@ def _intrinsics() -> dict:
         "bitwise_and": lambda a: binary("&", a[0], a[1]), "bitwise_or": lambda a: binary("|", a[0], a[1]),
         "bitwise_xor": lambda a: binary("^", a[0], a[1]), "bitwise_not": lambda a: tirx.bitwise_not(a[0]),
         "popcount": lambda a: tirx.popcount(a[0]),
+        "__ldg": lambda a: a[0],  # a read-only-cache hint: the load itself
     })
     for alias, name in (("__exp", "exp"), ("__exp2", "exp2"), ("__exp10", "exp10"), ("__log", "log"),
                         ("__log2", "log2"), ("__log10", "log10"), ("__tan", "tan"), ("__cos", "cos"),
@@ -115,6 +117,8 @@ def intrinsic(name: str, args: list, dtype: str | None, span=None):
         return getattr(tirx, name)(dt)
     if name == "reinterpret" and dtype and len(args) == 1:  # the same bits read as `dtype`
         return tirx.reinterpret(dtype, args[0])
+    if is_ieee(name):
+        return ieee(name, args, span)
     if _TABLE is None:
         _TABLE = _intrinsics()
     fn = _TABLE.get(name)

@@ -11,9 +11,12 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from .._tvm import load
 from .expr import LoweringError, as_bool, cast, const, dtype_of, infinity, is_float, promote
+from .intrinsics import intrinsic
 
 MMA_K = 16  # the k depth of one fp16/bf16 tensor-core MMA step (mma.m16n8k16, wgmma k16)
 MMA_STEP_DTYPES = ("float16",)  # accumulators a tensor core rounds once per MMA step (bf16 operands need fp32)
+
+_BITWISE = {"bitand": "bitwise_and", "bitor": "bitwise_or", "bitxor": "bitwise_xor"}
 
 
 @dataclass
@@ -198,8 +201,10 @@ class OpLowering:
 
     def _identity(self, kind: str, dtype: str):
         tirx = self.tirx
-        if kind in ("sum", "abssum", "absmax"):
+        if kind in ("sum", "abssum", "absmax", "bitor", "bitxor"):
             return const(0, dtype)
+        if kind == "bitand":
+            return const(-1, dtype) if dtype.startswith("int") else tirx.max_value(dtype)
         if kind == "max":
             return infinity(dtype, negative=True) if is_float(dtype) else tirx.min_value(dtype)
         if kind == "min":
@@ -213,6 +218,8 @@ class OpLowering:
             x = tirx.abs(x)
         if kind in ("sum", "abssum"):
             return tirx.Add(acc, x)
+        if kind in _BITWISE:
+            return getattr(tirx, _BITWISE[kind])(acc, x)
         best = tirx.Max(acc, x) if kind in ("max", "absmax") else tirx.Min(acc, x)
         if not is_float(dtype_of(acc)):
             return best
@@ -263,7 +270,8 @@ class OpLowering:
         return self.nest([src.extents[d] for d in outer_axes], body, "o")
 
     def cumsum(self, op: N.CumSum):
-        """T.cumsum: inclusive (optionally reversed) prefix sum along dim."""
+        """T.cumsum / T.cummax: inclusive (optionally reversed) prefix sum or running maximum along dim (the
+        maximum starts from the line's first element)."""
         src, dst = self.view(op.src), self.view(op.dst)
         rank = len(src.extents)
         dim = op.dim if op.dim >= 0 else op.dim + rank
@@ -279,7 +287,9 @@ class OpLowering:
                 pos = (self.ctx.as_expr(ext) - 1 - r[0]) if op.reverse else r[0]
                 si = src.at(outer_axes + [dim], list(outer) + [pos])
                 di = dst.at(outer_axes + [dim], list(outer) + [pos])
-                new = tirx.Add(tirx.BufferLoad(acc, [0]), cast(self.read(src, si), acc_dt))
+                x, old = cast(self.read(src, si), acc_dt), tirx.BufferLoad(acc, [0])
+                first = tirx.EQ(r[0], const(0, dtype_of(r[0])))
+                new = tirx.Add(old, x) if op.op == "sum" else tirx.Select(first, x, intrinsic("max", [old, x], None))
                 return tirx.SeqStmt([tirx.BufferStore(acc, new, [0]), self.write(dst, di, tirx.BufferLoad(acc, [0]))])
 
             scan = self.nest([ext], step, "s")
@@ -318,7 +328,7 @@ class OpLowering:
         return self.nest([dst.extents[d] for d in axes], element, "a")
 
 
-VECTOR_ATOMICS = {"atomic_addx2": ("float16", "bfloat16", "float32"), "atomic_addx4": ("float32",)}
+VECTOR_ATOMICS = {name: ("float16", "bfloat16", "float32", "int32") for name in ("atomic_addx2", "atomic_addx4")}
 
 
 def vector_atomic_stores(call: N.Call) -> list:

@@ -164,6 +164,7 @@ class ThreadEmulation:
         base, own = t - tirx.floormod(t, width), tirx.floormod(t, width)
         delta = ctx.index(lane)
         src = {"tvm_warp_shuffle": lambda: tirx.floormod(delta, width),
+               "shfl_sync": lambda: tirx.floormod(delta, width),
                "shfl_xor": lambda: tirx.floormod(tirx.bitwise_xor(own, delta), width),
                "shfl_down": lambda: tirx.Select(own + delta < width, own + delta, own),
                "shfl_up": lambda: tirx.Select(own - delta >= 0, own - delta, own)}[e.name]()

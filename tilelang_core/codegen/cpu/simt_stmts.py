@@ -13,7 +13,8 @@ BARRIER_CALLS = frozenset({"sync_threads", "tvm_storage_sync", "mbarrier_arrive"
                            "cp_async_barrier_noinc"})
 PRIVATE_SCOPES = ("local", "local.var")
 COLLECTIVE_CALLS = frozenset({"ptx_mma"})  # warp-wide: each thread reads other lanes' registers (cpu/mma.py)
-SHUFFLE_CALLS = frozenset({"tvm_warp_shuffle", "shfl_xor", "shfl_up", "shfl_down"})  # a value of another lane
+# a value of another lane
+SHUFFLE_CALLS = frozenset({"tvm_warp_shuffle", "shfl_xor", "shfl_up", "shfl_down", "shfl_sync"})
 
 
 def is_thread_level(body) -> bool:

@@ -61,6 +61,11 @@ def used_buffers(stmt):
                     yield r.buffer
 
 
+def reducer_buffers(func) -> set:
+    """The reducer fragments of a kernel: the buffers its `finalize_reducer` calls combine."""
+    return {n.args[0].buffer for n in walk(func.body) if isinstance(n, N.Call) and n.name == "finalize_reducer"}
+
+
 def is_shared(buf) -> bool:
     """True for a buffer in shared memory."""
     return buf.scope in ("shared.dyn", "shared")

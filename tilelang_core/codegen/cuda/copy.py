@@ -237,7 +237,7 @@ class CopyOps:
             else:
                 val = other_t if frag.buf.dtype == other.buf.dtype else f'T.Cast("{frag.buf.dtype}", {other_t})'
                 if conds:
-                    val = f'T.if_then_else({all_of(conds)}, {val}, T.Cast("{frag.buf.dtype}", 0))'
+                    val = f'T.if_then_else({all_of(conds)}, {val}, {em.safe_text(other.buf, frag.buf.dtype)})'
                 em.line(f"{reg} = {val}")
 
     def _copy_frag_runs(self, frag: Side, other: Side, lay, tile: list, from_frag: bool) -> bool:
@@ -299,8 +299,10 @@ class CopyOps:
         val = em.load_text(src.buf, si)
         if src.buf.dtype != dst.buf.dtype:
             val = f'T.Cast("{dst.buf.dtype}", {val})'
-        conds = self.guard(src, si) + self.guard(dst, di)
-        self.em.guarded(conds, f"{em.load_text(dst.buf, di)} = {val}")
+        src_conds = self.guard(src, si)
+        if src_conds:  # outside a global source: its safe value
+            val = f"T.if_then_else({all_of(src_conds)}, {val}, {em.safe_text(src.buf, dst.buf.dtype)})"
+        self.em.guarded(self.guard(dst, di), f"{em.load_text(dst.buf, di)} = {val}")
         em.depth -= len(vs)
 
     def _copy_threads(self, op, src: Side, dst: Side, extents, async_ok: bool) -> None:
@@ -343,8 +345,10 @@ class CopyOps:
                 em.depth -= 1
 
     def _vector_body(self, src, dst, si, di, v, conds) -> None:
-        """dst[di..] = src[si..] for `v` lanes, guarded once per vector; out-of-bounds reads fill zeros."""
+        """dst[di..] = src[si..] for `v` lanes, guarded once per vector; a vector outside a global source reads
+        its safe value (T.annotate_safe_value, else 0) and is written where the destination has it."""
         em = self.em
+        src_conds, dst_conds = self.guard(src, si, v - 1), self.guard(dst, di, v - 1)
         vec = em.fresh("vec")
         if v > 1:
             si = si[:-1] + [f"({si[-1]} + {vec})"]
@@ -353,7 +357,6 @@ class CopyOps:
         if src.buf.dtype != dst.buf.dtype:
             val = f'T.Cast("{dst.buf.dtype}", {val})'
         target = em.load_text(dst.buf, di)
-        zero_fill = bool(conds) and dst.buf.scope != "global" and src.buf.scope == "global"
 
         def assign(value: str, loop: str = "T.vectorized") -> None:
             if v > 1:
@@ -364,15 +367,22 @@ class CopyOps:
                 em.line(f"{target} = {value}")
         if not conds:
             return assign(val)
-        em.line(f"if {all_of(conds)}:")
-        with em.block():
-            assign(val)
-        if zero_fill:
+        if dst_conds:
+            em.line(f"if {all_of(dst_conds)}:")
+            em.depth += 1
+        if src_conds:
+            em.line(f"if {all_of(src_conds)}:")
+            with em.block():
+                assign(val)
             em.line("else:")
             with em.block():
-                # TVM builds fp8 vector constants of at most 4 lanes: zero the lanes one by one
-                assign(f'T.Cast("{dst.buf.dtype}", 0)', "T.unroll" if dst.buf.dtype.startswith("float8") else
+                # TVM builds fp8 vector constants of at most 4 lanes: fill the lanes one by one
+                assign(em.safe_text(src.buf, dst.buf.dtype), "T.unroll" if dst.buf.dtype.startswith("float8") else
                        "T.vectorized")
+        else:
+            assign(val)
+        if dst_conds:
+            em.depth -= 1
 
 
 def _whole(side: Side) -> bool:

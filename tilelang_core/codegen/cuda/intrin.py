@@ -15,7 +15,9 @@ from .common import LoweringError
 _IEEE = {"ieee_add": ("fadd", "dadd"), "ieee_sub": ("fsub", "dsub"), "ieee_mul": ("fmul", "dmul"),
          "ieee_fmaf": ("fmaf", "fma"), "ieee_frcp": ("frcp", "drcp"), "ieee_fsqrt": ("fsqrt", "dsqrt"),
          "ieee_frsqrt": ("frsqrt", None), "ieee_fdiv": ("fdiv", "ddiv")}
-_REDUCER_OPS = ("sum", "max", "min")
+# atomics read as their previous value (return_prev=True) -> the element dtypes CUDA's atomic returns it for
+_VALUE_ATOMICS = {"atomic_add": ("int32", "uint32", "float32"), "atomic_max": ("int32", "uint32"),
+                  "atomic_min": ("int32", "uint32"), "atomic_or": ("int32", "uint32")}
 STATEMENTS = ("atomic_addx2", "atomic_addx4", "finalize_reducer", "print", "print_buffer")
 
 DEVICE_LIBRARY = r"""
@@ -40,6 +42,12 @@ __device__ __forceinline__ void atomic_addx4(float* d, const float* s) {
   for (int i = 0; i < 4; ++i) atomicAdd(d + i, s[i]);
 #endif
 }
+__device__ __forceinline__ void atomic_addx4(half* d, const half* s) { atomic_addx2(d, s); atomic_addx2(d + 2, s + 2); }
+__device__ __forceinline__ void atomic_addx4(__nv_bfloat16* d, const __nv_bfloat16* s) {
+  atomic_addx2(d, s); atomic_addx2(d + 2, s + 2);
+}
+__device__ __forceinline__ void atomic_addx2(int* d, const int* s) { atomicAdd(d, s[0]); atomicAdd(d + 1, s[1]); }
+__device__ __forceinline__ void atomic_addx4(int* d, const int* s) { atomic_addx2(d, s); atomic_addx2(d + 2, s + 2); }
 template <typename T> __device__ __forceinline__ double printable(T v) { return static_cast<double>(v); }
 __device__ __forceinline__ double printable(half v) { return static_cast<double>(__half2float(v)); }
 __device__ __forceinline__ double printable(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
@@ -52,8 +60,15 @@ template <typename T> __device__ __forceinline__ void print_var(const char* msg,
 template <typename T> __device__ __forceinline__ void print_elem(const char* msg, const char* name, int i, T v) {
   printf(TL_PRINT_WHERE "buffer=%s, index=%d, value=%g\n", msg, TL_PRINT_IDS, name, i, printable(v));
 }
+template <typename T> __device__ __forceinline__ T bit_combine(T a, T b, int op) {
+  return op == 3 ? (a & b) : op == 4 ? (a | b) : (a ^ b);
+}
+__device__ __forceinline__ half bit_combine(half a, half, int) { return a; }
+__device__ __forceinline__ __nv_bfloat16 bit_combine(__nv_bfloat16 a, __nv_bfloat16, int) { return a; }
+__device__ __forceinline__ float bit_combine(float a, float, int) { return a; }
+__device__ __forceinline__ double bit_combine(double a, double, int) { return a; }
 template <typename T> __device__ __forceinline__ T combine(T a, T b, int op) {
-  return op == 0 ? a + b : op == 1 ? (b > a ? b : a) : (b < a ? b : a);
+  return op == 0 ? a + b : op == 1 ? (b > a ? b : a) : op == 2 ? (b < a ? b : a) : bit_combine(a, b, op);
 }
 template <typename T> __device__ __forceinline__ T lanes_allreduce(T x, int op, int lanes) {
   for (int o = lanes / 2; o > 0; o /= 2) x = combine(x, __shfl_xor_sync(0xffffffffu, x, o), op);
@@ -77,26 +92,35 @@ class IntrinsicOps:
     def expr(self, exprs, e: N.Call) -> str | None:
         """`T.ieee_*` as the CUDA rounding-mode intrinsic, `T.atomic_add(..., return_prev=True)` as atomicAdd
         (its value is the previous one); None for other calls (an ExprEmitter hook)."""
-        if e.name == "atomic_add" and len(e.args) == 2 and isinstance(e.args[0], N.Load):
-            return self._atomic_add_prev(exprs, e)
+        if e.name in _VALUE_ATOMICS and len(e.args) == 2 and isinstance(e.args[0], N.Load):
+            return self._atomic_prev(exprs, e)
+        if e.name == "__ldg":  # T.__ldg(x[i]): the read-only data cache load of the element
+            load, em = e.args[0], self.em
+            idx = em.access(load.buffer, [em.idx(i) for i in load.indices], load)
+            ptr = f'{em.name(load.buffer)}.ptr_to([{", ".join(idx)}])'
+            return f'T.call_pure_extern("{load.buffer.dtype}", "__ldg", {ptr})'
         base, mode = (e.name[:-3], e.name[-1]) if e.name.endswith(("_rz", "_ru", "_rd")) else (e.name, "n")
         if base not in _IEEE:
             return None
         dtype = e.dtype or "float32"
-        fn = _IEEE[base][0 if dtype == "float32" else 1] if dtype in ("float32", "float64") else None
+        wide = "float32" if dtype in ("float16", "bfloat16") else dtype  # 16-bit floats: in float32, rounded back
+        fn = _IEEE[base][0 if wide == "float32" else 1] if wide in ("float32", "float64") else None
         if fn is None:
-            raise LoweringError(f"T.{base} works on float32 (and float64 except frsqrt) values, not {dtype}", e.span)
-        args = ", ".join(exprs.emit(a, dtype) for a in e.args)
-        return f'T.call_pure_extern("{dtype}", "__{fn}_r{mode}", {args})'
+            raise LoweringError(f"T.{base} works on float values (float64 except frsqrt), not {dtype}", e.span)
+        args = ", ".join(exprs.emit(a, wide) for a in e.args)
+        call = f'T.call_pure_extern("{wide}", "__{fn}_r{mode}", {args})'
+        return call if wide == dtype else f'T.Cast("{dtype}", {call})'
 
-    def _atomic_add_prev(self, exprs, e: N.Call) -> str:
+    def _atomic_prev(self, exprs, e: N.Call) -> str:
+        """An atomic read as its previous value: CUDA's atomicAdd / atomicMax / atomicMin / atomicOr."""
         em, (old, value) = self.em, e.args
-        buf = old.buffer
-        if buf.scope not in ("global", "shared", "shared.dyn") or buf.dtype not in ("int32", "uint32", "float32"):
-            raise LoweringError(f"T.atomic_add(..., return_prev=True) needs an int32, uint32 or float32 element of "
-                                f"global or shared memory (got {buf.scope} {buf.dtype})", e.span)
+        buf, dtypes = old.buffer, _VALUE_ATOMICS[e.name]
+        if buf.scope not in ("global", "shared", "shared.dyn") or buf.dtype not in dtypes:
+            raise LoweringError(f"T.{e.name}(..., return_prev=True) needs an element of global or shared memory of "
+                                f"dtype {' / '.join(dtypes)} (got {buf.scope} {buf.dtype})", e.span)
         idx = em.access(buf, [em.idx(i) for i in old.indices], old)
-        return (f'T.call_pure_extern("{buf.dtype}", "atomicAdd", {em.name(buf)}.ptr_to([{", ".join(idx)}]), '
+        fn = "atomic" + e.name[len("atomic_"):].capitalize()
+        return (f'T.call_pure_extern("{buf.dtype}", "{fn}", {em.name(buf)}.ptr_to([{", ".join(idx)}]), '
                 f"{exprs.emit(value, buf.dtype)})")
 
     def statement(self, s: N.Evaluate) -> bool:
@@ -119,7 +143,7 @@ class IntrinsicOps:
         em = self.em
         dst, src = call.args
         width = int(call.name[-1])
-        dtypes = ("float16", "bfloat16", "float32") if width == 2 else ("float32",)
+        dtypes = ("float16", "bfloat16", "float32", "int32")
         if dst.buffer.dtype not in dtypes or src.buffer.dtype != dst.buffer.dtype:
             raise LoweringError(f"T.{call.name} adds {width} adjacent {' / '.join(dtypes)} elements; both sides "
                                 f"must have that dtype (got {dst.buffer.dtype} and {src.buffer.dtype})", call.span)
@@ -239,19 +263,13 @@ def _c_string(text: str) -> str:
 
 
 def _check_partial_updates(em, buf, span) -> None:
-    """Every store into a reducer must be in a T.Parallel loop spread over threads (each thread a share)."""
-    from ...passes.layouts import fragment_accesses
-
-    def driven(loop) -> bool:
-        return any(len(idx) == len(loop.vars) and all(i is v for i, v in zip(idx, loop.vars))
-                   and not isinstance(em.layouts.get(b), Replicated) for b, idx in fragment_accesses(loop.body))
-
-    stores = [n for n in walk(em.func.body) if isinstance(n, N.Store) and n.buffer is buf]
-    shared = set()
-    for loop in (n for n in walk(em.func.body) if isinstance(n, N.For) and n.kind == "parallel" and driven(n)):
-        shared.update(id(n) for n in walk(loop.body) if isinstance(n, N.Store) and n.buffer is buf)
-    if any(id(s) not in shared for s in stores):
-        bad = next(s for s in stores if id(s) not in shared)
-        raise LoweringError(f"reducer '{buf.name}' is updated outside a T.Parallel loop over a distributed fragment, "
-                            "so every thread holds the whole value and T.finalize_reducer would combine it once per "
-                            "thread; update it inside such a loop or drop T.finalize_reducer", bad.span or span)
+    """Every store into a reducer must be in a T.Parallel loop (each iteration contributes to one thread's partial);
+    a store outside one runs on every thread, and the combine would count it once per thread."""
+    inside = {id(n) for loop in walk(em.func.body) if isinstance(loop, N.For) and loop.kind == "parallel"
+              for n in walk(loop.body) if isinstance(n, N.Store)}
+    bad = next((n for n in walk(em.func.body) if isinstance(n, N.Store) and n.buffer is buf and id(n) not in inside),
+               None)
+    if bad is not None:
+        raise LoweringError(f"reducer '{buf.name}' is updated outside a T.Parallel loop, so every thread holds the "
+                            "whole value and T.finalize_reducer would combine it once per thread; update it inside "
+                            "a T.Parallel loop or drop T.finalize_reducer", bad.span or span)

@@ -10,8 +10,10 @@ from contextlib import contextmanager
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...options import current_options
+from ...ir.safe_values import CALL as SAFE_VALUE_CALL
+from ...ir.safe_values import safe_values
 from ...passes.layout_kinds import MmaRow, Replicated, ravel
-from .common import LoweringError, all_of, nbytes, shared_rw, used_buffers
+from .common import LoweringError, all_of, nbytes, reducer_buffers, shared_rw, used_buffers
 from .expr import ExprEmitter, ExprError, zero_text
 from .frame import FrameEmitter
 from .parallel import ParallelEmitter, UnservedFragmentRead
@@ -48,6 +50,8 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.wgmma = wgmma or {}
         self.in_parallel = 0              # > 0 while emitting a T.Parallel body (no barriers there)
         self.owner = None                 # condition: this thread runs the current iteration's atomics
+        self.reducers = reducer_buffers(func)  # T.alloc_reducer buffers: per-thread partials, combined by finalize
+        self.safe_values = safe_values(func.body)  # tensor -> what its reads outside give (T.annotate_safe_value)
         self.wgmma_nowait = False         # the next wgmma gemm leaves its group in flight
         self.extra_cuda: list[str] = []   # device functions this kernel needs (wgmma wrappers)
         self.ws = None                    # tma.WarpSpecialization: the TMA producer warpgroup's schedule
@@ -153,8 +157,13 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         text = f"{self.name(buf)}[{', '.join(self.access(buf, idx, node))}]"
         bounds = self.global_bounds(buf, idx) if isinstance(node, N.Load) and buf.dtype != "handle" else []
         if bounds:
-            return f"T.if_then_else({all_of(bounds)}, {text}, {zero_text(buf.dtype)})"
+            return f"T.if_then_else({all_of(bounds)}, {text}, {self.safe_text(buf, buf.dtype)})"
         return text
+
+    def safe_text(self, buf, dtype: str) -> str:
+        """What a read outside global tensor `buf` gives, as `dtype`: its T.annotate_safe_value, else 0."""
+        value = self.safe_values.get(buf)
+        return zero_text(dtype) if value is None else self.emit(value, dtype)
 
     def global_bounds(self, buf, idx: list[str]) -> list[str]:
         """`0 <= i < extent` for each index of a global tensor access; TVM's simplifier drops what it can prove.
@@ -264,7 +273,9 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         elif isinstance(s, N.While):
             self.while_stmt(s)
         elif isinstance(s, N.Evaluate):
-            if isinstance(s.value, N.Call) and s.value.name in ("atomic_max", "atomic_min"):
+            if isinstance(s.value, N.Call) and s.value.name in (SAFE_VALUE_CALL, "assume"):
+                return  # hints: the safe values are read once, in __init__; an assumption runs nothing
+            if isinstance(s.value, N.Call) and s.value.name in ("atomic_max", "atomic_min", "atomic_or"):
                 self.ops.atomic_minmax(s.value)
             elif not (self.thread_ops.statement(s) or self.intrinsic_ops.statement(s) or self.extern_ops.statement(s)
                     or self.rng_ops.statement(s)):
@@ -291,6 +302,8 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         target = self.load_text(s.buffer, idx, s)
         if s.buffer.scope == "global" and idx:  # a store outside the tensor is skipped (LegalizeSafeMemoryAccess)
             return self.guarded(self.global_bounds(s.buffer, idx), f"{target} = {value}")
+        if s.buffer in self.reducers and self.in_parallel:  # a partial: each iteration contributes once
+            return self.guarded([self.owner] if self.owner else [], f"{target} = {value}")
         self.line(f"{target} = {value}")
         if self.par is not None and s.buffer.scope == "local.fragment" and isinstance(
                 self.layouts.get(s.buffer), Replicated) and s.buffer not in self.staged:

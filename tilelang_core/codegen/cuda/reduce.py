@@ -12,7 +12,7 @@ from .expr import infinity_text
 
 _OPCODE = {"+": 0, "max": 1, "min": 2}  # tl::combine's op
 _REDUCE = {"sum": ("+", "0"), "abssum": ("+", "0"), "max": ("max", "-inf"), "absmax": ("max", "0"),
-           "min": ("min", "inf")}
+           "min": ("min", "inf"), "bitand": ("&", "~0"), "bitor": ("|", "0"), "bitxor": ("^", "0")}
 
 
 class ReduceOps:
@@ -31,9 +31,9 @@ class ReduceOps:
         self._reduce_shared(op)
 
     def _combine(self, kind: str, a: str, b: str, nan_propagate: bool = False) -> str:
-        """`a` combined with `b` (max / min ignore a NaN as fmaxf does; with `nan_propagate` a NaN wins)."""
-        if kind == "+":
-            return f"({a} + {b})"
+        """`a` combined with `b` (+ & | ^ as operators; max / min ignore a NaN as fmaxf does; with `nan_propagate` a NaN wins)."""
+        if kind in ("+", "&", "|", "^"):
+            return f"({a} {kind} {b})"
         if nan_propagate:
             return f"T.if_then_else(T.isnan({b}), {b}, T.if_then_else(T.isnan({a}), {a}, T.{kind}({a}, {b})))"
         return f"T.{kind}({a}, {b})"
@@ -45,7 +45,8 @@ class ReduceOps:
 
     def _init(self, kind_init: str, t: str = "float32") -> str:
         if not _is_float(t):
-            return {"0": f'T.Cast("{t}", 0)', "-inf": f'T.min_value("{t}")', "inf": f'T.max_value("{t}")'}[kind_init]
+            return {"0": f'T.Cast("{t}", 0)', "-inf": f'T.min_value("{t}")', "inf": f'T.max_value("{t}")',
+                    "~0": f'T.bitwise_not(T.Cast("{t}", 0))'}[kind_init]
         return {"0": f'T.Cast("{t}", 0)', "-inf": infinity_text(t, negative=True), "inf": infinity_text(t)}[kind_init]
 
     def _reduce_quad(self, op, src: Mma) -> None:

@@ -286,6 +286,13 @@ template <typename I>
 __device__ __forceinline__ void atomic_max(I* p, I v) { atomic_update(p, [v](I x) { return x < v ? v : x; }); }
 template <typename I>
 __device__ __forceinline__ void atomic_min(I* p, I v) { atomic_update(p, [v](I x) { return v < x ? v : x; }); }
+__device__ __forceinline__ void atomic_or(int* p, int v) { atomicOr(p, v); }
+__device__ __forceinline__ void atomic_or(unsigned int* p, unsigned int v) { atomicOr(p, v); }
+__device__ __forceinline__ void atomic_or(long* p, long v) {
+  atomicOr(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
+}
+template <typename I>
+__device__ __forceinline__ void atomic_or(I* p, I v) { atomic_update(p, [v](I x) { return static_cast<I>(x | v); }); }
 }  // namespace tl
 // ---- end of tilelang_core device library ------------------------------------------------
 """

@@ -19,8 +19,11 @@ from .common import LoweringError
 THREAD_INDEX = ("get_thread_binding", "get_lane_idx", "get_warp_idx", "get_warp_group_idx")
 _NO_OPS = ("no_set_max_nreg", "disable_warp_group_reg_alloc", "annotate_producer_reg_dealloc",
            "annotate_consumer_reg_alloc",
-           "wait_wgmma")  # every wgmma gemm (T.wgmma_gemm too) waits for its own group: none is left in flight
-STATEMENTS = ("sync_threads", "sync_warp", "sync_grid", "fence_proxy_async", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
+           "wait_wgmma",  # every wgmma gemm (T.wgmma_gemm too) waits for its own group: none is left in flight
+           "tma_store_arrive", "tma_store_wait")  # T.tma_copy stores with the calling threads: none in flight
+_CLUSTER_BARRIERS = ("cluster_arrive", "cluster_wait", "cluster_sync")
+_PDL = ("pdl_trigger", "pdl_sync")  # programmatic dependent launch: griddepcontrol (sm_90), else nothing
+STATEMENTS = ("sync_threads", "sync_warp", "sync_grid", *_CLUSTER_BARRIERS, *_PDL, "fence_proxy_async", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", *_BARRIER_CALLS,
               *_NO_OPS, *cpasync.STATEMENTS)
 WARP_GROUP = 128
 _TX = re.compile(r"\btx\b")
@@ -79,6 +82,25 @@ __device__ __forceinline__ void set_max_nreg() {
 """
 
 
+CLUSTER_LIBRARY = r"""
+namespace tl {
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_sync() { cluster_arrive(); cluster_wait(); }
+__device__ __forceinline__ void pdl_trigger() {
+#if __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+__device__ __forceinline__ void pdl_sync() {
+#if __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+}
+}  // namespace tl
+"""
+
+
 GRID_LIBRARY = r"""
 #include <cooperative_groups.h>
 namespace tl {
@@ -118,11 +140,12 @@ class ThreadOps:
         if e.name.startswith("shfl_"):
             value, delta, width, mask = e.args
             dtype = e.dtype or "float32"
-            return (f'T.call_pure_extern("{dtype}", "__shfl_{e.name[5:]}_sync", T.uint32({int(mask.value)}), '
+            fn = "__shfl_sync" if e.name == "shfl_sync" else f"__shfl_{e.name[5:]}_sync"
+            return (f'T.call_pure_extern("{dtype}", "{fn}", T.uint32({int(mask.value)}), '
                     f"{exprs.emit(value, dtype)}, {exprs.emit(delta, 'int32')}, {int(width.value)})")
         if e.name.startswith("warp_reduce_"):
             self.em.intrinsic_ops.library()
-            op = ("sum", "max", "min").index(e.name[12:])
+            op = ("sum", "max", "min", "bitand", "bitor").index(e.name[12:])  # the ops of tl::combine
             dtype = e.dtype or "float32"
             return f'T.call_pure_extern("{dtype}", "tl::lanes_allreduce", {exprs.emit(e.args[0], dtype)}, {op}, 32)'
         return None
@@ -172,6 +195,12 @@ class ThreadOps:
             em.line('T.cuda.func_call("tl::sync_warp", source_code="")')
         elif name == "sync_grid":
             self.sync_grid(call)
+        elif name in _CLUSTER_BARRIERS or name in _PDL:  # the cluster's blocks (sm_90); launch ordering
+            if CLUSTER_LIBRARY not in em.extra_cuda:
+                em.extra_cuda.append(CLUSTER_LIBRARY)
+            em.line(f'T.cuda.func_call("tl::{name}", source_code="")')
+            if name != "cluster_arrive":
+                em.dirty_r = em.dirty_w = False
         elif name == "fence_proxy_async":
             em.line('T.cuda.func_call("tl::fence_proxy_async", source_code="")')
         elif name in ("set_max_nreg", "inc_max_nreg", "dec_max_nreg"):

@@ -236,10 +236,15 @@ class TileOps(CopyOps, ReduceOps):
                                  f'{val}, source_code="")')
 
     def atomic_minmax(self, call: N.Call) -> None:
-        """T.atomic_max / atomic_min on one element (once per iteration inside a replicated T.Parallel)."""
+        """T.atomic_max / atomic_min / atomic_or on one element (once per iteration inside a replicated T.Parallel); a
+        per-thread buffer is the thread's own, updated in place."""
         em = self.em
         old, value = call.args
         idx = [em.idx(i) for i in old.indices] or ["0"]
+        if old.buffer.scope in ("local", "local.var"):
+            target, v = em.load_text(old.buffer, idx, old), em.emit(value, old.buffer.dtype)
+            new = f"T.bitwise_or({target}, {v})" if call.name == "atomic_or" else f"T.{call.name[7:]}({target}, {v})"
+            return em.line(f"{target} = {new}")
         ptr = f"{em.name(old.buffer)}.ptr_to([{', '.join(em.access(old.buffer, idx))}])"
         line = f'T.cuda.func_call("tl::{call.name}", {ptr}, {em.emit(value, old.buffer.dtype)}, source_code="")'
         conds = [em.owner] if em.owner else []

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
+from ...ir.safe_values import safe_values
 from ...ir.visitor import walk
 from ...options import current_options
 from ...target import TMA, parse_target
@@ -101,8 +102,10 @@ def plan_tma(func: N.PrimFunc, launch: N.Launch, pipelines: dict, swizzled: dict
     for e in (plan.loop.starts[0], plan.loop.extents[0]):
         if not _independent(e, local):
             return None
-    loads, maps = [], []
+    loads, maps, safe = [], [], safe_values(func.body)
     for p in plan.producers:
+        if p.src.buffer in safe:  # TMA fills zeros outside the tensor, not the annotated value
+            return None
         load = _tma_load(p, swizzled.get(p.dst.buffer), maps)
         if load is None or not all(_independent(a.start, local) for a in load.axes):
             return None

@@ -1,0 +1,109 @@
+"""T.atomic_max/min/or (one element, return_prev, a region), T.atomic_load/store and T.atomic_addx2/x4 over buffers
+and slices: CPU numerics against torch and CUDA for sm_90a that nvcc compiles."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tilelang_core import check_source
+
+SRC = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((8,), T.int32), B: T.Tensor((3,), T.int32), P: T.Tensor((8,), T.int32),
+      F: T.Tensor((4, 4), T.float32), G: T.Tensor((4, 4), T.float32), V: T.Tensor((4,), T.float32),
+      W: T.Tensor((4,), T.float32)):
+    with T.Kernel(1, threads=32):
+        if T.get_thread_binding() == 0:
+            for i in T.serial(8):
+                P[i] = T.atomic_max(B[0], A[i], return_prev=True)
+                T.atomic_or(B[1], A[i])
+            x = T.atomic_load(B[0], memory_order="acquire")
+            T.atomic_store(B[2], x + 1, memory_order="release")
+            T.atomic_addx4(W[0:4], V[0:4])
+        T.atomic_min(G, F)
+"""
+
+
+def _kernel(src: str):
+    res = check_source(textwrap.dedent(src), "<test>")
+    assert not res.errors, [d.message for d in res.errors]
+    return res.kernels[0]
+
+
+@pytest.mark.tvm
+def test_atomics_on_the_cpu():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+
+    a = torch.tensor([3, 1, 4, 1, 5, 9, 2, 6], dtype=torch.int32)
+    b, p = torch.tensor([0, 0, 0], dtype=torch.int32), torch.zeros(8, dtype=torch.int32)
+    f, g = torch.randn(4, 4), torch.randn(4, 4)
+    v, w = torch.randn(4), torch.randn(4)
+    g0, w0 = g.clone(), w.clone()
+    cpu.build(_kernel(SRC))(a, b, p, f, g, v, w)
+    assert p.tolist() == [0, 3, 3, 4, 4, 5, 9, 9]
+    assert b.tolist() == [9, 3 | 1 | 4 | 5 | 9 | 2 | 6, 10]
+    torch.testing.assert_close(g, torch.minimum(f, g0))
+    torch.testing.assert_close(w, w0 + v)
+
+
+@pytest.mark.tvm
+@pytest.mark.nvcc
+def test_atomics_compile_for_sm90a():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    ck = generate(_kernel(SRC), "sm_90a")
+    assert "atomicMax(" in ck.source and "tl::atomic_or(" in ck.source
+    assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
+
+
+def test_a_memory_order_that_does_not_exist_is_refused():
+    errs = check_source(textwrap.dedent(SRC).replace('"acquire"', '"sometimes"'), "<test>").errors
+    assert errs and "does not support memory_order" in errs[0].message and errs[0].span.line == 13
+
+
+VECTOR = """
+import tilelang.language as T
+
+@T.prim_func
+def k(D: T.Tensor((2, 8), T.{dt}), S: T.Tensor((2, 8), T.{dt})):
+    with T.Kernel(1, threads=32):
+        for i, j in T.Parallel(2, 2):
+            T.atomic_addx4(D[i, j * 4], S[i, j * 4])
+"""
+
+
+@pytest.mark.tvm
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "int32"])
+def test_atomic_addx4_of_16_bit_floats_and_int32(dt):
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+    from tilelang_core.codegen.cuda import generate
+
+    tdt = getattr(torch, dt)
+    d, s = (torch.randint(-8, 8, (2, 8)).to(tdt) for _ in range(2))
+    want = d + s
+    func = _kernel(VECTOR.format(dt=dt))
+    cpu.build(func)(d, s)
+    assert torch.equal(d, want)
+    assert "tl::atomic_addx4(" in generate(func, "sm_90a").source
+
+
+@pytest.mark.tvm
+@pytest.mark.nvcc
+def test_atomic_addx4_of_half_and_int32_compile_for_sm90a():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    for dt in ("float16", "int32"):
+        assert compile_cubin(generate(_kernel(VECTOR.format(dt=dt)), "sm_90a").source, "sm_90a")[:4] == b"\x7fELF"
+
+
+def test_a_load_cannot_release_and_a_store_cannot_acquire():
+    for old, new in (('"acquire"', '"release"'), ('"release"', '"acquire"')):
+        errs = check_source(textwrap.dedent(SRC).replace(old, new, 1), "<test>").errors
+        assert errs and "is not one T.atomic_" in errs[0].message, [e.message for e in errs]

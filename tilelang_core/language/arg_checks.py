@@ -1,0 +1,21 @@
+"""Argument values TileLang rejects as soon as a builtin is called, even outside a kernel body: the runtime stubs of
+`T.<name>` run these checks before saying where the builtin belongs."""
+from __future__ import annotations
+
+from .registry import BindError, Builtin, bind
+
+ROUNDING_MODES = ("rn", "rz", "ru", "rd")
+
+
+def check_stub_arguments(builtin: Builtin, args: tuple, kwargs: dict) -> None:
+    """Raise ValueError for an argument value TileLang refuses at the call (an IEEE rounding mode that is none)."""
+    if not builtin.name.startswith("T.ieee_"):
+        return
+    try:
+        bound = bind(builtin, list(args), kwargs)
+    except BindError:
+        return
+    mode = bound.get("rounding_mode")
+    if isinstance(mode, str) and mode not in ROUNDING_MODES:
+        raise ValueError(f"Invalid rounding mode {mode!r} for {builtin.name}; use one of "
+                         f"{', '.join(map(repr, ROUNDING_MODES))}")
