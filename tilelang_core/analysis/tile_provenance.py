@@ -21,7 +21,7 @@ def tile_index_warnings(text: str) -> list[Diagnostic]:
         return []
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # MemoryError: Python's parser on deep nesting
         return []
     out: list[Diagnostic] = []
     for fn in ast.walk(tree):

@@ -1,6 +1,6 @@
 """Element and tile atomics beside T.atomic_add: `T.atomic_max` / `T.atomic_min` / `T.atomic_or` (one element, its
 previous value with return_prev=True, or a whole region element by element) and `T.atomic_load` /
-`T.atomic_store` (an element read or written with a memory order).
+`T.atomic_store` (an element read or written with a memory order; memory_order.py checks the order at the call).
 
 One element: `Evaluate(Call(name, (dst Load, value)))`, or the Call itself as a value (return_prev). A region:
 a serial loop of those over its elements (max, min and or are idempotent, so every thread may run it).
@@ -11,25 +11,9 @@ import ast
 
 from ..ir import nodes as N
 from ..ir.arith import as_int
-from .handler_args import arg, const_bool
+from .handler_args import const_bool
 from .kernel_errors import KernelError
 from .regions import region_of, value_region
-
-MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
-_ALLOWED = {"atomic_load": ("relaxed", "consume", "acquire", "seq_cst"),  # a load cannot release
-            "atomic_store": ("relaxed", "release", "seq_cst")}  # a store cannot acquire
-
-
-def check_memory_order(p, b, short: str) -> None:
-    """A memory_order that C++ does not have, or that the operation cannot take, is bad-arguments at it."""
-    order = arg(p, b, "memory_order")
-    allowed = _ALLOWED.get(short, MEMORY_ORDERS)
-    if order is None or order in allowed:
-        return
-    what = "is not a memory order" if order not in MEMORY_ORDERS else f"is not one T.{short} takes"
-    raise KernelError("bad-arguments", f"T.{short} does not support memory_order={order!r} ({order!r} {what}); "
-                      f"use one of {', '.join(map(repr, allowed))}", b.get("memory_order"))
-
 
 def _head(region: N.Region) -> N.Load:
     return N.Load(region.buffer, tuple(a.start for a in region.axes), region.span)
@@ -37,7 +21,6 @@ def _head(region: N.Region) -> N.Load:
 
 def h_atomic_update(p, b, node, short):
     """T.atomic_max / atomic_min / atomic_or(dst, value, memory_order=None, return_prev=False)."""
-    check_memory_order(p, b, short)
     dst = region_of(p, b["dst"])
     prev = const_bool(p, b, "return_prev", "return_prev")
     span = p.span(node)
@@ -94,7 +77,6 @@ def _region_update(p, short: str, dst: N.Region, value, span) -> None:
 
 def h_atomic_load(p, b, node, short):
     """T.atomic_load(src, memory_order="seq_cst"): the element's value."""
-    check_memory_order(p, b, short)
     src = region_of(p, b["src"])
     if src.kind != "point":
         raise KernelError("bad-arguments", "T.atomic_load reads one element (`buf[i]`)", node)
@@ -103,7 +85,6 @@ def h_atomic_load(p, b, node, short):
 
 def h_atomic_store(p, b, node, short):
     """T.atomic_store(dst, src, memory_order="seq_cst"): the element written."""
-    check_memory_order(p, b, short)
     dst = region_of(p, b["dst"])
     if dst.kind != "point":
         raise KernelError("bad-arguments", "T.atomic_store writes one element (`buf[i]`)", node)

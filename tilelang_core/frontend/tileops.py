@@ -88,7 +88,7 @@ def h_reduce(p, b, node, short):
     if short.startswith("reduce_bit") and not src.buffer.dtype.startswith(("int", "uint", "unknown")):
         raise KernelError("bad-arguments", f"T.{short} combines the bits of integers; '{src.buffer.name}' is "
                           f"{src.buffer.dtype} (reduce an integer tile, or T.reinterpret the values first)", node)
-        nan = "nan_propagate" in b and const_bool(p, b, "nan_propagate", "nan_propagate")
+    nan = "nan_propagate" in b and const_bool(p, b, "nan_propagate", "nan_propagate")
     p.emit(N.Reduce(REDUCE_OPS[short], src, dst, norm, clear, dim, p.span(node), nan))
 
 
