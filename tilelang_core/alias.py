@@ -61,6 +61,7 @@ _MODULES = {
     "tilelang.cuda.intrinsics.macro.mma_macro_generator": "tilelang_core.compat.mma_emitter",
     "tilelang.tools.cuda": "tilelang_core.compat.tools_cuda",
     "tilelang.tools.cuda.iket": "tilelang_core.compat.iket",
+    "tilelang.rocm.target": "tilelang_core.compat.rocm_target",
 }
 _BUILT = ("tilelang", "tilelang.jit", "tilelang.math", "tilelang.contrib")
 _UNSUPPORTED = {  # module prefix -> why

@@ -140,6 +140,10 @@ _ADVANCED = {
     "T.sync_grid": "Synchronise all blocks of a cooperative launch.",
     "T.get_lane_idx": "The lane index of the current thread within its warp.",
     "T.get_warp_idx": "The warp index of the current thread within the block.",
+    "T.get_warp_idx_sync": "The warp index of the current thread within the block (TileLang's warp-uniform "
+                           "spelling; the same value as T.get_warp_idx).",
+    "T.shuffle_elect": "True on the first thread of each group of `thread_extent` consecutive threads of the "
+                       "block; with thread_extent=0, on the block's first thread only.",
     "T.get_warp_group_idx": "The warpgroup index (4 warps by default) of the current thread.",
     "T.block_rank_in_cluster": "The rank of the current block within its thread-block cluster.",
     "T.ClusterKernel": "Like `T.Kernel`, launching thread-block clusters of shape `cluster_dims` (sm_90+).",
