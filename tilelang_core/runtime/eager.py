@@ -11,6 +11,7 @@ import threading
 from ..diagnostics import CompileError, DiagnosticSink
 from ..frontend.known import LAUNCH_BUILTINS
 from ..ir import nodes as N
+from .jit_binding import ArgumentBinder
 
 
 def is_eager(func) -> bool:
@@ -45,7 +46,7 @@ class EagerKernel:
     def __init__(self, func, target="auto", pass_configs=None):
         from ..language.capture import capture
 
-        self.func = func
+        self.func = ArgumentBinder(func, "eager")  # TileLang's `.func`: parse_args / _parse_phase1_key
         self.target = target
         self.pass_configs = pass_configs  # TileLang's; the CUDA backend honours options.PASS_CONFIGS
         self.signature = inspect.signature(func)
