@@ -51,7 +51,9 @@ _MATH = {
     "T.rsqrt": """Reciprocal square root `1 / sqrt(x)` (one instruction on GPUs); RMSNorm's core.""",
     "T.abs": """Absolute value.""",
     "T.if_then_else": """A select expression: `T.if_then_else(cond, t, f)` (both sides are evaluated).""",
-    "T.cast": """Convert a scalar expression to `dtype`: `T.cast(q[i, j], T.float16)`.""",
+    "T.cast": """Convert a scalar expression to `dtype`: `T.cast(q[i, j], T.float16)`. In a kernel only the default
+rounding is supported (`round=""` or `"rn"` between floats); `round` must be one of "", "rn", "rz", "ru", "rd", "rs"
+and `rbits` goes with "rs" only. On the host, `T.cast(number, dtype, round=...)` returns the rounded number.""",
     "T.infinity": """Positive infinity of `dtype`; `-T.infinity(T.float32)` initialises a running max.""",
     "T.max_value": """The largest finite value of `dtype`.""",
     "T.min_value": """The smallest (most negative) finite value of `dtype`.""",
