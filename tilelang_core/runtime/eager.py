@@ -11,6 +11,7 @@ import threading
 from ..diagnostics import CompileError, DiagnosticSink
 from ..frontend.known import LAUNCH_BUILTINS
 from ..ir import nodes as N
+from ..language.packing import logical_shape
 from .jit_binding import ArgumentBinder
 
 
@@ -146,7 +147,7 @@ def _dims_from(func: N.PrimFunc, tensors: dict) -> dict:
     for p in func.params:
         if not isinstance(p, N.Buffer) or p.name not in tensors:
             continue
-        shape = tuple(tensors[p.name].shape)
+        shape = logical_shape(tuple(tensors[p.name].shape), p.dtype)
         if len(shape) != len(p.shape):
             raise ValueError(f"argument '{p.name}' has {len(shape)} dimension(s) {shape} but the kernel declares "
                              f"{len(p.shape)}")

@@ -104,7 +104,7 @@ class JITKernel:
         """Run on tensors (inputs only, or every parameter); returns the output(s) for out_idx."""
         full = self._plan.prepare(args, self._backend.device)
         run_args, writeback = contiguous_args(full)
-        self._backend.run(run_args)
+        self._backend.run(self._plan.storage_views(run_args))
         for orig, copy in writeback:
             orig.copy_(copy)
         outs = [full[k] for k in self.out_idx]
