@@ -44,7 +44,10 @@ def test_tensors_are_set_apart_and_var_keywords_flattened():
 
 
 def test_bad_calls_raise_pythons_errors():
+    import inspect
+
     binder = ArgumentBinder(factory, "lazy")
+    assert inspect.signature(binder) == inspect.signature(factory) and binder(1, 2) == (1, 2, False, (1, 2))
     with pytest.raises(TypeError, match="multiple values"):
         binder.parse_args(8, hidden=8, stride=4)
     with pytest.raises(TypeError, match="missing a required argument"):

@@ -48,6 +48,7 @@ class ArgumentBinder:
         self.signature = inspect.signature(pyfunc)
         self.__name__ = getattr(pyfunc, "__name__", "kernel")
         self.__doc__ = pyfunc.__doc__
+        self.__wrapped__ = pyfunc  # inspect.signature(binder) is the function's
 
     def set_mode(self, mode: str) -> None:
         """Set TileLang's JIT mode ("lazy": a factory returning a prim_func; "eager": the function is the kernel)."""
