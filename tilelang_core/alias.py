@@ -73,6 +73,9 @@ _MODULES = {
     "tilelang.cuda.intrinsics.macro.wgmma_macro_generator": "tilelang_core.compat.wgmma_macro",
     "tilelang.tools.cuda": "tilelang_core.compat.tools_cuda",
     "tilelang.tools.cuda.iket": "tilelang_core.compat.iket",
+    "tilelang.rocm.target": "tilelang_core.compat.rocm_target",
+    "tilelang.language.tir": "tilelang_core.compat.tir_ir",
+    "tilelang.language.tir.ir": "tilelang_core.compat.tir_ir",
 }
 _BUILT = ("tilelang", "tilelang.jit", "tilelang.math", "tilelang.contrib")
 _UNSUPPORTED = {  # module prefix -> why

@@ -14,6 +14,7 @@ SUBMODULES = [
     "tilelang.engine.callback", "tilelang.tileop", "tilelang.tileop.base", "tilelang.language.fp8",
     "tilelang.language.dtypes", "tilelang.cuda", "tilelang.cuda.intrinsics.macro.mma_macro_generator",
     "tilelang.cuda.intrinsics.sparse_layout", "tilelang.tools.cuda", "tilelang.profiler", "tilelang.testing", "tilelang.layout", "tilelang.math",
+    "tilelang.rocm.target", "tilelang.language.tir.ir",
 ]
 
 

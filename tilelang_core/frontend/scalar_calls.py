@@ -106,8 +106,22 @@ def h_if_then_else(p, b, node, short):
 
 
 def h_cast(p, b, node, short):
-    """T.cast(value, dtype)."""
-    return p.cast_to(p.dtype_arg(b.get("dtype"), arg(p, b, "dtype")), node, b["value"])
+    """T.cast(value, dtype, round="", sat=True, rbits=None): the dtype's default conversion. The options are checked
+    as TileLang checks them; a rounding other than the default (round-to-nearest-even between floats) is refused."""
+    from ..language.cast_rounding import cast_option_error
+
+    dtype = p.dtype_arg(b.get("dtype"), arg(p, b, "dtype"))
+    round_mode = arg(p, b, "round") if "round" in b else ""
+    sat = arg(p, b, "sat") if "sat" in b else True
+    rbits = arg(p, b, "rbits") if "rbits" in b else None
+    problem = cast_option_error("" if round_mode is None else round_mode, sat, rbits is not None)
+    if problem is not None:
+        raise KernelError("bad-arguments", problem, node)
+    if round_mode not in ("", None) and not (round_mode == "rn" and dtype.startswith(("float", "bfloat"))):
+        raise KernelError("lowering-unsupported", f"T.cast(..., round={round_mode!r}) to {dtype} is not supported by "
+                          "tilelang_core yet: its backends convert with the dtype's default rounding (to nearest "
+                          "even between floats, truncation to integers); leave `round` out", node)
+    return p.cast_to(dtype, node, b["value"])
 
 
 def h_typed_const(p, b, node, short):

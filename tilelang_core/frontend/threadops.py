@@ -13,6 +13,7 @@ from ..ir.arith import as_int
 from .kernel_errors import KernelError
 from .values import Unknown
 
+WARP_SIZE = 32  # threads per warp when a thread-index builtin is not given one
 _AXES = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}
 _BARRIER_OPS = {  # name -> (canonical name, parameter names after the barrier)
     "barrier_arrive": ("mbarrier_arrive", ()), "mbarrier_arrive": ("mbarrier_arrive", ("cta_id",)),
@@ -72,9 +73,35 @@ def h_thread_binding(p, b, node, short):
 def h_thread_index(p, b, node, short):
     """T.get_lane_idx / get_warp_idx / get_warp_group_idx (optional warp_size, warps_per_group)."""
     args = _bound(node, ("warp_size", "warps_per_group"))
-    sizes = tuple(N.Const(_int_arg(p, args[k], f"`{k}`")) for k in ("warp_size", "warps_per_group")
-                  if args.get(k) is not None and not (isinstance(args[k], ast.Constant) and args[k].value is None))
-    return N.Call(short.removesuffix("_sync"), sizes, "int32", p.span(node))
+    given = {k: v for k, v in args.items() if p.ev.eval(v) is not None}  # None (literal or a closure's) = default
+    sizes = []
+    for k in ("warp_size", "warps_per_group"):
+        if k in given:
+            n = _int_arg(p, given[k], f"`{k}`")
+            if n <= 0:
+                raise KernelError("bad-arguments", f"`{k}` of T.{short} must be positive (got {n})", given[k])
+            sizes.append(N.Const(n))
+        elif k == "warp_size" and "warps_per_group" in given:
+            sizes.append(N.Const(WARP_SIZE))
+    return N.Call(short.removesuffix("_sync"), tuple(sizes), "int32", p.span(node))
+
+
+def h_shuffle_elect(p, b, node, short):
+    """T.shuffle_elect(thread_extent): true on one thread of each group of `thread_extent` consecutive threads
+    (its first), or on the block's first thread alone when thread_extent is 0, as a boolean expression over the
+    flat thread index (`get_warp_idx(1)` is that index)."""
+    args = _bound(node, ("thread_extent",))
+    if "thread_extent" not in args:
+        raise KernelError("bad-arguments", "T.shuffle_elect needs thread_extent (threads per elected group; 0 for "
+                          "the whole block)", node)
+    extent = _int_arg(p, args["thread_extent"], "the `thread_extent` of T.shuffle_elect")
+    if extent < 0:
+        raise KernelError("bad-arguments", f"the `thread_extent` of T.shuffle_elect must be 0 (the whole block) or "
+                          f"positive (got {extent})", args["thread_extent"])
+    span = p.span(node)
+    group = N.Call("get_lane_idx", (N.Const(extent),), "int32", span) if extent else \
+        N.Call("get_warp_idx", (N.Const(1),), "int32", span)
+    return N.Compare("==", group, N.Const(0), span)
 
 
 def h_get_block_binding(p, b, node, short):
@@ -166,7 +193,7 @@ def h_barrier_op(p, b, node, short):
 THREAD_HANDLERS = {
     "get_thread_binding": h_get_thread_binding, "thread_binding": h_thread_binding,
     "get_lane_idx": h_thread_index, "get_warp_idx": h_thread_index, "get_warp_idx_sync": h_thread_index,
-    "get_warp_group_idx": h_thread_index, "sync_threads": h_sync_threads, "alloc_barrier": h_alloc_barrier,
+    "get_warp_group_idx": h_thread_index, "shuffle_elect": h_shuffle_elect, "sync_threads": h_sync_threads, "alloc_barrier": h_alloc_barrier,
     "alloc_cluster_barrier": h_alloc_barrier,
     "get_block_binding": h_get_block_binding,
     **{f"shfl_{d}": h_shuffle for d in ("xor", "up", "down")},

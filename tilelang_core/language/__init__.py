@@ -2,7 +2,7 @@
 
 Kernel bodies are never run as Python: `T.prim_func`/`T.macro` capture their source for the frontend.
 The names a factory uses *outside* a body work for real here (dtypes and `T.dtype`, `T.Tensor`,
-`T.dynamic`, `T.ceildiv` on ints, `T.GemmWarpPolicy`); every other builtin is a stub that says where it belongs.
+`T.dynamic`, `T.ceildiv` on ints, `T.cast` of a number, `T.GemmWarpPolicy`); every other builtin is a stub that says where it belongs.
 Neither tvm nor torch is imported.
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .registry import Builtin as _Builtin
 from .registry import lookup as _lookup
 from .registry import registry as _registry
 from .host_layout import Fragment, Layout
+from .cast_rounding import cast
 from .types import DType, MacroDef, PrimFuncDef, SymbolicDim, TensorType
 
 _MODULE = "tilelang_core.language"

@@ -239,6 +239,8 @@ _ADVANCED = [
     _b("T.get_lane_idx", "kernel", ("warp_size", "int", None), returns="Var"),
     _b("T.get_warp_idx", "kernel", ("warp_size", "int", None), returns="Var"),
     _b("T.get_warp_group_idx", "kernel", ("warp_size", "int", None), ("warps_per_group", "int", None), returns="Var"),
+    _b("T.get_warp_idx_sync", "kernel", ("warp_size", "int", None), returns="Var"),
+    _b("T.shuffle_elect", "kernel", ("thread_extent", "int"), returns="bool"),
     _b("T.block_rank_in_cluster", "kernel", returns="Var"),
     _b("T.ClusterKernel", "kernel", ("*blocks", "varargs"), ("cluster_dims", "any"), ("threads", "any", None),
        ("prelude", "str", None), kind="context"),

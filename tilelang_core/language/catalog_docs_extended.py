@@ -51,7 +51,9 @@ _MATH = {
     "T.rsqrt": """Reciprocal square root `1 / sqrt(x)` (one instruction on GPUs); RMSNorm's core.""",
     "T.abs": """Absolute value.""",
     "T.if_then_else": """A select expression: `T.if_then_else(cond, t, f)` (both sides are evaluated).""",
-    "T.cast": """Convert a scalar expression to `dtype`: `T.cast(q[i, j], T.float16)`.""",
+    "T.cast": """Convert a scalar expression to `dtype`: `T.cast(q[i, j], T.float16)`. In a kernel only the default
+rounding is supported (`round=""` or `"rn"` between floats); `round` must be one of "", "rn", "rz", "ru", "rd", "rs"
+and `rbits` goes with "rs" only. On the host, `T.cast(number, dtype, round=...)` returns the rounded number.""",
     "T.infinity": """Positive infinity of `dtype`; `-T.infinity(T.float32)` initialises a running max.""",
     "T.max_value": """The largest finite value of `dtype`.""",
     "T.min_value": """The smallest (most negative) finite value of `dtype`.""",
@@ -144,6 +146,10 @@ _ADVANCED = {
     "T.sync_grid": "Synchronise all blocks of a cooperative launch.",
     "T.get_lane_idx": "The lane index of the current thread within its warp.",
     "T.get_warp_idx": "The warp index of the current thread within the block.",
+    "T.get_warp_idx_sync": "The warp index of the current thread within the block (TileLang's warp-uniform "
+                           "spelling; the same value as T.get_warp_idx).",
+    "T.shuffle_elect": "True on the first thread of each group of `thread_extent` consecutive threads of the "
+                       "block; with thread_extent=0, on the block's first thread only.",
     "T.get_warp_group_idx": "The warpgroup index (4 warps by default) of the current thread.",
     "T.block_rank_in_cluster": "The rank of the current block within its thread-block cluster.",
     "T.ClusterKernel": "Like `T.Kernel`, launching thread-block clusters of shape `cluster_dims` (sm_90+).",

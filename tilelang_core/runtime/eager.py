@@ -12,6 +12,8 @@ from ..diagnostics import CompileError, DiagnosticSink
 from ..frontend.known import LAUNCH_BUILTINS
 from ..ir import nodes as N
 from ..language.types import TensorType
+from ..language.packing import logical_shape
+from .jit_binding import ArgumentBinder
 
 
 def is_eager(func) -> bool:
@@ -75,7 +77,7 @@ class EagerKernel:
     def __init__(self, func, target="auto", pass_configs=None):
         from ..language.capture import capture
 
-        self.func = func
+        self.func = ArgumentBinder(func, "eager")  # TileLang's `.func`: parse_args / _parse_phase1_key
         self.target = target
         self.pass_configs = pass_configs  # TileLang's; the CUDA backend honours options.PASS_CONFIGS
         self.signature = inspect.signature(func)
@@ -197,7 +199,7 @@ def _dims_from(func: N.PrimFunc, tensors: dict) -> dict:
     for p in func.params:
         if not isinstance(p, N.Buffer) or p.name not in tensors:
             continue
-        shape = tuple(tensors[p.name].shape)
+        shape = logical_shape(tuple(tensors[p.name].shape), p.dtype)
         if len(shape) != len(p.shape):
             raise ValueError(f"argument '{p.name}' has {len(shape)} dimension(s) {shape} but the kernel declares "
                              f"{len(p.shape)}")

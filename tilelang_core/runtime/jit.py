@@ -16,6 +16,7 @@ from ..ir import nodes as N
 from ..options import codegen_options
 from ..target import Target, from_capability, parse_target
 from . import cpu_device
+from .jit_binding import ArgumentBinder
 from .kernel import CallPlan, KernelParam, contiguous_args, kernel_params, normalize_out_idx
 
 
@@ -106,7 +107,7 @@ class JITKernel:
         """Run on tensors (inputs only, or every parameter); returns the output(s) for out_idx."""
         full = self._plan.prepare(args, self._backend.device)
         run_args, writeback = contiguous_args(full)
-        self._backend.run(run_args)
+        self._backend.run(self._plan.storage_views(run_args))
         for orig, copy in writeback:
             orig.copy_(copy)
         outs = [full[k] for k in self.out_idx]
@@ -233,40 +234,59 @@ def _short(v) -> str:
     return str(v) if isinstance(v, str) else repr(v)
 
 
-def _key(args, kwargs):
+def _call_form(args, kwargs):
+    """The call as written (positional values, keywords in order), hashable: the first-level cache key."""
+    form = (args, tuple(kwargs.items()))
     try:
-        key = (args, tuple(sorted(kwargs.items())))
-        hash(key)
-        return key
-    except TypeError:
-        return repr((args, sorted(kwargs.items())))
+        hash(form)
+    except TypeError as err:
+        raise TypeError(f"the arguments of a @jit factory call must be hashable, as the kernel is cached by them "
+                        f"({err}); pass tuples instead of lists") from None
+    return form
 
 
 class JITFactory:
-    """`@jit` on a kernel factory: calling it builds (once per argument set) and returns a JITKernel."""
+    """`@jit` on a kernel factory: calling it builds (once per argument set) and returns a JITKernel.
+
+    Two caches, as in TileLang: the call as written -> its canonical key (`func.parse_args`: defaults applied, one
+    key for every call form), and the canonical key -> the kernel (one table per set of codegen options, so an
+    override flipped in this process builds anew)."""
 
     def __init__(self, factory, out_idx=None, target="auto", **options):
         functools.update_wrapper(self, factory)
         self.factory = factory
+        self.func = ArgumentBinder(factory, "lazy")
+        self.mode = "lazy"
         self.out_idx = out_idx
         self.target = target
         self.pass_configs = options.get("pass_configs")
-        self._cache: dict = {}
+        self._kernel_caches: dict = {}
+        self._call_form_cache: dict = {}
         self._lock = threading.Lock()
+
+    @property
+    def _kernel_cache(self) -> dict:
+        """Canonical key -> kernel, for the codegen options in force now."""
+        return self._kernel_caches.setdefault(codegen_options(), {})
 
     def __call__(self, *args, **kwargs) -> JITKernel:
         """Instantiate the factory with these arguments and compile the kernel it returns (cached)."""
-        key = (_key(args, kwargs), codegen_options())  # an override flipped in this process builds anew
+        form = _call_form(args, kwargs)
         with self._lock:
-            if key in self._cache:
-                return self._cache[key]
+            key = self._call_form_cache.get(form)
+        if key is None:
+            key, _ = self.func.parse_args(*args, **kwargs)
+        with self._lock:
+            self._call_form_cache[form] = key
+            if key in self._kernel_cache:
+                return self._kernel_cache[key]
         with paused_gc():
             result = self.factory(*args, **kwargs)
             label = _instance_label(self.factory, args, kwargs)
             ir_func = to_ir(result, self.out_idx, instance=label, factory=getattr(self.factory, "__name__", None))
             kernel = JITKernel(ir_func, out_idx=self.out_idx, target=self.target, pass_configs=self.pass_configs)
         with self._lock:
-            self._cache[key] = kernel
+            self._kernel_cache[key] = kernel
         return kernel
 
     def compile(self, *args, **kwargs) -> JITKernel:

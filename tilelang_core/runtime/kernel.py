@@ -11,6 +11,7 @@ from ..ir import nodes as N
 from ..ir.arith import as_int
 from ..ir.printer import expr_str
 from .assumptions import check_assumptions, host_assumptions
+from ..language.packing import logical_shape, output_torch_name, per_byte, storage_shape, storage_torch_names
 
 
 @dataclass(frozen=True)
@@ -114,10 +115,17 @@ def _check_tensor(buf: N.Buffer, value, device):
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"argument '{buf.name}' must be a torch.Tensor of dtype {buf.dtype}, "
                         f"got {type(value).__name__}")
-    want = torch.int64 if buf.dtype == "handle" else torch_dtype(buf.dtype)  # a T.ptr table holds data_ptr()s
-    if value.dtype != want:
-        raise TypeError(f"argument '{buf.name}' has dtype {str(value.dtype).replace('torch.', '')} "
-                        f"but the kernel expects {buf.dtype}")
+    if per_byte(buf.dtype) > 1:  # packed sub-byte values: bytes (or torch's fp4 pair type)
+        allowed = [getattr(torch, n) for n in storage_torch_names(buf.dtype) if hasattr(torch, n)]
+        if value.dtype not in allowed:
+            raise TypeError(f"argument '{buf.name}' has dtype {str(value.dtype).replace('torch.', '')} but the "
+                            f"kernel expects {buf.dtype}, passed packed as one of "
+                            f"{', '.join(str(a).replace('torch.', '') for a in allowed)}")
+    else:
+        want = torch.int64 if buf.dtype == "handle" else torch_dtype(buf.dtype)  # a T.ptr table holds data_ptr()s
+        if value.dtype != want:
+            raise TypeError(f"argument '{buf.name}' has dtype {str(value.dtype).replace('torch.', '')} "
+                            f"but the kernel expects {buf.dtype}")
     if value.dim() != len(buf.shape):
         raise ValueError(f"argument '{buf.name}' has {value.dim()} dimension(s) {tuple(value.shape)} but the "
                          f"kernel expects {len(buf.shape)}: ({', '.join(expr_str(d) for d in buf.shape)})")
@@ -161,7 +169,7 @@ def prepare_args(func: N.PrimFunc, out_idx: tuple[int, ...], args: tuple, device
             continue
         _check_tensor(p, value, dev)
         dev = dev or value.device.type
-        binder.bind_tensor(p, tuple(value.shape))
+        binder.bind_tensor(p, logical_shape(tuple(value.shape), p.dtype))
     assumptions = host_assumptions(func)
     if assumptions:
         scalars = {p: v for p, v in zip(func.params, full) if isinstance(p, N.Var) and isinstance(v, (int, float))}
@@ -172,7 +180,10 @@ def prepare_args(func: N.PrimFunc, out_idx: tuple[int, ...], args: tuple, device
     for k in out_idx:
         if full[k] is None:
             p = func.params[k]
-            full[k] = new_output(binder.output_shape(p), torch_dtype(p.dtype),
+            shape, dtype = binder.output_shape(p), p.dtype
+            if per_byte(dtype) > 1:
+                shape, dtype = storage_shape(shape, dtype), output_torch_name(dtype)
+            full[k] = new_output(shape, torch_dtype(dtype) if dtype == p.dtype else getattr(torch, dtype),
                                  like.device if like is not None else (device or "cpu"))
     return full, binder
 
@@ -255,6 +266,19 @@ class CallPlan:
                 tdt, simple = None, False
             self.entries.append((k, p, tdt, dims))
         self.simple = simple and not host_assumptions(func)  # a call checks them in prepare_args
+        self.packed = [k for k, p in enumerate(func.params) if isinstance(p, N.Buffer) and per_byte(p.dtype) > 1]
+
+    def storage_views(self, args: list) -> list:
+        """The arguments as the backends take them: packed sub-byte tensors as their uint8 bytes (a view)."""
+        if not self.packed:
+            return args
+        import torch
+
+        out = list(args)
+        for k in self.packed:
+            if isinstance(out[k], torch.Tensor) and out[k].dtype != torch.uint8:
+                out[k] = out[k].view(torch.uint8)
+        return out
 
     def prepare(self, args: tuple, device: str | None):
         """(full argument list) for a valid call, else whatever `prepare_args` raises or returns."""

@@ -33,7 +33,9 @@ def poison(t) -> None:
     """Fill a fresh output with a value no correct kernel leaves there (NaN, or the dtype's max)."""
     import torch
 
-    if t.dtype.is_floating_point:
+    if t.dtype == getattr(torch, "float4_e2m1fn_x2", None):  # packed fp4 pairs: -6 in both nibbles
+        t.view(torch.uint8).fill_(0xFF)
+    elif t.dtype.is_floating_point:
         t.fill_(float("nan"))
     elif t.dtype == torch.bool:
         t.fill_(True)
@@ -50,7 +52,7 @@ def sanitize_kernel(kernel, inputs: list, sources: dict | None = None) -> list[D
     for k in kernel.out_idx:
         poison(full[k])
     args, _ = contiguous_args(full)
-    return sanitize_run(kernel.func, kernel.out_idx, args, sources)
+    return sanitize_run(kernel.func, kernel.out_idx, kernel._plan.storage_views(args), sources)
 
 
 def sanitize_run(func: N.PrimFunc, out_idx, args: list, sources: dict | None = None) -> list[Diagnostic]:

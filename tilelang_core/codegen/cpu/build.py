@@ -12,6 +12,7 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.safe_values import safe_values
 from ...ir.visitor import walk
+from ...language.packing import per_byte
 from ...source import Span
 from .._tvm import load
 from .allreduce import REDUCE_CALLS, allreduce_value
@@ -23,6 +24,7 @@ from .lower_expr import ExprLowerer
 from .mma import fragment_load, mma_sync
 from .ops import VECTOR_ATOMICS, OpLowering, vector_atomic_stores
 from .printing import PRINT_CALLS, device_print
+from .packed import PackedParam, packed_dtype_supported
 from .rng import DRAW_CALLS, RngLowering, draws, uses_rng
 from .role_order import THREAD_CALLS
 from .simt import ThreadEmulation
@@ -56,6 +58,8 @@ class CpuLowering(StorageLowering):
         self.expr = ExprLowerer(self.vars, self.buffers, load_hook=self._load_hook, call_hook=self._call_hook)
         self.expr.view_hook = self.view
         self.fp8_bits: dict = {}  # fp8 tensor parameter -> a uint8 view of it, read and decoded bit-exactly
+        self.packed: dict = {}  # packed sub-byte tensor parameter -> its PackedParam (cpu/packed.py)
+        self._packed_dims: list = []  # (symbolic last dim, its tensor's byte count var, values per byte)
         self.views: dict = {}  # base buffer -> the views (T.view / T.reshape) over it, declared with the base
         self._view_bases: dict = {}  # tirx view buffer -> tirx base buffer
         for n in walk(func.body):
@@ -139,6 +143,8 @@ class CpuLowering(StorageLowering):
         return store if cond is None else self.tirx.IfThenElse(cond, store, None)
 
     def _load_hook(self, e: N.Load, buf, idx):
+        if e.buffer in self.packed:
+            return self.packed[e.buffer].load(idx)
         if e.buffer in self.fp8_bits:  # the bits, never TVM's fp8 decode (wrong for zero and subnormals)
             return from_fp8_bits(self.guarded_load(self.fp8_bits[e.buffer], idx, True), e.buffer.dtype)
         return self.guarded_load(buf, self.private(e.buffer, idx, e.span), e.buffer.scope == "global")
@@ -167,6 +173,9 @@ class CpuLowering(StorageLowering):
                 self._symbol(d)
         params = [self.vars[p] if isinstance(p, N.Var) else self._param(p) for p in self.func.params]
         body = self._block(self.func.body)
+        binds = self._packed_dim_binds()
+        if binds:
+            body = self.tirx.SeqStmt(binds + [body])
         decls = [d for p in self.func.params if isinstance(p, N.Buffer) for d in self.declare_views(p)]
         decls += [self.tirx.DeclBuffer(bits, data=self.buffers[p].data) for p, bits in self.fp8_bits.items()]
         if decls:
@@ -189,12 +198,41 @@ class CpuLowering(StorageLowering):
             if isinstance(d, N.Var):
                 self._symbol(d)
         shape = [self.index(d) for d in p.shape]
+        if per_byte(p.dtype) > 1:
+            return self._packed_param(p, shape)
         dtype = "int64" if p.dtype == "handle" else self._dtype(p.dtype, p.name, p.span)  # a T.ptr table
         buf = self.tirx.decl_buffer(shape, dtype, p.name)
         self.buffers[p] = buf
         if p.dtype in FP8:
             self.fp8_bits[p] = self.tirx.decl_buffer(shape, "uint8", p.name + "_bits")
         return buf
+
+    def _packed_param(self, p: N.Buffer, shape: list):
+        """A packed sub-byte tensor: a uint8 buffer whose last dim is the tensor's byte count (the JIT checked it
+        against the logical shape); a bare symbolic last dim is bound from it (cpu/packed.py)."""
+        if not packed_dtype_supported(p.dtype):
+            raise LoweringError(f"'{p.name}' has dtype {p.dtype}, which the CPU backend cannot pack (it reads and "
+                                "writes sub-byte integers and float4_e2m1fn)", p.span)
+        count = self.fresh(f"{p.name}_bytes")
+        packed = PackedParam(self, p, shape[:-1] + [count])
+        self.packed[p] = packed
+        self.buffers[p] = packed.bytes
+        if isinstance(p.shape[-1], N.Var):
+            self._packed_dims.append((p.shape[-1], count, packed.per_byte))
+        return packed.bytes
+
+    def _packed_dim_binds(self) -> list:
+        """Bind statements for the symbolic dims that only a packed tensor's last dim carries."""
+        bare = {d for p in self.func.params if isinstance(p, N.Buffer)
+                for k, d in enumerate(p.shape) if isinstance(d, N.Var) and (p not in self.packed or k < len(p.shape) - 1)}
+        bare |= {p for p in self.func.params if isinstance(p, N.Var)}
+        out, done = [], set()
+        for dim, count, k in self._packed_dims:
+            if dim in bare or dim in done:
+                continue
+            done.add(dim)
+            out.append(self.tirx.Bind(self.vars[dim], cast(count * const(k, dtype_of(count)), dtype_of(self.vars[dim]))))
+        return out
 
     # -- statements ----------------------------------------------------------------------------------
     def _block(self, s):
@@ -294,6 +332,9 @@ class CpuLowering(StorageLowering):
         return self.tirx.For(var, const(0, dtype_of(var)), count, kind, body)
 
     def _s_Store(self, s):
+        if s.buffer in self.packed:
+            idx = [self.index(i) for i in s.indices]
+            return self.packed[s.buffer].store(idx, self.expr(s.value))
         buf = self.buffer(s.buffer, s.span)
         idx = self.private(s.buffer, [self.index(i) for i in s.indices] or [const(0, "int32")], s.span)
         value = cast(self.expr(s.value), str(buf.ty.dtype))

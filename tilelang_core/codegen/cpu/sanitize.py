@@ -159,6 +159,8 @@ class SanitizingLowering(HazardChecks, StepChecks, OverflowChecks, CpuLowering):
 
     # -- accesses -------------------------------------------------------------------------------------
     def _load_hook(self, e: N.Load, buf, idx):
+        if e.buffer in self.packed:  # its byte read is the checked one (cpu/packed.py)
+            return self.packed[e.buffer].load(idx)
         idx = self.private(e.buffer, idx, e.span)
         value, out, cond = self._load(buf, idx)
         checks = []

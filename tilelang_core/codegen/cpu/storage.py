@@ -5,6 +5,7 @@ from ...ir import nodes as N
 from ...language.dtypes import dtype_bits
 from .._tvm import load
 from .expr import STORED_AS, LoweringError, cast, const, dtype_of
+from .packed import refuse_bulk_use
 
 SCRATCH_SCOPE = "global"  # per-block scratch: stack or workspace, chosen by TVM by size
 
@@ -13,7 +14,9 @@ class StorageLowering:
     """Mixin of CpuLowering: where buffers live (uses its tirx, buffers, views, simt, tid, index, expr, fresh)."""
 
     def buffer(self, buf: N.Buffer, span=None):
-        """The tirx buffer of an IR buffer in scope."""
+        """The tirx buffer of an IR buffer in scope (a packed sub-byte tensor only through its elements)."""
+        if buf in self.packed:
+            raise refuse_bulk_use(buf, span)
         if buf not in self.buffers and buf.base is not None:
             return self.view(buf, span)
         if buf not in self.buffers:

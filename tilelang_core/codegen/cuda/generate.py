@@ -20,6 +20,7 @@ from .common import LoweringError
 from .fastmath import mark_source
 from .kernel_plan import KernelPlan, plan_kernel
 from .lower import KernelEmitter
+from .packed_check import check_packed_accesses
 from .split import split_kernels
 from .tvm_source import (clean_source, finish_source, first_error_line, host_made_params, kernel_signature,
                          kernel_symbol)
@@ -196,6 +197,7 @@ def generate(func: N.PrimFunc, arch: str = DEFAULT_ARCH, lowered: tuple | None =
     """Lower a kernel instance all the way to CUDA C: one `__global__` per `with T.Kernel(...)` block, in launch
     order, in one source (raises LoweringError with a span); the kernel's pass configs in force. `lowered`: the
     (parts, tvmscript results) the driver already made for this func (lowering.py), else made here."""
+    check_packed_accesses(func)
     with options_scope(codegen_options(func.pass_configs)):
         return _generate(func, arch, lowered)
 
