@@ -50,7 +50,8 @@ class Budget:
         return max((s for _, _, s in self.shared), default=1)
 
 
-def _threads(launch: N.Launch) -> int | None:
+def block_threads(launch: N.Launch) -> int | None:
+    """The block's constant thread count (TileLang's default 128 when T.Kernel names none; None when unknown)."""
     if not launch.threads:
         return 128
     total = 1
@@ -64,7 +65,7 @@ def _threads(launch: N.Launch) -> int | None:
 
 def budget(launch: N.Launch, ix: KernelIndex) -> Budget:
     """Compute the per-block budget of one launch from the kernel's index."""
-    b = Budget(threads=_threads(launch))
+    b = Budget(threads=block_threads(launch))
     stages = ix.stages
     for node in ix.allocations.get(id(launch), ()):
         buf = node.buffer

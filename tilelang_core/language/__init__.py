@@ -13,7 +13,7 @@ import enum
 # (which needs inspect) is imported on first use: the checker imports this package on every run.
 from .arg_checks import check_stub_arguments as _check_stub_arguments
 from .dtypes import DTYPES as _DTYPES
-from .dtypes import dtype_info as _dtype_info
+from .dtypes import DTypeValue as _DType
 from .dtypes import normalize_dtype as _normalize_dtype
 from .registry import Builtin as _Builtin
 from .registry import lookup as _lookup
@@ -23,31 +23,6 @@ from .cast_rounding import cast
 from .types import DType, MacroDef, PrimFuncDef, SymbolicDim, TensorType
 
 _MODULE = "tilelang_core.language"
-
-
-class _DType(DType):
-    """A runtime dtype value: a string ("float16") with TileLang's `bits`, `lanes` and `as_torch()`."""
-
-    @property
-    def bits(self) -> int:
-        """Bits per element (all lanes of a vector type together)."""
-        info = _dtype_info(self)
-        return info.bits if info else 0
-
-    @property
-    def lanes(self) -> int:
-        """Vector lanes (1 for scalar types)."""
-        base, sep, lanes = str(self).rpartition("x")
-        return int(lanes) if sep and lanes.isdigit() and base in _DTYPES else 1
-
-    def as_torch(self):
-        """The matching torch dtype (imports torch)."""
-        import torch
-
-        info = _DTYPES.get(str(self))
-        if info is None or info.torch is None:
-            raise TypeError(f"{self!s} has no torch dtype")
-        return getattr(torch, info.torch)
 
 
 # dtypes are served by __getattr__ so that `T.int`, `T.float` and `T.bool` never shadow builtins here.

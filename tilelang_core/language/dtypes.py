@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .types import DType
+
 
 @dataclass(frozen=True)
 class DTypeInfo:
@@ -140,22 +142,45 @@ def closest_dtype(name: str) -> str | None:
     return normalize_dtype(match[0]) if match else None
 
 
+class DTypeValue(DType):
+    """A runtime dtype value (`T.float16`, `T.dtype(...)`): a string with TileLang's `bits`, `lanes` and `as_torch()`."""
+
+    @property
+    def bits(self) -> int:
+        """Bits per element (all lanes of a vector type together)."""
+        info = dtype_info(self)
+        return info.bits if info else 0
+
+    @property
+    def lanes(self) -> int:
+        """Vector lanes (1 for scalar types)."""
+        base, sep, lanes = str(self).rpartition("x")
+        return int(lanes) if sep and lanes.isdigit() and base in DTYPES else 1
+
+    def as_torch(self):
+        """The matching torch dtype (imports torch)."""
+        import torch
+
+        info = DTYPES.get(str(self))
+        if info is None or info.torch is None:
+            raise TypeError(f"{self!s} has no torch dtype")
+        return getattr(torch, info.torch)
+
+
 def resolve_torch_storage_dtype(x):
     """The dtype whose torch tensors store `x`: itself when torch has it, int8/uint8 for 4-bit ints, the packed
     float4_e2m1fnx2 (torch.float4_e2m1fn_x2, else int8) for fp4."""
-    from . import dtype
-
     info = dtype_info(x)
     if info is None:
         raise TypeError(f"unknown dtype {x!r}")
     if info.torch is not None:
-        return dtype(info.name)
+        return DTypeValue(info.name)
     if info.name == "float4_e2m1fn":
         import torch
 
-        return dtype("float4_e2m1fnx2" if hasattr(torch, "float4_e2m1fn_x2") else "int8")
+        return DTypeValue("float4_e2m1fnx2" if hasattr(torch, "float4_e2m1fn_x2") else "int8")
     if info.kind in ("int", "uint") and info.bits < 8:
-        return dtype("uint8" if info.kind == "uint" else "int8")
+        return DTypeValue("uint8" if info.kind == "uint" else "int8")
     raise TypeError(f"{info.name} has no torch storage dtype")
 
 
@@ -170,11 +195,9 @@ def __getattr__(name: str):
         globals()[name] = table
         return table
     if name == "dtype":
-        from . import _DType
-
-        def dtype(value) -> _DType:
+        def dtype(value) -> DTypeValue:
             """The TileLang dtype for a name, T.<dtype> or torch dtype."""
-            return _DType(normalize_dtype(value) or str(value))
+            return DTypeValue(normalize_dtype(value) or str(value))
 
         globals()[name] = dtype
         return dtype

@@ -8,6 +8,7 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.visitor import walk
 from ..infer import dims_str, region_extents, same_expr
+from ..resources import block_threads
 from ..walker import Ctx, rule
 from .common import related_for, scope_name
 
@@ -72,19 +73,6 @@ def _unknown(a, b) -> bool:
     return len(a) == len(b) and all(same_expr(x, y) is not False for x, y in zip(a, b)) and not _matches(a, b)
 
 
-def _threads(launch: N.Launch | None) -> int | None:
-    """The block's constant thread count (None when unknown)."""
-    if launch is None:
-        return None
-    total = 1
-    for t in launch.threads:
-        v = as_int(t)
-        if v is None:
-            return None
-        total *= v
-    return total
-
-
 _INFERRED = "inferred"
 _MAX_ENUMERATED = 1 << 16  # larger tiles are not enumerated thread by thread
 
@@ -121,7 +109,7 @@ def check_reduce_width(r: N.Reduce, ctx: Ctx) -> None:
     logical_width: its butterfly of warp shuffles needs it), all outputs together one contiguous, warp-aligned
     range of threads. Checked for an annotated fragment whose thread map is known, and for the inferred layout
     (element e in thread e % T) in a block whose T is not a power of two (with a power-of-two T it always holds)."""
-    threads = _threads(ctx.launch)
+    threads = block_threads(ctx.launch) if ctx.launch is not None else None
     shape = [as_int(d) for d in r.src.buffer.shape]
     if r.src.buffer.scope != "local.fragment" or threads is None or None in shape or not 0 <= r.dim < len(shape) \
             or math.prod(shape) > _MAX_ENUMERATED:
