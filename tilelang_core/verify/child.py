@@ -45,7 +45,7 @@ def build_instance(func, glb: dict, target: str):
 
     if isinstance(factory, EagerKernel):  # dims the checker knows stay symbolic: bound from the random inputs
         names = factory.signature.parameters
-        eager = EagerKernel(factory.func, target=target)
+        eager = EagerKernel(factory.func.pyfunc, target=target)  # .func is TileLang's ArgumentBinder
         return eager.compile(**{k: v for k, v in kwargs.items() if k in names})
     if isinstance(factory, JITFactory):
         factory = JITFactory(factory.factory, out_idx=factory.out_idx, target=target)
