@@ -77,16 +77,16 @@ class ParallelEmitter:
                     self.scratch = dict(state[2])
                     self.depth, self.par, self.owner, self.in_parallel, self.dirty_r, self.dirty_w = state[3:]
                     for b in staged:
-                        self._stage_fragment(b)
+                        self.stage_fragment(b)
                     staged.append(buf)
-                    self._stage_fragment(buf)
+                    self.stage_fragment(buf)
                     state = (len(self.lines), len(self.allocs), dict(self.scratch), *state[3:])
         finally:
             self.stage_sites.pop()
             for b in staged:
                 self.staged.pop(b, None)
 
-    def _stage_fragment(self, buf) -> None:
+    def stage_fragment(self, buf) -> None:
         """Write every element of fragment `buf` to a shared scratch copy that any thread can read."""
         lay, shape = self.layouts[buf], list(shape_ints(buf.shape))
         stage = self.fresh(f"{buf.name}_shared")
@@ -98,6 +98,17 @@ class ParallelEmitter:
             self.guarded(in_fragment(lay, "tx", r), f"{stage}[{ravel(lay.coords('tx', r), shape)}] = {self.name(buf)}[{r}]")
         self.sync()
         self.staged[buf] = stage
+
+    def unstage_fragment(self, buf) -> None:
+        """Read each thread's elements of fragment `buf` back from the shared copy `stage_fragment` made."""
+        stage, lay = self.staged.pop(buf), self.layouts[buf]
+        self.sync()
+        r = self.fresh("r")
+        self.line(f"for {r} in {'T.unroll' if lay.regs <= 256 else 'T.serial'}({lay.regs}):")
+        with self.block():
+            at = ravel(lay.coords("tx", r), list(shape_ints(buf.shape)))
+            self.guarded(in_fragment(lay, "tx", r), f"{self.name(buf)}[{r}] = {stage}[{at}]")
+        self.sync()
 
     def _parallel(self, s: N.For) -> None:
         from ...passes.layouts import fragment_accesses

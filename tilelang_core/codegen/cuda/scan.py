@@ -9,8 +9,8 @@ the copy is scanned as a shared tile, and each thread reads its elements back.
 from __future__ import annotations
 
 from ...ir import nodes as N
-from ...ir.arith import as_int, shape_ints
-from ...passes.layout_kinds import Replicated, in_fragment, ravel
+from ...ir.arith import as_int
+from ...passes.layout_kinds import Replicated
 from .common import LoweringError
 from .copy import Side
 
@@ -24,22 +24,10 @@ def cumsum(em, op: N.CumSum) -> None:
         if em.layouts.get(buf) is None:
             raise LoweringError(f"T.cum{op.op} of the fragment '{buf.name}': its layout is unknown; T.copy it to a "
                                 "T.alloc_shared buffer, scan that, and copy back", op.span)
-        em._stage_fragment(buf)  # loads and stores of `buf` now go to its shared copy
+        em.stage_fragment(buf)  # loads and stores of `buf` now go to its shared copy
     _scan(em, op, src, dst, every_thread=not staged)
     for buf in staged:
-        _unstage(em, buf)
-
-
-def _unstage(em, buf) -> None:
-    """Read each thread's elements of `buf` back from its shared copy."""
-    stage, lay = em.staged.pop(buf), em.layouts[buf]
-    em.sync()
-    r = em.fresh("r")
-    em.line(f"for {r} in {'T.unroll' if lay.regs <= 256 else 'T.serial'}({lay.regs}):")
-    with em.block():
-        em.guarded(in_fragment(lay, "tx", r),
-                   f"{em.name(buf)}[{r}] = {stage}[{ravel(lay.coords('tx', r), list(shape_ints(buf.shape)))}]")
-    em.sync()
+        em.unstage_fragment(buf)
 
 
 def _scan(em, op: N.CumSum, src: Side, dst: Side, every_thread: bool) -> None:
