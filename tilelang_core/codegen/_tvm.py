@@ -5,6 +5,7 @@ needs tvm, never at module import time.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from types import SimpleNamespace
 
@@ -93,3 +94,22 @@ def compile_module(funcs: dict, target) -> object:
     if isinstance(target, dict):
         target = ns.tvm.target.Target(target)
     return ns.tvm.compile(ns.tvm.IRModule(funcs), target=target)
+
+
+@contextlib.contextmanager
+def cuda_source_only():
+    """Within: TVM's CUDA build keeps the source and compiles nothing (we compile the finished text with nvcc).
+
+    Where a GPU driver is loaded TVM compiles each CUDA module through `tvm_callback_cuda_compile`, by default with
+    NVRTC when cuda-bindings is installed; that compile of TVM's unfinished text fails (it lacks our headers) and
+    costs seconds. The callback is swapped for one that hands the source back, and restored after.
+    """
+    ns = load()
+    name = "tvm_callback_cuda_compile"
+    previous = ns.ffi.get_global_func(name, allow_missing=True)
+    ns.ffi.register_global_func(name, lambda code, *rest: code.encode(), override=True)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            ns.ffi.register_global_func(name, previous, override=True)

@@ -216,13 +216,13 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
         prims = [_prim_func(ns, text, T) for text, _, _ in scripts]
         config = {"tirx.UnrollLoop": {"explicit_unroll": False}}
         mod = ns.tvm.IRModule({("main" if k == 0 else f"main{k}"): prim for k, prim in enumerate(prims)})
-        with ns.tvm.transform.PassContext(config=config):
+        with ns.tvm.transform.PassContext(config=config), _tvm.cuda_source_only():
             ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline="tirx")
         cuda = clean_source(ex.mod.imports[0].inspect_source())
         if host_made_params(cuda):
             # TVM's CSE hoisted a host expression the kernel reads into a parameter the launcher cannot compute
             # (deepseek_v32/fp8_lighting_indexer): compile again without CSE, so the kernel computes it itself
-            with ns.tvm.transform.PassContext(config=config):
+            with ns.tvm.transform.PassContext(config=config), _tvm.cuda_source_only():
                 ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline=tirx_without_cse(ns.tvm))
             cuda = clean_source(ex.mod.imports[0].inspect_source())
     except Exception as exc:  # tvm raises many types; report at the kernel
