@@ -44,7 +44,7 @@ def _add_stdio_flags(parser) -> None:
 
 
 def _add_check(sub) -> None:
-    from tilelsp.formats import FORMATS
+    from .formats import FORMATS
 
     p = sub.add_parser(
         "check", help="check TileLang files and folders", formatter_class=argparse.RawDescriptionHelpFormatter,
