@@ -39,6 +39,8 @@ def _usage(name: str, parser: argparse.ArgumentParser) -> str:
             parts.append(f"{value}..." if a.nargs in ("+", "*") else value)
         else:
             flag = a.option_strings[-1]
+            if isinstance(a, argparse.BooleanOptionalAction):  # --progress / --no-progress
+                flag = a.option_strings[0].replace("--", "--[no-]", 1)
             parts.append(f"[{flag} {value}]" if value else f"[{flag}]")
     return " ".join(parts)
 
