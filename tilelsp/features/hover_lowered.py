@@ -79,7 +79,8 @@ def statement_cuda(lowered, kernel: str | None, line: int, uri: str) -> str:
         shown, body, more_lines, more_places = statement_excerpt(cuda_lines, mapped or [])
         if not body:
             continue
-        link = command_link("Show CUDA beside the source", "tilelsp.showCuda", [uri, entry.get("kernel")])
+        # the client's Show CUDA puts the cursor on this line: all of its CUDA lines are highlighted there
+        link = command_link("Show CUDA beside the source", "tilelsp.showCuda", [uri, entry.get("kernel"), line - 1])
         where = f"CUDA line {shown[0]}" if len(shown) == 1 else f"CUDA lines {shown[0]}–{shown[-1]}"
         elided = "; long index arithmetic shown as …" if any("…" in ln for ln in body) else ""
         head = f"CUDA for line {line} ({entry.get('target')}, {where}{elided}):"
