@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from tilelsp.features.cuda_excerpt import elide_arithmetic, runs, statement_excerpt
 
-WAIT = "tl::mbar_wait((&(((uint64_t*)smem_ptr)[(((((tile_i_1 * 8) + ko_i_2) + 1) % 3) + 6144)])), ((((tile_i_1 * 8) + ko_i_2) + 1) % 6) / 3);"
+WAIT = ("tl::mbar_wait((&(((uint64_t*)smem_ptr)[(((((tile_i_1 * 8) + ko_i_2) + 1) % 3) + 6144)])), "
+        "((((tile_i_1 * 8) + ko_i_2) + 1) % 6) / 3);")
 
 
 def test_long_index_arithmetic_is_elided_but_calls_casts_and_addresses_stay():

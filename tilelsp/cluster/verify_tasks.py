@@ -30,19 +30,18 @@ def _loaded(name: str, text: str):
 
 def prepare_instance(name: str, text: str, kernel, index: int, device: str) -> dict:
     """Build the index-th selected instance of the file for `device`, with its inputs and expected outputs."""
-    from tilelang_core.runtime.profiler import Profiler
-    from .autotune_tasks import pack
     from tilelang_core.runtime.user_file import reference_name
-    from tilelang_core.verify.child import build_instance, call_reference, execute, outputs, select_kernels, symbolic_dims, written_params
+    from tilelang_core.verify.child import (build_instance, call_reference, execute, outputs, random_inputs,
+                                            select_kernels, written_params)
+
+    from .autotune_tasks import pack
 
     path, result, glb = _loaded(name, text)
     func = select_kernels(result.kernels, kernel)[index]
     built = build_instance(func, glb, device)
     cpu = built if device == "cpu" else build_instance(func, glb, "cpu")
-    args = Profiler(cpu)._inputs(symbolic_dims(cpu))  # the same seed and order as a local verify
+    args = random_inputs(cpu)  # the same seed and order as a local verify (in-place outputs zeroed)
     inplace = [] if built.out_idx else written_params(built.func)
-    for k in inplace:
-        args[k] = args[k].zero_()
     ref = glb.get(reference_name(text))
     inputs = [a for k, a in enumerate(args) if k not in inplace]
     if callable(ref):
@@ -64,6 +63,7 @@ def run_instance(prepared: dict, device: str, bench: bool) -> dict:
     from tilelang_core.runtime.bench import bench as bench_fn
     from tilelang_core.runtime.kernel import new_output
     from tilelang_core.runtime.numerics import compare
+
     from .autotune_tasks import runner
 
     run, _ = runner(prepared["packed"])

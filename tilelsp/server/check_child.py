@@ -1,7 +1,7 @@
-"""The check child's side: the loop that `python -m tilelsp.server.check_child` runs (each request checked by
-`features.check.run_check`) for the server's CheckPool: one pickled (text, path, targets) request in,
-one pickled CheckResult out, each framed by an 8-byte length (an empty frame first says the child is warm). It imports only the check path (no asyncio,
-no lsprotocol), so a fresh child is ready quickly.
+"""The check child's side: the loop that `python -m tilelsp.server.check_child` runs for the server's CheckPool (each
+request checked by `features.check.run_check`): one pickled (text, path, targets) request in, one pickled CheckResult
+out, each framed by an 8-byte length (an empty frame first says the child is warm). It imports only the check path
+(no asyncio, no lsprotocol), so a fresh child is ready quickly.
 """
 from __future__ import annotations
 
