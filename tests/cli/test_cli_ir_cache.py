@@ -43,3 +43,25 @@ def test_progress_is_off_when_stderr_is_not_a_terminal(tmp_path, capsys, monkeyp
     assert code == 0 and out and err == ""
     code, out, err = _ir(capsys, GEMM, "--no-progress")
     assert code == 0 and out and err == ""
+
+
+def test_on_a_terminal_progress_rewrites_one_line():
+    import io
+
+    from tilelsp.cli.stage_progress import StageProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    shown = StageProgress("tilelsp ir: lowering k for sm_90a", ("parsed", "legalized", "cuda"), True, term)
+    shown.done("parsed")
+    shown.done("legalized")
+    shown.finish("cuda ready")
+    text = term.getvalue()
+    assert text.count("\r\033[K") == 4 and text.count("\n") == 1 and text.endswith("\n")
+    assert "parsed done (1/3" in text and "now legalized…" in text and "cuda ready in" in text
+    quiet = Terminal()
+    StageProgress("x", ("parsed",), False, quiet).finish("done")
+    assert quiet.getvalue() == ""
