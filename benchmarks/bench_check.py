@@ -76,7 +76,7 @@ def heavy_modules_in_cold_process(path: Path) -> list[str]:
 
 def import_cpu_ms() -> dict:
     """CPU time a fresh process spends importing the CLI and the check path (median of 5; .pyc cached)."""
-    code = ("import time; t = time.process_time(); import tilelsp.cli, tilelsp.check_command; u = time.process_time(); "
+    code = ("import time; t = time.process_time(); import tilelsp.cli, tilelsp.cli.check; u = time.process_time(); "
             "import tilelang_core.check, tilelang_core.frontend, tilelang_core.analysis; "
             "print((u - t) * 1000, (time.process_time() - u) * 1000)")
     cli_ms, check_ms = [], []
@@ -90,7 +90,7 @@ def import_cpu_ms() -> dict:
 
 def top_imports(n: int = 8, runs: int = 5) -> list[list]:
     """The `n` modules with the largest self import time (`python -X importtime`, minimum over `runs`), in ms."""
-    code = ("import tilelsp.cli, tilelsp.check_command, tilelang_core.check, tilelang_core.frontend, "
+    code = ("import tilelsp.cli, tilelsp.cli.check, tilelang_core.check, tilelang_core.frontend, "
             "tilelang_core.analysis")
     best: dict[str, int] = {}
     for _ in range(runs):

@@ -77,7 +77,7 @@ def run(folder: Path, out: Path) -> int:
     c = torch.empty(n, n, device="cuda", dtype=torch.float16)
     items = [(e["config"], Artifact.load(folder / e["artifact"])) for e in manifest["configs"]]
     runs = [lambda art=art: launch(art, [a, b, c]) for _, art in items]
-    # the autotuner's search, as tilelsp autotune does it (runtime/ray_tasks.measure_packed + the final round)
+    # the autotuner's search, as tilelsp autotune does it (tilelsp/cluster/autotune_tasks.measure_packed + the final round)
     first = [_time(r, 5, 20) for r in runs]
     finalists = sorted(range(len(runs)), key=lambda k: first[k])[:3]
     again = {k: _time(runs[k], 5, 20) for k in finalists}

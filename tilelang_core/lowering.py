@@ -157,8 +157,24 @@ def lower(func, target=DEFAULT_ARCH, until: str | None = None) -> LowerResult:
     return result
 
 
+_STAGE_DONE: contextvars.ContextVar = contextvars.ContextVar("stage_done", default=None)
+
+
+@contextlib.contextmanager
+def reporting_stages(callback):
+    """Within the block, `callback(stage_name)` runs as each stage's text is ready (progress for long lowerings)."""
+    token = _STAGE_DONE.set(callback)
+    try:
+        yield
+    finally:
+        _STAGE_DONE.reset(token)
+
+
 def _stage(result: LowerResult, name: str, text: str, until) -> bool:
     result.stages[name] = text
+    done = _STAGE_DONE.get()
+    if done is not None:
+        done(name)
     return until == name
 
 
@@ -201,7 +217,7 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
     ck = cuda.generate(func, arch, (parts, lowered))
     if _stage(result, "tir", ck.tir, until):
         return
-    result.stages["cuda"] = ck.source
+    _stage(result, "cuda", ck.source, until)
     result.source, result.line_map, result.smem_bytes = ck.source, ck.line_map, ck.smem_bytes
     result.launch = {"grid": ck.grid, "block": ck.block, "dynamic_smem": ck.smem_bytes}
     if ck.launches:
@@ -236,7 +252,7 @@ def _lower_cpu(func, result: LowerResult, until) -> None:
         return
     built = cpu.build(func)
     llvm = _llvm_text(built)
-    result.stages["llvm"] = llvm
+    _stage(result, "llvm", llvm, until)
     result.source = llvm
 
 

@@ -9,7 +9,9 @@ import types
 
 import pytest
 
-from tilelsp import check_command, cli, cli_parser
+from tilelsp import cli
+from tilelsp.cli import check as check_command
+from tilelsp.cli import parser as cli_parser
 
 BAD = "import tilelang.language as T\n\ndef f(:\n    pass\n"  # syntax error at 3:7
 CLEAN = "import tilelang.language as T\n\nx = 1\n"
@@ -155,16 +157,16 @@ def test_version(capsys):
 
 def test_other_subcommands_dispatch_lazily(monkeypatch, capsys):
     seen = {}
-    fake = types.ModuleType("tilelsp.ir_command")
+    fake = types.ModuleType("tilelsp.cli.ir")
     fake.run_ir = lambda args: seen.setdefault("ir", args) and 0
-    monkeypatch.setitem(sys.modules, "tilelsp.ir_command", fake)
+    monkeypatch.setitem(sys.modules, "tilelsp.cli.ir", fake)
     assert cli.main(["ir", "k.py", "--kernel", "main", "--stage", "tir", "--target", "cpu"]) == 0
     args = seen["ir"]
     assert (args.file, args.kernel, args.stage, args.target, args.list_stages) == ("k.py", "main", "tir", "cpu", False)
 
-    fake = types.ModuleType("tilelsp.verify_command")
+    fake = types.ModuleType("tilelsp.cli.verify")
     fake.run_verify = lambda args: seen.setdefault("verify", args) and 3
-    monkeypatch.setitem(sys.modules, "tilelsp.verify_command", fake)
+    monkeypatch.setitem(sys.modules, "tilelsp.cli.verify", fake)
     assert cli.main(["verify", "k.py", "--device", "cpu", "--json", "--timeout", "5", "--bench"]) == 3
     v = seen["verify"]
     assert (v.device, v.json, v.timeout, v.bench, v.kernel) == ("cpu", True, 5.0, True, None)
@@ -172,9 +174,9 @@ def test_other_subcommands_dispatch_lazily(monkeypatch, capsys):
 
 def test_serve_and_no_subcommand_dispatch_to_the_server(monkeypatch):
     calls = []
-    fake = types.ModuleType("tilelsp.server")
+    fake = types.ModuleType("tilelsp.server.app")
     fake.run_serve = lambda args: calls.append(args.tcp) or 0
-    monkeypatch.setitem(sys.modules, "tilelsp.server", fake)
+    monkeypatch.setitem(sys.modules, "tilelsp.server.app", fake)
     assert cli.main(["serve", "--tcp", "127.0.0.1:2087"]) == 0
     assert cli.main(["serve", "--stdio"]) == 0
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
@@ -185,9 +187,9 @@ def test_serve_and_no_subcommand_dispatch_to_the_server(monkeypatch):
 def test_plain_serve_skips_the_argument_parser(monkeypatch):
     """`tilelsp serve --stdio` (what editors start) answers initialize sooner without building every parser."""
     calls = []
-    fake = types.ModuleType("tilelsp.server")
+    fake = types.ModuleType("tilelsp.server.app")
     fake.run_serve = lambda args: calls.append((args.command, args.tcp)) or 0
-    monkeypatch.setitem(sys.modules, "tilelsp.server", fake)
+    monkeypatch.setitem(sys.modules, "tilelsp.server.app", fake)
     monkeypatch.setattr(cli_parser, "build_parser", lambda: (_ for _ in ()).throw(AssertionError("parser built")))
     assert cli.main(["serve", "--stdio"]) == 0 and cli.main(["serve"]) == 0
     assert calls == [("serve", None), ("serve", None)]
@@ -248,7 +250,7 @@ def test_source_reading_encodings_and_newlines(tmp_path):
 
 def _pid_result(job):
     """Stands in for check_file: records which process checked the job."""
-    from tilelsp.formats import FileResult
+    from tilelsp.cli.formats import FileResult
 
     return FileResult(f"{job.display}@{os.getpid()}")
 

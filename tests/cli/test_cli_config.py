@@ -1,11 +1,11 @@
-"""`[tool.tilelsp]` discovery and validation (tilelsp.config)."""
+"""`[tool.tilelsp]` discovery and validation (tilelsp.cli.config)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from tilelsp import config as cfg
+from tilelsp.cli import config as cfg
 
 
 def write(tmp_path: Path, body: str) -> Path:

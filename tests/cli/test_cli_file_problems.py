@@ -90,7 +90,7 @@ def test_every_command_honours_the_coding_line(tmp_path, capsys, monkeypatch):
 def test_every_command_is_bounded_on_a_huge_file(tmp_path, capsys, monkeypatch):
     """A file over the editor's size cap is refused at once (a generated 1.5 MB file of 3,790 kernels took 28 s to
     check and 46 s for `ir` before, and verify ran into its timeout)."""
-    from tilelsp import check_child
+    from tilelsp.features import check as check_child
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(check_child, "MAX_CHECK_CHARS", 200)

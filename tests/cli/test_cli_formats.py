@@ -6,7 +6,7 @@ import json
 from tilelang_core.codes import CODES
 from tilelang_core.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
 from tilelang_core.source import Span
-from tilelsp.formats import FileResult, escape_data, escape_property, render, summary
+from tilelsp.cli.formats import FileResult, escape_data, escape_property, render, summary
 
 TEXT = "import tilelang.language as T\nA_shared = T.alloc_shared((64, 32), 'float16')\n    T.gemm(A_shared, B_shared, C_local)\n"
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import re
 
-from tilelsp import cli_reference
+from tilelsp.cli import reference as cli_reference
 
 
 def test_docs_cli_flag_reference_matches_the_parser():
-    assert cli_reference.main(["--check"]) == 0, "run `python -m tilelsp.cli_reference` to regenerate docs/cli.md"
+    assert cli_reference.main(["--check"]) == 0, "run `python -m tilelsp.cli.reference` to regenerate docs/cli.md"
 
 
 def test_every_command_and_flag_is_in_docs_cli():

@@ -1,12 +1,12 @@
-"""The command output shown in README.md and docs/ is what the commands print now (tilelsp/docsamples.py)."""
+"""The command output shown in README.md and docs/ is what the commands print now (tilelsp/cli/docsamples.py)."""
 from __future__ import annotations
 
-from tilelsp import docsamples
+from tilelsp.cli import docsamples
 
 
 def test_doc_samples_match_real_output():
     stale = docsamples.stale()
-    assert not stale, f"run `python -m tilelsp.docsamples` to regenerate: {[str(p) for p in stale]}"
+    assert not stale, f"run `python -m tilelsp.cli.docsamples` to regenerate: {[str(p) for p in stale]}"
 
 
 def test_a_drifted_sample_is_found_and_rewritten(tmp_path):

@@ -67,8 +67,8 @@ def test_version_matches_python_distribution():
 
 
 def test_settings_defaults_match_server():
-    """Every server setting is contributed with the server's default (tilelsp/settings.py)."""
-    settings = pytest.importorskip("tilelsp.settings")
+    """Every server setting is contributed with the server's default (tilelsp/server/settings.py)."""
+    settings = pytest.importorskip("tilelsp.server.settings")
     props = MANIFEST["contributes"]["configuration"]["properties"]
     defaults = settings.Settings()
     for field in ("targets", "checkOnChange", "debounceMs", "lowerOnSave", "verifyDevice", "trustWorkspace",

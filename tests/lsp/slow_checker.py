@@ -5,7 +5,7 @@ import pickle
 import struct
 import sys
 
-from tilelsp.check_child import run_check
+from tilelsp.features.check import run_check
 
 HEADER = struct.Struct("<Q")
 out = os.fdopen(os.dup(1), "wb")

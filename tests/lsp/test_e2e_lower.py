@@ -50,6 +50,12 @@ async def test_save_lowers_and_show_ir(client):
     text = on_gemm.contents.value
     assert "M=128 N=128 K=32" in text and "wgmma.mma_async m64n128k16" in text and "128-byte swizzle" in text
     assert f"CUDA for line {gemm_line + 1}" in text and "```cuda" in text
+    # the lines that implement the call (the mainloop's wgmma, waits and barriers), not the tile scheduler's index
+    # arithmetic; the stream-K remainder's copy is counted, behind Show CUDA
+    excerpt = text.split("```cuda")[1].split("```")[0]
+    assert "tl_gemm_wgmma" in excerpt and "wgmma_wait" in excerpt and "[…]" in excerpt, excerpt
+    assert "sk_ptr" not in excerpt and "blockIdx" not in excerpt and max(map(len, excerpt.splitlines())) < 120, excerpt
+    assert "other place" in text and "command:tilelsp.showCuda" in text
     a_line = next(i for i, l in enumerate(broken.splitlines()) if "A_shared = T.alloc_shared" in l)
     on_a = await client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), types.Position(a_line, broken.splitlines()[a_line].index("A_shared") + 1)))

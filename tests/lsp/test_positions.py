@@ -4,7 +4,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from tilelang_core.source import SourceFile, Span
-from tilelsp.positions import (UTF8, UTF16, UTF32, col_to_units, encoding_name, line_count, lsp_lines,
+from tilelsp.features.positions import (UTF8, UTF16, UTF32, col_to_units, encoding_name, line_count, lsp_lines,
                                position_to_point, range_to_span, span_to_range, units_to_col)
 
 LINE = 'x = "é😀"; T.copy(A, B)'  # é: 1 UTF-16 unit / 2 UTF-8 bytes; 😀: 2 UTF-16 units / 4 UTF-8 bytes

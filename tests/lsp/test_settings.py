@@ -1,7 +1,7 @@
 """Settings: defaults, valid values, and invalid values reported and replaced by defaults."""
 from __future__ import annotations
 
-from tilelsp.settings import Settings, parse_settings
+from tilelsp.server.settings import Settings, parse_settings
 
 
 def test_defaults_when_missing():
@@ -31,7 +31,7 @@ def test_non_object_settings():
 
 
 def test_stale_lowering_results_are_dropped():
-    from tilelsp.state import State
+    from tilelsp.server.state import State
 
     state = State()
     doc = state.open("file:///a.py", 1, "x = 1\n")

@@ -44,10 +44,10 @@ sys.argv, sys.path[0] = ["tilelsp", "serve"], os.getcwd()
 runpy.run_module("tilelsp", run_name="__main__", alter_sys=True)
 """
 NOT_BEFORE_INITIALIZE = (
-    "argparse", "tilelsp.formats", "tilelsp.loading",  # the CLI's parser and its check path
+    "argparse", "tilelsp.cli.formats", "tilelsp.cli.loading",  # the CLI's parser and its check path
     "tilelsp.features.hover", "tilelsp.features.inlay", "tilelsp.features.codelens", "tilelsp.features.completion",
-    "tilelsp.features.actions", "tilelsp.features.ir_view", "tilelsp.features.verify", "tilelsp.ray_cluster",
-    "tilelsp.worker", "libcst", "tilelang_core.frontend", "tilelang_core.analysis", "tvm", "torch",
+    "tilelsp.features.actions", "tilelsp.features.ir_view", "tilelsp.features.verify", "tilelsp.cluster.connection",
+    "tilelsp.server.worker", "libcst", "tilelang_core.frontend", "tilelang_core.analysis", "tvm", "torch",
 )
 
 
@@ -76,7 +76,7 @@ def test_answering_initialize_imports_only_what_it_needs():
     report = json.loads(proc.stderr.decode().splitlines()[-1])
     assert '"id": 1' in report["response"] and "capabilities" in report["response"]
     modules = set(report["modules"])
-    assert "tilelsp.server" in modules
+    assert "tilelsp.server.app" in modules
     assert sorted(m for m in modules if m.split(".")[0] in {"tvm", "torch", "libcst"} or m in NOT_BEFORE_INITIALIZE) \
         == []
     assert report["frozen"] > 10000  # the imported modules' objects are out of the collector's way

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tilelsp.features import verify
-from tilelsp.worker import Cancelled, Worker, WorkerError, run_process
+from tilelsp.server.worker import Cancelled, Worker, WorkerError, run_process
 
 FAKE = [sys.executable, str(Path(__file__).with_name("misbehaving_worker.py"))]
 

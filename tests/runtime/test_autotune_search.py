@@ -115,7 +115,7 @@ def test_the_final_round_goes_on_until_the_leader_separates_or_calls_it_a_tie():
 
 def test_a_ray_timing_worker_uses_the_drivers_kernel_threads(monkeypatch):
     from tilelang_core.runtime.autotune_search import cpu_thread_setting
-    from tilelang_core.runtime.ray_tasks import use_cpu_threads
+    from tilelsp.cluster.autotune_tasks import use_cpu_threads
 
     monkeypatch.setenv("TVM_NUM_THREADS", "")  # unset (and restored after the test)
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # what Ray gives a 1-CPU task
@@ -173,8 +173,8 @@ def test_the_autotune_command_prints_every_config_and_the_winner(tmp_path, monke
 
 
 def test_the_server_reads_the_ray_address_setting():
-    from tilelsp.ray_cluster import configured_address
-    from tilelsp.settings import parse_settings
+    from tilelsp.cluster.connection import configured_address
+    from tilelsp.server.settings import parse_settings
 
     assert configured_address(parse_settings({"ray": {"address": "ray://head:10001"}})[0]) == "ray://head:10001"
     assert configured_address(parse_settings({"ray.address": "local"})[0]) == "local"
@@ -187,9 +187,9 @@ def test_the_server_actions_pass_the_cluster_and_say_so(monkeypatch):
     import itertools
     from types import SimpleNamespace
 
-    from tilelsp import worker
-    from tilelsp.features import commands
-    from tilelsp.settings import parse_settings
+    from tilelsp.server import worker
+    from tilelsp.server import commands
+    from tilelsp.server.settings import parse_settings
 
     seen, shown = [], []
     reply = json.dumps({"best": {"config": {"block_M": 64}, "latency_ms": 1.5}, "device": "cuda:H200",

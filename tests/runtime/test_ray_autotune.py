@@ -48,7 +48,7 @@ KERNEL = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def cluster():
-    from tilelsp.ray_cluster import connect
+    from tilelsp.cluster.connection import connect
 
     connect("local")
     yield
@@ -63,7 +63,7 @@ def _file(tmp_path, marker: str = ""):
 
 def test_ray_search_gives_the_local_winner(tmp_path, monkeypatch, cluster):
     from tilelang_core.runtime.autotune_file import load_tuning
-    from tilelsp.ray_autotune import autotune_on_ray
+    from tilelsp.cluster.autotune import autotune_on_ray
 
     monkeypatch.setenv("TILELSP_AUTOTUNE_CACHE", "0")
     monkeypatch.setenv("TILELSP_CACHE_DIR", str(tmp_path / "cache"))
@@ -88,7 +88,7 @@ def test_a_local_clusters_workers_run_at_the_drivers_priority(cluster):
 
 
 def test_a_worker_killed_mid_run_is_survived(tmp_path, cluster):
-    from tilelsp.ray_autotune import autotune_on_ray
+    from tilelsp.cluster.autotune import autotune_on_ray
 
     marker = tmp_path / "killed"
     path = _file(tmp_path, str(marker))
@@ -101,7 +101,7 @@ def test_a_worker_killed_mid_run_is_survived(tmp_path, cluster):
 def test_verify_on_ray_matches_a_local_verify(tmp_path, cluster):
     from tilelang_core.check import check_source
     from tilelang_core.verify.runner import verify_file
-    from tilelsp.ray_verify import verify_on_ray
+    from tilelsp.cluster.verify import verify_on_ray
 
     path = tmp_path / "plain_add.py"  # a plain @jit factory: verify builds its one instance
     path.write_text("\n".join(line for line in KERNEL.format(marker="").splitlines()

@@ -21,7 +21,7 @@ def _args(path, **kw):
 
 @pytest.mark.tvm
 def test_sanitize_finds_the_uninitialised_accumulator_at_its_line(capsys):
-    from tilelsp.verify_command import run_verify
+    from tilelsp.cli.verify import run_verify
 
     path = ROOT / "examples/errors/uninitialized_accumulator.py"
     rc = run_verify(_args(path))
@@ -34,7 +34,7 @@ def test_sanitize_finds_the_uninitialised_accumulator_at_its_line(capsys):
 
 @pytest.mark.tvm
 def test_sanitize_of_a_correct_example_prints_pass(capsys):
-    from tilelsp.verify_command import run_verify
+    from tilelsp.cli.verify import run_verify
 
     rc = run_verify(_args(ROOT / "examples/gemm_splitk.py", json=False))
     out = capsys.readouterr().out
@@ -42,7 +42,7 @@ def test_sanitize_of_a_correct_example_prints_pass(capsys):
 
 
 def test_without_sanitize_the_dataflow_error_stops_the_file(capsys):
-    from tilelsp.verify_command import run_verify
+    from tilelsp.cli.verify import run_verify
 
     rc = run_verify(_args(ROOT / "examples/errors/uninitialized_accumulator.py", sanitize=False))
     captured = capsys.readouterr()

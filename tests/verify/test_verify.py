@@ -82,7 +82,7 @@ def good(tmp_path_factory):
 
 @pytest.mark.tvm
 def test_verify_pass_and_mismatch_in_one_run(good, capsys):
-    from tilelsp.verify_command import run_verify
+    from tilelsp.cli.verify import run_verify
 
     rc = run_verify(_args(good))
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
@@ -98,7 +98,7 @@ def test_verify_pass_and_mismatch_in_one_run(good, capsys):
 
 @pytest.mark.tvm
 def test_verify_selects_kernel_and_prints_text(good, capsys):
-    from tilelsp.verify_command import run_verify
+    from tilelsp.cli.verify import run_verify
 
     rc = run_verify(_args(good, kernel="axpy", json=False, bench=True))
     out = capsys.readouterr().out
@@ -107,7 +107,7 @@ def test_verify_selects_kernel_and_prints_text(good, capsys):
 
 
 def test_verify_timeout_is_a_clean_failure(tmp_path, capsys):
-    from tilelsp.verify_command import run_verify
+    from tilelsp.cli.verify import run_verify
 
     path = tmp_path / "forever.py"
     path.write_text(textwrap.dedent(FOREVER))
@@ -121,7 +121,7 @@ def test_verify_timeout_is_a_clean_failure(tmp_path, capsys):
     ("raise RuntimeError('boom at load')\n", ["running the file failed", "boom at load", "forever.py:"]),
 ])
 def test_verify_crash_and_load_errors_are_clean_failures(tmp_path, capsys, tail, words):
-    from tilelsp.verify_command import run_verify
+    from tilelsp.cli.verify import run_verify
 
     path = tmp_path / "forever.py"
     path.write_text(textwrap.dedent(FOREVER).replace("k = spin(8)\n", tail))
@@ -133,7 +133,7 @@ def test_verify_crash_and_load_errors_are_clean_failures(tmp_path, capsys, tail,
 
 
 def test_verify_usage_errors(tmp_path, good, capsys):
-    from tilelsp.verify_command import run_verify
+    from tilelsp.cli.verify import run_verify
 
     assert run_verify(_args(tmp_path / "missing.py")) == 2
     assert run_verify(_args(good, kernel="nope", timeout=120.0)) == 2

@@ -6,6 +6,7 @@ needs tvm, never at module import time.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from types import SimpleNamespace
 
@@ -19,8 +20,10 @@ class TvmUnavailable(ImportError):
     """Raised when apache-tvm is missing or is not the pinned version."""
 
 
+@functools.lru_cache(maxsize=1)
 def installed_version() -> str | None:
-    """The installed apache-tvm distribution version, or None when it is absent."""
+    """The installed apache-tvm distribution version, or None when it is absent (read once per process: each
+    cached kernel's lookup asks)."""
     from importlib import metadata
 
     try:

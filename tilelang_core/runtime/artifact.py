@@ -112,8 +112,10 @@ def _compiled(expr: str):
 
 
 @functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1)
 def nvcc_version() -> str:
-    """`nvcc --version`'s release line ('' when nvcc is missing)."""
+    """`nvcc --version`'s release line ('' when nvcc is missing); asked once per process (each cached kernel's
+    lookup compares it)."""
     exe = shutil.which("nvcc")
     if exe is None:
         return ""

@@ -11,7 +11,7 @@ from lsprotocol import types
 from tilelang_core.diagnostics import Diagnostic, Severity
 from tilelang_core.source import SourceFile
 
-from ..positions import span_to_range
+from .positions import span_to_range
 
 FAST, LOWER, VERIFY = "tilelsp", "tilelsp-lower", "tilelsp-verify"
 

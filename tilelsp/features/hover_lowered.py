@@ -7,6 +7,8 @@ import json
 import re
 from urllib.parse import quote
 
+from .cuda_excerpt import statement_excerpt
+
 PREVIEW_LINES = 24
 _GLOBAL = re.compile(r'extern "C" __global__ .*\{\s*$')
 
@@ -67,24 +69,29 @@ def kernel_sections(k, lowered, uri: str) -> list[str]:
 
 
 def statement_cuda(lowered, kernel: str | None, line: int, uri: str) -> str:
-    """The CUDA lines the lowering generated for the statement that starts on `line` (1-based), or ''."""
+    """The CUDA lines the lowering generated for the statement that starts on `line` (1-based), or '': the first
+    place it was emitted, index arithmetic elided (cuda_excerpt.py), the rest behind Show CUDA."""
     for entry in lowered or ():
         if entry.get("error") or (kernel is not None and entry.get("kernel") != kernel):
             continue
         cuda_lines = (entry.get("cuda") or "").splitlines()
         mapped = next((lines for src, lines in entry.get("line_map") or () if src == line), None)
-        if not mapped or not cuda_lines:
-            continue
-        body = [cuda_lines[n - 1] for n in mapped if 0 < n <= len(cuda_lines)]
-        body = [ln for ln in body if ln.strip() and not ln.strip().startswith("// tilelang source line")]
+        shown, body, more_lines, more_places = statement_excerpt(cuda_lines, mapped or [])
         if not body:
             continue
-        indent = min(len(ln) - len(ln.lstrip()) for ln in body)
-        body = [ln[indent:] for ln in body]
-        link = command_link("Show CUDA beside the source", "tilelsp.showCuda", [uri, entry.get("kernel")])
-        head = f"CUDA for line {line} ({entry.get('target')}, CUDA lines {mapped[0]}–{mapped[-1]}):"
-        return f"{head}\n\n{_fenced('cuda', body[:PREVIEW_LINES], len(body) > PREVIEW_LINES)}\n\n{link}"
+        # the client's Show CUDA puts the cursor on this line: all of its CUDA lines are highlighted there
+        link = command_link("Show CUDA beside the source", "tilelsp.showCuda", [uri, entry.get("kernel"), line - 1])
+        where = f"CUDA line {shown[0]}" if len(shown) == 1 else f"CUDA lines {shown[0]}–{shown[-1]}"
+        elided = "; long index arithmetic shown as …" if any("…" in ln for ln in body) else ""
+        head = f"CUDA for line {line} ({entry.get('target')}, {where}{elided}):"
+        rest = (f"\n\n{_count(more_lines, 'more line')} of this statement in {_count(more_places, 'other place')} "
+                "(e.g. a stream-K or tail loop)" if more_places else "")
+        return f"{head}\n\n{_fenced('cuda', body[:PREVIEW_LINES], len(body) > PREVIEW_LINES)}{rest}\n\n{link}"
     return ""
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def gemm_section(lowered, line: int) -> str:

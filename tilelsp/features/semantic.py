@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..positions import lsp_lines
+from .positions import lsp_lines
 from .symbols import canonical, import_aliases
 
 TOKEN_TYPES = ("function", "type", "variable", "parameter")

@@ -11,10 +11,13 @@ import sys
 from tilelang_core.diagnostics import Diagnostic, Severity
 from tilelang_core.source import Span
 
-from ..verify_command import findings_of
-
 UNTRUSTED = ("tilelsp will not run code from this workspace until you trust it: set "
              "`tilelsp.trustWorkspace` to true (verify and benchmark execute the kernel factory)")
+
+
+def findings_of(rec: dict) -> list[dict]:
+    """The sanitizer's and the metamorphic oracles' findings of a record (dicts with line, column, code, ...)."""
+    return list(rec.get("sanitizer") or ()) + list((rec.get("metamorphic") or {}).get("findings") or ())
 
 
 def verify_argv(path: str, kernel: str, device: str = "auto", bench: bool = False, timeout: int = 60,

@@ -157,7 +157,10 @@ export async function showIR(ctx: CommandContext, ...args: unknown[]): Promise<v
   return chosen && openIrView(ctx.provider, chosen.req, vscode.ViewColumn.Active, false);
 }
 
-/** `tilelsp.showCuda`: open the generated code beside the source and link the cursor to it. */
+/**
+ * `tilelsp.showCuda [uri, kernel, line?]`: open the generated code beside the source and link the cursor to it; with
+ * a 0-based source `line` (a hover's link), the cursor moves there, so that statement's CUDA lines are highlighted.
+ */
 export async function showCuda(ctx: CommandContext, ...args: unknown[]): Promise<vscode.TextEditor | undefined> {
   const chosen = await irRequest(ctx, args, false);
   if (!chosen) {
@@ -166,6 +169,13 @@ export async function showCuda(ctx: CommandContext, ...args: unknown[]): Promise
   const source = vscode.Uri.parse(chosen.req.source);
   if (!vscode.window.visibleTextEditors.some((e) => e.document.uri.toString() === source.toString())) {
     await vscode.window.showTextDocument(source, { viewColumn: vscode.ViewColumn.Active });
+  }
+  const line = args[2];
+  if (typeof line === 'number' && Number.isInteger(line) && line >= 0) {
+    for (const editor of vscode.window.visibleTextEditors.filter((e) => e.document.uri.toString() === source.toString())) {
+      editor.selection = new vscode.Selection(line, 0, line, 0);
+      editor.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    }
   }
   const editor = await openIrView(ctx.provider, chosen.req, vscode.ViewColumn.Beside, true);
   const { start, end } = chosen.kernel.range;

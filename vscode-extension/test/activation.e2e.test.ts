@@ -13,7 +13,7 @@ import * as stub from './stub/vscode';
 const ROOT = process.env.TILELSP_ROOT ?? path.resolve(__dirname, '..', '..');
 const PYTHON = process.env.TILELSP_PYTHON ?? path.join(ROOT, '.venv', 'bin', 'python');
 const GEMM = path.join(ROOT, 'examples', 'gemm.py');
-const available = existsSync(PYTHON) && existsSync(path.join(ROOT, 'tilelsp', 'server.py')) && existsSync(GEMM);
+const available = existsSync(PYTHON) && existsSync(path.join(ROOT, 'tilelsp', 'server', 'app.py')) && existsSync(GEMM);
 
 let ext: typeof import('../src/extension');
 const context = { subscriptions: [] as { dispose(): unknown }[] };

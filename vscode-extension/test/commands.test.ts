@@ -126,6 +126,15 @@ describe('Show IR and Show CUDA', () => {
     expect([...editor.decorations.values()].flat()).toEqual([]);
   });
 
+  it('moves the cursor to the line a hover link names, highlighting that statement\'s CUDA lines', async () => {
+    const { link } = server();
+    const source = (await vscode.window.showTextDocument(vscode.Uri.parse(file))) as unknown as stub.TextEditor;
+    const view = (await showCuda(context(link), file, 'matmul', 7)) as unknown as stub.TextEditor;
+    expect([source.selection.start.line, source.selection.end.line]).toEqual([7, 7]);
+    expect([...view.decorations.values()].flat().map((r) => [r.start.line, r.end.line])).toEqual([[1, 2]]);
+    expect(view.revealed.map((r) => r.start.line)).toContain(1);
+  });
+
   it('re-applies the highlight from the new line map when the view is refreshed after a save', async () => {
     const { link } = server();
     const ctx = context(link);

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from .features.commands import plain_params
+from .commands import plain_params
 from .settings import parse_settings
 
 if TYPE_CHECKING:
-    from .server import TileLanguageServer
+    from .language_server import TileLanguageServer
 
 
 def on_initialize(ls: TileLanguageServer, params: types.InitializeParams) -> None:

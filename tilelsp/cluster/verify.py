@@ -1,5 +1,5 @@
 """`tilelsp verify --ray ADDRESS` and `tilelsp bench --ray ADDRESS`: each kernel instance is built with its
-inputs and expected outputs on a CPU worker (`ray_verify.prepare_instance`; the file's text travels) and run,
+inputs and expected outputs on a CPU worker (`verify_tasks.prepare_instance`; the file's text travels) and run,
 compared and timed on a device worker (`run_instance`, `num_gpus=1` for CUDA; the packed kernel and tensors
 travel, no source and no tvm). The records are those of a local verify."""
 from __future__ import annotations
@@ -7,21 +7,21 @@ from __future__ import annotations
 import os
 import time
 
-from .ray_cluster import RETRIES, connect, drain
+from .connection import RETRIES, connect, drain
 
 
 def verify_on_ray(address: str, path: str, text: str, kernels: list, kernel, device: str, bench: bool,
                   task_timeout: float) -> list[dict]:
     """One record per selected instance (`kernels`: the check result's selected kernels, in order)."""
-    from tilelang_core.verify import ray_verify
+    from . import verify_tasks
     from tilelang_core.runtime.autotune_search import Progress
 
     ray = connect(address)
     if device == "auto":
         device = "cuda" if ray.cluster_resources().get("GPU", 0) >= 1 else "cpu"
     gpus = 1 if device == "cuda" else 0
-    prepare = ray.remote(num_cpus=1, max_retries=RETRIES)(ray_verify.prepare_instance)
-    run = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_retries=RETRIES)(ray_verify.run_instance)
+    prepare = ray.remote(num_cpus=1, max_retries=RETRIES)(verify_tasks.prepare_instance)
+    run = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_retries=RETRIES)(verify_tasks.run_instance)
     name = os.path.basename(path)
     records: dict[int, dict] = {}
     bar = Progress(len(kernels), f"verify on Ray ({address})")

@@ -25,7 +25,7 @@ def connect(address: str):
     except ImportError:
         raise RayUnavailable("--ray needs the ray package: pip install 'tilelsp[ray]'") from None
     if not ray.is_initialized():
-        root = str(Path(__file__).resolve().parents[1])  # workers import tilelang_core from this tree
+        root = str(Path(__file__).resolve().parents[2])  # workers import tilelang_core and tilelsp from this tree
         env = {"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}}
         if address == "local":
             cpus = int(os.environ.get("TILELSP_RAY_CPUS", "0")) or os.cpu_count() or 1

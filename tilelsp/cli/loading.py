@@ -14,8 +14,9 @@ from pathlib import Path
 from tilelang_core.source import SourceFile, read_python_source
 from tilelang_core.target import DEFAULT_ARCH
 
+from tilelsp.features.check import too_large
+
 from . import config as cfg
-from .check_child import too_large
 from .formats import FileResult, render_text
 
 EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2

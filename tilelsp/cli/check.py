@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from tilelang_core.target import DEFAULT_ARCH
 
-from tilelsp import config as cfg
-from tilelsp.loading import EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE
+from . import config as cfg
+from .loading import EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE
 
 if TYPE_CHECKING:
-    from tilelsp.formats import FileResult
+    from .formats import FileResult
 
 SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
 MIN_PARALLEL_FILES = 3  # below this, forking workers costs more than it saves
@@ -41,12 +41,12 @@ def run_check(args) -> int:
     results = run_jobs(jobs, parallel=not args.no_parallel)
     color = args.color == "always" or (args.color == "auto" and _stdout_is_tty() and not os.environ.get("NO_COLOR"))
     from tilelang_core import __version__
-    from tilelsp.formats import render
+    from .formats import render
 
     sys.stdout.write(render(args.format, results, color=color, version=__version__))
     sys.stdout.flush()
     if args.format == "github":  # annotations go to stdout; the run's log also gets the summary
-        from tilelsp.formats import summary
+        from .formats import summary
 
         print(f"tilelsp: {summary(results)}", file=sys.stderr)
     if args.debug:
@@ -151,9 +151,9 @@ def _preload() -> None:
 
 def check_file(job: Job) -> FileResult:
     """Read and check one file; never raises (a crash becomes an `internal-error` diagnostic)."""
-    from tilelsp.formats import FileResult
+    from .formats import FileResult
     from tilelang_core.source import read_python_source
-    from tilelsp.loading import problem, reason
+    from .loading import problem, reason
 
     text = read_python_source(job.path)
     if isinstance(text, OSError | UnicodeDecodeError | SyntaxError):
@@ -161,7 +161,7 @@ def check_file(job: Job) -> FileResult:
     if not job.explicit and "tilelang" not in text:
         return FileResult(job.display, kernels=0)  # not a TileLang file: nothing to check (and no text to send back)
     from tilelang_core.source import SourceFile
-    from tilelsp.check_child import too_large
+    from tilelsp.features.check import too_large
 
     too_big = too_large(SourceFile(text, job.display))
     if too_big is not None:  # the editor's bound: a generated multi-megabyte file would take minutes

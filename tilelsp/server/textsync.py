@@ -5,7 +5,7 @@ end comes before its start is refused without touching the text.
 """
 from __future__ import annotations
 
-from .positions import BREAK, UTF16, units_to_col
+from tilelsp.features.positions import BREAK, UTF16, units_to_col
 
 
 class BadRange(ValueError):

@@ -17,8 +17,8 @@ _MODULES: dict = {}  # per worker process: (text digest, name) -> (path, check r
 
 
 def _loaded(name: str, text: str):
-    from ..check import check_source
-    from ..runtime.user_file import load_module
+    from tilelang_core.check import check_source
+    from tilelang_core.runtime.user_file import load_module
 
     key = (hashlib.sha256(text.encode()).hexdigest(), name)
     if key not in _MODULES:
@@ -30,19 +30,18 @@ def _loaded(name: str, text: str):
 
 def prepare_instance(name: str, text: str, kernel, index: int, device: str) -> dict:
     """Build the index-th selected instance of the file for `device`, with its inputs and expected outputs."""
-    from ..runtime.profiler import Profiler
-    from ..runtime.ray_tasks import pack
-    from ..runtime.user_file import reference_name
-    from .child import build_instance, call_reference, execute, outputs, select_kernels, symbolic_dims, written_params
+    from tilelang_core.runtime.user_file import reference_name
+    from tilelang_core.verify.child import (build_instance, call_reference, execute, outputs, random_inputs,
+                                            select_kernels, written_params)
+
+    from .autotune_tasks import pack
 
     path, result, glb = _loaded(name, text)
     func = select_kernels(result.kernels, kernel)[index]
     built = build_instance(func, glb, device)
     cpu = built if device == "cpu" else build_instance(func, glb, "cpu")
-    args = Profiler(cpu)._inputs(symbolic_dims(cpu))  # the same seed and order as a local verify
+    args = random_inputs(cpu)  # the same seed and order as a local verify (in-place outputs zeroed)
     inplace = [] if built.out_idx else written_params(built.func)
-    for k in inplace:
-        args[k] = args[k].zero_()
     ref = glb.get(reference_name(text))
     inputs = [a for k, a in enumerate(args) if k not in inplace]
     if callable(ref):
@@ -61,10 +60,11 @@ def run_instance(prepared: dict, device: str, bench: bool) -> dict:
     """Run a prepared instance on this worker's device, compare with the expected outputs and time it."""
     import torch
 
-    from ..runtime.bench import bench as bench_fn
-    from ..runtime.kernel import new_output
-    from ..runtime.numerics import compare
-    from ..runtime.ray_tasks import runner
+    from tilelang_core.runtime.bench import bench as bench_fn
+    from tilelang_core.runtime.kernel import new_output
+    from tilelang_core.runtime.numerics import compare
+
+    from .autotune_tasks import runner
 
     run, _ = runner(prepared["packed"])
     args = [a.to(device) for a in prepared["args"]]

@@ -20,8 +20,8 @@ _TUNINGS: dict = {}  # per worker process: the loaded file's Tuning, by (text di
 
 
 def _tuning(name: str, text: str, kernel, device: str, count: int, overrides: dict):
-    from .autotune_file import load_tuning
-    from .autotune_search import warm_tvm
+    from tilelang_core.runtime.autotune_file import load_tuning
+    from tilelang_core.runtime.autotune_search import warm_tvm
 
     key = (hashlib.sha256(text.encode()).hexdigest(), kernel, device, count, repr(sorted(overrides.items())))
     if key not in _TUNINGS:
@@ -58,7 +58,7 @@ def pack(jit_kernel) -> dict:
     """A built JITKernel as plain data: its parameters and its library (CPU) or artifact (CUDA)."""
     params = [(p.name, p.dtype, list(p.shape), p.is_output, p.is_scalar) for p in jit_kernel.params]
     if jit_kernel.target == "cpu":
-        from .cpu_artifact import cpu_cache, cpu_key
+        from tilelang_core.runtime.cpu_artifact import cpu_cache, cpu_key
 
         cpu = jit_kernel._backend.module
         if cpu.library is None:
@@ -74,7 +74,7 @@ def pack(jit_kernel) -> dict:
 def _inputs(params, device: str):
     import torch
 
-    from .profiler import supply_tensor
+    from tilelang_core.runtime.profiler import supply_tensor
 
     gen = torch.Generator().manual_seed(0)
     args = []
@@ -93,14 +93,14 @@ def _inputs(params, device: str):
 def runner(packed: dict):
     """A callable running the packed kernel on a full argument list, and the device it runs on."""
     if packed["kind"] == "cpu":
-        from .cpu_library import CpuLibrary
+        from tilelang_core.runtime.cpu_library import CpuLibrary
 
         folder = Path(tempfile.mkdtemp(prefix="tilelsp-ray-lib-"))
         path = folder / f"{packed['symbol']}.so"
         path.write_bytes(packed["library"])
         return CpuLibrary(path, packed["symbol"]), "cpu"
-    from .artifact import Artifact
-    from .launch import launch
+    from tilelang_core.runtime.artifact import Artifact
+    from tilelang_core.runtime.launch import launch
 
     meta = {k: v for k, v in packed["meta"].items() if k in Artifact.__dataclass_fields__}
     art = Artifact(source=packed["source"], cubin=packed["cubin"], **meta)
@@ -110,8 +110,8 @@ def runner(packed: dict):
 def _measure(packed: dict):
     """`measure(warmup, rep)` -> ms of a packed kernel on random inputs (as a local search times it: the mean on
     a GPU, the fastest call on the CPU), and the device it runs on."""
-    from .bench import bench
-    from .autotune_search import best_call_ms
+    from tilelang_core.runtime.bench import bench
+    from tilelang_core.runtime.autotune_search import best_call_ms
 
     run, device = runner(packed)
     args = _inputs(packed["params"], device)
@@ -122,7 +122,7 @@ def _measure(packed: dict):
 
 def measure_packed(packed: dict, warmup: int, rep: int) -> tuple[float, str]:
     """Milliseconds per run of a packed kernel on random inputs, and the device label it was timed on."""
-    from .autotune_search import device_label
+    from tilelang_core.runtime.autotune_search import device_label
 
     measure, device = _measure(packed)
     return measure(warmup, rep), device_label(device)
@@ -130,7 +130,7 @@ def measure_packed(packed: dict, warmup: int, rep: int) -> tuple[float, str]:
 
 def final_round(warmup: int, rep: int, *packed: dict) -> list:
     """The finalists' timings of `autotune_search.final_round`, on one worker (a fair final comparison)."""
-    from .autotune_search import final_round as rounds
+    from tilelang_core.runtime.autotune_search import final_round as rounds
 
     return rounds([_measure(p)[0] for p in packed], warmup, rep)
 
@@ -140,7 +140,7 @@ def use_cpu_threads(threads: int | None) -> None:
     worker, as `tilelsp autotune` runs them locally. Ray sets OMP_NUM_THREADS to a task's CPUs, which TVM's
     thread pool would follow: a kernel timed with 1 thread here and 2 in a local search ranks differently.
     Effective before this process imports tvm or runs a CPU kernel (TVM sizes its pool once)."""
-    from .autotune_search import all_cpus
+    from tilelang_core.runtime.autotune_search import all_cpus
 
     os.environ["TVM_NUM_THREADS"] = str(threads or all_cpus())
 
@@ -149,8 +149,8 @@ def measure_on_cpu(warmup: int, rep: int, threads: int | None, *packed: dict) ->
     """The CPU as the one device: every kernel timed one after another (no compile runs beside them), then the
     fastest few again (`autotune_search.final_round`). {"timings": ms per kernel, "finalists": their indices,
     "final": their final-round timings, "device": label, "stamp": ...}."""
-    from .autotune_search import device_label, fastest
-    from .autotune_search import final_round as rounds
+    from tilelang_core.runtime.autotune_search import device_label, fastest
+    from tilelang_core.runtime.autotune_search import final_round as rounds
 
     start = time.time()
     use_cpu_threads(threads)

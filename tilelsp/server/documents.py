@@ -10,7 +10,7 @@ from lsprotocol import types
 from .textsync import BadRange, apply_change
 
 if TYPE_CHECKING:
-    from .server import TileLanguageServer
+    from .language_server import TileLanguageServer
     from .state import DocState
 
 
@@ -101,7 +101,7 @@ async def _lower_when_settled(ls: TileLanguageServer, doc: DocState, version: in
 async def lower_document(ls: TileLanguageServer, doc: DocState) -> None:
     """Lower the current text in the worker (or take its lowering from the content cache); drop the answer if a
     newer lowering was asked for meanwhile."""
-    from .features.ir_view import diag_from_dict
+    from tilelsp.features.ir_view import diag_from_dict
     from .worker import WorkerError
 
     loop = asyncio.get_running_loop()

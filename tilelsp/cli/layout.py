@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .ir_command import pick_kernel
+from .ir import pick_kernel
 
 FORMATS = ("text", "svg", "png", "html")
 
@@ -15,7 +15,7 @@ def run_layout(args) -> int:
     from tilelang_core.codegen.cuda.common import LoweringError
     from tilelang_core.target import canonical
 
-    from .features.layout_view import maps_for, page_title, render
+    from tilelsp.features.layout_view import maps_for, page_title, render
     from .loading import EXIT_USAGE, load_checked
 
     try:

@@ -1,6 +1,6 @@
 """`tilelsp autotune --ray ADDRESS`: the search spread over a Ray cluster (`pip install 'tilelsp[ray]'`).
 
-Each config compiles as a task on a CPU worker (`ray_tasks.compile_config`: the file's text travels, the worker
+Each config compiles as a task on a CPU worker (`autotune_tasks.compile_config`: the file's text travels, the worker
 lowers and builds; a CPU kernel is checked against the file's reference there, as a local search checks it). For
 CUDA each built kernel is timed as it arrives by a task on a GPU worker (`measure_packed`, `num_gpus=1`: only the
 packed kernel travels). When the CPU backend is the device, the CPUs that compile are the device: timing waits until
@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 
-from .ray_cluster import RETRIES, connect, drain
+from .connection import RETRIES, connect, drain
 
 
 def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, count: int, overrides: dict,
@@ -25,7 +25,7 @@ def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, cou
                     configs: list | None = None):
     """Search the configs of the file's factory (`configs`: already loaded ones) on the cluster; an
     AutotuneResult without a local kernel."""
-    from tilelang_core.runtime import ray_tasks
+    from . import autotune_tasks
     from tilelang_core.runtime.autotune import AutotuneResult, ConfigBuildError, settle_final
     from tilelang_core.runtime.autotune_search import Progress, cpu_thread_setting
 
@@ -35,8 +35,8 @@ def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, cou
 
         configs = load_tuning(path, text, kernel, device, count, overrides).configs
     gpu = device == "cuda"
-    compile_task = ray.remote(num_cpus=1, max_retries=RETRIES)(ray_tasks.compile_config)
-    measure_task = ray.remote(num_cpus=0, num_gpus=1, max_retries=RETRIES)(ray_tasks.measure_packed)
+    compile_task = ray.remote(num_cpus=1, max_retries=RETRIES)(autotune_tasks.compile_config)
+    measure_task = ray.remote(num_cpus=0, num_gpus=1, max_retries=RETRIES)(autotune_tasks.measure_packed)
     bar = Progress(len(configs), f"autotune on Ray ({address})" + ("" if gpu else ": compiling"), enabled=progress)
     result, packed, timed = AutotuneResult(), {}, []
 
@@ -91,11 +91,11 @@ def _run_one(ray, ref, stage: str, task_timeout: float):
 
 def _time_on_cpu(ray, result, configs, packed, warmup, rep, task_timeout):
     """Every compiled kernel timed one after another in one task (the CPU is one device), then the finalists."""
-    from tilelang_core.runtime import ray_tasks
+    from . import autotune_tasks
     from tilelang_core.runtime.autotune_search import cpu_thread_setting
 
     order = sorted(packed)
-    task = ray.remote(num_cpus=1, max_retries=RETRIES)(ray_tasks.measure_on_cpu)
+    task = ray.remote(num_cpus=1, max_retries=RETRIES)(autotune_tasks.measure_on_cpu)
     done = _run_one(ray, task.remote(warmup, rep, cpu_thread_setting(), *[packed[i] for i in order]), "timing",
                     task_timeout)
     result.device = done["device"]
@@ -106,9 +106,9 @@ def _time_on_cpu(ray, result, configs, packed, warmup, rep, task_timeout):
 
 def _final_on_gpu(ray, result, packed, timed, warmup, rep, task_timeout):
     """The first pass's fastest few timed again, interleaved, on one GPU worker."""
-    from tilelang_core.runtime import ray_tasks
+    from . import autotune_tasks
     from tilelang_core.runtime.autotune_search import fastest
 
     picks = [timed[k] for k in fastest(result.timings)]
-    task = ray.remote(num_cpus=0, num_gpus=1, max_retries=RETRIES)(ray_tasks.final_round)
+    task = ray.remote(num_cpus=0, num_gpus=1, max_retries=RETRIES)(autotune_tasks.final_round)
     return picks, _run_one(ray, task.remote(warmup, rep, *[packed[i] for i in picks]), "final timing", task_timeout)

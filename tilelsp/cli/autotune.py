@@ -65,7 +65,7 @@ def run_autotune(args) -> int:
         os.environ["TVM_NUM_THREADS"] = str(cpu_thread_setting() or all_cpus())
     from tilelang_core.runtime.autotune_file import TuningError, load_tuning
 
-    from .ray_cluster import RayUnavailable
+    from tilelsp.cluster.connection import RayUnavailable
 
     try:
         tuning = load_tuning(args.file, loaded.text, args.kernel, device, args.configs, overrides)
@@ -78,14 +78,14 @@ def run_autotune(args) -> int:
     cluster_s = None
     try:
         if address:  # the cluster starts (or is joined) before the search's clock starts
-            from .ray_cluster import connect
+            from tilelsp.cluster.connection import connect
 
             start = time.perf_counter()
             connect(address)
             cluster_s = time.perf_counter() - start
         start = time.perf_counter()
         if address:
-            from .ray_autotune import autotune_on_ray
+            from tilelsp.cluster.autotune import autotune_on_ray
 
             result = autotune_on_ray(address, args.file, loaded.text, args.kernel, device, args.configs, overrides,
                                      warmup=args.warmup, rep=args.rep, task_timeout=args.task_timeout,

@@ -1,6 +1,6 @@
 """Feature handlers: hover, inlay hints, code lenses, completion, signature help, semantic tokens, code actions.
 
-Each converts positions (positions.py), awaits the document's check result (computed off the event loop)
+Each converts positions (features/positions.py), awaits the document's check result (computed off the event loop)
 and calls one pure function in tilelsp.features, imported on first use (`initialize` answers sooner). A document
 over the size cap gets empty answers.
 """
@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from . import positions as pos
-from .features import semantic
-from .check_child import MAX_CHECK_CHARS
-from .features.diagnostics import to_lsp
+from tilelsp.features import positions as pos
+from tilelsp.features import semantic
+from tilelsp.features.check import MAX_CHECK_CHARS
+from tilelsp.features.diagnostics import to_lsp
 
 if TYPE_CHECKING:
-    from .server import TileLanguageServer
+    from .language_server import TileLanguageServer
     from .state import DocState
 
 COMPLETION_DOCS = "text_document.completion.completion_item.documentation_format"
@@ -61,7 +61,7 @@ async def _at(ls: TileLanguageServer, uri: str, position: types.Position):
 
 async def on_hover(ls: TileLanguageServer, params: types.HoverParams):
     """Hover on a buffer, a kernel or a builtin."""
-    from .features import hover
+    from tilelsp.features import hover
 
     doc, result, point = await _at(ls, params.text_document.uri, params.position)
     if doc is None:
@@ -85,7 +85,7 @@ def _shows_images(ls: TileLanguageServer) -> bool:
 
 async def on_inlay(ls: TileLanguageServer, params: types.InlayHintParams):
     """Inlay hints after allocations in the requested range."""
-    from .features import inlay
+    from tilelsp.features import inlay
 
     doc = _open(ls, params.text_document.uri)
     if doc is None:
@@ -99,7 +99,7 @@ async def on_inlay(ls: TileLanguageServer, params: types.InlayHintParams):
 
 async def on_code_lens(ls: TileLanguageServer, params: types.CodeLensParams):
     """Verify / Show IR / Show CUDA / Benchmark on each kernel."""
-    from .features import codelens
+    from tilelsp.features import codelens
 
     doc = _open(ls, params.text_document.uri)
     if doc is None:
@@ -112,7 +112,7 @@ async def on_code_lens(ls: TileLanguageServer, params: types.CodeLensParams):
 
 async def on_completion(ls: TileLanguageServer, params: types.CompletionParams):
     """`T.` completion from the registry."""
-    from .features import completion
+    from tilelsp.features import completion
 
     doc, result, point = await _at(ls, params.text_document.uri, params.position)
     if doc is None:
@@ -126,7 +126,7 @@ async def on_completion(ls: TileLanguageServer, params: types.CompletionParams):
 
 async def on_signature_help(ls: TileLanguageServer, params: types.SignatureHelpParams):
     """Signature help inside `T.*(`."""
-    from .features import completion
+    from tilelsp.features import completion
 
     doc, result, point = await _at(ls, params.text_document.uri, params.position)
     if doc is None:
@@ -155,7 +155,7 @@ async def on_semantic_tokens(ls: TileLanguageServer, params: types.SemanticToken
 
 async def on_code_action(ls: TileLanguageServer, params: types.CodeActionParams):
     """Quick fixes for our diagnostics in the range, and Verify/Benchmark for the kernel there."""
-    from .features import actions
+    from tilelsp.features import actions
 
     doc = _open(ls, params.text_document.uri)
     if doc is None:
@@ -168,7 +168,7 @@ async def on_code_action(ls: TileLanguageServer, params: types.CodeActionParams)
 
 
 def _lsp_action(a, doc: DocState, result, enc: str) -> types.CodeAction:
-    from .features.actions import QUICKFIX
+    from tilelsp.features.actions import QUICKFIX
 
     edit = None
     if a.edits:

@@ -1,5 +1,5 @@
-"""The `tilelsp` command line: parses the arguments (cli_parser.py) and runs the subcommand's module, each loaded
-lazily (check_command.py, ir_command.py, verify_command.py, ..., the server). What editors start
+"""The `tilelsp` command line: parses the arguments (parser.py) and runs the subcommand's module, each loaded
+lazily (check.py, ir.py, verify.py, ..., the server). What editors start
 (`tilelsp [serve] [--stdio]`) imports neither argparse nor the check's modules.
 
 Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage or internal error. Nothing heavy (pygls,
@@ -11,7 +11,7 @@ import os
 import sys
 from types import SimpleNamespace
 
-from tilelsp import config as cfg
+from . import config as cfg
 
 EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
 
 def _parse(argv: list):
     """The parsed arguments of any command line other than a plain serve."""
-    from tilelsp.cli_parser import build_parser
+    from .parser import build_parser
 
     return build_parser().parse_args(argv)
 
@@ -60,25 +60,25 @@ def _plain_serve(argv: list) -> SimpleNamespace | None:
 
 def _run(args) -> int:
     if args.command == "check":
-        from tilelsp.check_command import run_check
+        from .check import run_check
 
         return run_check(args)
     if args.command == "ir":
-        return _dispatch("tilelsp.ir_command", "run_ir", args, "tilelsp ir")
+        return _dispatch("tilelsp.cli.ir", "run_ir", args, "tilelsp ir")
     if args.command == "verify":
-        return _dispatch("tilelsp.verify_command", "run_verify", args, "tilelsp verify")
+        return _dispatch("tilelsp.cli.verify", "run_verify", args, "tilelsp verify")
     if args.command == "bench":
         args.bench = True
-        return _dispatch("tilelsp.verify_command", "run_verify", args, "tilelsp bench")
+        return _dispatch("tilelsp.cli.verify", "run_verify", args, "tilelsp bench")
     if args.command == "autotune":
-        return _dispatch("tilelsp.autotune_command", "run_autotune", args, "tilelsp autotune")
+        return _dispatch("tilelsp.cli.autotune", "run_autotune", args, "tilelsp autotune")
     if args.command == "layout":
-        return _dispatch("tilelsp.layout_command", "run_layout", args, "tilelsp layout")
+        return _dispatch("tilelsp.cli.layout", "run_layout", args, "tilelsp layout")
     if args.command is None:
         args.tcp = None
         if sys.stdin.isatty():
             print("tilelsp: serving LSP on stdio (Ctrl-C to stop; `tilelsp --help` lists commands)", file=sys.stderr)
-    return _dispatch("tilelsp.server", "run_serve", args, "tilelsp serve")
+    return _dispatch("tilelsp.server.app", "run_serve", args, "tilelsp serve")
 
 
 def _fail(message: str) -> int:
@@ -102,6 +102,3 @@ def _dispatch(module_name: str, func_name: str, args, feature: str) -> int:
     code = func(args)
     return code if isinstance(code, int) else EXIT_CLEAN
 
-
-if __name__ == "__main__":
-    sys.exit(main())

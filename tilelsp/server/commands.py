@@ -14,11 +14,11 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from tilelang_core import __version__
 
-from ..check_child import MAX_CHECK_CHARS
+from tilelsp.features.check import MAX_CHECK_CHARS
 
 if TYPE_CHECKING:
-    from ..server import TileLanguageServer
-    from ..state import DocState
+    from .language_server import TileLanguageServer
+    from .state import DocState
 
 
 def plain_params(obj):
@@ -34,7 +34,7 @@ def plain_params(obj):
 
 async def on_kernels(ls: TileLanguageServer, params):
     """`tilelsp/kernels`: the kernels of a document with ranges, instances and stage names."""
-    from . import ir_view
+    from tilelsp.features import ir_view
 
     p = plain_params(params) or {}
     uri = (p.get("textDocument") or {}).get("uri") or p.get("uri")
@@ -77,7 +77,7 @@ async def on_show_ir(ls: TileLanguageServer, params):
 
 async def show_ir(ls: TileLanguageServer, uri, kernel, stage, target=None, instance=None) -> dict:
     """Lower one kernel in the worker and return the stage's text and line map."""
-    from ..worker import WorkerError
+    from .worker import WorkerError
 
     doc = ls.doc(uri) if isinstance(uri, str) else None
     if doc is None:
@@ -97,7 +97,7 @@ async def show_ir(ls: TileLanguageServer, uri, kernel, stage, target=None, insta
 async def on_layout(ls: TileLanguageServer, params):
     """`tilelsp/layout {uri, kernel?, buffer?, target?, instance?}`: the layout views of a kernel's fragment and
     shared buffers (SVG and text each, and the webview's HTML page), computed in the worker."""
-    from ..worker import WorkerError
+    from .worker import WorkerError
 
     p = plain_params(params) or {}
     uri = (p.get("textDocument") or {}).get("uri") or p.get("uri")
@@ -146,8 +146,8 @@ async def cmd_metamorphic(ls, *args):
 async def run_verify(ls: TileLanguageServer, args, bench: bool, sanitize: bool = False,
                      metamorphic: bool = False) -> dict:
     """Run `tilelsp verify` in a subprocess with progress and cancellation; refuse in untrusted workspaces."""
-    from ..ray_cluster import configured_address
-    from . import verify
+    from tilelsp.cluster.connection import configured_address
+    from tilelsp.features import verify
 
     uri, kernel = (list(args) + [None, None])[:2]
     doc = ls.doc(uri) if isinstance(uri, str) else None
@@ -167,7 +167,7 @@ async def run_verify(ls: TileLanguageServer, args, bench: bool, sanitize: bool =
     if address:  # tilelsp.ray.address: the kernel is built and run on the cluster (docs/ray.md)
         argv += ["--ray", address]
         _report_progress(ls, token, progress, f"on the Ray cluster {address}")
-    from ..worker import run_process
+    from .worker import run_process
 
     # CUDA maps huge virtual ranges, so only CPU runs get an address-space cap (the runner adds its own)
     mem_mb = 8192 if device == "cpu" else 0
@@ -201,8 +201,8 @@ async def cmd_autotune(ls, *args):
     when `tilelsp.ray.address` is set) with progress and cancellation; refused in untrusted workspaces."""
     import json
 
-    from ..ray_cluster import configured_address
-    from . import verify
+    from tilelsp.cluster.connection import configured_address
+    from tilelsp.features import verify
 
     uri, kernel = (list(args) + [None, None])[:2]
     doc = ls.doc(uri) if isinstance(uri, str) else None
@@ -218,7 +218,7 @@ async def cmd_autotune(ls, *args):
     progress = await _begin_progress(ls, token, f"Autotune {kernel}", cancel)
     if address:
         _report_progress(ls, token, progress, f"on the Ray cluster {address}")
-    from ..worker import run_process
+    from .worker import run_process
 
     try:
         code, out, err = await asyncio.get_running_loop().run_in_executor(
@@ -257,7 +257,7 @@ async def _begin_progress(ls: TileLanguageServer, token: str, title: str, cancel
 
 
 async def _publish_verify(ls: TileLanguageServer, doc: DocState, kernel: str, res: dict) -> None:
-    from . import verify
+    from tilelsp.features import verify
 
     live = ls.state.get(doc.uri)
     if live is None:

@@ -7,7 +7,7 @@ A sample is a fenced block right after a marker line naming the command:
     (the command's standard output, as it prints it from the repository root)
     ```
 
-`python -m tilelsp.docsamples` rewrites every sample; `--check` exits 1 listing the stale ones (tests/cli runs it).
+`python -m tilelsp.cli.docsamples` rewrites every sample; `--check` exits 1 listing the stale ones (tests/cli runs it).
 """
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ import shlex
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FILES = ("README.md", "docs/cli.md", "docs/getting-started.md", "docs/neovim.md")
 _SAMPLE = re.compile(r"(<!-- sample: (tilelsp [^\n]*?) -->\n```[^\n]*\n)(.*?)(```)", re.S)
 
 
 def run(command: str, root: Path = ROOT) -> str:
     """Standard output of a `tilelsp ...` command run in-process from `root`."""
-    from .cli import main
+    from . import main
 
     argv = shlex.split(command)[1:]
     raw, cwd = io.BytesIO(), os.getcwd()
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     if "--check" in argv:
         files = stale()
         for f in files:
-            print(f"stale command samples in {f.relative_to(ROOT)}: run python -m tilelsp.docsamples", file=sys.stderr)
+            print(f"stale command samples in {f.relative_to(ROOT)}: run python -m tilelsp.cli.docsamples", file=sys.stderr)
         return 1 if files else 0
     for name in FILES:
         path = ROOT / name

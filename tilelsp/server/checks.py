@@ -17,7 +17,9 @@ from tilelang_core.check import CheckResult
 from tilelang_core.diagnostics import Diagnostic, Severity
 from tilelang_core.source import SourceFile, Span
 
-from .check_child import HEADER, MAX_CHECK_CHARS, run_check
+from tilelsp.features.check import MAX_CHECK_CHARS, run_check
+
+from .check_child import HEADER
 
 DEADLINE_S = float(os.environ.get("TILELSP_CHECK_DEADLINE_S", "5"))  # per check of one document version
 MAX_CHILDREN = 4  # checks running at once; more wait for a free child
@@ -40,7 +42,7 @@ class CheckPool:
 
     def __init__(self, deadline_s: float = DEADLINE_S, log=None) -> None:
         override = os.environ.get("TILELSP_CHECK_CMD")  # a stand-in child for tests
-        self.argv = shlex.split(override) if override else [sys.executable, "-m", "tilelsp.check_child"]
+        self.argv = shlex.split(override) if override else [sys.executable, "-m", "tilelsp.server.check_child"]
         self.deadline_s, self.log = deadline_s, log or (lambda msg: None)
         self.idle: list = []
         self._spawning: set[asyncio.Task] = set()

@@ -44,7 +44,7 @@ def _add_stdio_flags(parser) -> None:
 
 
 def _add_check(sub) -> None:
-    from tilelsp.formats import FORMATS
+    from .formats import FORMATS
 
     p = sub.add_parser(
         "check", help="check TileLang files and folders", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -72,6 +72,8 @@ def _add_ir(sub) -> None:
     p.add_argument("--stage", metavar="STAGE", help="stage name (see --list-stages); default the final source")
     p.add_argument("--target", default=DEFAULT_ARCH, metavar="ARCH|cpu", help=f"{TARGETS} (default {DEFAULT_ARCH})")
     p.add_argument("--list-stages", action="store_true", help="list the stage names for the target and exit")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="stage progress on stderr (default: when stderr is a terminal)")
 
 
 def _add_layout(sub) -> None:

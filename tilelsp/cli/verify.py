@@ -11,6 +11,8 @@ import json
 import os
 import sys
 
+from tilelsp.features.verify import findings_of
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 _KEYS = ("file", "kernel", "instance", "device", "passed", "max_abs_err", "max_rel_err", "time_ms", "message")
 
@@ -42,11 +44,6 @@ def format_text(rec: dict) -> str:
     return line
 
 
-def findings_of(rec: dict) -> list[dict]:
-    """The sanitizer's and the metamorphic oracles' findings of a record (dicts with line, column, code, ...)."""
-    return list(rec.get("sanitizer") or ()) + list((rec.get("metamorphic") or {}).get("findings") or ())
-
-
 def to_json(rec: dict) -> dict:
     """The stable JSON record: file, kernel, instance, device, passed, errors, time_ms, message (+ bench_ms, and
     with --sanitize the findings: `sanitizer`, a list of diagnostics with line, column, code, message; with
@@ -63,7 +60,7 @@ def _on_ray(address: str, args, loaded, timeout: float) -> list[dict]:
     """The records of a verify (or bench) run on the Ray cluster at `address` (docs/ray.md)."""
     from tilelang_core.verify.child import select_kernels
 
-    from .ray_verify import verify_on_ray
+    from tilelsp.cluster.verify import verify_on_ray
 
     kernel = getattr(args, "kernel", None)
     chosen = select_kernels(loaded.result.kernels, kernel)
@@ -83,7 +80,7 @@ def run_verify(args) -> int:
     from tilelang_core.verify.sanitize import RUNTIME_CHECKED
 
     from .loading import load_checked
-    from .ray_cluster import RayUnavailable
+    from tilelsp.cluster.connection import RayUnavailable
 
     path = args.file
     timeout = getattr(args, "timeout", 60.0) or 60.0

@@ -1,6 +1,6 @@
 """Worker processes: everything that imports tvm or may run user code happens here, never in the server.
 
-`Worker` keeps one long-lived `python -m tilelsp.worker` process (warm tvm, a small lowering cache)
+`Worker` keeps one long-lived `python -m tilelsp.server.worker` process (warm tvm, a small lowering cache)
 and talks JSON lines to it with a timeout; a worker that hangs is killed, one that crashes is
 reported, and either is replaced on the next request. `run_process` runs a one-shot command (verify)
 with a timeout, a memory limit and cancellation. Running this module is the worker's main loop.
@@ -61,7 +61,7 @@ class Worker:
 
     def __init__(self, argv=None, timeout: float = 60.0, mem_mb: int = DEFAULT_MEM_MB, log=None):
         override = os.environ.get("TILELSP_WORKER_CMD")  # e.g. a debugging or stand-in worker
-        self.argv = argv or (shlex.split(override) if override else [sys.executable, "-m", "tilelsp.worker"])
+        self.argv = argv or (shlex.split(override) if override else [sys.executable, "-m", "tilelsp.server.worker"])
         self.timeout, self.mem_mb, self.log = timeout, mem_mb, log or (lambda msg: None)
         self.proc: subprocess.Popen | None = None
         self.restarts = 0
@@ -186,7 +186,7 @@ def run_process(argv, timeout: float, cancel: threading.Event | None = None, mem
 
 def main() -> int:
     """The worker loop: one JSON request per stdin line, one JSON reply per line on the real stdout."""
-    from .features import ir_view as lowering
+    from tilelsp.features import ir_view as lowering
 
     out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # stray prints (tvm, user code) go to stderr, never into the protocol

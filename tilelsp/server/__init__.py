@@ -1,0 +1,1 @@
+"""The language server: the pygls server object, its handlers, the check children and the lowering worker."""
