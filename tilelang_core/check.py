@@ -39,12 +39,14 @@ def check_source(
     from .analysis import analyze
     from .analysis.tile_provenance import tile_index_warnings
     from .frontend import parse_file
+    from .passes.hazards import schedule_hazards
 
     targets = parse_targets(targets)  # UnknownTargetError names the supported ones
     source = SourceFile(text, path)
     sink = DiagnosticSink()
     kernels = parse_file(source, sink, instances=instances)
     facts = analyze(kernels, tuple(targets), sink)
+    schedule_hazards(kernels, sink)
     sink.extend(tile_index_warnings(text))
     diagnostics = filter_diagnostics(source, sorted_diagnostics(sink.items), select, ignore)
     return CheckResult(source, kernels, diagnostics, facts, targets)
