@@ -37,6 +37,7 @@ def check_source(
     collections of codes to keep/drop; `# tilelsp: ignore[...]` comments are always honoured.
     """
     from .analysis import analyze
+    from .analysis.index_consistency import inconsistent_index_warnings
     from .analysis.tile_provenance import tile_index_warnings
     from .frontend import parse_file
     from .passes.hazards import schedule_hazards
@@ -48,5 +49,6 @@ def check_source(
     facts = analyze(kernels, tuple(targets), sink)
     schedule_hazards(kernels, sink)
     sink.extend(tile_index_warnings(text))
+    sink.extend(inconsistent_index_warnings(text))
     diagnostics = filter_diagnostics(source, sorted_diagnostics(sink.items), select, ignore)
     return CheckResult(source, kernels, diagnostics, facts, targets)

@@ -119,6 +119,15 @@ _ROWS = [
     # --- indexing and structure -----------------------------------------------------------
     CodeInfo("index-out-of-bounds", E, "indexing", "A shared, fragment or local buffer index can leave the buffer.",
              "S[i + 1, j] with i in [0, 64) on a 64-row buffer", "Fix the index or the loop range."),
+    CodeInfo("inconsistent-indexing", W, "indexing",
+             "A block index, a serial loop's counter or a T.Parallel variable over one extent indexes one axis of a "
+             "tensor or tile in some places and another axis, of another dimension as written, elsewhere: the tensor "
+             "is indexed two ways (transposed), in bounds only while the two dimensions agree. Square tensors and "
+             "tiles (both axes written alike) are never reported.",
+             "A: T.Tensor((M, K), dtype)\n...\nT.copy(A[by * block_M, k * block_K], A_shared)\n"
+             "T.copy(A_shared, A[k * block_K, by * block_M])  # by on the K axis",
+             "Index the axis with the variable as the rest of the kernel does, or mark a deliberate transposed use "
+             "with `# tilelsp: ignore[inconsistent-indexing]`."),
     CodeInfo("tile-index-mismatch", W, "indexing",
              "A block or loop variable counts tiles of one size (its extent is T.ceildiv(D, size) or D // size) but "
              "an offset scales it by another tile size, or every offset does while it counts in another: in bounds "
