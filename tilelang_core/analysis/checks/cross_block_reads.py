@@ -1,6 +1,8 @@
 """Cross-block reads: a block reads elements of a global tensor that another block of the same launch writes
 (no T.sync_grid, no atomic read). The CPU backend runs the blocks one after another, so the read sees the other
-block's result (or never does) in a fixed order; on the GPU the blocks run at once and the read races the write."""
+block's result (or never does) in a fixed order; on the GPU the blocks run at once and the read races the write.
+An input updated in place whose reads ignore a block index its writes follow is the inplace-hazard rule's
+(checks/params.py `inplace_hit`)."""
 from __future__ import annotations
 
 from itertools import product
@@ -13,6 +15,7 @@ from ..fastwalk import walk
 from ..walker import Ctx, kernel_rule, substitute
 from .accesses import access_env, has_load, launches, root
 from .common import related_for
+from .params import inplace_hit
 
 WRITE_MODES = ("write", "accum", "atomic")
 ORDERING_CALLS = ("sync_grid", "atomic_load", "atomic_store", "ld_acquire", "st_release")  # cross-block protocols
@@ -36,7 +39,7 @@ def check_cross_block_reads(func: N.PrimFunc, ctx: Ctx) -> None:
         for buf, items in globals_.items():
             writes = [a for a in items if a.mode in WRITE_MODES]
             reads = [a for a in items if a.mode in ("read", "accum")]
-            if writes and reads and not _spin_waited(buf, acc.launch):
+            if writes and reads and not _spin_waited(buf, acc.launch) and inplace_hit(acc, items) is None:
                 _buffer(buf, reads, writes, axes, acc.launch, ctx)
 
 
