@@ -38,7 +38,7 @@ def check_source(
     """
     from .analysis import analyze
     from .analysis.index_consistency import inconsistent_index_warnings
-    from .analysis.tile_provenance import tile_index_warnings
+    from .analysis.tile_provenance import prim_funcs, tile_index_warnings
     from .frontend import parse_file
     from .passes.hazards import schedule_hazards
 
@@ -48,7 +48,8 @@ def check_source(
     kernels = parse_file(source, sink, instances=instances)
     facts = analyze(kernels, tuple(targets), sink)
     schedule_hazards(kernels, sink)
-    sink.extend(tile_index_warnings(text))
-    sink.extend(inconsistent_index_warnings(text))
+    fns = prim_funcs(text)  # parsed once for the two source-level index checks
+    sink.extend(tile_index_warnings(text, fns))
+    sink.extend(inconsistent_index_warnings(text, fns))
     diagnostics = filter_diagnostics(source, sorted_diagnostics(sink.items), select, ignore)
     return CheckResult(source, kernels, diagnostics, facts, targets)

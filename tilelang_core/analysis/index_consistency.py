@@ -9,36 +9,22 @@ from __future__ import annotations
 import ast
 
 from ..diagnostics import Diagnostic, Related, Severity
-from .tile_provenance import attr_name, is_prim_func, node_span, target_names
+from .tile_provenance import attr_name, node_span, prim_funcs, target_names
 
 SERIAL = ("Pipelined", "serial", "Serial", "range", "unroll")
 TENSORS = ("Tensor", "Buffer", "StridedTensor")
 ALLOCS = ("alloc_shared", "alloc_fragment", "alloc_local")
 
 
-def inconsistent_index_warnings(text: str) -> list[Diagnostic]:
-    """The inconsistent-indexing warnings of a file's @T.prim_func kernels (none when it does not parse)."""
-    if "prim_func" not in text:
-        return []
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+def inconsistent_index_warnings(text: str, fns: list | None = None) -> list[Diagnostic]:
+    """The inconsistent-indexing warnings of a file's @T.prim_func kernels (`fns`: its `prim_funcs`, when known)."""
     out: list[Diagnostic] = []
-    for fn in ast.walk(tree):
-        if isinstance(fn, ast.FunctionDef) and any(is_prim_func(d) for d in fn.decorator_list):
-            out += _kernel(fn)
-    return out
-
-
-def _kernel(fn: ast.FunctionDef) -> list[Diagnostic]:
-    params = _params(fn)
-    out: list[Diagnostic] = []
-    for launch in ast.walk(fn):  # each `with T.Kernel(...)` block on its own: a name can mean another thing in another
-        if isinstance(launch, ast.With) and any(_is_kernel(i.context_expr) for i in launch.items):
-            dims = {**params, **_allocated(launch)}
-            if dims:
-                out += _launch(launch, dims)
+    for fn in prim_funcs(text) if fns is None else fns:
+        params = _params(fn)
+        scan = _Collect(params)
+        scan.visit(fn, {})
+        for dims, uses in scan.launches:
+            out += _report(dims, uses)
     return out
 
 
@@ -46,9 +32,8 @@ def _is_kernel(call) -> bool:
     return isinstance(call, ast.Call) and attr_name(call.func) == "Kernel"
 
 
-def _launch(launch: ast.With, dims: dict) -> list[Diagnostic]:
-    uses: dict = {}  # (buffer, key) -> {axis: [subscript nodes]}
-    _Collect(dims, _lets(launch), uses).visit(launch, {})
+def _report(dims: dict, uses: dict) -> list[Diagnostic]:
+    """Warnings at the accesses that put a variable on another axis than most of its uses (of another dimension)."""
     out = []
     reported: set = set()
     for (buf, key), by_axis in uses.items():
@@ -77,18 +62,6 @@ def _params(fn: ast.FunctionDef) -> dict:
     return out
 
 
-def _allocated(launch: ast.With) -> dict:
-    """Tiles of two or more axes allocated in a launch (each name once) -> their dimensions as written."""
-    out: dict = {}
-    for node in ast.walk(launch):
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.Call) and attr_name(node.value.func) in ALLOCS and node.value.args):
-            shape = _tuple(node.value.args[0])
-            name = node.targets[0].id
-            out[name] = None if name in out else shape
-    return {k: v for k, v in out.items() if v is not None and len(v) >= 2}
-
-
 def _shape(ann) -> list | None:
     """The dims of `T.Tensor((M, K), dtype)` / `T.Tensor[(M, K), dtype]` as source text."""
     if isinstance(ann, ast.Call) and attr_name(ann.func) in TENSORS and ann.args:
@@ -103,40 +76,58 @@ def _tuple(e) -> list | None:
     return [ast.unparse(x) for x in e.elts] if isinstance(e, (ast.Tuple, ast.List)) else None
 
 
-def _lets(launch: ast.With) -> dict:
-    """Name -> the names its one assignment in the launch reads (None when assigned more than once)."""
-    lets: dict = {}
-    for node in ast.walk(launch):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            lets[name] = None if name in lets else {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-    return lets
-
-
 class _Collect:
-    """A scoped walk: which variable a name is at each subscript (block indices and serial counters by name,
-    T.Parallel variables by the extent they run over), and the axes each one indexes."""
+    """One walk over a kernel in source order: per `with T.Kernel` block, its tiles' dimensions, the single
+    assignments, which variable a name is at each subscript (block indices and serial counters by name, T.Parallel
+    variables by the extent they run over) and the axes each one indexes."""
 
-    def __init__(self, dims: dict, lets: dict, uses: dict) -> None:
-        self.dims, self.lets, self.uses = dims, lets, uses
+    def __init__(self, params: dict) -> None:
+        self.params = params
+        self.launches: list = []  # (dims, uses) per launch
+        self.dims: dict | None = None
+        self.lets: dict = {}
+        self.uses: dict = {}
 
     def visit(self, node, env: dict) -> None:
-        if isinstance(node, ast.With):
+        if isinstance(node, ast.With) and any(_is_kernel(i.context_expr) for i in node.items):
+            saved = self.dims, self.lets, self.uses
+            self.dims, self.lets, self.uses = dict(self.params), {}, {}
+            self.launches.append((self.dims, self.uses))
             env = dict(env)
             for item in node.items:
                 if _is_kernel(item.context_expr) and item.optional_vars is not None:
                     env.update({n: ("block", n) for n in target_names(item.optional_vars) if n})
-        elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+            for child in node.body:
+                self.visit(child, env)
+            self.dims, self.lets, self.uses = saved
+            return
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
             kind, names = attr_name(node.iter.func), target_names(node.target)
             env = dict(env)
             if kind == "Parallel":
                 env.update({n: ("parallel", ast.unparse(x)) for n, x in zip(names, node.iter.args) if n})
             elif kind in SERIAL:
                 env.update({n: ("loop", n, node.lineno) for n in names if n})
-        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in self.dims:
+        elif self.dims is not None and isinstance(node, ast.Assign):
+            self.assign(node)
+        elif (self.dims is not None and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+              and node.value.id in self.dims):
             self.subscript(node, env)
         for child in ast.iter_child_nodes(node):
             self.visit(child, env)
+
+    def assign(self, node: ast.Assign) -> None:
+        """A tile allocation (its dimensions as written) or a name's single assignment (the names it reads)."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return
+        name, value = node.targets[0].id, node.value
+        if isinstance(value, ast.Call) and attr_name(value.func) in ALLOCS and value.args:
+            shape = _tuple(value.args[0])
+            if shape is not None and len(shape) >= 2 and name not in self.dims:
+                self.dims[name] = shape
+            return
+        reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+        self.lets[name] = None if name in self.lets else reads  # assigned twice: not followed
 
     def subscript(self, node: ast.Subscript, env: dict) -> None:
         shape = self.dims[node.value.id]

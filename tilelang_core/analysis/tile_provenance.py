@@ -15,18 +15,23 @@ LOOPS = ("Pipelined", "serial", "Serial", "range")
 TILE_NAME = re.compile(r"^(block|blk|tile)_?[A-Za-z0-9]*$|^b[mnk]$", re.IGNORECASE)  # what a tile size is called
 
 
-def tile_index_warnings(text: str) -> list[Diagnostic]:
-    """The tile-index-mismatch warnings of a file's @T.prim_func kernels (none when it does not parse)."""
+def prim_funcs(text: str) -> list[ast.FunctionDef]:
+    """The @T.prim_func function definitions of a file's text (none when it does not parse)."""
     if "prim_func" not in text:
         return []
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # MemoryError: Python's parser on deep nesting
         return []
+    return [fn for fn in ast.walk(tree)
+            if isinstance(fn, ast.FunctionDef) and any(is_prim_func(d) for d in fn.decorator_list)]
+
+
+def tile_index_warnings(text: str, fns: list | None = None) -> list[Diagnostic]:
+    """The tile-index-mismatch warnings of a file's @T.prim_func kernels (`fns`: its `prim_funcs`, when known)."""
     out: list[Diagnostic] = []
-    for fn in ast.walk(tree):
-        if isinstance(fn, ast.FunctionDef) and any(is_prim_func(d) for d in fn.decorator_list):
-            out += _kernel_warnings(fn)
+    for fn in prim_funcs(text) if fns is None else fns:
+        out += _kernel_warnings(fn)
     return out
 
 
