@@ -13,6 +13,7 @@ HAZARD_CODES = {"cross-block-read", "pipeline-prefetch-hazard", "role-race", "as
 EXPECTED = {
     "partials_summed_by_last_block.py": ("cross-block-read", "warning"),
     "blur_reads_neighbour_tile.py": ("cross-block-read", "warning"),
+    "splitk_activation_after_atomic.py": ("cross-block-read", "warning"),
     "chunk_state_through_global.py": ("pipeline-prefetch-hazard", "warning"),
     "paged_copy_index_var.py": ("pipeline-prefetch-hazard", "warning"),
     "hand_specialised_gemm_no_barrier.py": ("role-race", "error"),
