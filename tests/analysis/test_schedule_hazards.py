@@ -60,6 +60,7 @@ def test_a_one_stage_pipeline_prefetches_nothing():
 
 def test_sync_grid_orders_the_blocks():
     src = (CASES / "bugs" / "partials_summed_by_last_block.py").read_text()
-    fixed = src.replace("            if bx == n_blocks - 1:\n", "            T.sync_grid()\n            if bx == n_blocks - 1:\n")
+    guard = "            if bx == n_blocks - 1:\n"
+    fixed = src.replace(guard, "            T.sync_grid()\n" + guard)
     assert fixed != src
     assert not [d for d in check_source(fixed).diagnostics if d.code == "cross-block-read"]

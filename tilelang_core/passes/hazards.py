@@ -6,7 +6,6 @@ from __future__ import annotations
 from ..analysis.checks.accesses import launches
 from ..analysis.walker import Ctx
 from ..diagnostics import internal_message
-from ..ir import nodes as N
 from .async_hazards import async_hazards
 from .pipeline_hazards import pipeline_hazards
 from .role_hazards import role_hazards

@@ -60,9 +60,9 @@ def _stale_index(p: N.Copy, writes, plan, emit) -> bool:
             v, ns = plan.loop.vars[0].name, plan.num_stages
             emit("pipeline-prefetch-hazard",
                  f"this copy is prefetched {ns - 1} iteration{'s' if ns > 2 else ''} ahead (T.Pipelined, num_stages="
-                 f"{ns}), but its index reads {n.buffer.name}, which the loop body sets at line {_line(w)}: the prefetch "
-                 f"for iteration {v} + {ns - 1} uses the value of an earlier iteration; index the copy with {v} itself "
-                 f"(read the table inside the copy's index), or use num_stages=1",
+                 f"{ns}), but its index reads {n.buffer.name}, which the loop body sets at line {_line(w)}: the "
+                 f"prefetch for iteration {v} + {ns - 1} uses the value of an earlier iteration; index the copy with "
+                 f"{v} itself (read the table inside the copy's index), or use num_stages=1",
                  n.span or p.src.span or p.span, (Related(w.span, f"{n.buffer.name} is set here"),) if w.span else ())
             return True
     return False
