@@ -137,6 +137,8 @@ def _block_text(block: dict) -> str:
 
 
 def _report(buf, r, w, reader: dict, writer: dict, launch: N.Launch, ctx: Ctx) -> None:
+    if any(d.code == "cross-block-read" and d.span == r.span for d in ctx.sink.items):
+        return  # another instance of the kernel reported this read (with its own block numbers)
     line = w.span.line if w.span is not None else None
     related = ((Related(w.span, f"block ({_block_text(writer)}) writes these elements here"),) if w.span else ())
     verb = "adds to" if w.mode == "atomic" else "writes"
