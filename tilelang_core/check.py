@@ -37,14 +37,19 @@ def check_source(
     collections of codes to keep/drop; `# tilelsp: ignore[...]` comments are always honoured.
     """
     from .analysis import analyze
-    from .analysis.tile_provenance import tile_index_warnings
+    from .analysis.index_consistency import inconsistent_index_warnings
+    from .analysis.tile_provenance import prim_funcs, tile_index_warnings
     from .frontend import parse_file
+    from .passes.hazards import schedule_hazards
 
     targets = parse_targets(targets)  # UnknownTargetError names the supported ones
     source = SourceFile(text, path)
     sink = DiagnosticSink()
     kernels = parse_file(source, sink, instances=instances)
     facts = analyze(kernels, tuple(targets), sink)
-    sink.extend(tile_index_warnings(text))
+    schedule_hazards(kernels, sink)
+    fns = prim_funcs(text)  # parsed once for the two source-level index checks
+    sink.extend(tile_index_warnings(text, fns))
+    sink.extend(inconsistent_index_warnings(text, fns))
     diagnostics = filter_diagnostics(source, sorted_diagnostics(sink.items), select, ignore)
     return CheckResult(source, kernels, diagnostics, facts, targets)

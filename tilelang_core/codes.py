@@ -119,6 +119,15 @@ _ROWS = [
     # --- indexing and structure -----------------------------------------------------------
     CodeInfo("index-out-of-bounds", E, "indexing", "A shared, fragment or local buffer index can leave the buffer.",
              "S[i + 1, j] with i in [0, 64) on a 64-row buffer", "Fix the index or the loop range."),
+    CodeInfo("inconsistent-indexing", W, "indexing",
+             "A block index, a serial loop's counter or a T.Parallel variable over one extent indexes one axis of a "
+             "tensor or tile in some places and another axis, of another dimension as written, elsewhere: the tensor "
+             "is indexed two ways (transposed), in bounds only while the two dimensions agree. Square tensors and "
+             "tiles (both axes written alike) are never reported.",
+             "A: T.Tensor((M, K), dtype)\n...\nT.copy(A[by * block_M, k * block_K], A_shared)\n"
+             "T.copy(A_shared, A[k * block_K, by * block_M])  # by on the K axis",
+             "Index the axis with the variable as the rest of the kernel does, or mark a deliberate transposed use "
+             "with `# tilelsp: ignore[inconsistent-indexing]`."),
     CodeInfo("tile-index-mismatch", W, "indexing",
              "A block or loop variable counts tiles of one size (its extent is T.ceildiv(D, size) or D // size) but "
              "an offset scales it by another tile size, or every offset does while it counts in another: in bounds "
@@ -175,6 +184,38 @@ _ROWS = [
              "depend on a grid axis of extent > 1, or neighbouring blocks' tiles overlap.",
              "with T.Kernel(n, m, split_k) as (bx, by, bz):\n    T.copy(C_local, C[by * 64, bx * 64])",
              "Index the output with every block index, or accumulate with T.atomic_add into a zeroed tensor."),
+    CodeInfo("cross-block-read", W, "concurrency",
+             "A block reads elements of a global tensor that another block of the same launch writes (no T.sync_grid, "
+             "no atomic protocol): the blocks run at once on the GPU, so the read races the write. The CPU backend "
+             "runs the blocks in turn and hides it.",
+             "with T.Kernel(n_blocks) as bx:\n    T.copy(part, partials[bx, :])\n    if bx == n_blocks - 1:\n"
+             "        T.reduce_sum(partials, total, dim=0)  # the other blocks may not have written yet",
+             "Read only what the block writes itself, or move the read into a second kernel launched after this one "
+             "(T.sync_grid() between write and read in a cooperative kernel)."),
+    CodeInfo("pipeline-prefetch-hazard", W, "concurrency",
+             "A copy of a T.Pipelined loop (num_stages > 1) is issued num_stages - 1 iterations ahead, but it reads "
+             "what the loop writes in an earlier iteration: global memory the loop body stores into, or an index kept "
+             "in a variable the body updates. The prefetch reads the old value; the CPU backend runs the loop in order "
+             "and hides it.",
+             "for c in T.Pipelined(n, num_stages=2):\n    T.copy(S[c, :, :], S_shared)\n    ...\n"
+             "    T.copy(S_new, S[c + 1, :, :])  # the copy of S[c + 1] was issued before this",
+             "Carry the value from one iteration to the next in a fragment or shared tile instead of through global "
+             "memory, index the copy with the loop variable itself, or use num_stages=1."),
+    CodeInfo("role-race", W, "concurrency",
+             "Two thread roles (`if tx < 128: ... else: ...`, `with T.ws(g):`) run at the same time on the GPU; one "
+             "writes shared or global memory the other reads with no barrier (mbarrier or named barrier) ordering "
+             "them, or one reads before it waits. The CPU backend runs the roles one after the other and hides it. "
+             "An error when neither role synchronises at all and both touch the whole tile.",
+             "if tx < 128:\n    T.copy(A[by * 64, k * 32], A_shared)\nelse:\n    T.gemm(A_shared, B_shared, C_local)",
+             "Order the roles with an mbarrier (T.alloc_barrier; T.barrier_arrive after the write, T.barrier_wait "
+             "before the read), or do the write before the `if` so the block barrier after it covers the read."),
+    CodeInfo("async-copy-unwaited", W, "concurrency",
+             "A shared tile is read while a T.ptx_cp_async copy into it may still be in flight: no T.ptx_wait_group "
+             "(or mbarrier wait) between the copy and the read. The CPU backend completes each copy at once and hides it.",
+             "T.ptx_cp_async(T.access_ptr(S[tx * 8], \"w\"), T.access_ptr(A[tx * 8], \"r\"), 8)\nT.ptx_commit_group()\n"
+             "x = S[tx * 8]  # no T.ptx_wait_group(0) before",
+             "Call T.ptx_commit_group() and T.ptx_wait_group(0) (then T.sync_threads() when other threads read what "
+             "this thread copied) before reading the tile."),
     CodeInfo("output-read-before-write", W, "dataflow",
              "An out_idx output (allocated fresh and uninitialised by the JIT on each call) is read, or atomically "
              "accumulated into, before the kernel writes it.",

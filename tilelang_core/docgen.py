@@ -26,7 +26,7 @@ _CATEGORIES = [
     ("jit", "Compiling and running (`tilelang.*`)"),
 ]
 _AREAS = ["frontend", "gemm", "copy", "reduce", "tile-op", "resources", "indexing", "structure", "layout",
-          "dataflow", "lowering", "verify"]
+          "dataflow", "concurrency", "lowering", "verify"]
 
 
 def _anchor(title: str) -> str:

@@ -1,6 +1,7 @@
 """`--ray local`: autotune over 16 configs timed on the CPU backend through a local Ray cluster gives the local
 search's winner (every kernel timed in one task after the last compile), a worker that dies mid-run is survived
-(its task is retried on another worker), and verify on the cluster gives a local verify's records."""
+(its task is retried on another worker), and verify on the cluster gives a local verify's records (index tables
+from the input contract included)."""
 from __future__ import annotations
 
 import textwrap
@@ -113,3 +114,20 @@ def test_verify_on_ray_matches_a_local_verify(tmp_path, cluster):
     keys = ("kernel", "instance", "passed", "max_abs_err", "max_rel_err", "message")
     assert [{k: r[k] for k in keys} for r in remote] == [{k: r[k] for k in keys} for r in local]
     assert remote[0]["passed"]
+
+
+def test_verify_on_ray_feeds_the_index_tables_a_local_verify_does(cluster):
+    from pathlib import Path
+
+    from tilelang_core.check import check_source
+    from tilelang_core.verify.runner import verify_file
+    from tilelsp.cluster.verify import verify_on_ray
+
+    path = Path(__file__).resolve().parents[1] / "verify" / "oracle_cases" / "clean" / "paged_decode.py"
+    text = path.read_text()
+    kernels = check_source(text, str(path)).kernels
+    remote = verify_on_ray("local", str(path), text, kernels, None, "cpu", False, 300)
+    local = verify_file(str(path), device="cpu", timeout=300)
+    keys = ("kernel", "instance", "passed", "max_abs_err", "max_rel_err", "message", "inputs")
+    assert [{k: r.get(k) for k in keys} for r in remote] == [{k: r.get(k) for k in keys} for r in local]
+    assert remote[0]["passed"] and remote[0]["inputs"]["block_table"] == "what main() passes"

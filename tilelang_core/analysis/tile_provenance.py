@@ -15,18 +15,23 @@ LOOPS = ("Pipelined", "serial", "Serial", "range")
 TILE_NAME = re.compile(r"^(block|blk|tile)_?[A-Za-z0-9]*$|^b[mnk]$", re.IGNORECASE)  # what a tile size is called
 
 
-def tile_index_warnings(text: str) -> list[Diagnostic]:
-    """The tile-index-mismatch warnings of a file's @T.prim_func kernels (none when it does not parse)."""
+def prim_funcs(text: str) -> list[ast.FunctionDef]:
+    """The @T.prim_func function definitions of a file's text (none when it does not parse)."""
     if "prim_func" not in text:
         return []
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # MemoryError: Python's parser on deep nesting
         return []
+    return [fn for fn in ast.walk(tree)
+            if isinstance(fn, ast.FunctionDef) and any(is_prim_func(d) for d in fn.decorator_list)]
+
+
+def tile_index_warnings(text: str, fns: list | None = None) -> list[Diagnostic]:
+    """The tile-index-mismatch warnings of a file's @T.prim_func kernels (`fns`: its `prim_funcs`, when known)."""
     out: list[Diagnostic] = []
-    for fn in ast.walk(tree):
-        if isinstance(fn, ast.FunctionDef) and any(_is_prim_func(d) for d in fn.decorator_list):
-            out += _kernel_warnings(fn)
+    for fn in prim_funcs(text) if fns is None else fns:
+        out += _kernel_warnings(fn)
     return out
 
 
@@ -82,14 +87,14 @@ def _counted(fn: ast.FunctionDef) -> dict:
         if isinstance(node, ast.With):
             for item in node.items:
                 call = item.context_expr
-                if isinstance(call, ast.Call) and _attr(call.func) == "Kernel" and item.optional_vars is not None:
-                    names = _names(item.optional_vars)
+                if isinstance(call, ast.Call) and attr_name(call.func) == "Kernel" and item.optional_vars is not None:
+                    names = target_names(item.optional_vars)
                     for name, extent in zip(names, call.args):
                         tiled = _tiled(extent, assigned)
                         if name and tiled:
                             out[name] = (*tiled, node)
         elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call):
-            if _attr(node.iter.func) in LOOPS and node.iter.args:
+            if attr_name(node.iter.func) in LOOPS and node.iter.args:
                 tiled = _tiled(node.iter.args[0], assigned)
                 if tiled:
                     out[node.target.id] = (*tiled, node)
@@ -104,7 +109,7 @@ def _tiled(e, assigned: dict) -> tuple[str, frozenset] | None:
     if isinstance(e, ast.IfExp):
         a, b = _tiled(e.body, assigned), _tiled(e.orelse, assigned)
         return a if a is not None and b is not None and a[1] == b[1] else None
-    if isinstance(e, ast.Call) and _attr(e.func) == "ceildiv" and len(e.args) == 2:
+    if isinstance(e, ast.Call) and attr_name(e.func) == "ceildiv" and len(e.args) == 2:
         a, b = e.args
     elif isinstance(e, ast.BinOp) and isinstance(e.op, ast.FloorDiv):
         a, b = e.left, e.right
@@ -153,18 +158,20 @@ def _factors(node) -> list:
 
 
 def _warn(msg: str, at, related: list) -> Diagnostic:
-    return Diagnostic("tile-index-mismatch", Severity.WARNING, msg, _span(at),
-                      tuple(Related(_span(n), text) for n, text in related))
+    return Diagnostic("tile-index-mismatch", Severity.WARNING, msg, node_span(at),
+                      tuple(Related(node_span(n), text) for n, text in related))
 
 
-def _span(node) -> Span:
+def node_span(node) -> Span:
+    """The span of an AST node (a `with` or `for` statement: its header line only)."""
     if isinstance(node, (ast.With, ast.For)):  # the header line, not the whole body
         end = node.items[-1].context_expr if isinstance(node, ast.With) else node.iter
         return Span(node.lineno, node.col_offset, end.end_lineno, end.end_col_offset)
     return Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
 
 
-def _names(target) -> list:
+def target_names(target) -> list:
+    """The names a `with ... as` / `for` target binds (None for a part that is not a plain name)."""
     if isinstance(target, ast.Name):
         return [target.id]
     if isinstance(target, (ast.Tuple, ast.List)):
@@ -172,9 +179,11 @@ def _names(target) -> list:
     return []
 
 
-def _attr(f) -> str:
+def attr_name(f) -> str:
+    """The called name of `T.name` / `name` (empty for anything else)."""
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
-def _is_prim_func(d) -> bool:
-    return _attr(d.func if isinstance(d, ast.Call) else d) == "prim_func"
+def is_prim_func(d) -> bool:
+    """True for a `@T.prim_func` (or `@T.prim_func(...)`) decorator."""
+    return attr_name(d.func if isinstance(d, ast.Call) else d) == "prim_func"

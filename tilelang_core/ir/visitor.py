@@ -8,22 +8,36 @@ from typing import Callable, Iterator
 from . import nodes as N
 
 
+_FIELDS: dict = {}      # node type -> its field names but "span"
+_NODE_TYPE: dict = {}   # value type -> whether values of it are IR nodes
+
+
 def children(node) -> Iterator:
     """Direct IR children of a node: expressions, statements, regions and axes (never spans or buffers)."""
-    for f in dataclasses.fields(node):
-        if f.name == "span":
-            continue
-        value = getattr(node, f.name)
+    return iter(_kids(node))
+
+
+def _kids(node) -> list:
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node) if f.name != "span")
+    out = []
+    for name in names:
+        value = getattr(node, name)
         if isinstance(value, tuple):
-            for v in value:
-                if _is_node(v):
-                    yield v
+            out.extend(v for v in value if _is_node(v))
         elif _is_node(value):
-            yield value
+            out.append(value)
+    return out
 
 
 def _is_node(v) -> bool:
-    return dataclasses.is_dataclass(v) and not isinstance(v, (N.Buffer, type))
+    """A dataclass instance other than a Buffer (decided once per type)."""
+    t = type(v)
+    hit = _NODE_TYPE.get(t)
+    if hit is None:
+        hit = _NODE_TYPE[t] = dataclasses.is_dataclass(t) and not issubclass(t, N.Buffer)
+    return hit
 
 
 def flat_stmts(stmt) -> list:
@@ -39,7 +53,7 @@ def walk(node) -> Iterator:
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(reversed(list(children(n))))
+        stack.extend(reversed(_kids(n)))
 
 
 def transform(node, fn: Callable):

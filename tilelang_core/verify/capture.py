@@ -1,6 +1,7 @@
 """Run the file's own `main()` / `run()` up to its first call of a kernel and keep the kernel and the arguments it
 passes, so verify can feed a kernel the index tables the file builds and resolve factory arguments the file only
-computes at run time."""
+computes at run time. The entry point runs with torch's, Python's and numpy's random generators seeded (and put
+back after), so the tables it draws are the same in every process: a local verify and a Ray worker agree."""
 from __future__ import annotations
 
 import contextlib
@@ -75,7 +76,7 @@ def _run_until(glb: dict, kernel_name: str) -> Call | None:
     JITKernel.__call__ = spy
     sys.argv = [glb.get("__file__") or fn.__name__]
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), _seeded():
             fn()
     except _Reached as hit:
         return Call(hit.kernel, tuple(_to_cpu(a) for a in hit.args_seen), fn.__name__)
@@ -85,6 +86,29 @@ def _run_until(glb: dict, kernel_name: str) -> Call | None:
         JITKernel.__call__ = original
         sys.argv = saved_argv
     return None
+
+
+@contextlib.contextmanager
+def _seeded(seed: int = 0):
+    """Seed torch's, Python's and (when loaded) numpy's global generators for the block; their states are restored
+    after it."""
+    import random
+
+    import torch
+
+    np = sys.modules.get("numpy")
+    py_state, np_state = random.getstate(), np.random.get_state() if np is not None else None
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        random.seed(seed)
+        if np is not None:
+            np.random.seed(seed)
+        try:
+            yield
+        finally:
+            random.setstate(py_state)
+            if np is not None:
+                np.random.set_state(np_state)
 
 
 def _to_cpu(a):

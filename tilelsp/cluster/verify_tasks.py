@@ -2,8 +2,9 @@
 wraps as tasks (neither imports ray).
 
 `prepare_instance` runs on a CPU worker: it executes the file (its text travels), builds one kernel instance for
-the device, makes the random inputs exactly as a local verify does (the same seed, on the CPU) and computes the
-expected outputs (the file's reference, or the CPU backend for a GPU run). `run_instance` runs on a device worker
+the device, makes the inputs exactly as a local verify does (the same seed, on the CPU; index tables from the
+file's input contract, verify/contract.py) and computes the expected outputs (the file's reference, or the CPU
+backend for a GPU run). `run_instance` runs on a device worker
 with only torch, the loaders and `runtime.launch`: it runs the packed kernel, compares and times it.
 """
 from __future__ import annotations
@@ -13,34 +14,36 @@ import tempfile
 import time
 from pathlib import Path
 
-_MODULES: dict = {}  # per worker process: (text digest, name) -> (path, check result, module globals)
+_MODULES: dict = {}  # per worker process: (text digest, name) -> (path, check result, module globals, contract)
 
 
 def _loaded(name: str, text: str):
     from tilelang_core.check import check_source
     from tilelang_core.runtime.user_file import load_module
+    from tilelang_core.verify.contract import InputContract
 
     key = (hashlib.sha256(text.encode()).hexdigest(), name)
     if key not in _MODULES:
         path = Path(tempfile.mkdtemp(prefix="tilelsp-ray-")) / name
         path.write_text(text)
-        _MODULES[key] = (str(path), check_source(text, str(path)), load_module(str(path)))
+        glb = load_module(str(path))
+        _MODULES[key] = (str(path), check_source(text, str(path)), glb, InputContract(glb, text))
     return _MODULES[key]
 
 
 def prepare_instance(name: str, text: str, kernel, index: int, device: str) -> dict:
     """Build the index-th selected instance of the file for `device`, with its inputs and expected outputs."""
     from tilelang_core.runtime.user_file import reference_name
-    from tilelang_core.verify.child import (build_instance, call_reference, execute, outputs, random_inputs,
+    from tilelang_core.verify.child import (build_instance, call_reference, execute, kernel_inputs, outputs,
                                             select_kernels, written_params)
 
     from .autotune_tasks import pack
 
-    path, result, glb = _loaded(name, text)
+    path, result, glb, contract = _loaded(name, text)
     func = select_kernels(result.kernels, kernel)[index]
     built = build_instance(func, glb, device)
     cpu = built if device == "cpu" else build_instance(func, glb, "cpu")
-    args = random_inputs(cpu)  # the same seed and order as a local verify (in-place outputs zeroed)
+    args, sources = kernel_inputs(cpu, func, contract)  # the same seed, order and index tables as a local verify
     inplace = [] if built.out_idx else written_params(built.func)
     ref = glb.get(reference_name(text))
     inputs = [a for k, a in enumerate(args) if k not in inplace]
@@ -53,7 +56,7 @@ def prepare_instance(name: str, text: str, kernel, index: int, device: str) -> d
     outs = list(built.out_idx) or inplace
     return {"kernel": func.name, "instance": func.instance, "packed": pack(built), "args": args,
             "inplace": inplace, "out_idx": list(built.out_idx), "names": [built.params[k].name for k in outs],
-            "expected": expected, "source": source}
+            "expected": expected, "source": source, "inputs": sources}
 
 
 def run_instance(prepared: dict, device: str, bench: bool) -> dict:
@@ -78,6 +81,8 @@ def run_instance(prepared: dict, device: str, bench: bool) -> dict:
         torch.cuda.synchronize()
     rec = {"kernel": prepared["kernel"], "instance": prepared["instance"], "device": device,
            "time_ms": (time.perf_counter() - start) * 1e3}
+    if prepared.get("inputs"):
+        rec["inputs"] = prepared["inputs"]
     if bench:
         scratch = [a.clone() if k in prepared["inplace"] else a for k, a in enumerate(full)]
         rec["bench_ms"] = bench_fn(lambda: run(*scratch), warmup=5, rep=50, device=device, max_seconds=5.0)

@@ -2,4 +2,4 @@
 from __future__ import annotations
 
 from . import arch, copy, gemm, indexing, reduce, structure  # noqa: F401  (registration side effects)
-from . import coverage, init, kloop, overflow, params, races  # noqa: F401  (data-flow rules, per launch)
+from . import coverage, cross_block_reads, init, kloop, overflow, params, races  # noqa: F401  (data-flow, per launch)

@@ -204,15 +204,20 @@ def _launch_nodes(s):
         yield from _launch_nodes(s.else_body)
 
 
-_last: list = [None, None]  # the kernel analysed last and its accesses (its rules share them)
+_recent: dict = {}  # id(kernel) -> (kernel, its accesses), for the kernels of the file checked last
+RECENT = 64
 
 
 def launches(func: N.PrimFunc) -> list[LaunchAccesses]:
-    """The accesses of every launch of a kernel (top level or nested in statements), collected once per kernel."""
-    if _last[0] is func:
-        return _last[1]
+    """The accesses of every launch of a kernel (top level or nested in statements), collected once per kernel
+    (its data-flow rules and the schedule hazard checks after them share them)."""
+    hit = _recent.get(id(func))
+    if hit is not None and hit[0] is func:
+        return hit[1]
+    if len(_recent) >= RECENT:
+        _recent.clear()
     out = [collect(n) for n in _launch_nodes(func.body)]
-    _last[0], _last[1] = func, out
+    _recent[id(func)] = (func, out)
     return out
 
 

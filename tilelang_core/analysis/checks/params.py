@@ -44,32 +44,42 @@ def check_parameters(func: N.PrimFunc, ctx: Ctx) -> None:
 
 
 def _inplace(la, ctx: Ctx) -> None:
-    """A tensor both read and plainly written in one launch, where the write's position follows a block index
-    that a read of the same tensor does not follow: blocks read elements that other blocks overwrite."""
+    """Report the first tensor of a launch that `inplace_hit` finds."""
     by: dict = {}
     for a in la.items:
         r = root(a.buffer)
         if r.scope == "global" and a.axes is not None:
             by.setdefault(r, []).append(a)
-    grid = [v for v, g in zip(la.launch.block_vars, la.launch.grid) if not _is_one(g)]
     for tensor, accs in by.items():
-        writes = [a for a in accs if a.mode == "write"]
-        reads = [a for a in accs if a.mode == "read"]
-        if not writes or not reads:
-            continue
-        for w in writes:
-            wdeps = _block_deps(w)
-            hit = next((r for r in reads for v in grid if v in wdeps and v not in _block_deps(r)
-                        and _no_load(r) and _may_meet(la.launch, w, r)), None)
-            if hit is not None:
-                v = next(v for v in grid if v in wdeps and v not in _block_deps(hit))
-                ctx.emit("inplace-hazard",
-                         f"{tensor.name} is written here at a position that follows {v.name}, and also read "
-                         f"(see related) at positions that do not: a block may read elements another block has "
-                         f"already overwritten, so the result depends on block order; write into a separate "
-                         f"output tensor",
-                         w.span, related=(Related(hit.span, f"{tensor.name} read here"),) + related_for(tensor))
-                return
+        found = inplace_hit(la, accs)
+        if found is not None:
+            w, hit, v = found
+            ctx.emit("inplace-hazard",
+                     f"{tensor.name} is written here at a position that follows {v.name}, and also read "
+                     f"(see related) at positions that do not: a block may read elements another block has "
+                     f"already overwritten, so the result depends on block order; write into a separate "
+                     f"output tensor",
+                     w.span, related=(Related(hit.span, f"{tensor.name} read here"),) + related_for(tensor))
+            return
+
+
+def inplace_hit(la, accs: list) -> tuple | None:
+    """(write, read, block index) when a tensor the launch reads first (an input) is also plainly written at a
+    position that follows a block index that a read of it does not follow: blocks read elements that other blocks
+    overwrite. `accs`: the launch's accesses of the tensor, in program order. A tensor the launch writes first
+    and reads back is the cross-block-read rule's."""
+    writes = [a for a in accs if a.mode == "write"]
+    reads = [a for a in accs if a.mode == "read"]
+    if not writes or not reads or accs[0].mode != "read":
+        return None
+    grid = [v for v, g in zip(la.launch.block_vars, la.launch.grid) if not _is_one(g)]
+    for w in writes:
+        wdeps = _block_deps(w)
+        hit = next((r for r in reads for v in grid if v in wdeps and v not in _block_deps(r)
+                    and _no_load(r) and _may_meet(la.launch, w, r)), None)
+        if hit is not None:
+            return w, hit, next(v for v in grid if v in wdeps and v not in _block_deps(hit))
+    return None
 
 
 def _may_meet(launch: N.Launch, w: Access, r: Access) -> bool:
