@@ -4,21 +4,23 @@ check each kernel against a reference when one is given, time it with the profil
 Configs are dicts of factory keyword arguments. A config that fails to build, run or match the reference is
 skipped and its error kept in `AutotuneResult.failures`; when every config fails, the first failure is raised
 with a note listing the others. With `jobs` > 1 (or TILELSP_AUTOTUNE_JOBS) the configs are first compiled in
-forked workers (autotune_search.py), with a progress bar. Timing uses `Profiler.do_bench` on a GPU (CUDA events,
-warm-up and timed calls counted) and the fastest call on the CPU backend (the host clock; `AutotuneResult.device`
-says which); the fastest few of that pass are timed again, interleaved, until the leader's best timing separates
-from the others' beyond its own noise (its median timing, at least 1 %) or 15 rounds have passed
-(`autotune_search.final_round`); finalists it could not separate from are a tie (`AutotuneResult.tied`), won by
-the first in the config list. The best config of a kernel factory is remembered on disk per factory source, call
-arguments, configs, target and device, and a later search returns it at once (`cached=True`;
-TILELSP_AUTOTUNE_CACHE=0 searches again). `timeout`, `cache_input_tensors`, `backend`, and a config's
-"pass_configs" entry are accepted and ignored.
+forked workers (autotune_search.py), with a progress bar. `warmup` and `rep` are TileLang's budgets in
+milliseconds (at least one call each): a timing is the profiler's mean on a GPU (CUDA events) and the fastest
+call on the CPU backend (the host clock; `AutotuneResult.device` says which). The fastest few of that pass are
+timed again in interleaved rounds, each round comparing them with each other, until every rival is separated
+from the leader (slower in enough rounds for a sign test, by more than 1 % in median) or level with it (within
+1 %), or 15 rounds have passed (`autotune_search.final_round`); finalists not separated from the leader are a tie
+(`AutotuneResult.tied`), won by the first in the config list. A finalist's row shows its median over the rounds.
+The best config of a kernel factory is remembered on disk per factory source, call arguments, configs, target
+and device, and a later search returns it at once (`cached=True`; TILELSP_AUTOTUNE_CACHE=0 searches again).
+`timeout`, `cache_input_tensors`, `backend`, and a config's "pass_configs" entry are accepted and ignored.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
 import inspect
+import statistics
 import threading
 from dataclasses import dataclass, field
 
@@ -204,32 +206,31 @@ class AutoTuner:
             p.manual_check_prog(kernel(*ins), p.ref_prog(*ins) if p.ref_prog is not None else None)
         timer = _timer(kernel, ins, p.supply_type)
         if best is not None:  # early stop: a short probe first, the full timing only for contenders
-            probe = timer(1, max(1, rep // 10))
+            probe = timer(0, rep / 10)
             if probe > best * factor:
                 return probe
         return timer(warmup, rep)
 
 
 def _timer(kernel: JITKernel, ins: list, supply_type):
-    """`timer(warmup, rep)` -> ms of the kernel on `ins` after `warmup` calls, over `rep` calls (counts, as the CPU
-    figure takes them): the profiler's mean on a GPU, the fastest call on the CPU backend
-    (`autotune_search.best_call_ms`)."""
+    """`timer(warmup, rep)` -> ms of the kernel on `ins`, with budgets `warmup` and `rep` in ms: the profiler's mean
+    on a GPU, the fastest call on the CPU backend (`autotune_search.sample_ms`)."""
     if getattr(kernel, "target", None) == "cpu":
-        return lambda warmup, rep: search.best_call_ms(lambda: kernel(*ins), warmup, rep)
+        return lambda warmup, rep: search.sample_ms(lambda: kernel(*ins), warmup, rep)
     profiler = kernel.get_profiler(supply_type)
-    return lambda warmup, rep: profiler.do_bench(input_tensors=ins, n_warmup=warmup, n_repeat=rep)
+    return lambda warmup, rep: profiler.do_bench(input_tensors=ins, warmup=warmup, rep=rep)
 
 
 def settle_final(result: AutotuneResult, rows: list[int], samples: list[list[float]],
                  order: list[int] | None = None) -> None:
     """Name the winner from the final round's `samples` of the finalists in `rows` (their positions in
     result.timings; `order`: their indices in the config list, for a tie, default `rows`): each finalist's row takes
-    its best final timing (the figure that decided), the winner's config and latency are set and the configs tied
-    with it listed."""
+    its median over the rounds (the figure that decided), the winner's config and latency are set and the configs
+    tied with it listed."""
     best, tied = search.winner(samples, rows if order is None else order)
     for k, runs in zip(rows, samples):
-        result.timings[k] = (result.timings[k][0], min(runs))
-    result.config, result.latency = dict(result.timings[rows[best]][0]), min(samples[best])
+        result.timings[k] = (result.timings[k][0], statistics.median(runs))
+    result.config, result.latency = dict(result.timings[rows[best]][0]), statistics.median(samples[best])
     result.tied = [dict(result.timings[rows[k]][0]) for k in tied]
 
 

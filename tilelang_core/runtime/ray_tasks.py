@@ -108,16 +108,16 @@ def runner(packed: dict):
 
 
 def _measure(packed: dict):
-    """`measure(warmup, rep)` -> ms of a packed kernel on random inputs (as a local search times it: the mean on
-    a GPU, the fastest call on the CPU), and the device it runs on."""
-    from .bench import bench
-    from .autotune_search import best_call_ms
+    """`measure(warmup, rep)` -> ms of a packed kernel on random inputs, budgets in ms (as a local search times it:
+    the mean on a GPU, the fastest call on the CPU), and the device it runs on."""
+    from .autotune_search import sample_ms
+    from .timing import do_bench
 
     run, device = runner(packed)
     args = _inputs(packed["params"], device)
     if device == "cpu":
-        return (lambda warmup, rep: best_call_ms(lambda: run(*args), warmup, rep)), device
-    return (lambda warmup, rep: bench(lambda: run(*args), warmup=warmup, rep=rep, device=device)), device
+        return (lambda warmup, rep: sample_ms(lambda: run(*args), warmup, rep)), device
+    return (lambda warmup, rep: do_bench(lambda: run(*args), warmup=warmup, rep=rep)), device
 
 
 def measure_packed(packed: dict, warmup: int, rep: int) -> tuple[float, str]:
