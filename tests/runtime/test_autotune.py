@@ -47,6 +47,23 @@ def eager_scale(X, block: int = 8):
             tile[i, j] = tile[i, j] * 2.0
         T.copy(tile, Y[bx * block, 0])
     return Y
+
+
+@tilelang.autotune(configs=[{"block_M": 8}, {"block_M": 16}], do_not_specialize=["N"], warmup=1, rep=1)
+@tilelang.jit(out_idx=[-1], target="cpu")
+def wide(M, N, block_M=16):
+    return scale_kernel(M, N, block_M, 32)
+
+
+@tilelang.autotune(configs=[{"threads": 32}, {"threads": 64}], warmup=1, rep=1)
+@tilelang.jit(target="cpu")
+def add_scalar(M=64, threads=32):
+    @T.prim_func
+    def main(A: T.Tensor((M,), "float32"), s: T.float32):
+        with T.Kernel(T.ceildiv(M, threads), threads=threads) as bx:
+            for i in T.Parallel(threads):
+                A[bx * threads + i] = A[bx * threads + i] + s
+    return main
 '''
 
 
@@ -113,6 +130,51 @@ def test_eager_kernel_tunes_on_its_call_and_on_autotune_inputs(mod):
     by_dims = mod["eager_scale"].compile(M=32, N=4)  # no inputs given: random ones of the declared shapes
     torch.testing.assert_close(by_dims(x), x * 2)
     assert by_dims.config in ({"block": 8}, {"block": 16})
+
+
+def test_the_tuner_cache_has_one_entry_per_specialisation(mod):
+    wide = mod["wide"]
+    wide._tuner_cache.clear()
+    first = wide(32, 8)
+    assert len(wide._tuner_cache) == 1 and first.config in ({"block_M": 8}, {"block_M": 16})
+    other_n = wide(32, N=12)  # N is in do_not_specialize: no new search, the same config built for N=12
+    assert len(wide._tuner_cache) == 1 and other_n.config == first.config
+    a = torch.randn(32, 12)
+    torch.testing.assert_close(other_n(a), a * 3)
+    wide(M=64, N=8)  # M specialises: a new entry
+    wide(32, 8, block_M=8)  # a tuned argument given: an entry of its own (that instance, no search)
+    assert len(wide._tuner_cache) == 3
+    wide(M=32, N=8)  # the first call's specialisation, written with keywords
+    assert len(wide._tuner_cache) == 3
+
+
+def test_do_not_specialize_must_name_parameters(mod):
+    from tilelang_core.runtime.autotune import autotune
+
+    with pytest.raises(ValueError, match=r"'P', which is not a parameter of wide\(M, N, block_M\)"):
+        autotune(configs=[{"block_M": 8}], do_not_specialize=["P"])(mod["wide"].target)
+
+
+def test_an_eager_kernel_is_tuned_once_per_tensor_shape(mod):
+    eager = mod["eager_scale"]
+    eager._tuner_cache.clear()
+    eager(torch.randn(32, 4)), eager(torch.randn(32, 4))
+    assert len(eager._tuner_cache) == 1  # new tensors of the same shape and dtype: the same specialisation
+    eager(torch.randn(16, 4))
+    assert len(eager._tuner_cache) == 2
+
+
+def test_a_scalar_parameter_needs_set_autotune_inputs(mod):
+    from tilelang_core.runtime.autotune import set_autotune_inputs
+
+    with pytest.raises(ValueError, match=r"scalar parameter\(s\) 's'.*set_autotune_inputs"):
+        mod["add_scalar"]()
+    a = torch.randn(64)
+    with set_autotune_inputs(a.clone(), 0.5):
+        kernel = mod["add_scalar"]()
+    b = a.clone()
+    kernel(b, 0.5)
+    torch.testing.assert_close(b, a + 0.5)
 
 
 def test_autotuner_over_a_jit_factory(mod):

@@ -67,6 +67,11 @@ class AutotuneResult:
     tied: list = field(default_factory=list)  # configs the final round could not separate from the winner
 
 
+class InputSupplyError(ValueError):
+    """The search has no inputs to time kernels on (a scalar parameter and no set_autotune_inputs): no config
+    can run, so the search stops at once rather than failing each config."""
+
+
 class ConfigBuildError(Exception):
     """A config's kernel failed to build in a compile worker (the message is the worker's error)."""
 
@@ -153,6 +158,8 @@ class AutoTuner:
                 kernel, inputs = self.build(_kernel_args(config))
                 latency = self._measure(kernel, inputs, warmup, rep, result.latency if early_stop else None,
                                         early_stop_factor)
+            except InputSupplyError:
+                raise
             except Exception as exc:  # noqa: BLE001 -- a failing config is skipped, its error kept
                 result.failures.append((dict(config), exc))
                 bar.step("failed")
@@ -193,6 +200,12 @@ class AutoTuner:
         captured = get_autotune_inputs()
         if captured is not None:
             return list(captured)
+        scalars = [q.name for q in kernel.params if q.is_scalar]
+        if scalars:
+            raise InputSupplyError(
+                f"autotune cannot make up a value for the scalar parameter(s) {', '.join(map(repr, scalars))} of "
+                f"kernel '{kernel.name}': tune inside `with set_autotune_inputs(tensor, ..., scalar):` (every "
+                "input in order) or give supply_prog=")
         return kernel.get_profiler(p.supply_type)._inputs()
 
     def _measure(self, kernel: JITKernel, inputs, warmup: int, rep: int, best, factor: float) -> float:
@@ -268,18 +281,24 @@ def _all_failed(failures) -> Exception:
 
 class AutoTuneKernel:
     """What `@autotune(configs=...)` on a `@tilelang.jit` function returns: calling it without the tuned
-    arguments searches the configs (once per argument set) and returns the best kernel; calling it with any
-    tuned argument given compiles that one instance, as TileLang does."""
+    arguments searches the configs (once per specialisation) and returns the best kernel; calling it with any
+    tuned argument given compiles that one instance, as TileLang does.
 
-    def __init__(self, target, configs, warmup: int, rep: int, early_stop: bool, early_stop_factor: float,
-                 profile: dict):
+    `_tuner_cache` (TileLang's name) maps each specialisation of a call (`specialisation`: its arguments by
+    parameter name, tensors by shape, dtype and device, less the `do_not_specialize` ones) to the config it settled
+    on ({} for an instance the call gave); a later call of the same specialisation builds that config for its own arguments (the JIT
+    cache keeps the kernels) without searching again."""
+
+    def __init__(self, target, configs, warmup: float, rep: float, early_stop: bool, early_stop_factor: float,
+                 profile: dict, do_not_specialize=()):
         functools.update_wrapper(self, getattr(target, "factory", getattr(target, "func", target)))
         self.target = target
         self.configs = configs
         self.options = {"warmup": warmup, "rep": rep, "early_stop": early_stop,
                         "early_stop_factor": early_stop_factor}
         self.profile = profile
-        self._cache: dict = {}
+        self.do_not_specialize = _parameter_names(self.__wrapped__, do_not_specialize)
+        self._tuner_cache: dict = {}
         self._lock = threading.Lock()
 
     @property
@@ -303,27 +322,43 @@ class AutoTuneKernel:
         """The tuned JITKernel for these arguments (eager kernels time on `set_autotune_inputs` tensors)."""
         return self._best(args, kwargs)[0]
 
+    def specialisation(self, args, kwargs, eager_call: bool = False) -> tuple:
+        """The tuner cache's key of a call: its arguments by parameter name as written (defaults left out, so a call
+        naming a tuned argument is not the search), tensors by shape, dtype and device, without the parameters in
+        `do_not_specialize`."""
+        try:
+            named = inspect.signature(self.__wrapped__).bind_partial(*args, **kwargs).arguments
+        except TypeError:  # the call itself is wrong: building it reports that
+            named = {**{str(i): a for i, a in enumerate(args)}, **kwargs}
+        kept = tuple((k, _spec_value(v)) for k, v in sorted(named.items()) if k not in self.do_not_specialize)
+        return kept, eager_call
+
     def _best(self, args, kwargs, eager_call: bool = False):
+        key = self.specialisation(args, kwargs, eager_call)
+        with self._lock:
+            known = self._tuner_cache.get(key)
+        build = self._builder(args, kwargs, eager_call)
+        if known is None:
+            known = self._search(args, kwargs, eager_call)
+            with self._lock:
+                self._tuner_cache[key] = known
+        kernel, inputs = build(known)
+        if known:  # a search's pick (for another value of a do_not_specialize parameter, too)
+            kernel.config = dict(known)
+        return kernel, inputs
+
+    def _search(self, args, kwargs, eager_call: bool) -> dict:
         configs = config_list(self.configs, args, kwargs)
         tuned = {k for c in configs for k in _kernel_args(c)}
         if self._given(tuned, args, kwargs):
-            return self._builder(args, kwargs, eager_call)({})
-        key = (_freeze(args), _freeze(kwargs), eager_call)
-        with self._lock:
-            if key in self._cache:
-                return self._cache[key]
+            return {}
         tuner = AutoTuner(None, configs).set_profile_args(**self.profile)
         tuner.build = self._builder(args, kwargs, eager_call)
         if not self._eager:  # a jit factory: the search is remembered per factory source and call
             tuner.fn, tuner.identity = self.target, search.kernel_identity(self.target)
             tuner.call = repr((_freeze(args), sorted(kwargs.items())))
         result = tuner.run(**self.options)
-        best = (result.kernel, None)
-        if eager_call:
-            best = tuner.build(_kernel_args(result.config))
-        with self._lock:
-            self._cache[key] = best
-        return best
+        return _kernel_args(result.config)
 
     def _given(self, tuned: set, args, kwargs) -> bool:
         params = list(inspect.signature(self.__wrapped__).parameters)
@@ -345,6 +380,26 @@ class AutoTuneKernel:
         return lambda cfg: (target.compile(**{**named, **kwargs, **cfg}), None)
 
 
+def _parameter_names(fn, names) -> frozenset:
+    """`do_not_specialize` as a set of parameter names of `fn` (a string is one name); an unknown name is an
+    error naming the parameters there are."""
+    names = [names] if isinstance(names, str) else list(names or ())
+    params = list(inspect.signature(fn).parameters)
+    unknown = [n for n in names if n not in params]
+    if unknown:
+        raise ValueError(f"autotune do_not_specialize names {', '.join(map(repr, unknown))}, which "
+                         f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} of "
+                         f"{getattr(fn, '__name__', 'the kernel')}({', '.join(params)})")
+    return frozenset(names)
+
+
+def _spec_value(value):
+    """A call argument as the tuner cache tells specialisations apart: a tensor by shape, dtype and device."""
+    if hasattr(value, "shape") and hasattr(value, "dtype") and hasattr(value, "device"):
+        return ("tensor", tuple(value.shape), str(value.dtype), str(value.device))
+    return _freeze(value)
+
+
 def _freeze(value):
     try:
         hash(value)
@@ -353,7 +408,7 @@ def _freeze(value):
         return repr(value)
 
 
-def autotune(func=None, *, configs=None, warmup: int = 25, rep: int = 100, timeout=100, supply_type=None,
+def autotune(func=None, *, configs=None, warmup: float = 25, rep: float = 100, timeout=100, supply_type=None,
              ref_prog=None, supply_prog=None, rtol: float = 1e-2, atol: float = 1e-2,
              max_mismatched_ratio: float = 0.01, skip_check: bool = False, manual_check_prog=None,
              cache_input_tensors: bool = False, do_not_specialize=None, early_stop: bool = False,
@@ -368,6 +423,7 @@ def autotune(func=None, *, configs=None, warmup: int = 25, rep: int = 100, timeo
     def wrap(target):
         if not isinstance(target, JITFactory) and not hasattr(target, "specialize"):
             target = jit(target)
-        return AutoTuneKernel(target, configs, warmup, rep, early_stop, early_stop_factor, profile)
+        return AutoTuneKernel(target, configs, warmup, rep, early_stop, early_stop_factor, profile,
+                              do_not_specialize)
 
     return wrap if func is None else wrap(func)
