@@ -98,6 +98,25 @@ class JITKernel:
         """The kernel's name."""
         return self.func.name
 
+    @functools.cached_property
+    def adapter(self):
+        """TileLang's `kernel.adapter`: this kernel's binary, entry points and source (runtime.kernel_adapter)."""
+        from .kernel_adapter import cpu_adapter, cuda_adapter
+
+        if self.target == "cpu":
+            return cpu_adapter(self.func, self._backend.module)
+        return cuda_adapter(self.func, self._backend.artifact, self.arch)
+
+    @property
+    def kernel_source(self) -> str:
+        """TileLang's `kernel.kernel_source`: the generated device source (`get_kernel_source()`)."""
+        return self.get_kernel_source()
+
+    @property
+    def execution_backend(self) -> str:
+        """How the kernel runs: "ctypes" (the CPU backend's shared library) or "cubin" (CUDA, driver API)."""
+        return self.adapter.execution_backend
+
     @property
     def pass_configs(self) -> dict:
         """TileLang's `kernel.pass_configs`: the configs this kernel was built with."""
