@@ -50,6 +50,7 @@ _MODULES = {
     "tilelang.testing": "tilelang_core.verify.testing",
     "tilelang.profiler": "tilelang_core.runtime.profiler",
     "tilelang.autotuner": "tilelang_core.runtime.autotune",
+    "tilelang.autotuner.param": "tilelang_core.runtime.autotune_param",
     "tilelang.carver": "tilelang_core.compat.carver",
     "tilelang.carver.arch": "tilelang_core.compat.carver",
     "tilelang.carver.arch.driver": "tilelang_core.compat.driver",

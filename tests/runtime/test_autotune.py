@@ -212,3 +212,61 @@ def test_star_import_exports_the_public_names_only():
     exec("from tilelang_core.runtime.autotune import *", names)
     assert {"autotune", "AutoTuner", "set_autotune_inputs"} <= set(names) and "compile" not in names
     assert set(A.__all__) <= set(names)
+
+
+def test_the_cache_key_covers_compile_and_profile_arguments_and_skips_unnamed_callbacks(mod):
+    import inspect
+    from dataclasses import replace
+
+    from tilelang_core.runtime.autotune import AutoTuner
+    from tilelang_core.runtime.autotune_param import CompileArgs, ProfileArgs
+
+    factory = mod["tuned"].target
+
+    def key(compile_args=CompileArgs(), profile_args=ProfileArgs()):
+        tuner = AutoTuner(factory, configs=mod["CONFIGS"])
+        tuner.compile_args, tuner.profile_args = compile_args, profile_args
+        return tuner.generate_cache_key(inspect.signature(factory.factory).parameters, {})
+
+    base = key()
+    assert base is not None and base == key()
+    assert base != key(compile_args=CompileArgs(out_idx=[0]))
+    assert base != key(profile_args=replace(ProfileArgs(), skip_check=True))
+    assert base != key(profile_args=ProfileArgs(atol=1e-3))
+    scale = 3.0
+    assert key(profile_args=ProfileArgs(ref_prog=lambda a: a * scale)) is None  # no source of its own
+    named = key(profile_args=ProfileArgs(ref_prog=mod["scale_kernel"]))  # a module-level function: by its source
+    assert named is not None and named != base
+
+
+def test_a_cpu_autotune_result_is_saved_to_a_folder_atomically(mod, tmp_path, caplog):
+    import json
+    import pickle
+
+    from tilelang_core.runtime import autotune_param as param
+
+    kernel = mod["tuned"](40, 8)
+    result = param.AutotuneResult(latency=kernel.latency, config=kernel.config, func=kernel.prim_func,
+                                  kernel=kernel)
+    assert kernel.adapter is kernel.adapter and kernel.execution_backend == "ctypes"
+    target = tmp_path / "autotuner" / "entry"
+    target.mkdir(parents=True)
+    (target / "stale.txt").write_text("from an older save")
+    result.save_to_disk(target)
+    assert json.loads((target / param.BEST_CONFIG_PATH).read_text()) == kernel.config
+    assert (target / param.KERNEL_LIB_PATH).read_bytes() == open(kernel.adapter.libpath, "rb").read()
+    assert (target / param.DEVICE_KERNEL_PATH).read_text() == kernel.get_kernel_source()
+    assert [p.name for p in pickle.loads((target / param.PARAMS_PATH).read_bytes())] == ["A", "B"]
+    assert not (target / "stale.txt").exists() and sorted(p.name for p in target.parent.iterdir()) == ["entry"]
+
+    broken = param.AutotuneResult(config={"x": 1}, func=kernel.prim_func, kernel=object())  # no kernel to save
+    with caplog.at_level("ERROR", logger="tilelang_core.autotune"):
+        broken.save_to_disk(tmp_path / "autotuner" / "other")
+    assert "Error during atomic autotune result save" in caplog.text
+    assert sorted(p.name for p in target.parent.iterdir()) == ["entry"]  # no folder, no staging left
+
+
+def test_each_kernel_has_its_own_adapter(mod):
+    first, second = mod["tuned"](40, 8), mod["tuned"](48, 8)
+    assert first.adapter.kernels is not second.adapter.kernels
+    assert list(first.adapter.kernels) == [first.name] and first.adapter.get_host_source() == ""

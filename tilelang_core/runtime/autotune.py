@@ -22,9 +22,10 @@ import functools
 import inspect
 import statistics
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict
 
 from . import autotune_search as search
+from .autotune_param import CALLBACKS, AutotuneResult, CompileArgs, ProfileArgs
 from .jit import JITFactory, JITKernel, compile, jit, machine_target
 
 __all__ = ["autotune", "AutoTuner", "AutotuneResult", "set_autotune_inputs", "get_autotune_inputs"]
@@ -49,24 +50,6 @@ def get_autotune_inputs():
     return stack[-1] if stack else None
 
 
-@dataclass
-class AutotuneResult:
-    """The outcome of a search: best config, its latency (ms) and kernel; failures as (config, error)."""
-
-    latency: float | None = None
-    config: dict | None = None
-    ref_latency: float | None = None
-    libcode: str | None = None
-    func: object = None
-    kernel: JITKernel | None = None
-    timings: list = field(default_factory=list)
-    failures: list = field(default_factory=list)
-    device: str = ""
-    cached: bool = False
-    trace: list = field(default_factory=list)  # a Ray search's tasks: {"task", "pid", "start", "loaded", "end"}
-    tied: list = field(default_factory=list)  # configs the final round could not separate from the winner
-
-
 class InputSupplyError(ValueError):
     """The search has no inputs to time kernels on (a scalar parameter and no set_autotune_inputs): no config
     can run, so the search stops at once rather than failing each config."""
@@ -76,27 +59,13 @@ class ConfigBuildError(Exception):
     """A config's kernel failed to build in a compile worker (the message is the worker's error)."""
 
 
-@dataclass
-class ProfileArgs:
-    """How an autotuner feeds and checks each config's kernel (`set_profile_args`)."""
-
-    supply_type: object = None
-    ref_prog: object = None
-    supply_prog: object = None
-    rtol: float = 1e-2
-    atol: float = 1e-2
-    max_mismatched_ratio: float = 0.01
-    skip_check: bool = False
-    manual_check_prog: object = None
-
-
 class AutoTuner:
     """`AutoTuner.from_kernel(fn, configs).set_compile_args(...).set_profile_args(...).run(warmup, rep)`."""
 
     def __init__(self, fn, configs):
         self.fn = fn
         self.configs = configs
-        self.compile_args: dict = {"out_idx": None, "target": "auto"}
+        self.compile_args = CompileArgs()
         self.profile_args = ProfileArgs()
         self.build = self._compile_factory
         # what names the search on disk: the factory's source and the call; None (plain callables) never caches
@@ -111,24 +80,47 @@ class AutoTuner:
     def set_compile_args(self, out_idx=None, target="auto", execution_backend=None, target_host=None,
                          verbose=False, pass_configs=None, **_ignored):
         """Arguments for `tilelang.compile` of each config's kernel."""
-        self.compile_args = {"out_idx": out_idx, "target": target}
+        self.compile_args = CompileArgs(out_idx, target, execution_backend, target_host, verbose, pass_configs)
         return self
 
     def set_profile_args(self, warmup=None, rep=None, timeout=None, supply_type=None, ref_prog=None,
                          supply_prog=None, rtol=1e-2, atol=1e-2, max_mismatched_ratio=0.01, skip_check=False,
                          manual_check_prog=None, cache_input_tensors=False, **_ignored):
         """How each kernel is fed and checked: input supply, reference program and tolerances."""
-        self.profile_args = ProfileArgs(supply_type, ref_prog, supply_prog, rtol, atol, max_mismatched_ratio,
-                                         skip_check, manual_check_prog)
+        self.profile_args = ProfileArgs(supply_type=supply_type, ref_prog=ref_prog, supply_prog=supply_prog,
+                                        rtol=rtol, atol=atol, max_mismatched_ratio=max_mismatched_ratio,
+                                        skip_check=skip_check, manual_check_prog=manual_check_prog,
+                                        cache_input_tensors=cache_input_tensors)
         return self
 
     def _compile_factory(self, config: dict):
         built = self.fn(**config)
-        return (built if isinstance(built, JITKernel) else compile(built, **self.compile_args)), None
+        return (built if isinstance(built, JITKernel) else compile(built, **self.compile_args.compile_kwargs())), None
 
     def _target(self) -> str:
         target = getattr(self.fn, "target", None) if isinstance(self.fn, JITFactory) else None
-        return machine_target(target or self.compile_args.get("target", "auto")).kind
+        return machine_target(target or self.compile_args.target or "auto").kind
+
+    def generate_cache_key(self, parameters, extra_parameters=None) -> str | None:
+        """The key this search is remembered under: the kernel (its factory's source), the call's `parameters`
+        (and `extra_parameters`), the configs, the compile arguments, the profile arguments, the target and the
+        device. A user callback of the profile (reference, input supply, manual check) enters by its source;
+        one without a source of its own (a lambda, a closure) makes the key None: not remembered."""
+        identity = self.identity or search.kernel_identity(self.fn)
+        if identity is None:
+            return None
+        profile = asdict(self.profile_args)
+        for name in CALLBACKS:
+            if profile[name] is not None:
+                profile[name] = search.kernel_identity(profile[name])
+                if profile[name] is None:
+                    return None
+        call = repr((sorted((str(k), repr(v)) for k, v in dict(parameters).items()),
+                     sorted((str(k), repr(v)) for k, v in dict(extra_parameters or {}).items()), self.call))
+        target = self._target()
+        return search.best_key(identity, call, repr((config_list(self.configs), asdict(self.compile_args),
+                                                      sorted(profile.items(), key=lambda kv: kv[0]))),
+                               target, search.device_label(target))
 
     def run(self, warmup: int = 25, rep: int = 100, timeout=None, early_stop: bool = False,
             early_stop_factor: float = 2.0, jobs: int | None = None, progress: bool = True,
@@ -138,7 +130,7 @@ class AutoTuner:
         if not configs:
             raise ValueError("autotune got no configs: pass configs=[{...}, ...] (or a function returning them)")
         device = search.device_label(self._target())
-        key = search.best_key(self.identity, self.call, configs, self._target(), device) if self.identity else None
+        key = self.generate_cache_key({}) if self.identity else None
         remembered = search.load_best(key) if key else None
         if remembered is not None and remembered["config"] in configs:
             kernel, _ = self.build(_kernel_args(remembered["config"]))

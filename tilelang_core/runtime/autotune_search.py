@@ -249,11 +249,12 @@ def kernel_identity(factory) -> str | None:
     return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}\n{source}"
 
 
-def best_key(identity: str, call: str, configs: list[dict], target: str, device: str) -> str:
-    """The key of a remembered search result."""
+def best_key(identity: str, call: str, search_args: str, target: str, device: str) -> str:
+    """The key of a remembered search result: the kernel, the call, what the search was given (configs, compile
+    and profile arguments, as text), the target and the device."""
     from .artifact import compiler_version
 
-    return sha256("tilelsp-autotune", 1, identity, call, repr(configs), target, device, compiler_version())
+    return sha256("tilelsp-autotune", 2, identity, call, search_args, target, device, compiler_version())
 
 
 def _best_path(key: str):
