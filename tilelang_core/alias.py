@@ -61,6 +61,7 @@ _MODULES = {
     "tilelang.utils.tensor": "tilelang_core.compat.utils",
     "tilelang.contrib.nvcc": "tilelang_core.compat.nvcc",
     "tilelang.env": "tilelang_core.compat.env",
+    "tilelang.jit.diagnostics": "tilelang_core.runtime.jit_diagnostics",
     "tilelang.tools": "tilelang_core.compat.tools",
     "tilelang.transform": "tilelang_core.compat.transform",
     "tilelang.transform.simplify": "tilelang_core.compat.transform",
