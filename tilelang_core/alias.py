@@ -49,6 +49,7 @@ _MODULES = {
     "tilelang.layout.cute": "tilelang_core.language.cute",
     "tilelang.testing": "tilelang_core.verify.testing",
     "tilelang.profiler": "tilelang_core.runtime.profiler",
+    "tilelang.profiler.bench": "tilelang_core.compat.profiler_bench",
     "tilelang.autotuner": "tilelang_core.runtime.autotune",
     "tilelang.autotuner.param": "tilelang_core.runtime.autotune_param",
     "tilelang.carver": "tilelang_core.compat.carver",
