@@ -64,6 +64,8 @@ _MODULES = {
     "tilelang.env": "tilelang_core.compat.env",
     "tilelang.jit.diagnostics": "tilelang_core.runtime.jit_diagnostics",
     "tilelang.tools": "tilelang_core.compat.tools",
+    "tilelang.tools.lower_trace": "tilelang_core.compat.lower_trace",
+    "tilelang.tools.lower_trace.core": "tilelang_core.compat.lower_trace_core",
     "tilelang.transform": "tilelang_core.compat.transform",
     "tilelang.transform.simplify": "tilelang_core.compat.transform",
     "tilelang.engine": "tilelang_core.compat.engine",
