@@ -76,6 +76,9 @@ def test_the_final_round_interleaves_the_finalists_until_the_leader_separates():
     assert final_round([measure("a"), measure("b")], 1, 1, rounds=5) == [[4.0] * 5, [2.0] * 5]
     assert calls == ["a", "b"] * 5  # slower in 5 of 5 rounds (p = 1/32): separated, no more rounds
     assert fastest([({"x": 1}, 3.0), ({"x": 2}, 1.0), ({"x": 3}, 2.0), ({"x": 4}, 9.0)], count=3) == [1, 2, 0]
+    # beyond the fastest four, every config within 10 % of the fastest is a finalist too (at most eight)
+    near = [({"x": k}, 1.0 + k / 100) for k in range(12)]
+    assert fastest(near) == list(range(8)) and fastest(near[:6] + [({"x": 9}, 2.0)] * 3) == [0, 1, 2, 3, 4, 5]
 
 
 def test_the_sign_test_needs_more_slower_rounds_the_more_rounds_there_are():
@@ -230,3 +233,23 @@ def test_the_server_actions_pass_the_cluster_and_say_so(monkeypatch):
     out = asyncio.run(commands.cmd_autotune(ls, "file:///k.py", "matmul"))
     assert seen[-1][-2:] == ["--ray", "ray://head:10001"] and out["ray"] == "ray://head:10001"
     assert "on the Ray cluster ray://head:10001" in shown[-1] and "{'block_M': 64}" in shown[-1]
+
+
+def test_the_table_keeps_the_first_pass_and_marks_the_winner_on_its_own_row(capsys):
+    from types import SimpleNamespace
+
+    from tilelang_core.runtime.autotune import AutotuneResult, settle_final
+    from tilelsp.autotune_command import _print
+
+    # the first pass ran while the machine was quiet, the final rounds under load: a finalist's final median is
+    # 10x its first-pass figure, a non-finalist's first-pass figure is below the winner's final median
+    result = AutotuneResult(timings=[({"b": 1}, 0.61), ({"b": 2}, 0.60), ({"b": 3}, 0.90), ({"b": 4}, 0.95),
+                                     ({"b": 5}, 0.97)])
+    settle_final(result, [1, 0, 2, 3], [[6.0] * 5, [12.0] * 5, [9.0] * 5, [7.0] * 5])
+    assert result.config == {"b": 2} and result.latency == 6.0 and result.tied == []
+    assert result.timings[1] == ({"b": 2}, 0.60)  # the first-pass row is not overwritten
+    assert result.final[0] == ({"b": 2}, 6.0, 5)
+    _print(result, SimpleNamespace(name="k", call={}), False, 1.0, None)
+    rows = [line for line in capsys.readouterr().out.splitlines() if "{'b'" in line and "best" not in line]
+    assert rows[0].startswith("*") and rows[0].split()[1:5] == ["0.6000", "ms", "6.0000", "ms"]
+    assert "{'b': 2}" in rows[0] and [r.split()[-1] for r in rows] == ["2}", "4}", "3}", "1}", "5}"]

@@ -8,9 +8,11 @@ forked workers (autotune_search.py), with a progress bar. `warmup` and `rep` are
 milliseconds (at least one call each): a timing is the profiler's mean on a GPU (CUDA events) and the fastest
 call on the CPU backend (the host clock; `AutotuneResult.device` says which). The fastest few of that pass are
 timed again in interleaved rounds, each round comparing them with each other, until every rival is separated
-from the leader (slower in enough rounds for a sign test, by more than 1 % in median) or level with it (within
-1 %), or 15 rounds have passed (`autotune_search.final_round`); finalists not separated from the leader are a tie
-(`AutotuneResult.tied`), won by the first in the config list. A finalist's row shows its median over the rounds.
+from the leader (slower in enough rounds for a sign test, by more than 1 % in median) or level with it (a median
+ratio within the rounds' spread of 1, at least 1 %, at most 5 %), or 15 rounds have passed
+(`autotune_search.final_round`); finalists not separated from the leader are a tie (`AutotuneResult.tied`), won
+by the first in the config list. `timings` keeps every config's first-pass figure; `final` has the finalists'
+medians over the rounds, the winner's being the search's latency.
 The best config of a kernel factory is remembered on disk per factory source, call arguments, configs, target
 and device, and a later search returns it at once (`cached=True`; TILELSP_AUTOTUNE_CACHE=0 searches again).
 `timeout`, `cache_input_tensors`, `backend`, and a config's "pass_configs" entry are accepted and ignored.
@@ -22,7 +24,7 @@ import functools
 import inspect
 import statistics
 import threading
-from dataclasses import asdict
+from dataclasses import fields
 
 from . import autotune_search as search
 from .autotune_param import CALLBACKS, AutotuneResult, CompileArgs, ProfileArgs
@@ -109,7 +111,7 @@ class AutoTuner:
         identity = self.identity or search.kernel_identity(self.fn)
         if identity is None:
             return None
-        profile = asdict(self.profile_args)
+        profile = _as_dict(self.profile_args)
         for name in CALLBACKS:
             if profile[name] is not None:
                 profile[name] = search.kernel_identity(profile[name])
@@ -118,11 +120,11 @@ class AutoTuner:
         call = repr((sorted((str(k), repr(v)) for k, v in dict(parameters).items()),
                      sorted((str(k), repr(v)) for k, v in dict(extra_parameters or {}).items()), self.call))
         target = self._target()
-        return search.best_key(identity, call, repr((config_list(self.configs), asdict(self.compile_args),
+        return search.best_key(identity, call, repr((config_list(self.configs), _as_dict(self.compile_args),
                                                       sorted(profile.items(), key=lambda kv: kv[0]))),
                                target, search.device_label(target))
 
-    def run(self, warmup: int = 25, rep: int = 100, timeout=None, early_stop: bool = False,
+    def run(self, warmup: float = 25, rep: float = 100, timeout=None, early_stop: bool = False,
             early_stop_factor: float = 2.0, jobs: int | None = None, progress: bool = True,
             **_ignored) -> AutotuneResult:
         """Build (in `jobs` workers), check and time every config; the fastest wins and is remembered."""
@@ -136,7 +138,9 @@ class AutoTuner:
             kernel, _ = self.build(_kernel_args(remembered["config"]))
             result = AutotuneResult(latency=remembered.get("latency"), config=dict(remembered["config"]),
                                     kernel=kernel, device=device, cached=True,
-                                    timings=[tuple(t) for t in remembered.get("timings", [])])
+                                    timings=[tuple(t) for t in remembered.get("timings", [])],
+                                    final=[tuple(t) for t in remembered.get("final", [])],
+                                    tied=list(remembered.get("tied", [])))
             return _finish(result)
         jobs = search.default_jobs() if jobs is None else jobs
         failed = search.precompile(lambda cfg: self.build(_kernel_args(cfg)), configs, jobs,
@@ -166,7 +170,7 @@ class AutoTuner:
             self._final_round(result, warmup, rep)
         if key:
             search.save_best(key, {"config": result.config, "latency": result.latency, "device": device,
-                                   "timings": result.timings})
+                                   "timings": result.timings, "final": result.final, "tied": result.tied})
         return _finish(result)
 
     def _final_round(self, result: AutotuneResult, warmup: int, rep: int) -> None:
@@ -229,14 +233,19 @@ def _timer(kernel: JITKernel, ins: list, supply_type):
 def settle_final(result: AutotuneResult, rows: list[int], samples: list[list[float]],
                  order: list[int] | None = None) -> None:
     """Name the winner from the final round's `samples` of the finalists in `rows` (their positions in
-    result.timings; `order`: their indices in the config list, for a tie, default `rows`): each finalist's row takes
-    its median over the rounds (the figure that decided), the winner's config and latency are set and the configs
-    tied with it listed."""
+    result.timings; `order`: their indices in the config list, for a tie, default `rows`): `result.final` lists each
+    finalist's median over the rounds (the figure that decided; the first-pass rows stay as measured, so the table
+    compares like with like), the winner's config and latency (its median) are set and the configs tied with it
+    listed."""
     best, tied = search.winner(samples, rows if order is None else order)
-    for k, runs in zip(rows, samples):
-        result.timings[k] = (result.timings[k][0], statistics.median(runs))
+    result.final = [(dict(result.timings[k][0]), statistics.median(runs), len(runs)) for k, runs in zip(rows, samples)]
     result.config, result.latency = dict(result.timings[rows[best]][0]), statistics.median(samples[best])
     result.tied = [dict(result.timings[rows[k]][0]) for k in tied]
+
+
+def _as_dict(args) -> dict:
+    """A dataclass's fields by name, values as they are (callbacks are not copied)."""
+    return {f.name: getattr(args, f.name) for f in fields(args)}
 
 
 def _finish(result: AutotuneResult) -> AutotuneResult:
@@ -278,8 +287,8 @@ class AutoTuneKernel:
 
     `_tuner_cache` (TileLang's name) maps each specialisation of a call (`specialisation`: its arguments by
     parameter name, tensors by shape, dtype and device, less the `do_not_specialize` ones) to the config it settled
-    on ({} for an instance the call gave); a later call of the same specialisation builds that config for its own arguments (the JIT
-    cache keeps the kernels) without searching again."""
+    on ({} for an instance the call gave); a later call of the same specialisation builds that config for its own
+    arguments (the JIT cache keeps the kernels) without searching again."""
 
     def __init__(self, target, configs, warmup: float, rep: float, early_stop: bool, early_stop_factor: float,
                  profile: dict, do_not_specialize=()):

@@ -68,7 +68,9 @@ CALLBACKS = ("ref_prog", "supply_prog", "manual_check_prog")  # ProfileArgs fiel
 
 @dataclass
 class AutotuneResult:
-    """The outcome of a search: best config, its latency (ms) and kernel; failures as (config, error)."""
+    """The outcome of a search: best config, its latency (ms: its median over the final rounds) and kernel;
+    `timings` has every config's first-pass figure (one comparable column), `final` the finalists' medians;
+    failures as (config, error)."""
 
     latency: float | None = None
     config: dict | None = None
@@ -82,6 +84,7 @@ class AutotuneResult:
     cached: bool = False
     trace: list = field(default_factory=list)  # a Ray search's tasks: {"task", "pid", "start", "loaded", "end"}
     tied: list = field(default_factory=list)  # configs the final round could not separate from the winner
+    final: list = field(default_factory=list)  # the finalists' (config, median ms over the rounds, rounds)
 
     def save_to_disk(self, path, verbose: bool = False) -> None:
         """Write this result to the folder `path`, replacing what is there, atomically (see the module)."""

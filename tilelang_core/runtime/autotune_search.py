@@ -102,7 +102,9 @@ def warm_tvm() -> None:
         _tvm.load()
 
 
-FINALISTS = 4  # the fastest configs of the first pass, timed again before the winner is named
+FINALISTS = 4  # the fastest configs of the first pass, timed again before the winner is named ...
+FINALIST_BAND = 1.10  # ... and any other within 10 % of the fastest (one noisy first-pass call can reorder those)
+MAX_FINALISTS = 8
 FINAL_ROUNDS = 5  # rounds every finalist is timed at least
 MAX_FINAL_ROUNDS = 15  # more rounds, while some rival is neither separated from the leader nor level with it
 TIE = 0.01  # a rival whose median per-round ratio to the leader is within 1 % of 1 is level with it (a tie)
@@ -110,9 +112,12 @@ MAX_NOISE = 0.05  # ... or within the rounds' own spread of that ratio, up to 5 
 SIGNIFICANCE = 0.05  # a rival is separated when it was slower in so many rounds that chance explains it at most 5 %
 
 
-def fastest(timings: list, count: int = FINALISTS) -> list[int]:
-    """Indices of the `count` fastest (config, ms) entries of a first pass."""
-    return sorted(range(len(timings)), key=lambda k: timings[k][1])[:count]
+def fastest(timings: list, count: int = FINALISTS, band: float = FINALIST_BAND, most: int = MAX_FINALISTS) -> list[int]:
+    """Indices of a first pass's finalists among its (config, ms) entries, fastest first: the `count` fastest, and
+    any other within `band` times the fastest figure, up to `most` in all."""
+    order = sorted(range(len(timings)), key=lambda k: timings[k][1])
+    near = [k for k in order if timings[k][1] <= timings[order[0]][1] * band] if order else []
+    return order[:max(count, min(len(near), most))]
 
 
 def final_round(measures: list, warmup: float, rep: float, rounds: int = FINAL_ROUNDS,
