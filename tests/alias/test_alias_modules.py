@@ -189,3 +189,14 @@ def test_env_settings_through_the_module_too(tilelang, monkeypatch):
     import tilelang.env as env_module
 
     assert env_module.TILELANG_CACHE_DIR == "/tmp/tl-cache" and env_module.TILELANG_TMP_DIR.startswith("/tmp/tl-cache")
+
+
+def test_the_autotuners_param_module_imports_from_its_package_first():
+    import subprocess
+    import sys
+
+    code = ("import tilelang_core; tilelang_core.install_alias(force=True)\n"
+            "from tilelang.autotuner import param\n"  # before any `import tilelang.autotuner.param`
+            "print(param.AutotuneResult.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "tilelang_core.runtime.autotune_param", out.stderr

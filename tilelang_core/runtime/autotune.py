@@ -26,6 +26,7 @@ import statistics
 import threading
 from dataclasses import fields
 
+from . import autotune_param as param  # `from tilelang.autotuner import param`, before any import of the submodule
 from . import autotune_search as search
 from .autotune_param import CALLBACKS, AutotuneResult, CompileArgs, ProfileArgs
 from .jit import JITFactory, JITKernel, compile, jit, machine_target
