@@ -81,6 +81,26 @@ def test_the_final_round_interleaves_the_finalists_until_the_leader_separates():
     assert fastest(near) == list(range(8)) and fastest(near[:6] + [({"x": 9}, 2.0)] * 3) == [0, 1, 2, 3, 4, 5]
 
 
+def test_a_second_pass_in_reverse_order_keeps_each_configs_lower_figure():
+    from tilelang_core.runtime.autotune_search import fastest, pass_back
+
+    calls = []
+    # a burst of load at the end of the first pass timed the last configs (the fastest, 1.0 when quiet) 10x slow;
+    # the reverse pass, after it, gets their quiet figures; a burst now slows the first ones, which keep theirs
+    again = {0: 40.0, 1: 30.0, 2: 1.0, 3: 1.1}
+
+    def measure(k):
+        def run(warmup, rep):
+            calls.append(k)
+            return again[k]
+        return run
+
+    first = [4.0, 3.0, 10.0, 11.0]
+    figures = pass_back([measure(k) for k in range(4)], first, 1, 1)
+    assert calls == [3, 2, 1, 0] and figures == [4.0, 3.0, 1.0, 1.1]
+    assert fastest([(k, ms) for k, ms in enumerate(figures)], count=2) == [2, 3]
+
+
 def test_the_sign_test_needs_more_slower_rounds_the_more_rounds_there_are():
     from tilelang_core.runtime.autotune_search import slower_rounds_needed
 

@@ -6,8 +6,9 @@ skipped and its error kept in `AutotuneResult.failures`; when every config fails
 with a note listing the others. With `jobs` > 1 (or TILELSP_AUTOTUNE_JOBS) the configs are first compiled in
 forked workers (autotune_search.py), with a progress bar. `warmup` and `rep` are TileLang's budgets in
 milliseconds (at least one call each): a timing is the profiler's mean on a GPU (CUDA events) and the fastest
-call on the CPU backend (the host clock; `AutotuneResult.device` says which). The fastest few of that pass are
-timed again in interleaved rounds, each round comparing them with each other, until every rival is separated
+call on the CPU backend (the host clock; `AutotuneResult.device` says which). A second pass, last config to first,
+keeps each config's lower figure (`autotune_search.pass_back`). The fastest few are then timed again in
+interleaved rounds, each round comparing them with each other, until every rival is separated
 from the leader (slower in enough rounds for a sign test, by more than 1 % in median) or level with it (a median
 ratio within the rounds' spread of 1, at least 1 %, at most 5 %), or 15 rounds have passed
 (`autotune_search.final_round`); finalists not separated from the leader are a tie (`AutotuneResult.tied`), won
@@ -168,11 +169,22 @@ class AutoTuner:
         if result.kernel is None:
             raise _all_failed(result.failures)
         if len(result.timings) > 1:
+            self._pass_back(result, warmup, rep)
             self._final_round(result, warmup, rep)
         if key:
             search.save_best(key, {"config": result.config, "latency": result.latency, "device": device,
                                    "timings": result.timings, "final": result.final, "tied": result.tied})
         return _finish(result)
+
+    def _pass_back(self, result: AutotuneResult, warmup: float, rep: float) -> None:
+        """Time every config once more, last to first (`autotune_search.pass_back`): each row keeps its lower
+        figure, so load that began or ended during the first pass does not decide the finalists."""
+        measures = []
+        for config, _ in result.timings:
+            kernel, inputs = self.build(_kernel_args(config))
+            measures.append(_timer(kernel, self._inputs(kernel, inputs), self.profile_args.supply_type))
+        figures = search.pass_back(measures, [ms for _, ms in result.timings], warmup, rep)
+        result.timings = [(config, ms) for (config, _), ms in zip(result.timings, figures)]
 
     def _final_round(self, result: AutotuneResult, warmup: int, rep: int) -> None:
         """Time the first pass's fastest few again, interleaved, until the leader separates from them or they

@@ -120,6 +120,14 @@ def fastest(timings: list, count: int = FINALISTS, band: float = FINALIST_BAND, 
     return order[:max(count, min(len(near), most))]
 
 
+def pass_back(measures: list, figures: list[float], warmup: float, rep: float) -> list[float]:
+    """The first pass's `figures` after each config is timed once more in reverse order (`measure(warmup, rep)`),
+    each the lower of its two: load that starts or stops during a pass slows the configs at one end of it, and
+    the other pass times those configs at the other end."""
+    again = {k: measures[k](warmup, rep) for k in reversed(range(len(measures)))}
+    return [min(ms, again[k]) for k, ms in enumerate(figures)]
+
+
 def final_round(measures: list, warmup: float, rep: float, rounds: int = FINAL_ROUNDS,
                 max_rounds: int = MAX_FINAL_ROUNDS) -> list[list[float]]:
     """Each finalist's timings (`measure(warmup, rep)` -> ms), the finalists interleaved round by round: a burst of

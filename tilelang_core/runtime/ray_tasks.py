@@ -146,17 +146,18 @@ def use_cpu_threads(threads: int | None) -> None:
 
 
 def measure_on_cpu(warmup: int, rep: int, threads: int | None, *packed: dict) -> dict:
-    """The CPU as the one device: every kernel timed one after another (no compile runs beside them), then the
-    fastest few again (`autotune_search.final_round`). {"timings": ms per kernel, "finalists": their indices,
-    "final": their final-round timings, "device": label, "stamp": ...}."""
-    from .autotune_search import device_label, fastest
+    """The CPU as the one device: every kernel timed one after another (no compile runs beside them) and again in
+    reverse order (`autotune_search.pass_back`), then the fastest few again (`autotune_search.final_round`).
+    {"timings": ms per kernel, "finalists": their indices, "final": their final-round timings, "device": label,
+    "stamp": ...}."""
+    from .autotune_search import device_label, fastest, pass_back
     from .autotune_search import final_round as rounds
 
     start = time.time()
     use_cpu_threads(threads)
     measures = [_measure(p)[0] for p in packed]
     loaded = time.time()
-    timings = [measure(warmup, rep) for measure in measures]
+    timings = pass_back(measures, [measure(warmup, rep) for measure in measures], warmup, rep)
     finalists = fastest([(None, ms) for ms in timings])
     final = rounds([measures[k] for k in finalists], warmup, rep)
     return {"timings": timings, "finalists": finalists, "final": final, "device": device_label("cpu"),
