@@ -9,6 +9,7 @@ import contextlib
 import contextvars
 from dataclasses import dataclass, field
 
+from .lower_trace import trace_lowering
 from .diagnostics import CompileError, Diagnostic, DiagnosticSink, Severity, internal_message, sorted_diagnostics
 from .options import codegen_options, options_scope
 from .target import DEFAULT_ARCH, canonical
@@ -148,12 +149,15 @@ def lower(func, target=DEFAULT_ARCH, until: str | None = None) -> LowerResult:
         raise ValueError(f"unknown stage {until!r} for target {arch}; stages: {', '.join(names)}")
     refuse_errors(func, arch)
     result = LowerResult(arch)
-    with user_errors(func, arch):
-        if arch == "cpu":
-            _lower_cpu(func, result, until)
-        else:
-            with options_scope(codegen_options(func.pass_configs)):  # the kernel's options in every stage
-                _lower_cuda(func, arch, result, until)
+    try:
+        with user_errors(func, arch):
+            if arch == "cpu":
+                _lower_cpu(func, result, until)
+            else:
+                with options_scope(codegen_options(func.pass_configs)):  # the kernel's options in every stage
+                    _lower_cuda(func, arch, result, until)
+    finally:  # a failed lowering's trace shows the stages it got through
+        trace_lowering(func.name, arch, result.stages)
     return result
 
 

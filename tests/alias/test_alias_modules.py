@@ -128,15 +128,23 @@ def test_utils_nvcc_fp8_dtypes(tilelang, monkeypatch):
 def test_unsupported_features_raise_at_the_call(tilelang):
     from tilelang.cuda.intrinsics.layout.mma_layout import make_mma_swizzle_layout
     from tilelang.engine.callback import register_cuda_postproc_callback
+    from tilelang.profiler.bench import _bench_with_cupti
     from tilelang.tools import plot_layout
 
     from tilelang_core.compat import UnsupportedFeatureError
 
     for call, feature in [(lambda: make_mma_swizzle_layout(None), "make_mma_swizzle_layout"),
                           (lambda: register_cuda_postproc_callback(print), "register_cuda_postproc_callback"),
-                          (lambda: plot_layout(None), "plot_layout")]:
+                          (lambda: plot_layout(None), "plot_layout"),
+                          (lambda: _bench_with_cupti(print, None, n_repeat=3), "CUPTI kernel timing")]:
         with pytest.raises(UnsupportedFeatureError, match=f"{feature}.*not supported by tilelang_core"):
             call()
+
+
+def test_the_profilers_bench_module_times_with_do_bench(tilelang):
+    from tilelang.profiler.bench import do_bench
+
+    assert do_bench(lambda: sum(range(100)), warmup=1, rep=2) > 0
 
 
 def test_simplify_prim_func_keeps_the_kernel(tilelang):
@@ -181,3 +189,14 @@ def test_env_settings_through_the_module_too(tilelang, monkeypatch):
     import tilelang.env as env_module
 
     assert env_module.TILELANG_CACHE_DIR == "/tmp/tl-cache" and env_module.TILELANG_TMP_DIR.startswith("/tmp/tl-cache")
+
+
+def test_the_autotuners_param_module_imports_from_its_package_first():
+    import subprocess
+    import sys
+
+    code = ("import tilelang_core; tilelang_core.install_alias(force=True)\n"
+            "from tilelang.autotuner import param\n"  # before any `import tilelang.autotuner.param`
+            "print(param.AutotuneResult.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "tilelang_core.runtime.autotune_param", out.stderr

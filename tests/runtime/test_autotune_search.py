@@ -61,12 +61,11 @@ def test_progress_prints_a_line_per_step_off_a_terminal(capsys):
     assert len(lines) == 2 and "2/2" in lines[1] and "#" * 24 in lines[1]
 
 
-def test_the_final_round_interleaves_the_finalists_and_keeps_each_ones_best_round():
+def test_the_final_round_interleaves_the_finalists_until_the_leader_separates():
     from tilelang_core.runtime.autotune_search import fastest, final_round
 
     calls = []
-    # a burst of load in round 2 slows whichever finalist it meets; each one's best round still ranks them
-    figures = {"a": [5.0, 9.0, 5.1], "b": [4.0, 4.2, 30.0]}
+    figures = {"a": [4.0] * 15, "b": [2.0] * 15}
 
     def measure(name):
         def run(warmup, rep):
@@ -74,43 +73,90 @@ def test_the_final_round_interleaves_the_finalists_and_keeps_each_ones_best_roun
             return figures[name][sum(c == name for c in calls) - 1]
         return run
 
-    assert final_round([measure("a"), measure("b")], 1, 1, rounds=3) == [[5.0, 9.0, 5.1], [4.0, 4.2, 30.0]]
-    assert calls == ["a", "b"] * 3  # a's best (5.0) is above the leader b's median (4.2): no more rounds
+    assert final_round([measure("a"), measure("b")], 1, 1, rounds=5) == [[4.0] * 5, [2.0] * 5]
+    assert calls == ["a", "b"] * 5  # slower in 5 of 5 rounds (p = 1/32): separated, no more rounds
     assert fastest([({"x": 1}, 3.0), ({"x": 2}, 1.0), ({"x": 3}, 2.0), ({"x": 4}, 9.0)], count=3) == [1, 2, 0]
+    # beyond the fastest four, every config within 10 % of the fastest is a finalist too (at most eight)
+    near = [({"x": k}, 1.0 + k / 100) for k in range(12)]
+    assert fastest(near) == list(range(8)) and fastest(near[:6] + [({"x": 9}, 2.0)] * 3) == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_second_pass_in_reverse_order_keeps_each_configs_lower_figure():
+    from tilelang_core.runtime.autotune_search import fastest, pass_back
+
+    calls = []
+    # a burst of load at the end of the first pass timed the last configs (the fastest, 1.0 when quiet) 10x slow;
+    # the reverse pass, after it, gets their quiet figures; a burst now slows the first ones, which keep theirs
+    again = {0: 40.0, 1: 30.0, 2: 1.0, 3: 1.1}
+
+    def measure(k):
+        def run(warmup, rep):
+            calls.append(k)
+            return again[k]
+        return run
+
+    first = [4.0, 3.0, 10.0, 11.0]
+    figures = pass_back([measure(k) for k in range(4)], first, 1, 1)
+    assert calls == [3, 2, 1, 0] and figures == [4.0, 3.0, 1.0, 1.1]
+    assert fastest([(k, ms) for k, ms in enumerate(figures)], count=2) == [2, 3]
+
+
+def test_the_sign_test_needs_more_slower_rounds_the_more_rounds_there_are():
+    from tilelang_core.runtime.autotune_search import slower_rounds_needed
+
+    assert [slower_rounds_needed(n) for n in (3, 5, 8, 11, 15)] == [4, 5, 7, 9, 12]
 
 
 def test_a_cpu_kernels_figure_is_its_least_disturbed_call():
+    import itertools
     import time
 
-    from tilelang_core.runtime.autotune_search import best_call_ms
+    from tilelang_core.runtime.autotune_search import sample_ms
 
-    pauses = iter([0.05, 0.05, 0.001, 0.05])  # one warm-up call, then three timed calls: one was not disturbed
-    ms = best_call_ms(lambda: time.sleep(next(pauses)), warmup=1, rep=3)
-    assert 1.0 <= ms < 30.0
+    calls = itertools.count()
+    # every third call is undisturbed (1 ms), the others wait 20 ms; budgets in ms: several calls are timed
+    ms = sample_ms(lambda: time.sleep(0.001 if next(calls) % 3 == 2 else 0.02), warmup=0, rep=150)
+    assert 0.9 <= ms < 10.0
 
 
-def test_finalists_within_timing_noise_go_to_the_first_config():
+def test_load_on_the_machine_during_the_final_round_does_not_make_a_tie():
     from tilelang_core.runtime.autotune_search import winner
 
-    # finalists are configs 7, 2 and 5 with steady timings; 2 is 0.5 % slower than 7 (a tie), 5 is 10 % slower
+    # config 1 is twice as fast as config 0; from round 2 on another process slows both 2.5x. Each one's best
+    # (1.0) and the leader's median (2.5) overlap, but every round still has config 0 twice as slow
+    samples = [[2.0, 5.0, 5.0, 5.0, 5.0], [1.0, 2.5, 2.5, 2.5, 2.5]]
+    assert winner(samples, [0, 1]) == (1, [])
+    # a burst that slows the leader alone in two rounds: not separated after 5 rounds (3 of 5), after 11 it is
+    from tilelang_core.runtime.autotune_search import verdicts
+
+    burst = [[2.0] * 11, [1.0, 3.0, 1.0, 3.0] + [1.0] * 7]
+    assert verdicts([s[:5] for s in burst]) == {0: "open"}
+    assert verdicts(burst) == {0: "separated"} and winner(burst, [0, 1]) == (1, [])
+
+
+def test_finalists_level_within_the_noise_are_a_tie_won_by_the_first_config():
+    from tilelang_core.runtime.autotune_search import final_round, verdicts, winner
+
+    # finalists are configs 7, 2 and 5 with steady timings; 2 is 0.5 % slower than 7 (level), 5 is 10 % slower
     assert winner([[4.00] * 5, [4.02] * 5, [4.40] * 5], [7, 2, 5]) == (1, [0])
     assert winner([[4.00] * 5, [4.20] * 5, [4.40] * 5], [7, 2, 5]) == (0, [])
-    # a noisy leader: 2's best (4.3) is within 7's median (4.5), so they tie; 5 (best 4.8) is separated
-    assert winner([[4.0, 4.5, 5.0], [4.3, 4.4, 4.6], [4.8, 4.9, 5.0]], [7, 2, 5]) == (1, [0])
+    # the same kernel twice on a noisy machine: 3 % apart in median, within the rounds' spread -> level at round 5
+    a = iter([1.00, 1.06, 0.98, 1.01, 1.08] * 3)
+    b = iter([1.03, 1.00, 1.04, 1.05, 0.99] * 3)
+    samples = final_round([lambda w, r: next(a), lambda w, r: next(b)], 1, 1, rounds=5, max_rounds=15)
+    assert len(samples[0]) == 5 and list(verdicts(samples).values()) == ["level"]
+    assert winner(samples, [3, 4]) == (0, [1])
 
 
-def test_the_final_round_goes_on_until_the_leader_separates_or_calls_it_a_tie():
-    from tilelang_core.runtime.autotune_search import final_round
+def test_a_rival_never_settled_is_a_tie_when_the_rounds_run_out():
+    from tilelang_core.runtime.autotune_search import final_round, winner
 
-    # a's timings are noisy at first and then steady at 2.0; b is steady at 2.3: the first rounds cannot separate
-    # them (b's best is below a's median), later rounds do
-    series = {"a": iter([2.0, 2.6, 2.6, 2.6, 2.6] + [2.0] * 20), "b": iter([2.3] * 25)}
-    samples = final_round([lambda w, r: next(series["a"]), lambda w, r: next(series["b"])], 1, 1, rounds=5,
-                          max_rounds=15)
-    assert 5 < len(samples[0]) < 15 and min(samples[0]) == 2.0
-    # never separated: stops at max_rounds, and the winner call reports the tie
-    steady = final_round([lambda w, r: 1.0, lambda w, r: 1.001], 1, 1, rounds=2, max_rounds=4)
-    assert len(steady[0]) == 4
+    # b is 20 % slower in median but faster in every third round: the sign test never passes, the gap is too
+    # wide to be noise -> all 6 rounds, then a tie
+    a = iter([1.0, 1.0, 1.0] * 2)
+    b = iter([1.2, 1.2, 0.9] * 2)
+    samples = final_round([lambda w, r: next(a), lambda w, r: next(b)], 1, 1, rounds=3, max_rounds=6)
+    assert len(samples[0]) == 6 and winner(samples, [1, 0]) == (1, [0])
 
 
 def test_a_ray_timing_worker_uses_the_drivers_kernel_threads(monkeypatch):
@@ -207,3 +253,23 @@ def test_the_server_actions_pass_the_cluster_and_say_so(monkeypatch):
     out = asyncio.run(commands.cmd_autotune(ls, "file:///k.py", "matmul"))
     assert seen[-1][-2:] == ["--ray", "ray://head:10001"] and out["ray"] == "ray://head:10001"
     assert "on the Ray cluster ray://head:10001" in shown[-1] and "{'block_M': 64}" in shown[-1]
+
+
+def test_the_table_keeps_the_first_pass_and_marks_the_winner_on_its_own_row(capsys):
+    from types import SimpleNamespace
+
+    from tilelang_core.runtime.autotune import AutotuneResult, settle_final
+    from tilelsp.autotune_command import _print
+
+    # the first pass ran while the machine was quiet, the final rounds under load: a finalist's final median is
+    # 10x its first-pass figure, a non-finalist's first-pass figure is below the winner's final median
+    result = AutotuneResult(timings=[({"b": 1}, 0.61), ({"b": 2}, 0.60), ({"b": 3}, 0.90), ({"b": 4}, 0.95),
+                                     ({"b": 5}, 0.97)])
+    settle_final(result, [1, 0, 2, 3], [[6.0] * 5, [12.0] * 5, [9.0] * 5, [7.0] * 5])
+    assert result.config == {"b": 2} and result.latency == 6.0 and result.tied == []
+    assert result.timings[1] == ({"b": 2}, 0.60)  # the first-pass row is not overwritten
+    assert result.final[0] == ({"b": 2}, 6.0, 5)
+    _print(result, SimpleNamespace(name="k", call={}), False, 1.0, None)
+    rows = [line for line in capsys.readouterr().out.splitlines() if "{'b'" in line and "best" not in line]
+    assert rows[0].startswith("*") and rows[0].split()[1:5] == ["0.6000", "ms", "6.0000", "ms"]
+    assert "{'b': 2}" in rows[0] and [r.split()[-1] for r in rows] == ["2}", "4}", "3}", "1}", "5}"]

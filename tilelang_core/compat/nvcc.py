@@ -78,3 +78,11 @@ def get_cuda_version(cuda_path=None) -> tuple[int, int]:
     out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30).stdout
     found = re.search(r"release (\d+)\.(\d+)", out)
     return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+
+
+def _get_compile_timeout_seconds() -> float | None:
+    """TileLang's parser of TILELANG_COMPILE_TIMEOUT_SECONDS: the bound every nvcc run here honours
+    (`runtime.artifact.compile_timeout_seconds`)."""
+    from ..runtime.artifact import compile_timeout_seconds
+
+    return compile_timeout_seconds()

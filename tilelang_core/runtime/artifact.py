@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
+import os
 import shutil
 import subprocess
 import tempfile
@@ -135,8 +137,26 @@ class NvccError(Exception):
     """nvcc rejected a generated source."""
 
 
+COMPILE_TIMEOUT_ENV = "TILELANG_COMPILE_TIMEOUT_SECONDS"
+
+
+def compile_timeout_seconds() -> float | None:
+    """The bound on one nvcc run, in seconds, from TILELANG_COMPILE_TIMEOUT_SECONDS (TileLang's setting): None
+    when it is unset, blank or 0 (no bound); a ValueError naming the setting when it is not a finite number >= 0."""
+    raw = os.environ.get(COMPILE_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"{COMPILE_TIMEOUT_ENV}={raw!r}: give a number of seconds (0 or empty: no limit)")
+    return seconds or None
+
+
 def compile_cubin(source: str, arch: str) -> bytes:
-    """Compile CUDA source to a cubin with nvcc."""
+    """Compile CUDA source to a cubin with nvcc (bounded by `compile_timeout_seconds`)."""
     from ..codegen.cuda.fastmath import nvcc_flags
 
     exe = shutil.which("nvcc")
@@ -147,7 +167,12 @@ def compile_cubin(source: str, arch: str) -> bytes:
         cu.write_text(source)
         cmd = [exe, "-cubin", "-O3", "-std=c++17", "-w", *arch_flags(arch), *nvcc_flags(source), "-o", str(out),
                str(cu)]
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        timeout = compile_timeout_seconds()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise NvccError(f"nvcc for {arch} timed out after {timeout:g} seconds ({COMPILE_TIMEOUT_ENV}); raise "
+                            "it, or set it to 0 for no limit") from None
         if p.returncode < 0:  # killed: say so (an empty message hid an OOM kill under memory pressure)
             raise NvccError(f"nvcc for {arch} was killed by signal {-p.returncode}"
                             f"{' (out of memory?)' if p.returncode == -9 else ''}; try again")

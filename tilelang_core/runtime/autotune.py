@@ -4,25 +4,32 @@ check each kernel against a reference when one is given, time it with the profil
 Configs are dicts of factory keyword arguments. A config that fails to build, run or match the reference is
 skipped and its error kept in `AutotuneResult.failures`; when every config fails, the first failure is raised
 with a note listing the others. With `jobs` > 1 (or TILELSP_AUTOTUNE_JOBS) the configs are first compiled in
-forked workers (autotune_search.py), with a progress bar. Timing uses `Profiler.do_bench` on a GPU (CUDA events,
-warm-up and timed calls counted) and the fastest call on the CPU backend (the host clock; `AutotuneResult.device`
-says which); the fastest few of that pass are timed again, interleaved, until the leader's best timing separates
-from the others' beyond its own noise (its median timing, at least 1 %) or 15 rounds have passed
-(`autotune_search.final_round`); finalists it could not separate from are a tie (`AutotuneResult.tied`), won by
-the first in the config list. The best config of a kernel factory is remembered on disk per factory source, call
-arguments, configs, target and device, and a later search returns it at once (`cached=True`;
-TILELSP_AUTOTUNE_CACHE=0 searches again). `timeout`, `cache_input_tensors`, `backend`, and a config's
-"pass_configs" entry are accepted and ignored.
+forked workers (autotune_search.py), with a progress bar. `warmup` and `rep` are TileLang's budgets in
+milliseconds (at least one call each): a timing is the profiler's mean on a GPU (CUDA events) and the fastest
+call on the CPU backend (the host clock; `AutotuneResult.device` says which). A second pass, last config to first,
+keeps each config's lower figure (`autotune_search.pass_back`). The fastest few are then timed again in
+interleaved rounds, each round comparing them with each other, until every rival is separated
+from the leader (slower in enough rounds for a sign test, by more than 1 % in median) or level with it (a median
+ratio within the rounds' spread of 1, at least 1 %, at most 5 %), or 15 rounds have passed
+(`autotune_search.final_round`); finalists not separated from the leader are a tie (`AutotuneResult.tied`), won
+by the first in the config list. `timings` keeps every config's first-pass figure; `final` has the finalists'
+medians over the rounds, the winner's being the search's latency.
+The best config of a kernel factory is remembered on disk per factory source, call arguments, configs, target
+and device, and a later search returns it at once (`cached=True`; TILELSP_AUTOTUNE_CACHE=0 searches again).
+`timeout`, `cache_input_tensors`, `backend`, and a config's "pass_configs" entry are accepted and ignored.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
 import inspect
+import statistics
 import threading
-from dataclasses import dataclass, field
+from dataclasses import fields
 
+from . import autotune_param as param  # `from tilelang.autotuner import param`, before any import of the submodule
 from . import autotune_search as search
+from .autotune_param import CALLBACKS, AutotuneResult, CompileArgs, ProfileArgs
 from .jit import JITFactory, JITKernel, compile, jit, machine_target
 
 __all__ = ["autotune", "AutoTuner", "AutotuneResult", "set_autotune_inputs", "get_autotune_inputs"]
@@ -47,40 +54,13 @@ def get_autotune_inputs():
     return stack[-1] if stack else None
 
 
-@dataclass
-class AutotuneResult:
-    """The outcome of a search: best config, its latency (ms) and kernel; failures as (config, error)."""
-
-    latency: float | None = None
-    config: dict | None = None
-    ref_latency: float | None = None
-    libcode: str | None = None
-    func: object = None
-    kernel: JITKernel | None = None
-    timings: list = field(default_factory=list)
-    failures: list = field(default_factory=list)
-    device: str = ""
-    cached: bool = False
-    trace: list = field(default_factory=list)  # a Ray search's tasks: {"task", "pid", "start", "loaded", "end"}
-    tied: list = field(default_factory=list)  # configs the final round could not separate from the winner
+class InputSupplyError(ValueError):
+    """The search has no inputs to time kernels on (a scalar parameter and no set_autotune_inputs): no config
+    can run, so the search stops at once rather than failing each config."""
 
 
 class ConfigBuildError(Exception):
     """A config's kernel failed to build in a compile worker (the message is the worker's error)."""
-
-
-@dataclass
-class ProfileArgs:
-    """How an autotuner feeds and checks each config's kernel (`set_profile_args`)."""
-
-    supply_type: object = None
-    ref_prog: object = None
-    supply_prog: object = None
-    rtol: float = 1e-2
-    atol: float = 1e-2
-    max_mismatched_ratio: float = 0.01
-    skip_check: bool = False
-    manual_check_prog: object = None
 
 
 class AutoTuner:
@@ -89,7 +69,7 @@ class AutoTuner:
     def __init__(self, fn, configs):
         self.fn = fn
         self.configs = configs
-        self.compile_args: dict = {"out_idx": None, "target": "auto"}
+        self.compile_args = CompileArgs()
         self.profile_args = ProfileArgs()
         self.build = self._compile_factory
         # what names the search on disk: the factory's source and the call; None (plain callables) never caches
@@ -104,26 +84,49 @@ class AutoTuner:
     def set_compile_args(self, out_idx=None, target="auto", execution_backend=None, target_host=None,
                          verbose=False, pass_configs=None, **_ignored):
         """Arguments for `tilelang.compile` of each config's kernel."""
-        self.compile_args = {"out_idx": out_idx, "target": target}
+        self.compile_args = CompileArgs(out_idx, target, execution_backend, target_host, verbose, pass_configs)
         return self
 
     def set_profile_args(self, warmup=None, rep=None, timeout=None, supply_type=None, ref_prog=None,
                          supply_prog=None, rtol=1e-2, atol=1e-2, max_mismatched_ratio=0.01, skip_check=False,
                          manual_check_prog=None, cache_input_tensors=False, **_ignored):
         """How each kernel is fed and checked: input supply, reference program and tolerances."""
-        self.profile_args = ProfileArgs(supply_type, ref_prog, supply_prog, rtol, atol, max_mismatched_ratio,
-                                         skip_check, manual_check_prog)
+        self.profile_args = ProfileArgs(supply_type=supply_type, ref_prog=ref_prog, supply_prog=supply_prog,
+                                        rtol=rtol, atol=atol, max_mismatched_ratio=max_mismatched_ratio,
+                                        skip_check=skip_check, manual_check_prog=manual_check_prog,
+                                        cache_input_tensors=cache_input_tensors)
         return self
 
     def _compile_factory(self, config: dict):
         built = self.fn(**config)
-        return (built if isinstance(built, JITKernel) else compile(built, **self.compile_args)), None
+        return (built if isinstance(built, JITKernel) else compile(built, **self.compile_args.compile_kwargs())), None
 
     def _target(self) -> str:
         target = getattr(self.fn, "target", None) if isinstance(self.fn, JITFactory) else None
-        return machine_target(target or self.compile_args.get("target", "auto")).kind
+        return machine_target(target or self.compile_args.target or "auto").kind
 
-    def run(self, warmup: int = 25, rep: int = 100, timeout=None, early_stop: bool = False,
+    def generate_cache_key(self, parameters, extra_parameters=None) -> str | None:
+        """The key this search is remembered under: the kernel (its factory's source), the call's `parameters`
+        (and `extra_parameters`), the configs, the compile arguments, the profile arguments, the target and the
+        device. A user callback of the profile (reference, input supply, manual check) enters by its source;
+        one without a source of its own (a lambda, a closure) makes the key None: not remembered."""
+        identity = self.identity or search.kernel_identity(self.fn)
+        if identity is None:
+            return None
+        profile = _as_dict(self.profile_args)
+        for name in CALLBACKS:
+            if profile[name] is not None:
+                profile[name] = search.kernel_identity(profile[name])
+                if profile[name] is None:
+                    return None
+        call = repr((sorted((str(k), repr(v)) for k, v in dict(parameters).items()),
+                     sorted((str(k), repr(v)) for k, v in dict(extra_parameters or {}).items()), self.call))
+        target = self._target()
+        return search.best_key(identity, call, repr((config_list(self.configs), _as_dict(self.compile_args),
+                                                      sorted(profile.items(), key=lambda kv: kv[0]))),
+                               target, search.device_label(target))
+
+    def run(self, warmup: float = 25, rep: float = 100, timeout=None, early_stop: bool = False,
             early_stop_factor: float = 2.0, jobs: int | None = None, progress: bool = True,
             **_ignored) -> AutotuneResult:
         """Build (in `jobs` workers), check and time every config; the fastest wins and is remembered."""
@@ -131,13 +134,15 @@ class AutoTuner:
         if not configs:
             raise ValueError("autotune got no configs: pass configs=[{...}, ...] (or a function returning them)")
         device = search.device_label(self._target())
-        key = search.best_key(self.identity, self.call, configs, self._target(), device) if self.identity else None
+        key = self.generate_cache_key({}) if self.identity else None
         remembered = search.load_best(key) if key else None
         if remembered is not None and remembered["config"] in configs:
             kernel, _ = self.build(_kernel_args(remembered["config"]))
             result = AutotuneResult(latency=remembered.get("latency"), config=dict(remembered["config"]),
                                     kernel=kernel, device=device, cached=True,
-                                    timings=[tuple(t) for t in remembered.get("timings", [])])
+                                    timings=[tuple(t) for t in remembered.get("timings", [])],
+                                    final=[tuple(t) for t in remembered.get("final", [])],
+                                    tied=list(remembered.get("tied", [])))
             return _finish(result)
         jobs = search.default_jobs() if jobs is None else jobs
         failed = search.precompile(lambda cfg: self.build(_kernel_args(cfg)), configs, jobs,
@@ -151,6 +156,8 @@ class AutoTuner:
                 kernel, inputs = self.build(_kernel_args(config))
                 latency = self._measure(kernel, inputs, warmup, rep, result.latency if early_stop else None,
                                         early_stop_factor)
+            except InputSupplyError:
+                raise
             except Exception as exc:  # noqa: BLE001 -- a failing config is skipped, its error kept
                 result.failures.append((dict(config), exc))
                 bar.step("failed")
@@ -162,11 +169,22 @@ class AutoTuner:
         if result.kernel is None:
             raise _all_failed(result.failures)
         if len(result.timings) > 1:
+            self._pass_back(result, warmup, rep)
             self._final_round(result, warmup, rep)
         if key:
             search.save_best(key, {"config": result.config, "latency": result.latency, "device": device,
-                                   "timings": result.timings})
+                                   "timings": result.timings, "final": result.final, "tied": result.tied})
         return _finish(result)
+
+    def _pass_back(self, result: AutotuneResult, warmup: float, rep: float) -> None:
+        """Time every config once more, last to first (`autotune_search.pass_back`): each row keeps its lower
+        figure, so load that began or ended during the first pass does not decide the finalists."""
+        measures = []
+        for config, _ in result.timings:
+            kernel, inputs = self.build(_kernel_args(config))
+            measures.append(_timer(kernel, self._inputs(kernel, inputs), self.profile_args.supply_type))
+        figures = search.pass_back(measures, [ms for _, ms in result.timings], warmup, rep)
+        result.timings = [(config, ms) for (config, _), ms in zip(result.timings, figures)]
 
     def _final_round(self, result: AutotuneResult, warmup: int, rep: int) -> None:
         """Time the first pass's fastest few again, interleaved, until the leader separates from them or they
@@ -191,6 +209,12 @@ class AutoTuner:
         captured = get_autotune_inputs()
         if captured is not None:
             return list(captured)
+        scalars = [q.name for q in kernel.params if q.is_scalar]
+        if scalars:
+            raise InputSupplyError(
+                f"autotune cannot make up a value for the scalar parameter(s) {', '.join(map(repr, scalars))} of "
+                f"kernel '{kernel.name}': tune inside `with set_autotune_inputs(tensor, ..., scalar):` (every "
+                "input in order) or give supply_prog=")
         return kernel.get_profiler(p.supply_type)._inputs()
 
     def _measure(self, kernel: JITKernel, inputs, warmup: int, rep: int, best, factor: float) -> float:
@@ -204,33 +228,37 @@ class AutoTuner:
             p.manual_check_prog(kernel(*ins), p.ref_prog(*ins) if p.ref_prog is not None else None)
         timer = _timer(kernel, ins, p.supply_type)
         if best is not None:  # early stop: a short probe first, the full timing only for contenders
-            probe = timer(1, max(1, rep // 10))
+            probe = timer(0, rep / 10)
             if probe > best * factor:
                 return probe
         return timer(warmup, rep)
 
 
 def _timer(kernel: JITKernel, ins: list, supply_type):
-    """`timer(warmup, rep)` -> ms of the kernel on `ins` after `warmup` calls, over `rep` calls (counts, as the CPU
-    figure takes them): the profiler's mean on a GPU, the fastest call on the CPU backend
-    (`autotune_search.best_call_ms`)."""
+    """`timer(warmup, rep)` -> ms of the kernel on `ins`, with budgets `warmup` and `rep` in ms: the profiler's mean
+    on a GPU, the fastest call on the CPU backend (`autotune_search.sample_ms`)."""
     if getattr(kernel, "target", None) == "cpu":
-        return lambda warmup, rep: search.best_call_ms(lambda: kernel(*ins), warmup, rep)
+        return lambda warmup, rep: search.sample_ms(lambda: kernel(*ins), warmup, rep)
     profiler = kernel.get_profiler(supply_type)
-    return lambda warmup, rep: profiler.do_bench(input_tensors=ins, n_warmup=warmup, n_repeat=rep)
+    return lambda warmup, rep: profiler.do_bench(input_tensors=ins, warmup=warmup, rep=rep)
 
 
 def settle_final(result: AutotuneResult, rows: list[int], samples: list[list[float]],
                  order: list[int] | None = None) -> None:
     """Name the winner from the final round's `samples` of the finalists in `rows` (their positions in
-    result.timings; `order`: their indices in the config list, for a tie, default `rows`): each finalist's row takes
-    its best final timing (the figure that decided), the winner's config and latency are set and the configs tied
-    with it listed."""
+    result.timings; `order`: their indices in the config list, for a tie, default `rows`): `result.final` lists each
+    finalist's median over the rounds (the figure that decided; the first-pass rows stay as measured, so the table
+    compares like with like), the winner's config and latency (its median) are set and the configs tied with it
+    listed."""
     best, tied = search.winner(samples, rows if order is None else order)
-    for k, runs in zip(rows, samples):
-        result.timings[k] = (result.timings[k][0], min(runs))
-    result.config, result.latency = dict(result.timings[rows[best]][0]), min(samples[best])
+    result.final = [(dict(result.timings[k][0]), statistics.median(runs), len(runs)) for k, runs in zip(rows, samples)]
+    result.config, result.latency = dict(result.timings[rows[best]][0]), statistics.median(samples[best])
     result.tied = [dict(result.timings[rows[k]][0]) for k in tied]
+
+
+def _as_dict(args) -> dict:
+    """A dataclass's fields by name, values as they are (callbacks are not copied)."""
+    return {f.name: getattr(args, f.name) for f in fields(args)}
 
 
 def _finish(result: AutotuneResult) -> AutotuneResult:
@@ -267,18 +295,24 @@ def _all_failed(failures) -> Exception:
 
 class AutoTuneKernel:
     """What `@autotune(configs=...)` on a `@tilelang.jit` function returns: calling it without the tuned
-    arguments searches the configs (once per argument set) and returns the best kernel; calling it with any
-    tuned argument given compiles that one instance, as TileLang does."""
+    arguments searches the configs (once per specialisation) and returns the best kernel; calling it with any
+    tuned argument given compiles that one instance, as TileLang does.
 
-    def __init__(self, target, configs, warmup: int, rep: int, early_stop: bool, early_stop_factor: float,
-                 profile: dict):
+    `_tuner_cache` (TileLang's name) maps each specialisation of a call (`specialisation`: its arguments by
+    parameter name, tensors by shape, dtype and device, less the `do_not_specialize` ones) to the config it settled
+    on ({} for an instance the call gave); a later call of the same specialisation builds that config for its own
+    arguments (the JIT cache keeps the kernels) without searching again."""
+
+    def __init__(self, target, configs, warmup: float, rep: float, early_stop: bool, early_stop_factor: float,
+                 profile: dict, do_not_specialize=()):
         functools.update_wrapper(self, getattr(target, "factory", getattr(target, "func", target)))
         self.target = target
         self.configs = configs
         self.options = {"warmup": warmup, "rep": rep, "early_stop": early_stop,
                         "early_stop_factor": early_stop_factor}
         self.profile = profile
-        self._cache: dict = {}
+        self.do_not_specialize = _parameter_names(self.__wrapped__, do_not_specialize)
+        self._tuner_cache: dict = {}
         self._lock = threading.Lock()
 
     @property
@@ -302,27 +336,43 @@ class AutoTuneKernel:
         """The tuned JITKernel for these arguments (eager kernels time on `set_autotune_inputs` tensors)."""
         return self._best(args, kwargs)[0]
 
+    def specialisation(self, args, kwargs, eager_call: bool = False) -> tuple:
+        """The tuner cache's key of a call: its arguments by parameter name as written (defaults left out, so a call
+        naming a tuned argument is not the search), tensors by shape, dtype and device, without the parameters in
+        `do_not_specialize`."""
+        try:
+            named = inspect.signature(self.__wrapped__).bind_partial(*args, **kwargs).arguments
+        except TypeError:  # the call itself is wrong: building it reports that
+            named = {**{str(i): a for i, a in enumerate(args)}, **kwargs}
+        kept = tuple((k, _spec_value(v)) for k, v in sorted(named.items()) if k not in self.do_not_specialize)
+        return kept, eager_call
+
     def _best(self, args, kwargs, eager_call: bool = False):
+        key = self.specialisation(args, kwargs, eager_call)
+        with self._lock:
+            known = self._tuner_cache.get(key)
+        build = self._builder(args, kwargs, eager_call)
+        if known is None:
+            known = self._search(args, kwargs, eager_call)
+            with self._lock:
+                self._tuner_cache[key] = known
+        kernel, inputs = build(known)
+        if known:  # a search's pick (for another value of a do_not_specialize parameter, too)
+            kernel.config = dict(known)
+        return kernel, inputs
+
+    def _search(self, args, kwargs, eager_call: bool) -> dict:
         configs = config_list(self.configs, args, kwargs)
         tuned = {k for c in configs for k in _kernel_args(c)}
         if self._given(tuned, args, kwargs):
-            return self._builder(args, kwargs, eager_call)({})
-        key = (_freeze(args), _freeze(kwargs), eager_call)
-        with self._lock:
-            if key in self._cache:
-                return self._cache[key]
+            return {}
         tuner = AutoTuner(None, configs).set_profile_args(**self.profile)
         tuner.build = self._builder(args, kwargs, eager_call)
         if not self._eager:  # a jit factory: the search is remembered per factory source and call
             tuner.fn, tuner.identity = self.target, search.kernel_identity(self.target)
             tuner.call = repr((_freeze(args), sorted(kwargs.items())))
         result = tuner.run(**self.options)
-        best = (result.kernel, None)
-        if eager_call:
-            best = tuner.build(_kernel_args(result.config))
-        with self._lock:
-            self._cache[key] = best
-        return best
+        return _kernel_args(result.config)
 
     def _given(self, tuned: set, args, kwargs) -> bool:
         params = list(inspect.signature(self.__wrapped__).parameters)
@@ -344,6 +394,26 @@ class AutoTuneKernel:
         return lambda cfg: (target.compile(**{**named, **kwargs, **cfg}), None)
 
 
+def _parameter_names(fn, names) -> frozenset:
+    """`do_not_specialize` as a set of parameter names of `fn` (a string is one name); an unknown name is an
+    error naming the parameters there are."""
+    names = [names] if isinstance(names, str) else list(names or ())
+    params = list(inspect.signature(fn).parameters)
+    unknown = [n for n in names if n not in params]
+    if unknown:
+        raise ValueError(f"autotune do_not_specialize names {', '.join(map(repr, unknown))}, which "
+                         f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} of "
+                         f"{getattr(fn, '__name__', 'the kernel')}({', '.join(params)})")
+    return frozenset(names)
+
+
+def _spec_value(value):
+    """A call argument as the tuner cache tells specialisations apart: a tensor by shape, dtype and device."""
+    if hasattr(value, "shape") and hasattr(value, "dtype") and hasattr(value, "device"):
+        return ("tensor", tuple(value.shape), str(value.dtype), str(value.device))
+    return _freeze(value)
+
+
 def _freeze(value):
     try:
         hash(value)
@@ -352,7 +422,7 @@ def _freeze(value):
         return repr(value)
 
 
-def autotune(func=None, *, configs=None, warmup: int = 25, rep: int = 100, timeout=100, supply_type=None,
+def autotune(func=None, *, configs=None, warmup: float = 25, rep: float = 100, timeout=100, supply_type=None,
              ref_prog=None, supply_prog=None, rtol: float = 1e-2, atol: float = 1e-2,
              max_mismatched_ratio: float = 0.01, skip_check: bool = False, manual_check_prog=None,
              cache_input_tensors: bool = False, do_not_specialize=None, early_stop: bool = False,
@@ -367,6 +437,7 @@ def autotune(func=None, *, configs=None, warmup: int = 25, rep: int = 100, timeo
     def wrap(target):
         if not isinstance(target, JITFactory) and not hasattr(target, "specialize"):
             target = jit(target)
-        return AutoTuneKernel(target, configs, warmup, rep, early_stop, early_stop_factor, profile)
+        return AutoTuneKernel(target, configs, warmup, rep, early_stop, early_stop_factor, profile,
+                              do_not_specialize)
 
     return wrap if func is None else wrap(func)

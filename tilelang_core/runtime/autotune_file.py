@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .autotune import AutoTuneKernel, AutoTuner, config_list, ProfileArgs
+from .autotune import AutoTuneKernel, AutoTuner, config_list
+from .autotune_param import ProfileArgs
 from .autotune_configs import fit_configs, gemm_configs, is_gemm_like
 from .autotune_search import kernel_identity
 from .jit import JITFactory

@@ -10,7 +10,9 @@ kernel (its factory's source), the call's arguments (shapes, dtypes), the config
 from __future__ import annotations
 
 import inspect
+import io
 import json
+import math
 import os
 import platform
 import statistics
@@ -100,65 +102,110 @@ def warm_tvm() -> None:
         _tvm.load()
 
 
-FINALISTS = 4  # the fastest configs of the first pass, timed again before the winner is named
+FINALISTS = 4  # the fastest configs of the first pass, timed again before the winner is named ...
+FINALIST_BAND = 1.10  # ... and any other within 10 % of the fastest (one noisy first-pass call can reorder those)
+MAX_FINALISTS = 8
 FINAL_ROUNDS = 5  # rounds every finalist is timed at least
-MAX_FINAL_ROUNDS = 15  # more rounds, while a rival's best is still within the leader's noise
-TIE = 0.01  # finalists this close to the fastest are within timing noise of it, however steady the leader
+MAX_FINAL_ROUNDS = 15  # more rounds, while some rival is neither separated from the leader nor level with it
+TIE = 0.01  # a rival whose median per-round ratio to the leader is within 1 % of 1 is level with it (a tie)
+MAX_NOISE = 0.05  # ... or within the rounds' own spread of that ratio, up to 5 %: noise never hides a wider gap
+SIGNIFICANCE = 0.05  # a rival is separated when it was slower in so many rounds that chance explains it at most 5 %
 
 
-def fastest(timings: list, count: int = FINALISTS) -> list[int]:
-    """Indices of the `count` fastest (config, ms) entries of a first pass."""
-    return sorted(range(len(timings)), key=lambda k: timings[k][1])[:count]
+def fastest(timings: list, count: int = FINALISTS, band: float = FINALIST_BAND, most: int = MAX_FINALISTS) -> list[int]:
+    """Indices of a first pass's finalists among its (config, ms) entries, fastest first: the `count` fastest, and
+    any other within `band` times the fastest figure, up to `most` in all."""
+    order = sorted(range(len(timings)), key=lambda k: timings[k][1])
+    near = [k for k in order if timings[k][1] <= timings[order[0]][1] * band] if order else []
+    return order[:max(count, min(len(near), most))]
 
 
-def final_round(measures: list, warmup: int, rep: int, rounds: int = FINAL_ROUNDS,
+def pass_back(measures: list, figures: list[float], warmup: float, rep: float) -> list[float]:
+    """The first pass's `figures` after each config is timed once more in reverse order (`measure(warmup, rep)`),
+    each the lower of its two: load that starts or stops during a pass slows the configs at one end of it, and
+    the other pass times those configs at the other end."""
+    again = {k: measures[k](warmup, rep) for k in reversed(range(len(measures)))}
+    return [min(ms, again[k]) for k, ms in enumerate(figures)]
+
+
+def final_round(measures: list, warmup: float, rep: float, rounds: int = FINAL_ROUNDS,
                 max_rounds: int = MAX_FINAL_ROUNDS) -> list[list[float]]:
     """Each finalist's timings (`measure(warmup, rep)` -> ms), the finalists interleaved round by round: a burst of
-    other work on the machine slows one round, not one finalist, so a local search and a Ray search agree. After
-    `rounds` rounds it goes on (up to `max_rounds`) while some rival is not yet separated from the leader
-    (`rivals`): more samples narrow the leader's noise or show the two are a tie."""
+    other work on the machine slows one round, and each round compares the finalists with each other (`verdicts`).
+    After `rounds` rounds it goes on (up to `max_rounds`) while some rival is still open: neither separated from
+    the leader nor level with it."""
     samples: list[list[float]] = [[] for _ in measures]
     for done in range(1, max_rounds + 1):
         for k, measure in enumerate(measures):
             samples[k].append(measure(warmup, rep))
-        if done >= rounds and not rivals(samples):
+        if done >= rounds and "open" not in verdicts(samples).values():
             break
     return samples
 
 
-def _leader(samples: list[list[float]]) -> int:
-    bests = [min(s) for s in samples]
-    return bests.index(min(bests))
+def leader(samples: list[list[float]]) -> int:
+    """The finalist with the lowest median over the rounds (one disturbed round does not move a median)."""
+    medians = [statistics.median(s) for s in samples]
+    return medians.index(min(medians))
 
 
-def rivals(samples: list[list[float]]) -> list[int]:
-    """Positions of the finalists the leader (fastest best timing) has not separated from: their best timing is
-    within the leader's noise band, up to its median timing (and at least TIE above its best)."""
-    lead = _leader(samples)
-    band = max(statistics.median(samples[lead]), min(samples[lead]) * (1 + TIE))
-    return [k for k, s in enumerate(samples) if k != lead and min(s) <= band]
+def slower_rounds_needed(rounds: int) -> int:
+    """The fewest of `rounds` rounds a rival must be slower than the leader in for the sign test to say it is
+    slower (a one-sided binomial tail of at most SIGNIFICANCE); rounds + 1 when no count is enough."""
+    for need in range(rounds + 1):
+        tail = sum(math.comb(rounds, k) for k in range(need, rounds + 1)) / 2 ** rounds
+        if tail <= SIGNIFICANCE:
+            return need
+    return rounds + 1
+
+
+def verdicts(samples: list[list[float]]) -> dict[int, str]:
+    """Each rival's standing against the leader, from the rounds paired (the same round's timings compared):
+    "separated" when it was slower in enough rounds (`slower_rounds_needed`) and its median ratio to the leader is
+    above 1 + TIE; "level" when that median ratio is within the noise of 1 (`level_band`: the two are a tie however
+    many rounds follow); "open" otherwise."""
+    lead = leader(samples)
+    out = {}
+    for k, runs in enumerate(samples):
+        if k == lead:
+            continue
+        ratios = [mine / theirs for mine, theirs in zip(runs, samples[lead])]
+        ratio = statistics.median(ratios)
+        slower = sum(r > 1 for r in ratios)
+        if ratio > 1 + TIE and slower >= slower_rounds_needed(len(ratios)):
+            out[k] = "separated"
+        elif abs(ratio - 1) <= level_band(ratios):
+            out[k] = "level"
+        else:
+            out[k] = "open"
+    return out
+
+
+def level_band(ratios: list[float]) -> float:
+    """How far from 1 a rival's median ratio to the leader may be for the two to be level: the ratios' spread over
+    the rounds (their median absolute deviation), at least TIE and at most MAX_NOISE."""
+    middle = statistics.median(ratios)
+    spread = statistics.median(abs(r - middle) for r in ratios)
+    return max(TIE, min(MAX_NOISE, spread))
 
 
 def winner(samples: list[list[float]], order: list[int]) -> tuple[int, list[int]]:
-    """(the winning finalist's position, the positions tied with it). The leader and the rivals it could not
-    separate from (`rivals`) are a tie, won by the first in the config list (`order`: each finalist's index
-    there), so two searches whose noise swaps near-equal configs name the same winner."""
-    tied = [_leader(samples), *rivals(samples)]
+    """(the winning finalist's position, the positions tied with it). The leader and every rival it has not
+    separated from (`verdicts`: level, or still open when the rounds ran out) are a tie, won by the first in the
+    config list (`order`: each finalist's index there), so two searches whose noise swaps near-equal configs name
+    the same winner."""
+    tied = [leader(samples), *(k for k, v in verdicts(samples).items() if v != "separated")]
     won = min(tied, key=order.__getitem__)
     return won, sorted(k for k in tied if k != won)
 
 
-def best_call_ms(fn, warmup: int, rep: int) -> float:
-    """The CPU backend's figure for a kernel: its fastest of `rep` calls after `warmup`, in ms. On a shared machine
-    a mean moves with the load (2x between runs minutes apart); the least disturbed call does not."""
-    for _ in range(max(0, warmup)):
-        fn()
-    best = float("inf")
-    for _ in range(max(1, rep)):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
+def sample_ms(fn, warmup: float, rep: float) -> float:
+    """The CPU backend's figure for a kernel: its fastest call after `warmup` ms of warm-up, over `rep` ms of timed
+    calls (TileLang's budgets in milliseconds, at least one call each: `timing.do_bench`). On a shared machine a
+    mean moves with the load (2x between runs minutes apart); the least disturbed call does not."""
+    from .timing import do_bench
+
+    return do_bench(fn, warmup=warmup, rep=rep, return_mode="min", progress=io.StringIO())
 
 
 def all_cpus() -> int:
@@ -215,11 +262,12 @@ def kernel_identity(factory) -> str | None:
     return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}\n{source}"
 
 
-def best_key(identity: str, call: str, configs: list[dict], target: str, device: str) -> str:
-    """The key of a remembered search result."""
+def best_key(identity: str, call: str, search_args: str, target: str, device: str) -> str:
+    """The key of a remembered search result: the kernel, the call, what the search was given (configs, compile
+    and profile arguments, as text), the target and the device."""
     from .artifact import compiler_version
 
-    return sha256("tilelsp-autotune", 1, identity, call, repr(configs), target, device, compiler_version())
+    return sha256("tilelsp-autotune", 2, identity, call, search_args, target, device, compiler_version())
 
 
 def _best_path(key: str):

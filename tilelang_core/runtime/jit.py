@@ -17,6 +17,7 @@ from ..options import codegen_options
 from ..target import Target, from_capability, parse_target
 from . import cpu_device
 from .jit_binding import ArgumentBinder
+from .jit_diagnostics import jit_phase
 from .kernel import CallPlan, KernelParam, contiguous_args, kernel_params, normalize_out_idx
 
 
@@ -88,7 +89,8 @@ class JITKernel:
         found = machine_target(target)
         self.target, self.arch = found.kind, found.arch_name or None
         # each backend passes the gate first (refuse_errors: the CPU one here, build_artifact for CUDA)
-        self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
+        with jit_phase("build", kernel=func.name, target=self.arch or self.target):
+            self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
         self.params: list[KernelParam] = kernel_params(func, self.out_idx)
         self._plan = CallPlan(func, self.out_idx)
         self._lowered: dict = {}
@@ -97,6 +99,25 @@ class JITKernel:
     def name(self) -> str:
         """The kernel's name."""
         return self.func.name
+
+    @functools.cached_property
+    def adapter(self):
+        """TileLang's `kernel.adapter`: this kernel's binary, entry points and source (runtime.kernel_adapter)."""
+        from .kernel_adapter import cpu_adapter, cuda_adapter
+
+        if self.target == "cpu":
+            return cpu_adapter(self.func, self._backend.module)
+        return cuda_adapter(self.func, self._backend.artifact, self.arch)
+
+    @property
+    def kernel_source(self) -> str:
+        """TileLang's `kernel.kernel_source`: the generated device source (`get_kernel_source()`)."""
+        return self.get_kernel_source()
+
+    @property
+    def execution_backend(self) -> str:
+        """How the kernel runs: "ctypes" (the CPU backend's shared library) or "cubin" (CUDA, driver API)."""
+        return self.adapter.execution_backend
 
     @property
     def pass_configs(self) -> dict:
@@ -166,7 +187,8 @@ def to_ir(func, out_idx=None, instance: str = "", factory: str | None = None) ->
     from ..frontend import parse_captured
 
     sink = DiagnosticSink()
-    ir_func = parse_captured(func.captured, sink, out_idx=out_idx, factory=factory, instance=instance)
+    with jit_phase("parse", kernel=instance or func.name):
+        ir_func = parse_captured(func.captured, sink, out_idx=out_idx, factory=factory, instance=instance)
     errors = [d for d in sink.items if d.is_error]
     if errors or ir_func is None:
         raise CompileError(errors or sink.items, func.captured.filename)

@@ -111,14 +111,21 @@ def _print(result, tuning, as_json: bool, seconds: float, cluster_s: float | Non
                           "best": {"config": result.config, "latency_ms": result.latency},
                           "tied": result.tied,
                           "timings": [{"config": c, "latency_ms": t} for c, t in result.timings],
+                          "final": [{"config": c, "latency_ms": t, "rounds": n} for c, t, n in result.final],
                           "failures": [{"config": c, "error": f"{type(e).__name__}: {e}"}
                                        for c, e in result.failures]}, default=str))
         return
     print(f"device: {result.device}" + ("  (remembered result; --no-cache searches again)" if result.cached else ""))
     tied = result.tied
-    for config, ms in sorted(result.timings, key=lambda t: (t[0] != result.config, t[1])):  # the winner first
+    final = {repr(c): (ms, n) for c, ms, n in result.final}
+    rounds = max((n for _, n in final.values()), default=0)
+    print(f"  {'first pass':>13s}  {f'final: median of {rounds} rounds' if final else ''}")
+    # the finalists first, in the order of their final figure (the winner on top), then the others by first pass
+    for config, ms in sorted(result.timings, key=lambda t: (t[0] != result.config, repr(t[0]) not in final,
+                                                         final.get(repr(t[0]), (t[1],))[0])):
         mark = "*" if config == result.config else "=" if config in tied else " "
-        print(f"{mark} {ms:10.4f} ms  {config}")
+        decided = f"{final[repr(config)][0]:10.4f} ms" if repr(config) in final else " " * 13
+        print(f"{mark} {ms:10.4f} ms  {decided}  {config}")
     for config, exc in result.failures:
         first = (str(exc).strip().splitlines() or [""])[0]
         print(f"  {'failed':>13s}  {config}: {type(exc).__name__}: {first[:200]}")

@@ -130,8 +130,10 @@ def _add_autotune(sub) -> None:
     p.add_argument("--args", action="append", metavar="NAME=VALUE[,...]",
                    help="override the file's call arguments, e.g. --args M=8192,N=8192,K=8192")
     p.add_argument("--jobs", type=int, default=0, metavar="N", help="compile in N processes (default: every core)")
-    p.add_argument("--warmup", type=int, default=5, metavar="N", help="warm-up runs per config (default 5)")
-    p.add_argument("--rep", type=int, default=20, metavar="N", help="timed runs per config (default 20)")
+    p.add_argument("--warmup", type=float, default=25, metavar="MS",
+                   help="warm-up budget of each timing in ms, as TileLang's (default 25; at least one call)")
+    p.add_argument("--rep", type=float, default=100, metavar="MS",
+                   help="timed budget of each timing in ms, as TileLang's (default 100; at least one call)")
     p.add_argument("--task-timeout", type=float, default=600.0, metavar="SEC",
                    help="with --ray: give up on one config's task after SEC seconds (default 600)")
     p.add_argument("--no-cache", action="store_true", help="search again even if the result is remembered")

@@ -5,9 +5,9 @@ lowers and builds; a CPU kernel is checked against the file's reference there, a
 CUDA each built kernel is timed as it arrives by a task on a GPU worker (`measure_packed`, `num_gpus=1`: only the
 packed kernel travels). When the CPU backend is the device, the CPUs that compile are the device: timing waits until
 every config is compiled and then runs in one task, every kernel one after another (`measure_on_cpu`), with the
-driver's kernel thread count, as a local search times them. Either way the fastest few are timed again, interleaved
-(`autotune_search.final_round`) until the leader separates from them or they tie, and the winner is named by the
-same rule as in a local search (`autotune.settle_final`). Tasks are
+driver's kernel thread count, as a local search times them (`warmup`, `rep`: budgets in ms). Either way the fastest
+few are timed again in interleaved rounds (`autotune_search.final_round`) until each is separated from the leader
+or level with it, and the winner is named by the same rule as in a local search (`autotune.settle_final`). Tasks are
 retried on another worker when theirs dies (`max_retries`), a task running past `task_timeout` is cancelled and its
 config counted as failed, Ctrl-C cancels everything. `--ray local` starts a cluster in this process
 (TILELSP_RAY_CPUS caps its CPUs). Each task's time stamps are kept in `AutotuneResult.trace`.
@@ -21,7 +21,7 @@ from .connection import RETRIES, connect, drain
 
 
 def autotune_on_ray(address: str, path: str, text: str, kernel, device: str, count: int, overrides: dict,
-                    warmup: int = 5, rep: int = 20, task_timeout: float = 600.0, progress: bool = True,
+                    warmup: float = 25, rep: float = 100, task_timeout: float = 600.0, progress: bool = True,
                     configs: list | None = None):
     """Search the configs of the file's factory (`configs`: already loaded ones) on the cluster; an
     AutotuneResult without a local kernel."""

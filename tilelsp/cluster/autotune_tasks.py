@@ -108,16 +108,16 @@ def runner(packed: dict):
 
 
 def _measure(packed: dict):
-    """`measure(warmup, rep)` -> ms of a packed kernel on random inputs (as a local search times it: the mean on
-    a GPU, the fastest call on the CPU), and the device it runs on."""
-    from tilelang_core.runtime.bench import bench
-    from tilelang_core.runtime.autotune_search import best_call_ms
+    """`measure(warmup, rep)` -> ms of a packed kernel on random inputs, budgets in ms (as a local search times it:
+    the mean on a GPU, the fastest call on the CPU), and the device it runs on."""
+    from tilelang_core.runtime.autotune_search import sample_ms
+    from tilelang_core.runtime.timing import do_bench
 
     run, device = runner(packed)
     args = _inputs(packed["params"], device)
     if device == "cpu":
-        return (lambda warmup, rep: best_call_ms(lambda: run(*args), warmup, rep)), device
-    return (lambda warmup, rep: bench(lambda: run(*args), warmup=warmup, rep=rep, device=device)), device
+        return (lambda warmup, rep: sample_ms(lambda: run(*args), warmup, rep)), device
+    return (lambda warmup, rep: do_bench(lambda: run(*args), warmup=warmup, rep=rep)), device
 
 
 def measure_packed(packed: dict, warmup: int, rep: int) -> tuple[float, str]:
@@ -146,17 +146,18 @@ def use_cpu_threads(threads: int | None) -> None:
 
 
 def measure_on_cpu(warmup: int, rep: int, threads: int | None, *packed: dict) -> dict:
-    """The CPU as the one device: every kernel timed one after another (no compile runs beside them), then the
-    fastest few again (`autotune_search.final_round`). {"timings": ms per kernel, "finalists": their indices,
-    "final": their final-round timings, "device": label, "stamp": ...}."""
-    from tilelang_core.runtime.autotune_search import device_label, fastest
+    """The CPU as the one device: every kernel timed one after another (no compile runs beside them) and again in
+    reverse order (`autotune_search.pass_back`), then the fastest few again (`autotune_search.final_round`).
+    {"timings": ms per kernel, "finalists": their indices, "final": their final-round timings, "device": label,
+    "stamp": ...}."""
+    from tilelang_core.runtime.autotune_search import device_label, fastest, pass_back
     from tilelang_core.runtime.autotune_search import final_round as rounds
 
     start = time.time()
     use_cpu_threads(threads)
     measures = [_measure(p)[0] for p in packed]
     loaded = time.time()
-    timings = [measure(warmup, rep) for measure in measures]
+    timings = pass_back(measures, [measure(warmup, rep) for measure in measures], warmup, rep)
     finalists = fastest([(None, ms) for ms in timings])
     final = rounds([measures[k] for k in finalists], warmup, rep)
     return {"timings": timings, "finalists": finalists, "final": final, "device": device_label("cpu"),
