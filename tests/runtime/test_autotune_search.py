@@ -259,7 +259,7 @@ def test_the_table_keeps_the_first_pass_and_marks_the_winner_on_its_own_row(caps
     from types import SimpleNamespace
 
     from tilelang_core.runtime.autotune import AutotuneResult, settle_final
-    from tilelsp.autotune_command import _print
+    from tilelsp.cli.autotune import _print
 
     # the first pass ran while the machine was quiet, the final rounds under load: a finalist's final median is
     # 10x its first-pass figure, a non-finalist's first-pass figure is below the winner's final median
