@@ -57,6 +57,10 @@ _ROWS = [
              'T.atomic_load(A[0], memory_order="release")',
              'Use one of the orders the message lists ("relaxed", "consume", "acquire", "release", "acq_rel", '
              '"seq_cst").', raises=ValueError),
+    CodeInfo("out-idx-conflict", E, "frontend", "`out_idx` given to `tilelang.compile` / `tilelang.jit` for a "
+             "kernel that returns the T.empty tensors it declares (those are already its outputs).",
+             "B = T.empty([M], T.float32)\n...\nreturn B  # with tilelang.compile(kernel, out_idx=[-1])",
+             "Drop out_idx, or declare the outputs as parameters instead of T.empty.", raises=ValueError),
     CodeInfo("slice-step", E, "frontend", "A buffer slice with a step (`A[0:10:2]`): tiles are contiguous.",
              "B[0:5] = A[0:10:2]", "Index the elements in a T.Parallel loop (`B[i] = A[i * 2]`).",
              raises=RuntimeError),

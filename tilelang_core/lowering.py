@@ -10,7 +10,7 @@ import contextvars
 from dataclasses import dataclass, field
 
 from .diagnostics import CompileError, Diagnostic, DiagnosticSink, Severity, internal_message, sorted_diagnostics
-from .options import codegen_options, options_scope
+from .options import codegen_options, kernel_configs, options_scope
 from .target import DEFAULT_ARCH, canonical
 
 CUDA_STAGES = ("parsed", "legalized", "pipelined", "layouts", "lowered", "tir", "cuda")
@@ -152,7 +152,7 @@ def lower(func, target=DEFAULT_ARCH, until: str | None = None) -> LowerResult:
         if arch == "cpu":
             _lower_cpu(func, result, until)
         else:
-            with options_scope(codegen_options(func.pass_configs)):  # the kernel's options in every stage
+            with options_scope(codegen_options(kernel_configs(func))):  # the kernel's options in every stage
                 _lower_cuda(func, arch, result, until)
     return result
 

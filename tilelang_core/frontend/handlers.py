@@ -8,6 +8,7 @@ from .alloc_calls import (OTHER_ALLOCS, h_alloc, h_alloc_other, h_alloc_var, h_e
 from .allreduce import ALLREDUCE_HANDLERS
 from .atomics import ATOMIC_HANDLERS
 from .externs import EXTERN_HANDLERS
+from .func_attrs import FUNC_ATTR_HANDLERS
 from .im2col import IM2COL_HANDLERS
 from .intrinsics import INTRINSIC_HANDLERS
 from .hints import HINT_HANDLERS
@@ -49,7 +50,7 @@ HANDLERS = {
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
     **{name: h_reduce for name in REDUCE_OPS}, **{name: h_math for name in MATH_INTRINSICS}, **THREAD_HANDLERS,
     **INTRINSIC_HANDLERS, **EXTERN_HANDLERS, **IM2COL_HANDLERS, **ALLREDUCE_HANDLERS, **RNG_HANDLERS,
-    **REDUCER_HANDLERS, **HINT_HANDLERS, **REGION_PREDICATE_HANDLERS, **ATOMIC_HANDLERS,
+    **REDUCER_HANDLERS, **HINT_HANDLERS, **FUNC_ATTR_HANDLERS, **REGION_PREDICATE_HANDLERS, **ATOMIC_HANDLERS,
 }
 NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | \
     set(ALLREDUCE_HANDLERS) | set(RNG_HANDLERS) | set(MATH_INTRINSICS) | set(OTHER_ALLOCS) | \

@@ -53,6 +53,8 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         self.macro_depth = 0
         self.eager_params: list = []
         self.eager_outputs: list = []
+        self.pass_configs: dict = {}  # T.annotate_pass_configs (frontend/func_attrs.py)
+        self.compile_flags: list = []  # T.annotate_compile_flags
         self.has_catalog = catalog_available()
 
     # --- plumbing -----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from .registry import lookup as _lookup
 from .registry import registry as _registry
 from .host_layout import Fragment, Layout
 from .cast_rounding import cast
+from .types import SURFACE as _SURFACE
 from .types import DType, MacroDef, PrimFuncDef, SymbolicDim, TensorType
 
 _MODULE = "tilelang_core.language"
@@ -119,6 +120,16 @@ def empty(*shape, dtype="float32") -> TensorType:
     if len(shape) == 2 and isinstance(shape[0], (tuple, list)) and isinstance(shape[1], str):
         return TensorType(tuple(shape[0]), _dtype(shape[1]), "global")
     return TensorType(tuple(shape), _dtype(dtype), "global")
+
+
+def _surface(defn):
+    """A PrimFuncDef's PrimFunc-shaped view (types.SURFACE): its parse, read through TileLang's names."""
+    from ..frontend.surface import surface_of
+
+    return surface_of(defn)
+
+
+_SURFACE.append(_surface)
 
 
 def _capture(func):
