@@ -94,6 +94,11 @@ _ROWS = [
              "Make the slice extents equal the tile's shape."),
     CodeInfo("copy-shape-mismatch", E, "copy", "T.copy between two whole buffers whose shapes differ.",
              "T.copy(S_128x32, D_64x64)", "Copy a slice of matching shape, or fix one of the allocations."),
+    CodeInfo("fp4-unpacking-copy", E, "copy", "A T.copy from packed float4_e2m1fn into a float4_e2m1_unpacked "
+             "tile: a SIMT copy cannot unpack fp4 (TileLang leaves that to Blackwell's TMA).",
+             "A_s = T.alloc_shared((32, 64), T.float4_e2m1_unpacked)\nT.copy(A_fp4[0, 0], A_s)",
+             "Copy into a float4_e2m1fn tile, or convert each element with T.cast in a T.Parallel loop.",
+             raises=RuntimeError),
     CodeInfo("copy-dtype-mismatch", W, "copy", "T.copy converts between dtypes in a way that loses information.",
              "T.copy(C_local_fp32, C_int8)", "Cast explicitly inside a T.Parallel loop if the conversion is intended."),
     CodeInfo("copy-scope", E, "copy", "T.copy between scopes that cannot be connected (e.g. local to local across threads).",
