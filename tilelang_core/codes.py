@@ -57,6 +57,9 @@ _ROWS = [
              'T.atomic_load(A[0], memory_order="release")',
              'Use one of the orders the message lists ("relaxed", "consume", "acquire", "release", "acq_rel", '
              '"seq_cst").', raises=ValueError),
+    CodeInfo("fast-math-dtype", E, "frontend", "A fast-math intrinsic (T.__exp, T.__log, T.__sin, ...) given a value "
+             "that is not float16, bfloat16, float32 or float64.", "T.__exp(i)  # i is an int32 loop variable",
+             "Cast the value to a float type first: T.__exp(T.cast(i, T.float32)).", raises=TypeError),
     CodeInfo("out-idx-conflict", E, "frontend", "`out_idx` given to `tilelang.compile` / `tilelang.jit` for a "
              "kernel that returns the T.empty tensors it declares (those are already its outputs).",
              "B = T.empty([M], T.float32)\n...\nreturn B  # with tilelang.compile(kernel, out_idx=[-1])",
