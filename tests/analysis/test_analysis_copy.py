@@ -117,3 +117,10 @@ def test_the_fp4_refusal_is_a_runtime_error_at_the_compile():
 
     err = CompileError([Diagnostic("fp4-unpacking-copy", Severity.ERROR, "m", Span(1, 0, 1, 1))])
     assert isinstance(err, RuntimeError)
+
+
+def test_an_explicit_tma_copy_of_packed_fp4_into_an_unpacked_tile_is_left_alone():
+    F = buf("A_fp4", (64, 128), "float4_e2m1fn", "global")
+    U = buf("A_unpacked", (32, 64), "float4_e2m1_unpacked")
+    tma = kernel([alloc(U), N.Copy(sl(F, (0, 32), (0, 64)), full(U), sp(), tma=True)], params=(F,))
+    assert codes(tma) == []

@@ -281,11 +281,13 @@ class Continue:
 
 @dataclass(frozen=True)
 class Copy:
-    """T.copy(src, dst): element-wise copy between any two scopes, converting dtypes."""
+    """T.copy(src, dst): element-wise copy between any two scopes, converting dtypes. tma: written as T.tma_copy (an
+    explicit TMA load; on sm_100 TileLang unpacks fp4 through it, which a SIMT copy cannot)."""
 
     src: Region
     dst: Region
     span: Span | None = None
+    tma: bool = False
 
 
 @dataclass(frozen=True)

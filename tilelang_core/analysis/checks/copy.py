@@ -98,7 +98,7 @@ def _dtype(c: N.Copy, ctx: Ctx) -> None:
     s, d = canonical_dtype(c.src.buffer.dtype), canonical_dtype(c.dst.buffer.dtype)
     if s == d:
         return
-    if s == "float4_e2m1fn" and d == "float4_e2m1_unpacked":
+    if s == "float4_e2m1fn" and d == "float4_e2m1_unpacked" and not c.tma:
         ctx.emit("fp4-unpacking-copy",
                  f"T.copy from {c.src.buffer.name} to {c.dst.buffer.name} is a SIMT copy from packed "
                  f"{c.src.buffer.scope} float4_e2m1fn to float4_e2m1_unpacked, which cannot unpack (only Blackwell's "
