@@ -117,6 +117,12 @@ def _base(x) -> str | None:
     return name.rpartition("x")[0]
 
 
+def dtype_lanes(x) -> int:
+    """Vector lanes of a dtype (`float16x2` -> 2); 1 for scalar and unknown dtypes."""
+    name = normalize_dtype(x)
+    return 1 if name is None or name in DTYPES else int(name.rpartition("x")[2])
+
+
 def is_float4(x) -> bool:
     """True for the 4-bit float dtypes, packed (`float4_e2m1fn`, its vectors) or unpacked."""
     return _base(x) in FLOAT4
@@ -180,8 +186,7 @@ class DTypeValue(DType):
     @property
     def lanes(self) -> int:
         """Vector lanes (1 for scalar types)."""
-        base, sep, lanes = str(self).rpartition("x")
-        return int(lanes) if sep and lanes.isdigit() and base in DTYPES else 1
+        return dtype_lanes(self)
 
     def as_torch(self):
         """The matching torch dtype (imports torch); packed fp4 is stored as torch.float4_e2m1fn_x2 (two values
