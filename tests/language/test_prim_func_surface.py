@@ -94,3 +94,36 @@ def test_buffer_map_body_and_script():
     assert isinstance(kernel.body, N.SeqStmt)
     text = kernel.script()
     assert "def copy_kernel" in text and "Y[i] = X[i] * 2.0" in text
+
+
+def signature_typed_with_empty():
+    @T.prim_func
+    def double(A: T.Tensor((16,), T.float32)):
+        B = T.empty((16,), T.float32)
+        with T.Kernel(1, threads=1):
+            for i in T.serial(16):
+                B[i] = A[i] * 2.0
+        return B
+
+    return double
+
+
+def returns_a_number():
+    @T.prim_func
+    def bad(A: T.Tensor((16,), T.float32)):
+        with T.Kernel(1, threads=1):
+            A[0] = 1.0
+        return 5
+
+    return bad
+
+
+def test_signature_typed_tensors_with_a_returned_t_empty_output():
+    kernel = signature_typed_with_empty()
+    assert [p.name for p in kernel.params] == ["A", "B"] and list(kernel.attrs["tilelang_out_idx"]) == [-1]
+
+
+def test_a_prim_func_returning_anything_else_is_still_refused():
+    with pytest.raises(CompileError) as info:
+        to_ir(returns_a_number())
+    assert info.value.diagnostics[0].code == "unsupported-syntax"

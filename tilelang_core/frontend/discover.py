@@ -80,14 +80,16 @@ def _visit(body, chain, env: Env, sites: list, dicts: dict) -> None:
 
 def declares_params_in_body(fn: ast.FunctionDef) -> bool:
     """TileLang's lazy style of a `@T.prim_func`: a parameter without annotation typed by a bare annotation in the
-    body (`def k(A): A: T.Tensor[[M], T.float32]`), or a `return` of a value (its T.empty outputs); it is then
+    body (`def k(A): A: T.Tensor[[M], T.float32]`), or a `return` of the T.empty outputs it makes; it is then
     parsed like an eager `@tilelang.jit` kernel."""
     a = fn.args
     bare = {arg.arg for arg in a.posonlyargs + a.args + a.kwonlyargs if arg.annotation is None}
     top = list(fn.body)
     declared = any(isinstance(st, ast.AnnAssign) and st.value is None and isinstance(st.target, ast.Name)
                    and st.target.id in bare for st in top)
-    return declared or any(isinstance(st, ast.Return) and st.value is not None for st in top)
+    empties = any(isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
+                  and isinstance(st.value.func, ast.Attribute) and st.value.func.attr == "empty" for st in top)
+    return declared or empties and any(isinstance(st, ast.Return) and st.value is not None for st in top)
 
 
 def _is_eager(fn: ast.FunctionDef, env: Env) -> bool:
