@@ -45,6 +45,7 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         self.launches = 0
         self.launch_seen = False
         self.launch_depth = 0
+        self.launch_threads: tuple = ()  # the threads of the T.Kernel being parsed
         self.loops: list[str] = []  # kinds of the enclosing loops, innermost last (for break/continue)
         self.quiet = 0
         self.quiet_errors = 0

@@ -17,6 +17,18 @@ def fast_math_dtype_error(short: str, dtype) -> str | None:
     return f"T.{short} only supports floating-point inputs, but got {dtype}"
 
 
+WARP_VOTES = ("any_sync", "all_sync", "ballot_sync", "ballot", "syncthreads_count", "syncthreads_and",
+              "syncthreads_or")
+
+
+def vote_predicate_error(short: str, dtype) -> str | None:
+    """TileLang's TypeError message for a warp vote `T.<short>` given a predicate of `dtype` that is neither an
+    integer nor a boolean, or None when it takes it (or is no warp vote, or the dtype is unknown)."""
+    if short not in WARP_VOTES or dtype is None or not str(dtype).startswith(("float", "bfloat")):
+        return None
+    return f"T.{short} requires an integer or boolean predicate, got {dtype}"
+
+
 def value_dtype(value):
     """The dtype a host value carries (a TVM expression's `.dtype`; 0.27 keeps a Var's in `.ty.dtype`), or None."""
     for holder in (value, getattr(value, "ty", None)):
@@ -37,8 +49,9 @@ def is_tvm_object(value) -> bool:
 
 def check_stub_arguments(builtin: Builtin, args: tuple, kwargs: dict) -> None:
     """Raise what a Python function with the builtin's signature raises at the call: TypeError for arguments that do
-    not bind (an unknown keyword such as `T.gemm(..., use_2cta=True)`, too many or missing ones) or a fast-math
-    intrinsic given a dtype it does not take; ValueError for an IEEE rounding mode that is none."""
+    not bind (an unknown keyword such as `T.gemm(..., use_2cta=True)`, too many or missing ones), a fast-math
+    intrinsic given a dtype it does not take or a warp vote a float predicate; ValueError for an IEEE rounding mode
+    that is none."""
     try:
         bound = bind(builtin, list(args), kwargs)
     except BindError as err:
@@ -48,6 +61,7 @@ def check_stub_arguments(builtin: Builtin, args: tuple, kwargs: dict) -> None:
         raise ValueError(f"Invalid rounding mode {mode!r} for {builtin.name}; use one of "
                          f"{', '.join(map(repr, ROUNDING_MODES))}")
     short = builtin.name.removeprefix("T.")
-    message = fast_math_dtype_error(short, value_dtype(args[0])) if short in FAST_MATH and args else None
+    first = value_dtype(args[0]) if args else None
+    message = fast_math_dtype_error(short, first) or vote_predicate_error(short, first)
     if message:
         raise TypeError(message)
