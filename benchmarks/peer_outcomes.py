@@ -29,8 +29,8 @@ def classify_exception(exc: dict) -> str:
         return "wrong"
     if kind == "CompileError":
         return "crash" if INTERNAL_CODES & set(exc.get("codes") or []) else "refused"
-    if kind in ("UnsupportedFeatureError", "KernelError", "BindError"):
-        return "refused"
+    if kind in ("UnsupportedFeatureError", "KernelError", "BindError", "UnknownTargetError"):
+        return "refused"  # our stated refusals: an API, a builtin use, or a target (sm_75) we do not have
     touches_ours = any(_OURS.search(f["file"]) for f in frames)
     if kind in ("AttributeError", "ImportError", "ModuleNotFoundError") and "tilelang" in message:
         return "missing"

@@ -57,6 +57,13 @@ _ROWS = [
              'T.atomic_load(A[0], memory_order="release")',
              'Use one of the orders the message lists ("relaxed", "consume", "acquire", "release", "acq_rel", '
              '"seq_cst").', raises=ValueError),
+    CodeInfo("fast-math-dtype", E, "frontend", "A fast-math intrinsic (T.__exp, T.__log, T.__sin, ...) given a value "
+             "that is not float16, bfloat16, float32 or float64.", "T.__exp(i)  # i is an int32 loop variable",
+             "Cast the value to a float type first: T.__exp(T.cast(i, T.float32)).", raises=TypeError),
+    CodeInfo("out-idx-conflict", E, "frontend", "`out_idx` given to `tilelang.compile` / `tilelang.jit` for a "
+             "kernel that returns the T.empty tensors it declares (those are already its outputs).",
+             "B = T.empty([M], T.float32)\n...\nreturn B  # with tilelang.compile(kernel, out_idx=[-1])",
+             "Drop out_idx, or declare the outputs as parameters instead of T.empty.", raises=ValueError),
     CodeInfo("slice-step", E, "frontend", "A buffer slice with a step (`A[0:10:2]`): tiles are contiguous.",
              "B[0:5] = A[0:10:2]", "Index the elements in a T.Parallel loop (`B[i] = A[i * 2]`).",
              raises=RuntimeError),
@@ -90,6 +97,11 @@ _ROWS = [
              "Make the slice extents equal the tile's shape."),
     CodeInfo("copy-shape-mismatch", E, "copy", "T.copy between two whole buffers whose shapes differ.",
              "T.copy(S_128x32, D_64x64)", "Copy a slice of matching shape, or fix one of the allocations."),
+    CodeInfo("fp4-unpacking-copy", E, "copy", "A T.copy from packed float4_e2m1fn into a float4_e2m1_unpacked "
+             "tile: a SIMT copy cannot unpack fp4 (TileLang leaves that to Blackwell's TMA).",
+             "A_s = T.alloc_shared((32, 64), T.float4_e2m1_unpacked)\nT.copy(A_fp4[0, 0], A_s)",
+             "Copy into a float4_e2m1fn tile, or convert each element with T.cast in a T.Parallel loop.",
+             raises=RuntimeError),
     CodeInfo("copy-dtype-mismatch", W, "copy", "T.copy converts between dtypes in a way that loses information.",
              "T.copy(C_local_fp32, C_int8)", "Cast explicitly inside a T.Parallel loop if the conversion is intended."),
     CodeInfo("copy-scope", E, "copy", "T.copy between scopes that cannot be connected (e.g. local to local across threads).",

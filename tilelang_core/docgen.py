@@ -193,8 +193,9 @@ def _code_section(row) -> list[str]:
         lines += ["Example:", "", "```python", row.example.rstrip(), "```", ""]
     lines += [f"Fix: {row.fix}", ""]
     if row.raises is not None:
-        lines += [f"Raised when `@T.prim_func` runs, as TileLang's parser does; the CompileError is also a "
-                  f"`{row.raises.__name__}`.", ""]
+        when = ("when `@T.prim_func` runs (at the compile when it needs the compile's arguments), as TileLang's "
+                "parser does" if row.area == "frontend" else "at the compile, as TileLang's lowering does")
+        lines += [f"Raised {when}; the CompileError is also a `{row.raises.__name__}`.", ""]
     if row.code in _REAL_TILELANG:
         path, outcome = _REAL_TILELANG[row.code]
         lines += [f"Real TileLang 0.1.15 on `examples/errors/{path}`: {outcome}", ""]

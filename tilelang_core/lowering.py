@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .lower_trace import trace_lowering
 from .diagnostics import CompileError, Diagnostic, DiagnosticSink, Severity, internal_message, sorted_diagnostics
-from .options import codegen_options, options_scope
+from .options import codegen_options, kernel_configs, options_scope
 from .target import DEFAULT_ARCH, canonical
 
 CUDA_STAGES = ("parsed", "legalized", "pipelined", "layouts", "lowered", "tir", "cuda")
@@ -154,7 +154,7 @@ def lower(func, target=DEFAULT_ARCH, until: str | None = None) -> LowerResult:
             if arch == "cpu":
                 _lower_cpu(func, result, until)
             else:
-                with options_scope(codegen_options(func.pass_configs)):  # the kernel's options in every stage
+                with options_scope(codegen_options(kernel_configs(func))):  # the kernel's options in every stage
                     _lower_cuda(func, arch, result, until)
     finally:  # a failed lowering's trace shows the stages it got through
         trace_lowering(func.name, arch, result.stages)

@@ -30,6 +30,17 @@ _KEY_SPELLINGS = {"TL_DISABLE_SAFE_MEMORY_ACCESS": "tl.disable_safe_memory_legal
                   "TL_DUMP_IR_DIR": "tl.dump_ir_path", "TL_SIMPLIFY": "tl.Simplify"}
 
 
+# nvcc flags of `T.annotate_compile_flags` that a pass config stands for (our nvcc command line is built from the
+# options; a flag not listed here is kept on the kernel and not passed on)
+FLAG_CONFIGS = {"--use_fast_math": "tl.enable_fast_math", "-use_fast_math": "tl.enable_fast_math"}
+
+
+def kernel_configs(func) -> dict:
+    """A kernel's pass configs for `codegen_options`: `func.pass_configs`, plus those its compile flags stand for."""
+    implied = {FLAG_CONFIGS[f]: True for f in getattr(func, "compile_flags", ()) if f in FLAG_CONFIGS}
+    return {**implied, **dict(func.pass_configs)}
+
+
 def pass_config_key(member: str) -> str:
     """The config string of `tilelang.PassConfigKey.<member>` ("TL_ENABLE_FAST_MATH" -> "tl.enable_fast_math")."""
     return _KEY_SPELLINGS.get(member, "tl." + member.lower().removeprefix("tl_"))

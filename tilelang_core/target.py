@@ -199,8 +199,22 @@ def _static(text: str) -> Target:
     elif t[:1].isdigit():
         t = "sm_" + t
     if t not in ARCHS:
-        raise UnknownTargetError(f"unknown target {text.strip()!r}; known targets: {supported()}")
+        raise UnknownTargetError(f"unknown target {text.strip()!r}{_why_not(t)}; known targets: {supported()}")
     return Target("cuda", t)
+
+
+def _why_not(name: str) -> str:
+    """Why a well-formed NVIDIA architecture ("sm_75", "sm_100a") is not a target, or '' for any other spelling."""
+    m = re.fullmatch(r"sm_(\d+)(\d)a?", name)
+    if m is None:
+        return ""
+    major = int(m.group(1))
+    if major < 8:
+        return (f" (compute capability {major}.{m.group(2)}): the code generator needs sm_80 or newer (cp.async, "
+                "m16n8k16 mma.sync, bfloat16 arithmetic), and lowers no FMA fallback for older GPUs")
+    if major >= 10:
+        return f" (compute capability {major}.{m.group(2)}): sm_100 and newer (tcgen05, TMEM) are not targets yet"
+    return ""
 
 
 def _from_text(text: str, device) -> Target:

@@ -168,10 +168,12 @@ def test_tilelang_tvm_is_apache_tvm_with_primexpr(tilelang):
     assert tvm_alias is tvm and DataType(T.float16).bits == 16 and tilelang.DataType("int8").bits == 8
     assert callable(tvm.testing.requires_package)
     assert isinstance(tirx.const(3, "int32"), tirx.PrimExpr)
+    assert issubclass(tvm.error.InternalError, tvm.TVMError)  # TileLang's tvm.TVMError catches 0.27's errors
     from tilelang_core import alias
 
     alias.uninstall_alias()
     assert not hasattr(tirx, "PrimExpr") and not hasattr(tvm.testing, "requires_package")
+    assert not hasattr(tvm, "TVMError")
 
 
 def test_sparse_layout_metadata_factors(tilelang):

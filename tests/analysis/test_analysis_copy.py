@@ -100,3 +100,27 @@ def test_legalize_pairs():
     assert legalize(ones(128, 64), ones(128, 32))[1].value == 32
     m = var("m", "symbolic")
     assert legalize([m, c(1)], ones(128, 32)) == "unknown"
+
+
+def test_packed_fp4_copied_into_an_unpacked_tile_is_refused():
+    F = buf("A_fp4", (64, 128), "float4_e2m1fn", "global")
+    U = buf("A_unpacked", (32, 64), "float4_e2m1_unpacked")
+    P = buf("A_packed", (32, 64), "float4_e2m1fn")
+    assert codes(_copy(sl(F, (0, 32), (0, 64)), full(U), (F,), (U,))) == ["fp4-unpacking-copy"]
+    assert "SIMT copy from packed global float4_e2m1fn" in run(_copy(sl(F, (0, 32), (0, 64)), full(U), (F,), (U,)))[0][0].message
+    assert codes(_copy(sl(F, (0, 32), (0, 64)), full(P), (F,), (P,))) == []
+
+
+def test_the_fp4_refusal_is_a_runtime_error_at_the_compile():
+    from tilelang_core.diagnostics import CompileError, Diagnostic, Severity
+    from tilelang_core.source import Span
+
+    err = CompileError([Diagnostic("fp4-unpacking-copy", Severity.ERROR, "m", Span(1, 0, 1, 1))])
+    assert isinstance(err, RuntimeError)
+
+
+def test_an_explicit_tma_copy_of_packed_fp4_into_an_unpacked_tile_is_left_alone():
+    F = buf("A_fp4", (64, 128), "float4_e2m1fn", "global")
+    U = buf("A_unpacked", (32, 64), "float4_e2m1_unpacked")
+    tma = kernel([alloc(U), N.Copy(sl(F, (0, 32), (0, 64)), full(U), sp(), tma=True)], params=(F,))
+    assert codes(tma) == []

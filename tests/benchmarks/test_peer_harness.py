@@ -77,6 +77,8 @@ def _exc(kind, message="", files=("/tests/test_x.py",), codes=None):
     (_exc("Failed", "DID NOT RAISE <class 'ValueError'>"), "wrong"),
     (_exc("CompileError", codes=["unknown-builtin"]), "refused"),
     (_exc("CompileError", codes=["codegen-error"]), "crash"),
+    (_exc("UnknownTargetError", "unknown target 'sm_75' (compute capability 7.5): ...",
+          files=("/tests/test_x.py", "/x/tilelang_core/target.py")), "refused"),
     (_exc("AttributeError", "module 'tilelang_core.language' has no attribute 'Var'"), "missing"),
     (_exc("TypeError", "get_kernel_source() got an unexpected keyword argument 'kernel_only'",
           files=("/tests/test_x.py", "/x/tilelang_core/runtime/kernel.py")), "missing"),

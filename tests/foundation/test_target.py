@@ -107,3 +107,18 @@ def test_the_editor_offers_the_supported_targets():
     text = (Path(__file__).resolve().parents[2] / "vscode-extension/src/constants.ts").read_text()
     offered = re.findall(r"'([^']+)'", re.search(r"KNOWN_TARGETS = \[(.*?)\]", text).group(1))
     assert sorted(offered) == sorted([*ARCHS, "cpu"])
+
+
+@pytest.mark.parametrize("spelling, reason", [("sm_75", "needs sm_80 or newer"), ("sm_70", "needs sm_80 or newer"),
+                                              ({"kind": "cuda", "arch": "sm_75"}, "compute capability 7.5"),
+                                              ("sm_100a", "sm_100 and newer"), ("sm_120", "compute capability 12.0")])
+def test_real_architectures_outside_the_table_say_why(spelling, reason):
+    with pytest.raises(UnknownTargetError, match="unknown target") as err:
+        parse_target(spelling)
+    assert reason in str(err.value) and "known targets: sm_80" in str(err.value)
+
+
+def test_other_unknown_spellings_give_no_reason():
+    with pytest.raises(UnknownTargetError) as err:
+        parse_target("sm_xx")
+    assert "compute capability" not in str(err.value)

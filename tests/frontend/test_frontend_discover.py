@@ -109,6 +109,30 @@ def test_eager_style_parses_without_false_errors():
     assert [d.kind for d in k.params[0].shape] == ["symbolic", "symbolic"]
 
 
+def test_lazy_style_prim_func_in_a_factory_is_checked_without_false_errors():
+    kernels, diags = parse("""
+        def make(M):
+            @T.prim_func
+            def kernel(A):
+                A: T.Tensor[[M], T.float32]
+                T.annotate_pass_configs({"tl.enable_fast_math": True})
+                T.annotate_compile_flags(["--use_fast_math"])
+                B = T.empty([M], T.float32)
+                with T.Kernel(1):
+                    for i in T.serial(M):
+                        B[i] = A[i] + 1.0
+                return B
+
+            return kernel
+
+        kernel = make(128)
+    """)
+    assert errors(diags) == []
+    (k,) = kernels
+    assert [p.name for p in k.params] == ["A", "B"] and k.out_idx == (1,)
+    assert k.pass_configs == (("tl.enable_fast_math", True),) and k.compile_flags == ("--use_fast_math",)
+
+
 def test_eager_compile_call_binds_const_dims():
     kernels, _ = parse("""
         @tilelang.jit

@@ -64,3 +64,28 @@ def test_numpy_dtypes_normalize():
     np = pytest.importorskip("numpy")
     assert normalize_dtype(np.float16) == "float16" and normalize_dtype(np.dtype("int8")) == "int8"
     assert normalize_dtype(np.bool_) == "bool" and normalize_dtype(np.float32) == "float32"
+
+
+def test_float4_predicates_cover_packed_vectors_and_unpacked_by_any_spelling():
+    from tilelang_core.language.dtypes import is_float4, is_float4_e2m1_unpacked, is_float4_e2m1fn
+
+    assert is_float4("float4_e2m1fn") and is_float4("float4_e2m1fnx2") and is_float4("float4_e2m1_unpacked")
+    assert is_float4("custom[float4_e2m1_unpacked]8") and not is_float4("float16") and not is_float4("nonsense")
+    assert is_float4_e2m1fn("float4_e2m1fnx2") and not is_float4_e2m1fn("float4_e2m1_unpacked")
+    assert is_float4_e2m1_unpacked("custom[float4_e2m1_unpacked]8") and not is_float4_e2m1_unpacked("float4_e2m1fn")
+    assert normalize_dtype("custom[float4_e2m1_unpacked]8") == "float4_e2m1_unpacked"
+    assert normalize_dtype("float4_e2m1_unpackedx2") is None and normalize_dtype("float4_e2m1fnx2") == "float4_e2m1fnx2"
+
+
+def test_dtype_values_answer_float4_questions_and_packed_fp4_maps_to_torch_storage():
+    import tilelang_core.language as T
+
+    assert T.float4_e2m1fn.is_float4_e2m1fn() and T.float4_e2m1fnx2.is_float4()
+    assert T.float4_e2m1_unpacked.is_float4_e2m1_unpacked() and not T.float16.is_float4()
+    assert not hasattr(T, "float4_e2m1_unpackedx2")
+    torch = pytest.importorskip("torch")
+    if hasattr(torch, "float4_e2m1fn_x2"):
+        assert T.float4_e2m1fn.as_torch() is torch.float4_e2m1fn_x2
+        assert T.float4_e2m1fnx2.as_torch() is torch.float4_e2m1fn_x2
+    with pytest.raises(TypeError, match="has no torch dtype"):
+        T.float4_e2m1fnx4.as_torch()

@@ -49,13 +49,24 @@ def test_ceildiv_and_policy():
     assert T.GemmWarpPolicy.FullRow.name == "FullRow" and int(T.GemmWarpPolicy.Square) == 0
 
 
-@pytest.mark.parametrize("name", ["copy", "gemm", "alloc_shared", "Parallel", "Kernel", "exp2", "max", "print"])
+STUB_CALLS = {"copy": (1, 2), "gemm": (1, 2, 3), "alloc_shared": ((16,), "float16"), "Parallel": (1, 2),
+              "Kernel": (1, 2), "exp2": (1,), "max": (1, 2), "print": (1,)}
+
+
+@pytest.mark.parametrize("name", sorted(STUB_CALLS))
 def test_stubs_raise_with_the_builtin_name(name):
     stub = getattr(T, name)
     assert stub.__name__ == name and stub.__module__ == "tilelang_core.language"
     assert stub.__doc__
     with pytest.raises(RuntimeError, match=rf"^T\.{name} can only be used inside a @T.prim_func kernel body$"):
-        stub(1, 2)
+        stub(*STUB_CALLS[name])
+
+
+@pytest.mark.parametrize("call", [lambda: T.gemm(None, None, None, use_2cta=True), lambda: T.exp2(1, 2),
+                                  lambda: T.gemm(None, None)])
+def test_stub_arguments_that_do_not_bind_are_a_type_error_as_in_python(call):
+    with pytest.raises(TypeError, match=r"T\.(gemm|exp2) (has no parameter 'use_2cta'|takes at most|is missing)"):
+        call()
 
 
 def test_unknown_names_and_submodules():

@@ -13,7 +13,7 @@ from ..ir import nodes as N
 from ..source import SourceFile, Span
 from .bodies import exec_block, module_env
 from .consteval import Env, Evaluator
-from .discover import KernelSite, discover
+from .discover import KernelSite, declares_params_in_body, discover
 from .instances import bind_params, collect, label
 from .kernel import KernelInfo, parse_kernel
 from .scan import scan
@@ -81,7 +81,7 @@ def parse_captured(captured, sink: DiagnosticSink, out_idx=None, factory=None, i
     if fn is None:
         return None
     env = Env({k: from_live(v) for k, v in captured.env.items()})
-    ctx = Ctx(mapper, sink, fn.name, instance, eager)
+    ctx = Ctx(mapper, sink, fn.name, instance, eager or declares_params_in_body(fn))
     if isinstance(out_idx, int):  # @jit(out_idx=-1)
         out_idx = (out_idx,)
     info = KernelInfo(factory, instance, tuple(out_idx) if out_idx is not None else None, ())

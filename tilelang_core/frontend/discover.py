@@ -64,7 +64,7 @@ def _visit(body, chain, env: Env, sites: list, dicts: dict) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names = [decorator_name(d, env) for d in stmt.decorator_list]
             if "prim_func" in names:
-                sites.append(KernelSite(stmt, chain, False, _chain_out_idx(chain, env),
+                sites.append(KernelSite(stmt, chain, declares_params_in_body(stmt), _chain_out_idx(chain, env),
                                         _chain_configs(chain, env, dicts)))
             elif "jit" in names and _is_eager(stmt, env):
                 sites.append(KernelSite(stmt, chain, True, _out_idx_of(stmt, env), _pass_configs_of(stmt, env, dicts)))
@@ -76,6 +76,20 @@ def _visit(body, chain, env: Env, sites: list, dicts: dict) -> None:
         elif isinstance(stmt, ast.Try):
             for part in (stmt.body, stmt.orelse, stmt.finalbody):
                 _visit(part, chain, env, sites, dicts)
+
+
+def declares_params_in_body(fn: ast.FunctionDef) -> bool:
+    """TileLang's lazy style of a `@T.prim_func`: a parameter without annotation typed by a bare annotation in the
+    body (`def k(A): A: T.Tensor[[M], T.float32]`), or a `return` of the T.empty outputs it makes; it is then
+    parsed like an eager `@tilelang.jit` kernel."""
+    a = fn.args
+    bare = {arg.arg for arg in a.posonlyargs + a.args + a.kwonlyargs if arg.annotation is None}
+    top = list(fn.body)
+    declared = any(isinstance(st, ast.AnnAssign) and st.value is None and isinstance(st.target, ast.Name)
+                   and st.target.id in bare for st in top)
+    empties = any(isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
+                  and isinstance(st.value.func, ast.Attribute) and st.value.func.attr == "empty" for st in top)
+    return declared or empties and any(isinstance(st, ast.Return) and st.value is not None for st in top)
 
 
 def _is_eager(fn: ast.FunctionDef, env: Env) -> bool:

@@ -9,6 +9,7 @@ import difflib
 
 from ..ir import nodes as N
 from ..ir.arith import as_const
+from ..language.dtypes import dtype_lanes
 from ..language.types import DType, MacroDef
 from .consteval import Evaluator, _text, call_value
 from .expr_info import expr_dtype
@@ -172,6 +173,13 @@ class KernelEval(Evaluator):
         if isinstance(func, (UserFunc, MacroDef, LiveFunc)):
             return self.p.inline_call(func, node)
         if isinstance(func, DType):
+            if len(node.args) > 1:  # `T.float16x2(a, b)` builds a vector: never a cast of `a`
+                lanes = dtype_lanes(str(func))
+                if lanes > 1:
+                    raise KernelError("lowering-unsupported", f"`{_text(node)}` builds a {func} vector value, and "
+                                      "kernels have no vector-typed values yet; keep the lanes in a "
+                                      f"T.alloc_local(({lanes},), ...) buffer and index it", node)
+                raise KernelError("bad-arguments", f"`{_text(node)}`: {func}(x) converts one value", node)
             return self.p.cast_to(str(func), node)
         if isinstance(node.func, ast.Name) and node.func.id == "print" and not self.p.launch_depth:
             return None  # trace-time Python before the launch (eager style)

@@ -8,6 +8,7 @@ from .alloc_calls import (OTHER_ALLOCS, h_alloc, h_alloc_other, h_alloc_var, h_e
 from .allreduce import ALLREDUCE_HANDLERS
 from .atomics import ATOMIC_HANDLERS
 from .externs import EXTERN_HANDLERS
+from .func_attrs import FUNC_ATTR_HANDLERS
 from .im2col import IM2COL_HANDLERS
 from .intrinsics import INTRINSIC_HANDLERS
 from .hints import HINT_HANDLERS
@@ -20,6 +21,7 @@ from .scalar_calls import (MATH_INTRINSICS, h_align_up, h_Cast, h_cast, h_const_
 from .threadops import THREAD_HANDLERS
 from .tileops import (REDUCE_OPS, h_annotate_layout, h_async_copy, h_atomic_add, h_copy, h_cumsum, h_fill, h_gemm,
                       h_gemm_sp, h_reduce, h_use_swizzle)
+from .warp_vote import WARP_VOTE_HANDLERS
 
 
 def h_loop_call(p, b, node, short):
@@ -49,7 +51,8 @@ HANDLERS = {
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
     **{name: h_reduce for name in REDUCE_OPS}, **{name: h_math for name in MATH_INTRINSICS}, **THREAD_HANDLERS,
     **INTRINSIC_HANDLERS, **EXTERN_HANDLERS, **IM2COL_HANDLERS, **ALLREDUCE_HANDLERS, **RNG_HANDLERS,
-    **REDUCER_HANDLERS, **HINT_HANDLERS, **REGION_PREDICATE_HANDLERS, **ATOMIC_HANDLERS,
+    **REDUCER_HANDLERS, **HINT_HANDLERS, **FUNC_ATTR_HANDLERS, **REGION_PREDICATE_HANDLERS, **ATOMIC_HANDLERS,
+    **WARP_VOTE_HANDLERS,
 }
 NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | \
     set(ALLREDUCE_HANDLERS) | set(RNG_HANDLERS) | set(MATH_INTRINSICS) | set(OTHER_ALLOCS) | \

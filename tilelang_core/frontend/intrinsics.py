@@ -131,7 +131,7 @@ def h_tma_copy(p, b, node, short):
 
     if len(node.args) < 2:
         raise KernelError("bad-arguments", "T.tma_copy takes (src, dst, barrier=...)", node)
-    p.emit(N.Copy(region_of(p, node.args[0]), region_of(p, node.args[1]), p.span(node)))
+    p.emit(N.Copy(region_of(p, node.args[0]), region_of(p, node.args[1]), p.span(node), tma=True))
 
 
 MMA_SHAPES = {"m16n8k16": ("fp16", "bf16"), "m16n8k32": ("int8", "uint8")}

@@ -39,12 +39,27 @@ def parse_kernel(fn: ast.FunctionDef, env: Env, ctx: Ctx, info: KernelInfo) -> N
                  "`with T.Kernel(grid..., threads=128) as (bx, ...):`", def_name_span(ctx.mapper, fn))
     out_idx = info.out_idx
     if ctx.eager:
-        params = [b for b in p.eager_params] + list(p.eager_outputs)
-        if p.eager_outputs and out_idx is None:
+        params = _signature_order(fn, p.eager_params) + list(p.eager_outputs)
+        if p.eager_outputs and out_idx is not None:
+            ctx.emit("out-idx-conflict", f"Out index conflict: out_idx={list(out_idx)} was given, but kernel "
+                     f"`{fn.name}` returns the T.empty tensors it declares, which are its outputs; drop out_idx, or "
+                     "declare the outputs as parameters instead of T.empty", def_name_span(ctx.mapper, fn))
+        elif p.eager_outputs:
             out_idx = tuple(range(len(p.eager_params), len(params)))
+    configs = {**p.pass_configs, **dict(info.pass_configs)}  # the jit's / compile's configs win over the body's
     return N.PrimFunc(fn.name, tuple(params), N.SeqStmt(tuple(body), ctx.span(fn)), info.factory, info.instance,
                       out_idx, def_span(ctx.mapper, fn), def_name_span(ctx.mapper, fn), ctx.mapper.source.path,
-                      tuple(info.bindings), pass_configs=tuple(info.pass_configs))
+                      tuple(info.bindings), pass_configs=tuple(sorted(configs.items())),
+                      compile_flags=tuple(p.compile_flags))
+
+
+def _signature_order(fn: ast.FunctionDef, declared: list) -> list:
+    """Tensors declared in the body (eager / lazy style), in the order of the function's signature (those the
+    signature does not name after, in declaration order): the order callers pass them in."""
+    a = fn.args
+    names = [arg.arg for arg in a.posonlyargs + a.args + a.kwonlyargs]
+    return sorted(declared, key=lambda b: names.index(b.name) if b.name in names else len(names))
+
 
 
 def _eager_signature_tensors(p: KernelParser, fn: ast.FunctionDef) -> list:

@@ -214,6 +214,7 @@ def _launch(p, node, call, target, name) -> N.Launch:
         p.env.values[n.id] = v
         block_vars.append(v)
     p.launch_depth += 1
+    p.launch_threads = threads  # block-wide builtins (T.syncthreads_count) read the block's shape
     try:
         body = p.block(node.body)
         for it in node.items:  # `with T.Kernel(...) as bx, iket.range(name):`

@@ -45,6 +45,7 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         self.launches = 0
         self.launch_seen = False
         self.launch_depth = 0
+        self.launch_threads: tuple = ()  # the threads of the T.Kernel being parsed
         self.loops: list[str] = []  # kinds of the enclosing loops, innermost last (for break/continue)
         self.quiet = 0
         self.quiet_errors = 0
@@ -53,6 +54,8 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         self.macro_depth = 0
         self.eager_params: list = []
         self.eager_outputs: list = []
+        self.pass_configs: dict = {}  # T.annotate_pass_configs (frontend/func_attrs.py)
+        self.compile_flags: list = []  # T.annotate_compile_flags
         self.has_catalog = catalog_available()
 
     # --- plumbing -----------------------------------------------------------------------------------

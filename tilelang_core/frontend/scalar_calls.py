@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..ir import nodes as N
 from ..ir.arith import as_const, as_int
+from ..language.arg_checks import fast_math_dtype_error
 from .expr_info import expr_dtype
 from .handler_args import arg, src_text
 from .kernel_errors import KernelError
@@ -30,6 +31,9 @@ def h_math(p, b, node, short):
             continue
         args.append(p.ev.scalar_value(v, a))
     _check_arity(short, len(args), node)
+    message = fast_math_dtype_error(short, expr_dtype(args[0])) if args else None
+    if message:
+        raise KernelError("fast-math-dtype", f"{message}; cast it with T.cast(x, T.float32)", node)
     if short in _DIVISIONS and len(args) == 2 and as_const(args[1]) == 0:
         raise KernelError("invalid-value", f"`{src_text(node)}` divides by zero", node)
     if short == "ceildiv" and len(args) == 2:

@@ -281,11 +281,13 @@ class Continue:
 
 @dataclass(frozen=True)
 class Copy:
-    """T.copy(src, dst): element-wise copy between any two scopes, converting dtypes."""
+    """T.copy(src, dst): element-wise copy between any two scopes, converting dtypes. tma: written as T.tma_copy (an
+    explicit TMA load; on sm_100 TileLang unpacks fp4 through it, which a SIMT copy cannot)."""
 
     src: Region
     dst: Region
     span: Span | None = None
+    tma: bool = False
 
 
 @dataclass(frozen=True)
@@ -410,7 +412,8 @@ class PrimFunc:
     instance: a readable label of the factory arguments ("matmul(M=1024, N=1024, ...)");
     out_idx: the jit decorator's out_idx when known; span: the `def` line; name_span: the name;
     errors: the frontend's error diagnostics for this instance (lowering refuses a kernel that has any);
-    pass_configs: the jit's `pass_configs` (the CUDA lowering reads them into its CodegenOptions, options.py).
+    pass_configs: the jit's `pass_configs` and the kernel's `T.annotate_pass_configs` (the CUDA lowering reads them
+    into its CodegenOptions, options.py); compile_flags: the kernel's `T.annotate_compile_flags`.
     """
 
     name: str
@@ -425,6 +428,7 @@ class PrimFunc:
     bindings: tuple[tuple[str, object], ...] = field(default=())
     errors: tuple = field(default=(), repr=False)
     pass_configs: tuple[tuple[str, object], ...] = field(default=())  # TileLang pass configs (key, value), sorted
+    compile_flags: tuple[str, ...] = field(default=())  # nvcc flags the kernel asks for (options.kernel_configs)
 
     def with_pass_configs(self, configs) -> PrimFunc:
         """This kernel with `configs` (a dict) added to its pass configs, overriding the same keys."""

@@ -12,6 +12,7 @@ import enum
 # Private names only: `capture`, `registry`, `dtypes`, `types` must stay the submodules. `capture`
 # (which needs inspect) is imported on first use: the checker imports this package on every run.
 from .arg_checks import check_stub_arguments as _check_stub_arguments
+from .arg_checks import is_tvm_object as _is_tvm_object
 from .dtypes import DTYPES as _DTYPES
 from .dtypes import DTypeValue as _DType
 from .dtypes import normalize_dtype as _normalize_dtype
@@ -20,6 +21,7 @@ from .registry import lookup as _lookup
 from .registry import registry as _registry
 from .host_layout import Fragment, Layout
 from .cast_rounding import cast
+from .types import SURFACE as _SURFACE
 from .types import DType, MacroDef, PrimFuncDef, SymbolicDim, TensorType
 
 _MODULE = "tilelang_core.language"
@@ -121,6 +123,16 @@ def empty(*shape, dtype="float32") -> TensorType:
     return TensorType(tuple(shape), _dtype(dtype), "global")
 
 
+def _surface(defn):
+    """A PrimFuncDef's PrimFunc-shaped view (types.SURFACE): its parse, read through TileLang's names."""
+    from ..frontend.surface import surface_of
+
+    return surface_of(defn)
+
+
+_SURFACE.append(_surface)
+
+
 def _capture(func):
     from .capture import capture
 
@@ -169,6 +181,12 @@ def _make_stub(builtin: _Builtin, module: str = _MODULE):
 
     def stub(*args, **kwargs):
         _check_stub_arguments(builtin, args, kwargs)
+        if any(_is_tvm_object(a) for a in (*args, *kwargs.values())):
+            from ..compat import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError(f"{label} on TVM IR objects outside a kernel",
+                                          f"tilelang_core's builtins build no TVM IR on the host; call {label} in a "
+                                          "@T.prim_func body or a @T.macro, where the frontend reads it")
         raise RuntimeError(f"{label} can only be used inside a @T.prim_func kernel body")
 
     stub.__name__ = stub.__qualname__ = builtin.name.rsplit(".", 1)[-1]

@@ -1,21 +1,67 @@
-"""Argument values TileLang rejects as soon as a builtin is called, even outside a kernel body: the runtime stubs of
+"""Arguments TileLang rejects as soon as a builtin is called, even outside a kernel body: the runtime stubs of
 `T.<name>` run these checks before saying where the builtin belongs."""
 from __future__ import annotations
 
 from .registry import BindError, Builtin, bind
 
 ROUNDING_MODES = ("rn", "rz", "ru", "rd")
+FAST_MATH = ("__exp", "__exp2", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan")
+FAST_MATH_DTYPES = ("float16", "bfloat16", "float32", "float64")  # the types CUDA's fast intrinsics take
+
+
+def fast_math_dtype_error(short: str, dtype) -> str | None:
+    """TileLang's TypeError message for a fast-math intrinsic `T.<short>` given a `dtype` input it does not take (not
+    float16/bfloat16/float32/float64), or None when it takes it (or is no fast-math intrinsic)."""
+    if short not in FAST_MATH or dtype is None or str(dtype) in FAST_MATH_DTYPES:
+        return None
+    return f"T.{short} only supports floating-point inputs, but got {dtype}"
+
+
+WARP_VOTES = ("any_sync", "all_sync", "ballot_sync", "ballot", "syncthreads_count", "syncthreads_and",
+              "syncthreads_or")
+
+
+def vote_predicate_error(short: str, dtype) -> str | None:
+    """TileLang's TypeError message for a warp vote `T.<short>` given a predicate of `dtype` that is neither an
+    integer nor a boolean, or None when it takes it (or is no warp vote, or the dtype is unknown)."""
+    if short not in WARP_VOTES or dtype is None or not str(dtype).startswith(("float", "bfloat")):
+        return None
+    return f"T.{short} requires an integer or boolean predicate, got {dtype}"
+
+
+def value_dtype(value):
+    """The dtype a host value carries (a TVM expression's `.dtype`; 0.27 keeps a Var's in `.ty.dtype`), or None."""
+    for holder in (value, getattr(value, "ty", None)):
+        try:
+            dtype = getattr(holder, "dtype", None)
+        except AttributeError:  # 0.27: `.dtype` of a Var that is not a buffer handle raises
+            dtype = None
+        if dtype is not None:
+            return dtype
+    return None
+
+
+def is_tvm_object(value) -> bool:
+    """True for a TVM IR object (a tirx Var, a BufferLoad, a tvm Buffer), told by its type's module: tvm is not
+    imported for this."""
+    return (type(value).__module__ or "").split(".")[0] in ("tvm", "tvm_ffi")
 
 
 def check_stub_arguments(builtin: Builtin, args: tuple, kwargs: dict) -> None:
-    """Raise ValueError for an argument value TileLang refuses at the call (an IEEE rounding mode that is none)."""
-    if not builtin.name.startswith("T.ieee_"):
-        return
+    """Raise what a Python function with the builtin's signature raises at the call: TypeError for arguments that do
+    not bind (an unknown keyword such as `T.gemm(..., use_2cta=True)`, too many or missing ones), a fast-math
+    intrinsic given a dtype it does not take or a warp vote a float predicate; ValueError for an IEEE rounding mode
+    that is none."""
     try:
         bound = bind(builtin, list(args), kwargs)
-    except BindError:
-        return
-    mode = bound.get("rounding_mode")
+    except BindError as err:
+        raise TypeError(str(err)) from None
+    mode = bound.get("rounding_mode") if builtin.name.startswith("T.ieee_") else None
     if isinstance(mode, str) and mode not in ROUNDING_MODES:
         raise ValueError(f"Invalid rounding mode {mode!r} for {builtin.name}; use one of "
                          f"{', '.join(map(repr, ROUNDING_MODES))}")
+    short = builtin.name.removeprefix("T.")
+    first = value_dtype(args[0]) if args else None
+    message = fast_math_dtype_error(short, first) or vote_predicate_error(short, first)
+    if message:
+        raise TypeError(message)

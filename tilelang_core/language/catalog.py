@@ -256,6 +256,8 @@ _ADVANCED = [
     _b("T.annotate_safe_value", "layout", ("safe_value_map", "any")),
     _b("T.annotate_restrict_buffers", "layout", ("*buffers", "varargs")),
     _b("T.annotate_min_blocks_per_sm", "layout", ("n", "int")),
+    _b("T.annotate_pass_configs", "misc", ("configs", "any")),
+    _b("T.annotate_compile_flags", "misc", ("flags", "any")),
     _b("T.call_extern", "misc", ("dtype", "dtype"), ("func_name", "str"), ("*args", "varargs")),
     _b("T.assume", "misc", ("cond", "expr", None)),
     _b("T.loop_break", "misc"),

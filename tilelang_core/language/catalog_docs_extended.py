@@ -171,6 +171,12 @@ It holds for the whole kernel: element reads in `T.Parallel` and `T.copy` tiles 
 (TMA is not used for such a tensor's copies).""",
     "T.annotate_restrict_buffers": "Declare that the given buffers do not alias (`__restrict__`).",
     "T.annotate_min_blocks_per_sm": "Ask the compiler to fit at least `n` blocks per SM (`__launch_bounds__`).",
+    "T.annotate_pass_configs": "The kernel's own pass configs, `{PassConfigKey.TL_ENABLE_FAST_MATH: True}`, as if "
+                               "given to `tilelang.compile(pass_configs=...)` (which overrides the same keys); "
+                               "shown in `kernel.attrs[\"tilelang_pass_configs\"]`.",
+    "T.annotate_compile_flags": "nvcc flags the kernel asks for, `[\"--use_fast_math\"]`; `--use_fast_math` builds "
+                                "it as `tl.enable_fast_math` does, other flags are kept (`kernel.attrs"
+                                "[\"tilelang_compile_flags\"]`) and not passed on.",
     "T.call_extern": "Call an external device function by name, returning `dtype`.",
     "T.assume": """Tell the compiler that `cond` holds (helps bounds and vectorisation).
 

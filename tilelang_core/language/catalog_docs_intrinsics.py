@@ -33,6 +33,17 @@ there is nothing to wait for.""",
 (`cudaGridDependencySynchronize`, sm_90; kernels run in order anyway on older GPUs and on the CPU backend).""",
     "T.shfl_sync": """The value `value` has on lane `src_lane` of this thread's group of `width` lanes (a warp
 broadcast or gather, CUDA's `__shfl_sync`).""",
+    "T.any_sync": """Warp vote: non-zero on every lane when `predicate` (an integer or boolean) is non-zero on some lane
+of the warp (CUDA's `__any_sync`; the mask, when given, is the whole warp).""",
+    "T.all_sync": """Warp vote: non-zero on every lane when `predicate` is non-zero on every lane of the warp
+(CUDA's `__all_sync`).""",
+    "T.ballot_sync": """Warp vote: a uint64 whose bit `i` is set when `predicate` is non-zero on lane `i` (CUDA's
+`__ballot_sync`, zero-extended), the same on every lane.""",
+    "T.ballot": """`T.ballot_sync` over the whole warp.""",
+    "T.syncthreads_count": """A block barrier (`__syncthreads_count`) that gives every thread the number of threads of the
+block whose `predicate` is non-zero (a 1-D block).""",
+    "T.syncthreads_and": """A block barrier that gives non-zero when `predicate` is non-zero on every thread of the block.""",
+    "T.syncthreads_or": """A block barrier that gives non-zero when `predicate` is non-zero on some thread of the block.""",
     "T.__ldg": """`T.__ldg(x[i])`: the element of global tensor `x`, loaded through the read-only data cache
 (CUDA's `__ldg`; a plain load on the CPU backend). Out-of-bounds indices are not guarded.""",
     "T.align_up": """`lhs` rounded up to a multiple of `rhs`: `T.ceildiv(lhs, rhs) * rhs` (integers).""",

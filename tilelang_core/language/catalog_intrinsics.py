@@ -16,6 +16,11 @@ INTRINSICS = [
     _b("T.shfl_sync", "math", ("value", "expr"), ("src_lane", "expr"), ("width", "int", 32),
        ("mask", "expr", 0xFFFFFFFF)),
     _b("T.__ldg", "memory", ("x", "expr")),
+    *[_b(f"T.{n}", "math", ("predicate", "expr"), ("mask", "expr", 0xFFFFFFFF), returns="int32")
+      for n in ("any_sync", "all_sync")],
+    _b("T.ballot_sync", "math", ("predicate", "expr"), ("mask", "expr", 0xFFFFFFFF), returns="uint64"),
+    _b("T.ballot", "math", ("predicate", "expr"), returns="uint64"),
+    *[_b(f"T.syncthreads_{n}", "kernel", ("predicate", "expr"), returns="int32") for n in ("count", "and", "or")],
     _b("T.align_up", "math", ("lhs", "expr"), ("rhs", "expr")),
     _b("T.all_of", "math", ("buffer", "region"), returns="bool"),
     _b("T.any_of", "math", ("buffer", "region"), returns="bool"),

@@ -62,7 +62,8 @@ _ROWS = [
     DTypeInfo("float6_e2m3fn", 6, "float", None),
     DTypeInfo("float6_e3m2fn", 6, "float", None),
     DTypeInfo("float4_e2m1fn", 4, "float", None),
-    DTypeInfo("float4_e2m1_unpacked", 8, "float", None),  # one fp4 value per byte (shared memory / TMA only)
+    DTypeInfo("float4_e2m1_unpacked", 8, "float", None,  # one fp4 value per byte (shared memory / TMA only)
+              ("custom[float4_e2m1_unpacked]8",)),  # TVM's name of it
     DTypeInfo("handle", 64, "handle", None, ("ptr",), ("ptr",)),  # T.ptr: a pointer-valued element
 ]
 
@@ -70,6 +71,8 @@ DTYPES: dict[str, DTypeInfo] = {row.name: row for row in _ROWS}
 _all_dtypes = frozenset(DTYPES)  # TileLang's name for the set of dtype names (`T.<name>` for each)
 _ALIASES: dict[str, str] = {a: row.name for row in _ROWS for a in row.aliases}
 _PY_TYPES = {"bool": "bool", "int": "int32", "float": "float32"}
+_NO_VECTOR = ("float4_e2m1_unpacked", "handle")  # dtypes without a vector form (no T.float4_e2m1_unpackedx2)
+FLOAT4 = ("float4_e2m1fn", "float4_e2m1_unpacked")  # the 4-bit floats: packed two per byte, or one per byte
 
 
 def _from_object(x) -> str | None:
@@ -101,9 +104,38 @@ def normalize_dtype(x) -> str | None:
     if name in _ALIASES:
         return _ALIASES[name]
     base, sep, lanes = name.rpartition("x")  # vector types: float16x2
-    if sep and lanes.isdigit() and base in DTYPES:
+    if sep and lanes.isdigit() and base in DTYPES and base not in _NO_VECTOR:
         return name
     return None
+
+
+def _base(x) -> str | None:
+    """The scalar dtype name of `x` (the lane type of a vector dtype), or None if unknown."""
+    name = normalize_dtype(x)
+    if name is None or name in DTYPES:
+        return name
+    return name.rpartition("x")[0]
+
+
+def dtype_lanes(x) -> int:
+    """Vector lanes of a dtype (`float16x2` -> 2); 1 for scalar and unknown dtypes."""
+    name = normalize_dtype(x)
+    return 1 if name is None or name in DTYPES else int(name.rpartition("x")[2])
+
+
+def is_float4(x) -> bool:
+    """True for the 4-bit float dtypes, packed (`float4_e2m1fn`, its vectors) or unpacked."""
+    return _base(x) in FLOAT4
+
+
+def is_float4_e2m1fn(x) -> bool:
+    """True for the packed fp4 dtype `float4_e2m1fn` (two values per byte) and its vectors."""
+    return _base(x) == "float4_e2m1fn"
+
+
+def is_float4_e2m1_unpacked(x) -> bool:
+    """True for `float4_e2m1_unpacked` (one fp4 value in the low bits of each byte)."""
+    return _base(x) == "float4_e2m1_unpacked"
 
 
 def dtype_info(x) -> DTypeInfo | None:
@@ -154,17 +186,31 @@ class DTypeValue(DType):
     @property
     def lanes(self) -> int:
         """Vector lanes (1 for scalar types)."""
-        base, sep, lanes = str(self).rpartition("x")
-        return int(lanes) if sep and lanes.isdigit() and base in DTYPES else 1
+        return dtype_lanes(self)
 
     def as_torch(self):
-        """The matching torch dtype (imports torch)."""
+        """The matching torch dtype (imports torch); packed fp4 is stored as torch.float4_e2m1fn_x2 (two values
+        per element), so `T.float4_e2m1fn` and `T.float4_e2m1fnx2` both give it where torch has it."""
         import torch
 
         info = DTYPES.get(str(self))
+        if is_float4_e2m1fn(self) and self.lanes <= 2 and hasattr(torch, "float4_e2m1fn_x2"):
+            return torch.float4_e2m1fn_x2
         if info is None or info.torch is None:
             raise TypeError(f"{self!s} has no torch dtype")
         return getattr(torch, info.torch)
+
+    def is_float4(self) -> bool:
+        """True for a 4-bit float dtype (packed or unpacked)."""
+        return is_float4(self)
+
+    def is_float4_e2m1fn(self) -> bool:
+        """True for packed fp4 (and its vectors)."""
+        return is_float4_e2m1fn(self)
+
+    def is_float4_e2m1_unpacked(self) -> bool:
+        """True for unpacked fp4 (one value per byte)."""
+        return is_float4_e2m1_unpacked(self)
 
 
 def resolve_torch_storage_dtype(x):

@@ -4,7 +4,7 @@ The static checker never creates these; the frontend recognises them in a live e
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class DType(str):
@@ -63,11 +63,20 @@ class TensorType:
 DEFINITION_CHECKS: list = []
 
 
+# The one callable that makes a PrimFuncDef's `tvm.tir.PrimFunc`-shaped view (attrs, params, buffer_map, body,
+# script()) from its parse: installed by the `T` namespace (language/__init__.py), which may reach the frontend;
+# this module may not, the frontend imports it.
+SURFACE: list = []
+
+
 @dataclass
 class PrimFuncDef:
-    """What `@T.prim_func` returns at run time: the captured function, compiled on demand by the JIT."""
+    """What `@T.prim_func` returns at run time: the captured function, compiled on demand by the JIT. It also reads
+    like TileLang's `tvm.tir.PrimFunc` (`attrs`, `params`, `buffer_map`, `body`, `script()`), from its parse, made
+    on first use (frontend/surface.py)."""
 
     captured: object  # language.capture.CapturedFunc
+    view: object = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         for check in DEFINITION_CHECKS:
@@ -77,6 +86,37 @@ class PrimFuncDef:
     def name(self) -> str:
         """The kernel function's name."""
         return self.captured.name
+
+    def surface(self):
+        """The PrimFunc-shaped view of this kernel (parsed once; CompileError when the kernel has errors)."""
+        if self.view is None:
+            self.view = SURFACE[0](self)
+        return self.view
+
+    @property
+    def attrs(self):
+        """TileLang's function attributes: global_symbol, tilelang_out_idx (returned T.empty outputs, counted from
+        the end), tilelang_pass_configs and tilelang_compile_flags (when the body annotates them)."""
+        return self.surface().attrs
+
+    @property
+    def params(self) -> list:
+        """The kernel's parameters in call order: tile-IR Buffers (tensors) and Vars (scalars)."""
+        return self.surface().params
+
+    @property
+    def buffer_map(self) -> dict:
+        """Each tensor parameter mapped to its Buffer (a tile-IR Buffer is its own parameter)."""
+        return self.surface().buffer_map
+
+    @property
+    def body(self):
+        """The kernel's body, a tile-IR statement."""
+        return self.surface().body
+
+    def script(self) -> str:
+        """The kernel as TileLang-style Python text (the `parsed` stage of `tilelsp lower`)."""
+        return self.surface().script()
 
 
 @dataclass

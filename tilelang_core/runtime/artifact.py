@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..options import codegen_options
+from ..options import codegen_options, kernel_configs
 from ..target import DEFAULT_ARCH, canonical, parse_target
 from .cache import ArtifactCache, sha256
 
@@ -219,7 +219,7 @@ def ir_structure(obj):
 def ir_key(func, arch: str) -> str:
     """Cache key of a kernel instance before lowering: its tile IR (arguments bound, spans included), the
     arch, the compiler version and its CodegenOptions (pass configs, then the environment's overrides)."""
-    return sha256("tilelsp-artifact", FORMAT, compiler_version(), repr(codegen_options(func.pass_configs)), arch,
+    return sha256("tilelsp-artifact", FORMAT, compiler_version(), repr(codegen_options(kernel_configs(func))), arch,
                   func.name,
                   repr(ir_structure(func.params)), repr(ir_structure(func.body)), func.out_idx,
                   repr(func.pass_configs))

@@ -276,6 +276,11 @@ class JITFactory:
 
     def __init__(self, factory, out_idx=None, target="auto", **options):
         functools.update_wrapper(self, factory)
+        # not a function wrapper, as TileLang's JITImpl is not: pytest must not collect a module-level
+        # `@tilelang.jit def test_x(A: T.Tensor(...))` as a test (it follows __wrapped__); inspect.signature still
+        # gives the factory's parameters
+        del self.__wrapped__
+        self.__signature__ = inspect.signature(factory)
         self.factory = factory
         self.func = ArgumentBinder(factory, "lazy")
         self.mode = "lazy"

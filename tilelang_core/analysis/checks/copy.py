@@ -1,5 +1,5 @@
 """T.copy rules: extents of both sides (slices, head-address form, size-1 axes), whole-buffer shapes,
-lossy dtype conversions, and slices of shared/fragment tiles that leave the tile."""
+lossy dtype conversions, packed fp4 copied into unpacked fp4, and slices of shared/fragment tiles that leave the tile."""
 from __future__ import annotations
 
 from ...ir import nodes as N
@@ -97,6 +97,14 @@ def _side(r: N.Region, ext) -> str:
 def _dtype(c: N.Copy, ctx: Ctx) -> None:
     s, d = canonical_dtype(c.src.buffer.dtype), canonical_dtype(c.dst.buffer.dtype)
     if s == d:
+        return
+    if s == "float4_e2m1fn" and d == "float4_e2m1_unpacked" and not c.tma:
+        ctx.emit("fp4-unpacking-copy",
+                 f"T.copy from {c.src.buffer.name} to {c.dst.buffer.name} is a SIMT copy from packed "
+                 f"{c.src.buffer.scope} float4_e2m1fn to float4_e2m1_unpacked, which cannot unpack (only Blackwell's "
+                 "TMA loads do, and no tilelang_core target has them); copy into a float4_e2m1fn tile, or convert "
+                 "each element with T.cast in a T.Parallel loop",
+                 c.span, related=related_for(c.src.buffer, c.dst.buffer))
         return
     lossy = None
     if is_float(s) and (is_int(d) or d == "bool"):

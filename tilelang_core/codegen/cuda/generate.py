@@ -12,7 +12,7 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.printer import expr_str
 from ...ir.visitor import walk
-from ...options import codegen_options, options_scope
+from ...options import codegen_options, kernel_configs, options_scope
 from ...passes.layouts import describe
 from ...target import DEFAULT_ARCH, parse_target
 from ..tvm_pipelines import tirx_without_cse
@@ -198,7 +198,7 @@ def generate(func: N.PrimFunc, arch: str = DEFAULT_ARCH, lowered: tuple | None =
     order, in one source (raises LoweringError with a span); the kernel's pass configs in force. `lowered`: the
     (parts, tvmscript results) the driver already made for this func (lowering.py), else made here."""
     check_packed_accesses(func)
-    with options_scope(codegen_options(func.pass_configs)):
+    with options_scope(codegen_options(kernel_configs(func))):
         return _generate(func, arch, lowered)
 
 
