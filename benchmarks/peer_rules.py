@@ -27,10 +27,12 @@ RULES: tuple[tuple[str, re.Pattern], ...] = tuple((name, re.compile(pattern)) fo
                            r"tilelang\.instrumentation|pass_timing|pass_diff|pass_visualizer|pass_events|lower_trace|"
                            r"tilelang\.engine|jit\.adapter|_ffi_api|"
                            r"tilelang\.cache|KernelCache|\.lower_intrinsic|tilelang\.layout\.\w+\._|"
-                           r"tilelang\.utils\.target|tilelang\.analysis|tilelang\.ir\b"),
+                           r"tilelang\.utils\.target|tilelang\.analysis|tilelang\.ir\b|"
+                           r"tilelang\.language\.common|language\.tir\.exports|language\.eager\.ast|_normalize_threads|"
+                           r"grouped_compile|get_exportable_executable"),
     ("tvm-internals", r"tvm\.ir\.|tvm\.IRModule|tvm\.tir\.transform|tvm\.tirx\.transform|tvm\.transform\.|"
                       r"tvm\.arith|tvm\.script|tvm\.s_tir|structural_equal|stmt_functor|tvm\.runtime\.|"
-                      r"tvm\.get_global_func|tvm_ffi|tvm\.target\.Target\(\s*\"llvm"),
+                      r"tvm\.get_global_func|tvm_ffi|tvm\.target\.Target\(\s*\"llvm|\.script\(\)"),
     ("generated-code-text", r"assert\s+[^\n]*\bin\s+(src|source|code|kernel_source|cuda_source|ptx|llvm_ir|"
                             r"kernel_code|mod_source|source_code|generated)\b|get_kernel_source\(\)\s*\n?[^\n]*\.count\(|"
                             r"\.count\(\s*['\"]|assert\s+f?['\"][^'\"\n]+['\"]\s+(not\s+)?in\s+[\w.]*(src|source|code|asm|ptx|ir)\w*|"
