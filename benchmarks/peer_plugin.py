@@ -64,7 +64,11 @@ def _patch_cuda() -> None:
                 entry.update(ok=False, error=f"{type(exc).__name__}: {str(exc)[-600:]}")
             entry["seconds"] = round(time.perf_counter() - t0, 2)
             _builds.append(entry)
-            super().__init__(func)
+            try:
+                super().__init__(func)
+            except Exception:
+                entry["cpu_rejected"] = True  # the program is rejected on the CPU too: not a kernel the test built
+                raise
 
     jit._CpuBackend = CudaThenCpuBackend
 
