@@ -217,8 +217,12 @@ class TileOps(CopyOps, ReduceOps):
             return
         src = op.value
         lay = em.layouts.get(src.buffer)
+        if src.buffer.scope in ("global", "shared", "shared.dyn"):
+            return self._atomic_add_elements(op)
         if src.buffer.scope != "local.fragment" or lay is None:
-            raise LoweringError("tile T.atomic_add needs a fragment source on the CUDA backend", op.span)
+            raise LoweringError("tile T.atomic_add needs a fragment, shared or global source on the CUDA backend "
+                                f"('{src.buffer.name}' is {src.buffer.scope}); add a per-thread buffer's elements "
+                                "one at a time", op.span)
         dside = Side(dst, src)
         r = em.fresh("r")
         em.line(f"for {r} in T.unroll({lay.regs}):" if lay.regs <= 256 else f"for {r} in T.serial({lay.regs}):")
@@ -234,6 +238,29 @@ class TileOps(CopyOps, ReduceOps):
                 val = f'T.Cast("{dst.buffer.dtype}", {val})'
             self.em.guarded(conds, f'T.cuda.func_call("tl::atomic_add", {em.name(dst.buffer)}.ptr_to([{", ".join(idx)}]), '
                                  f'{val}, source_code="")')
+
+    def _atomic_add_elements(self, op: N.AtomicAdd) -> None:
+        """Tile `T.atomic_add(dst, src)` from global or shared memory: a T.Parallel loop over the tile adding one
+        element at a time (as TileLang lowers it)."""
+        if op.use_tma and (op.value.buffer.scope == "global" or op.dst.buffer.scope != "global"):
+            raise LoweringError("T.atomic_add(..., use_tma=True) is a TMA reduce-add from shared memory into a "
+                                "global tensor; drop use_tma, or add from a T.alloc_shared tile", op.span)
+        src, dst = Side(op.value, op.dst), Side(op.dst, op.value)
+        if [as_int(a.extent) for a in src.tile] != [as_int(a.extent) for a in dst.tile] or None in [
+                as_int(a.extent) for a in dst.tile]:
+            raise LoweringError("tile T.atomic_add needs source and destination tiles of the same constant shape on "
+                                "the CUDA backend; slice both sides to it", op.span)
+        vs = [N.Var(f"a{k}") for k in range(len(dst.tile))]
+        point = N.Region(dst.buf, tuple(N.Axis(i, N.Const(1), False) for i in _side_index_exprs(dst, vs)), "point",
+                         op.span)
+        body = N.AtomicAdd(point, N.Load(src.buf, tuple(_side_index_exprs(src, vs)), op.span), op.span)
+        loop = N.For(tuple(vs), tuple(N.Const(0) for _ in vs), tuple(a.extent for a in dst.tile), "parallel", body,
+                     span=op.span)
+        self.em.in_parallel += 1  # threads take different elements: no __syncthreads() inside the loop
+        try:
+            self.em._parallel_distributed(loop)
+        finally:
+            self.em.in_parallel -= 1
 
     def atomic_minmax(self, call: N.Call) -> None:
         """T.atomic_max / atomic_min / atomic_or on one element (once per iteration inside a replicated T.Parallel); a
