@@ -21,7 +21,9 @@ class TileOps(CopyOps, ReduceOps):
         self.em = em
 
     def emit(self, op) -> None:
-        if isinstance(op, N.Copy):
+        if isinstance(op, N.Copy) and op.src.kind == op.dst.kind == "point":
+            self._copy_element(op)
+        elif isinstance(op, N.Copy):
             self.copy(op)
         elif isinstance(op, N.Fill):
             self.fill(op)
@@ -58,14 +60,30 @@ class TileOps(CopyOps, ReduceOps):
         loop = N.For(tuple(vs), tuple(N.Const(0) for _ in vs), tuple(extents), kind, body, span=op.span)
         if not vs:  # a point region (`T.fill(buf[0], v)`): one element, written by thread 0
             loop = N.For((N.Var("f0"),), (N.Const(0),), (N.Const(1),), kind, body, span=op.span)
+        self._elementwise(loop)
+
+    def _elementwise(self, loop: N.For) -> None:
+        """A tile op as its element loop: a T.Parallel loop over the threads, or a serial one (per-thread buffers)."""
+        em = self.em
         em.in_parallel += 1  # threads take different iterations: no __syncthreads() inside the loop
         try:
-            if kind == "parallel":
+            if loop.kind == "parallel":
                 em._parallel_distributed(loop)
             else:
                 em.serial(loop)
         finally:
             em.in_parallel -= 1
+
+    def _copy_element(self, op: N.Copy) -> None:
+        """`T.copy(a[i], b[j])` of one element each side: every thread into its own per-thread destination, else
+        one thread (the element converted to the destination's dtype)."""
+        src, dst = op.src, op.dst
+        value = N.Load(src.buffer, tuple(a.start for a in src.axes), op.span)
+        if src.buffer.dtype != dst.buffer.dtype:
+            value = N.Cast(dst.buffer.dtype, value)
+        body = N.Store(dst.buffer, tuple(a.start for a in dst.axes), value, span=op.span)
+        kind = "serial" if dst.buffer.scope in ("local", "local.var") else "parallel"
+        self._elementwise(N.For((N.Var("c0"),), (N.Const(0),), (N.Const(1),), kind, body, span=op.span))
 
     # ------------------------------------------------------------------ gemm
     def gemm(self, op: N.Gemm) -> None:
@@ -254,13 +272,8 @@ class TileOps(CopyOps, ReduceOps):
         point = N.Region(dst.buf, tuple(N.Axis(i, N.Const(1), False) for i in _side_index_exprs(dst, vs)), "point",
                          op.span)
         body = N.AtomicAdd(point, N.Load(src.buf, tuple(_side_index_exprs(src, vs)), op.span), op.span)
-        loop = N.For(tuple(vs), tuple(N.Const(0) for _ in vs), tuple(a.extent for a in dst.tile), "parallel", body,
-                     span=op.span)
-        self.em.in_parallel += 1  # threads take different elements: no __syncthreads() inside the loop
-        try:
-            self.em._parallel_distributed(loop)
-        finally:
-            self.em.in_parallel -= 1
+        self._elementwise(N.For(tuple(vs), tuple(N.Const(0) for _ in vs), tuple(a.extent for a in dst.tile),
+                                "parallel", body, span=op.span))
 
     def atomic_minmax(self, call: N.Call) -> None:
         """T.atomic_max / atomic_min / atomic_or on one element (once per iteration inside a replicated T.Parallel); a
