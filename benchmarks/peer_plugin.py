@@ -6,7 +6,8 @@ then, per `PEER_MODE`:
 
 * `cpu`: every kernel builds for the CPU backend and runs there, so the test's own checks run;
 * `cuda`: as `cpu`, and every kernel is also lowered for sm_90a and compiled with nvcc first (the outcome of each
-  build is recorded with the test);
+  build is recorded with the test; `get_kernel_source()` gives the CUDA source, so tests of the generated code
+  read ours);
 * `gpu`: nothing is patched: kernels build for the GPU the process sees (a machine with one).
 
 Each test writes one JSON line to `PEER_OUT` when it starts and one when it ends: outcome, exception type and
@@ -57,8 +58,9 @@ def _patch_cuda() -> None:
         def __init__(self, func):
             entry = {"kernel": getattr(func, "name", "?")}
             t0 = time.perf_counter()
+            self.cuda_source = None
             try:
-                artifact.build_artifact(func, "sm_90a")
+                self.cuda_source = artifact.build_artifact(func, "sm_90a").source
                 entry["ok"] = True
             except Exception as exc:  # noqa: BLE001 -- every build outcome is data here
                 entry.update(ok=False, error=f"{type(exc).__name__}: {str(exc)[-600:]}")
@@ -69,6 +71,9 @@ def _patch_cuda() -> None:
             except Exception:
                 entry["cpu_rejected"] = True  # the program is rejected on the CPU too: not a kernel the test built
                 raise
+
+        def source(self) -> str:
+            return self.cuda_source if self.cuda_source is not None else super().source()
 
     jit._CpuBackend = CudaThenCpuBackend
 
