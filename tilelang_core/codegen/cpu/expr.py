@@ -64,7 +64,7 @@ def cast(expr, dtype: str):
         return expr
     if dtype in ("float16", "bfloat16") and isinstance(expr, (tirx.FloatImm, tirx.IntImm)) and src != "bool":
         return const(expr.value, dtype)  # folded here, rounded like the run-time cast (TVM rejects >65504)
-    if dtype in FP8 and is_float(src):
+    if dtype in FP8 and (is_float(src) or src.startswith(("int", "uint"))):  # integers through float32
         return _to_fp8(expr, dtype)
     return tirx.Cast(dtype, expr)
 
@@ -105,6 +105,8 @@ def _fp8_arith_in_float(e):
         return from_fp8_bits(e.args[0], dtype_of(e))
     if isinstance(e, tirx.FloatImm):
         return tirx.const(e.value, "float32")
+    if isinstance(e, tirx.Cast) and dtype_of(e.value) not in FP8:  # x -> fp8 -> float: the store rounds it
+        return tirx.Cast("float32", e.value)
     for node in (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min, tirx.Max):
         if isinstance(e, node):
             return node(_fp8_arith_in_float(e.a), _fp8_arith_in_float(e.b))
