@@ -259,6 +259,15 @@ __device__ __forceinline__ E atomic_update(E* p, F f) {
   } while (old != seen);
   return cur;
 }
+// one fp4 (e2m1) element written into its half of a byte (element `index` of the tensor at `base`): the byte's
+// other element is kept, and two threads writing the two halves do not race (compare-and-swap on the word)
+__device__ __forceinline__ void store_fp4(void* base, long long index, unsigned char code) {
+  unsigned char* byte = reinterpret_cast<unsigned char*>(base) + (index >> 1);
+  unsigned int shift = (unsigned int)(index & 1) * 4u;
+  atomic_update(byte, [=](unsigned char x) {
+    return static_cast<unsigned char>((x & ~(0xFu << shift)) | ((code & 0xFu) << shift));
+  });
+}
 template <typename I>
 __device__ __forceinline__ I atomic_add_narrow(I* p, I v) {
   return atomic_update(p, [v](I x) { return static_cast<I>(x + v); });
