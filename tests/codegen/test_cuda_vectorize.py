@@ -159,3 +159,19 @@ def test_8_bit_values_computed_from_the_index_compile(dt):
     src = lower(result.kernels[0], "sm_90a").source
     assert "make_int(" not in src and "make_uint(" not in src
     assert compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"
+
+
+@pytest.mark.tvm
+def test_a_constant_call_is_broadcast_into_one_vector_store():
+    src = textwrap.dedent('''
+        import tilelang.language as T
+
+        @T.prim_func
+        def fill(A: T.Tensor((4,), T.float32)):
+            with T.Kernel(1, threads=32):
+                for i in T.vectorized(4):
+                    A[i] = T.infinity(T.float32)
+    ''')
+    result = check_source(src, "fill.py")
+    assert not result.errors, result.errors
+    assert "*(float4*)(A_ptr + 0) = make_float4(CUDART_INF_F" in lower(result.kernels[0], "sm_90a").source

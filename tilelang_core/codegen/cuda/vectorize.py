@@ -12,6 +12,7 @@ from .threads import THREAD_INDEX
 MAX_BYTES = 16  # the widest vector access a thread issues (128 bits)
 _SCOPES = ("global", "local", "local.var")  # tensors and per-thread arrays: plain (unswizzled) addressing
 _EXPRS = (N.Const, N.Var, N.BinOp, N.Cast, N.Load)
+_CALLS = (*THREAD_INDEX, "infinity", "max_value", "min_value")  # calls a vector lane computes alike: one broadcast
 
 
 def lanes(loop: N.For) -> int:
@@ -28,7 +29,7 @@ def lanes(loop: N.For) -> int:
         if dtype_bits(stmt.buffer.dtype) == 8 and _index_in_value(stmt.value, loop.vars[0]):
             return 0  # TVM's CUDA code has no vector of 8-bit values built from the lanes' indices (make_int, fp8x4)
         for node in walk(stmt):
-            if not isinstance(node, (N.Store, *_EXPRS)) and not (isinstance(node, N.Call) and node.name in THREAD_INDEX):
+            if not isinstance(node, (N.Store, *_EXPRS)) and not (isinstance(node, N.Call) and node.name in _CALLS):
                 return 0
             if isinstance(node, (N.Store, N.Load)):
                 bits = dtype_bits(node.buffer.dtype)
