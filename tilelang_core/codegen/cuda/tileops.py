@@ -94,6 +94,11 @@ class TileOps(CopyOps, ReduceOps):
             raise LoweringError("T.gemm needs its accumulator C in a T.alloc_fragment buffer", op.span)
         if b.scope not in ("shared.dyn", "shared"):
             raise LoweringError("T.gemm needs B in shared memory (T.alloc_shared)", op.span)
+        if op.wgmma and id(op) not in em.wgmma:
+            raise LoweringError("T.wgmma_gemm() requires Hopper WGMMA lowering, which this gemm does not meet (an sm_90 "
+                                "target; fp16/bf16/fp8 inputs, B in shared memory, a float32 accumulator whose M is a "
+                                "multiple of 64 per warp group of the block): use T.gemm to let it run as mma.sync",
+                                op.span)
         m, n = lay.m, lay.n
         bp, brows, bcols, bpart = self._operand(op.b, op, id(op) in em.wgmma)
         k = bcols if op.transpose_b else brows
