@@ -170,3 +170,29 @@ def test_a_tma_atomic_add_from_global_memory_is_refused_at_its_line():
     with pytest.raises(LoweringError, match="use_tma") as err:
         generate(_kernel(src), "sm_90a")
     assert err.value.span.line == 13
+
+
+LOCAL_TILE = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((2,), T.float32), W: T.Tensor((2,), T.float32)):
+    with T.Kernel(1, threads=128):
+        L = T.alloc_local((2,), T.float32)
+        T.copy(A, L)
+        T.atomic_add(W, L)
+"""
+
+
+@pytest.mark.tvm
+def test_a_per_thread_tile_is_added_once():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+    from tilelang_core.codegen.cuda import generate
+
+    a, w = torch.tensor([1.5, -2.0]), torch.tensor([1.0, 1.0])
+    func = _kernel(LOCAL_TILE)
+    cpu.build(func)(a, w)
+    assert w.tolist() == [2.5, -1.0]
+    src = generate(func, "sm_90a").source
+    assert "tl::atomic_add((&(W_ptr[" in src and "threadIdx.x) < 2" in src  # each element by one thread

@@ -240,12 +240,11 @@ class TileOps(CopyOps, ReduceOps):
             return
         src = op.value
         lay = em.layouts.get(src.buffer)
-        if src.buffer.scope in ("global", "shared", "shared.dyn"):
+        if src.buffer.scope in ("global", "shared", "shared.dyn", "local"):
             return self._atomic_add_elements(op)
         if src.buffer.scope != "local.fragment" or lay is None:
-            raise LoweringError("tile T.atomic_add needs a fragment, shared or global source on the CUDA backend "
-                                f"('{src.buffer.name}' is {src.buffer.scope}); add a per-thread buffer's elements "
-                                "one at a time", op.span)
+            raise LoweringError(f"tile T.atomic_add needs a tile source on the CUDA backend ('{src.buffer.name}' is "
+                                f"{src.buffer.scope}); add its elements one at a time", op.span)
         dside = Side(dst, src)
         r = em.fresh("r")
         em.line(f"for {r} in T.unroll({lay.regs}):" if lay.regs <= 256 else f"for {r} in T.serial({lay.regs}):")
@@ -263,8 +262,8 @@ class TileOps(CopyOps, ReduceOps):
                                  f'{val}, source_code="")')
 
     def _atomic_add_elements(self, op: N.AtomicAdd) -> None:
-        """Tile `T.atomic_add(dst, src)` from global or shared memory: a T.Parallel loop over the tile adding one
-        element at a time (as TileLang lowers it)."""
+        """Tile `T.atomic_add(dst, src)` from global, shared or per-thread memory: a T.Parallel loop over the tile
+        adding one element at a time, each by one thread (as TileLang lowers it)."""
         if op.use_tma and (op.value.buffer.scope == "global" or op.dst.buffer.scope != "global"):
             raise LoweringError("T.atomic_add(..., use_tma=True) is a TMA reduce-add from shared memory into a "
                                 "global tensor; drop use_tma, or add from a T.alloc_shared tile", op.span)
