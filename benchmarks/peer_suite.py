@@ -84,7 +84,7 @@ def run_file(path: Path, mode: str, test_timeout: float, file_timeout: float) ->
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def _build_counts(builds: list[dict]) -> dict:
+def build_counts(builds: list[dict]) -> dict:
     """CUDA mode, one test function: kernels compiled, failed (count and the first three), and rejected on the CPU too."""
     built = [b for b in builds if not b.get("cpu_rejected")]
     failed = [b for b in built if not b.get("ok")]
@@ -117,7 +117,7 @@ def verdicts(root: Path, file_result: dict) -> list[dict]:
                      "detail": (first_bad or {}).get("exception") or (
                          {"collect_error": file_result["collect_error"][-800:]} if file_result["collect_error"]
                          and not records else None),
-                     "cuda_builds": _build_counts(builds) if builds else None})
+                     "cuda_builds": build_counts(builds) if builds else None})
     return rows
 
 
