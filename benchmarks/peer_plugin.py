@@ -6,8 +6,9 @@ then, per `PEER_MODE`:
 
 * `cpu`: every kernel builds for the CPU backend and runs there, so the test's own checks run;
 * `cuda`: as `cpu`, and every kernel is also lowered for sm_90a and compiled with nvcc first (the outcome of each
-  build is recorded with the test; `get_kernel_source()` gives the CUDA source, so tests of the generated code
-  read ours), except a kernel the test builds for a CPU target (`target="c"` / `"llvm"`: not a GPU kernel);
+  build is recorded with the test; `get_kernel_source()` gives the CUDA kernels, from the first `__global__`
+  function on, so tests of the generated code read ours: TileLang's source #includes the device library that
+  ours inlines before the kernels), except a kernel the test builds for a CPU target (`target="c"` / `"llvm"`: not a GPU kernel);
 * `gpu`: nothing is patched: kernels build for the GPU the process sees (a machine with one).
 
 Each test writes one JSON line to `PEER_OUT` when it starts and one when it ends: outcome, exception type and
@@ -85,7 +86,10 @@ def _patch_cuda() -> None:
                 raise
 
         def source(self) -> str:
-            return self.cuda_source if self.cuda_source is not None else super().source()
+            if self.cuda_source is None:
+                return super().source()
+            at = self.cuda_source.find('extern "C" __global__')
+            return self.cuda_source[max(at, 0):]
 
     jit._CpuBackend = CudaThenCpuBackend
     jit.machine_target = machine_target
