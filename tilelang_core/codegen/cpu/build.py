@@ -373,9 +373,11 @@ class CpuLowering(StorageLowering):
         if s.var.dtype == "handle":
             return self._pointer_tensors(s)
         value = self.expr(s.value)
-        if draws(s.value) or any(isinstance(n, N.Load) and n.buffer.scope != "global" for n in walk(s.value)):
+        if draws(s.value) or dtype_of(value) == "bfloat16" or any(
+                isinstance(n, N.Load) and n.buffer.scope != "global" for n in walk(s.value)):
             # a let that reads a scratch buffer is kept in a one-element buffer: TVM's storage passes
-            # reject a Bind whose value loads an allocation
+            # reject a Bind whose value loads an allocation; so is a bfloat16 one (TVM's BF16 legalisation
+            # retypes the value to float32 and not the bound variable)
             buf = self.tirx.decl_buffer((1,), dtype_of(value), self.fresh(s.var.name).name, scope=SCRATCH_SCOPE)
             self.vars[s.var] = self.tirx.BufferLoad(buf, [const(0, "int32")])
             return [self.tirx.AllocBuffer(buf), self.tirx.BufferStore(buf, value, [const(0, "int32")])]
