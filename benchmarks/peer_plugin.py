@@ -6,7 +6,9 @@ then, per `PEER_MODE`:
 
 * `cpu`: every kernel builds for the CPU backend and runs there, so the test's own checks run;
 * `cuda`: as `cpu`, and every kernel is also lowered for sm_90a and compiled with nvcc first (the outcome of each
-  build is recorded with the test);
+  build is recorded with the test; `get_kernel_source()` gives the CUDA kernels, from the first `__global__`
+  function on, so tests of the generated code read ours: TileLang's source #includes the device library that
+  ours inlines before the kernels), except a kernel the test builds for a CPU target (`target="c"` / `"llvm"`: not a GPU kernel);
 * `gpu`: nothing is patched: kernels build for the GPU the process sees (a machine with one).
 
 Each test writes one JSON line to `PEER_OUT` when it starts and one when it ends: outcome, exception type and
@@ -47,26 +49,50 @@ def _patch_cpu() -> None:
 
 def _patch_cuda() -> None:
     from tilelang_core.runtime import artifact, jit
+    from tilelang_core.target import parse_target
 
     _patch_cpu()
     cpu_backend = jit._CpuBackend
+    routed_target = jit.machine_target
+    asked = {"cpu": False}  # whether the kernel being built was asked for a CPU target
+
+    def machine_target(target):
+        try:
+            asked["cpu"] = parse_target(target, device=jit.device_target).kind == "cpu"
+        except Exception:  # noqa: BLE001 -- the routed call reports a bad target itself
+            asked["cpu"] = False
+        return routed_target(target)
 
     class CudaThenCpuBackend(cpu_backend):
         """Lower for sm_90a and compile with nvcc (recorded), then run on the CPU backend so the test goes on."""
 
         def __init__(self, func):
+            self.cuda_source = None
+            if asked["cpu"]:
+                return super().__init__(func)
             entry = {"kernel": getattr(func, "name", "?")}
             t0 = time.perf_counter()
             try:
-                artifact.build_artifact(func, "sm_90a")
+                self.cuda_source = artifact.build_artifact(func, "sm_90a").source
                 entry["ok"] = True
             except Exception as exc:  # noqa: BLE001 -- every build outcome is data here
                 entry.update(ok=False, error=f"{type(exc).__name__}: {str(exc)[-600:]}")
             entry["seconds"] = round(time.perf_counter() - t0, 2)
             _builds.append(entry)
-            super().__init__(func)
+            try:
+                super().__init__(func)
+            except Exception:
+                entry["cpu_rejected"] = True  # the program is rejected on the CPU too: not a kernel the test built
+                raise
+
+        def source(self) -> str:
+            if self.cuda_source is None:
+                return super().source()
+            at = self.cuda_source.find('extern "C" __global__')
+            return self.cuda_source[max(at, 0):]
 
     jit._CpuBackend = CudaThenCpuBackend
+    jit.machine_target = machine_target
 
 
 def pytest_configure(config) -> None:

@@ -84,6 +84,14 @@ def run_file(path: Path, mode: str, test_timeout: float, file_timeout: float) ->
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
+def build_counts(builds: list[dict]) -> dict:
+    """CUDA mode, one test function: kernels compiled, failed (count and the first three), and rejected on the CPU too."""
+    built = [b for b in builds if not b.get("cpu_rejected")]
+    failed = [b for b in built if not b.get("ok")]
+    return {"ok": len(built) - len(failed), "n_failed": len(failed), "failed": failed[:3],
+            "cpu_rejected": len(builds) - len(built)}
+
+
 def verdicts(root: Path, file_result: dict) -> list[dict]:
     """Per test function of the file: counted or the rule, and its verdict over its cases."""
     path = Path(file_result["file"])
@@ -109,8 +117,7 @@ def verdicts(root: Path, file_result: dict) -> list[dict]:
                      "detail": (first_bad or {}).get("exception") or (
                          {"collect_error": file_result["collect_error"][-800:]} if file_result["collect_error"]
                          and not records else None),
-                     "cuda_builds": {"ok": sum(b.get("ok", False) for b in builds),
-                                     "failed": [b for b in builds if not b.get("ok")][:3]} if builds else None})
+                     "cuda_builds": build_counts(builds) if builds else None})
     return rows
 
 
@@ -145,14 +152,17 @@ def table(rows: list[dict]) -> str:
 
 
 def cuda_summary(rows: list[dict]) -> str:
-    """CUDA mode: the kernels that passing tests built, and how many lowered and compiled for sm_90a."""
-    ok = failed = 0
+    """CUDA mode: the kernels that passing tests built (not those the CPU backend rejects too, which the test
+    expects to fail), and how many lowered and compiled for sm_90a."""
+    per_file: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
     for r in rows:
         if r["counted"] and r["verdict"] == "pass" and r["cuda_builds"]:
-            ok += r["cuda_builds"]["ok"]
-            failed += len(r["cuda_builds"]["failed"])
+            per_file[r["file"]][0] += r["cuda_builds"]["ok"]
+            per_file[r["file"]][1] += r["cuda_builds"].get("n_failed", len(r["cuda_builds"]["failed"]))
+    lines = [f"{name}: {ok}/{ok + failed}" for name, (ok, failed) in sorted(per_file.items())]
+    ok, failed = sum(v[0] for v in per_file.values()), sum(v[1] for v in per_file.values())
     total = ok + failed
-    return f"sm_90a builds of passing tests' kernels: {ok}/{total} ({100.0 * ok / max(total, 1):.1f} %)"
+    return "\n".join(lines + [f"sm_90a builds of passing tests' kernels: {ok}/{total} ({100.0 * ok / max(total, 1):.1f} %)"])
 
 
 def excluded_markdown(root: Path, folders: list[str]) -> str:

@@ -153,3 +153,18 @@ def test_a_synthetic_suite_runs_end_to_end(tmp_path):
     assert rows["test_missing_name"]["verdict"] == "missing"
     assert rows["test_amd"]["counted"] is False and rows["test_amd"]["rule"] == "amd-metal-webgpu"
     assert "| language | 3 | 1 | 0 | 1 | 0 | 0 | 1 | 33.3 | 1 |" in proc.stdout
+
+
+def test_cuda_summary_counts_every_failed_build_and_leaves_out_cpu_rejected_kernels():
+    import peer_suite
+
+    builds = [{"kernel": "k", "ok": True}] + [{"kernel": "k", "ok": False, "error": "e"} for _ in range(5)] + [
+        {"kernel": "bad", "ok": False, "error": "e", "cpu_rejected": True}]
+    counts = peer_suite.build_counts(builds)
+    assert (counts["ok"], counts["n_failed"], len(counts["failed"]), counts["cpu_rejected"]) == (1, 5, 3, 1)
+    rows = [{"file": "test_a.py", "counted": True, "verdict": "pass", "cuda_builds": counts},
+            {"file": "test_b.py", "counted": True, "verdict": "pass", "cuda_builds": peer_suite.build_counts(
+                [{"kernel": "k", "ok": True}] * 4)},
+            {"file": "test_b.py", "counted": True, "verdict": "wrong", "cuda_builds": counts}]
+    lines = peer_suite.cuda_summary(rows).splitlines()
+    assert lines == ["test_a.py: 1/6", "test_b.py: 4/4", "sm_90a builds of passing tests' kernels: 5/10 (50.0 %)"]

@@ -57,7 +57,7 @@ def test_atomics_compile_for_sm90a():
     from tilelang_core.runtime.artifact import compile_cubin
 
     ck = generate(_kernel(SRC), "sm_90a")
-    assert "atomicMax(" in ck.source and "tl::atomic_or(" in ck.source
+    assert "tl::atomic_max(" in ck.source and "tl::atomic_or(" in ck.source
     assert compile_cubin(ck.source, "sm_90a")[:4] == b"\x7fELF"
 
 
@@ -108,3 +108,91 @@ def test_a_load_cannot_release_and_a_store_cannot_acquire():
         errs = check_source(textwrap.dedent(SRC).replace(old, new, 1), "<test>").errors
         assert errs and errs[0].code == "invalid-memory-order" and "does not support memory_order" in errs[0].message, \
             [e.message for e in errs]
+
+
+FLOAT_PREV_AND_TILES = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((8,), T.{dt}), B: T.Tensor((2,), T.{dt}), P: T.Tensor((8,), T.{dt}), Q: T.Tensor((8,), T.{dt}),
+      X: T.Tensor((4, 64), T.float32), Y: T.Tensor((4, 64), T.float32), Z: T.Tensor((8, 64), T.float32)):
+    with T.Kernel(1, threads=128):
+        S = T.alloc_shared((4, 64), T.float32)
+        if T.get_thread_binding() == 0:
+            for i in T.serial(8):
+                P[i] = T.atomic_max(B[0], A[i], return_prev=True)
+                Q[i] = T.atomic_min(B[1], A[i], return_prev=True)
+        T.atomic_add(Y, X)
+        T.copy(X, S)
+        T.atomic_add(Z[2:6, :], S)
+"""
+
+
+@pytest.mark.tvm
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_float_atomics_return_the_previous_value_and_tiles_add_from_global_and_shared(dt):
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+    from tilelang_core.codegen.cuda import generate
+
+    tdt = getattr(torch, dt)
+    a = torch.tensor([3, -1, 4, -1, 5, -9, 2, 6]).to(tdt)
+    b, p, q = torch.zeros(2, dtype=tdt), torch.zeros(8, dtype=tdt), torch.zeros(8, dtype=tdt)
+    x, y, z = torch.randn(4, 64), torch.randn(4, 64), torch.randn(8, 64)
+    y0, z0 = y.clone(), z.clone()
+    func = _kernel(FLOAT_PREV_AND_TILES.format(dt=dt))
+    cpu.build(func)(a, b, p, q, x, y, z)
+    assert p.tolist() == [0, 3, 3, 4, 4, 5, 5, 5] and q.tolist() == [0, 0, -1, -1, -1, -1, -9, -9]
+    torch.testing.assert_close(y, y0 + x)
+    z0[2:6] += x
+    torch.testing.assert_close(z, z0)
+    src = generate(func, "sm_90a").source
+    assert "= tl::atomic_max(" in src and "= tl::atomic_min(" in src  # the previous value is read
+
+
+@pytest.mark.tvm
+@pytest.mark.nvcc
+def test_float_atomics_returning_the_previous_value_compile_for_sm90a():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    for dt in ("float32", "bfloat16"):
+        src = generate(_kernel(FLOAT_PREV_AND_TILES.format(dt=dt)), "sm_90a").source
+        assert compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"
+
+
+@pytest.mark.tvm
+def test_a_tma_atomic_add_from_global_memory_is_refused_at_its_line():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.codegen.cuda.common import LoweringError
+
+    src = FLOAT_PREV_AND_TILES.format(dt="float32").replace("T.atomic_add(Y, X)", "T.atomic_add(Y, X, use_tma=True)")
+    with pytest.raises(LoweringError, match="use_tma") as err:
+        generate(_kernel(src), "sm_90a")
+    assert err.value.span.line == 13
+
+
+LOCAL_TILE = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((2,), T.float32), W: T.Tensor((2,), T.float32)):
+    with T.Kernel(1, threads=128):
+        L = T.alloc_local((2,), T.float32)
+        T.copy(A, L)
+        T.atomic_add(W, L)
+"""
+
+
+@pytest.mark.tvm
+def test_a_per_thread_tile_is_added_once():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+    from tilelang_core.codegen.cuda import generate
+
+    a, w = torch.tensor([1.5, -2.0]), torch.tensor([1.0, 1.0])
+    func = _kernel(LOCAL_TILE)
+    cpu.build(func)(a, w)
+    assert w.tolist() == [2.5, -1.0]
+    src = generate(func, "sm_90a").source
+    assert "tl::atomic_add((&(W_ptr[" in src and "threadIdx.x) < 2" in src  # each element by one thread

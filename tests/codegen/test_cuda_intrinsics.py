@@ -160,7 +160,7 @@ def test_atomic_add_returning_the_previous_value_compiles():
     from tilelang_core.runtime.artifact import compile_cubin
 
     src = generate(kernel_of(COMPACT), "sm_90a").source
-    assert "= atomicAdd((&(((int*)smem_ptr)[0])), 1);" in src
+    assert "= tl::atomic_add((&(((int*)smem_ptr)[0])), 1);" in src
     assert compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"
 
 

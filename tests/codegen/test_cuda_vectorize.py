@@ -135,3 +135,43 @@ def test_a_vector_the_index_cannot_keep_aligned_narrows():
     assert "*(half2*)(b_ptr + (k_o * 2)) =" in src
     odd = _cuda("float16", 8, "B[bn * 2 + tn, bk * 32 * {n} + tk * {n} + 1 + k]")
     assert "*(half2*)" not in odd and "a_ptr[k] = A_ptr[" in odd
+
+
+INDEX_VALUES = textwrap.dedent('''
+    import tilelang.language as T
+
+    @T.prim_func
+    def iota(A: T.Tensor((64,), "{dt}")):
+        with T.Kernel(1, threads=32):
+            for i in T.vectorized(4):
+                A[i] = T.cast(i + 1, "{dt}")
+''')
+
+
+@pytest.mark.tvm
+@pytest.mark.nvcc
+@pytest.mark.parametrize("dt", ["int8", "uint8", "float8_e4m3fn", "float8_e5m2"])
+def test_8_bit_values_computed_from_the_index_compile(dt):
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    result = check_source(INDEX_VALUES.format(dt=dt), "iota.py")
+    assert not result.errors, result.errors
+    src = lower(result.kernels[0], "sm_90a").source
+    assert "make_int(" not in src and "make_uint(" not in src
+    assert compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"
+
+
+@pytest.mark.tvm
+def test_a_constant_call_is_broadcast_into_one_vector_store():
+    src = textwrap.dedent('''
+        import tilelang.language as T
+
+        @T.prim_func
+        def fill(A: T.Tensor((4,), T.float32)):
+            with T.Kernel(1, threads=32):
+                for i in T.vectorized(4):
+                    A[i] = T.infinity(T.float32)
+    ''')
+    result = check_source(src, "fill.py")
+    assert not result.errors, result.errors
+    assert "*(float4*)(A_ptr + 0) = make_float4(CUDART_INF_F" in lower(result.kernels[0], "sm_90a").source

@@ -38,7 +38,7 @@ def h_gemm(p, b, node, short):
     waits for its own wgmma group, so T.wait_wgmma has nothing left to wait for)."""
     p.emit(N.Gemm(region_of(p, b["A"]), region_of(p, b["B"]), region_of(p, b["C"]),
                   const_bool(p, b, "transpose_A", "transpose_A"), const_bool(p, b, "transpose_B", "transpose_B"),
-                  _policy(p, b), _clear_accum(p, b), p.span(node)))
+                  _policy(p, b), _clear_accum(p, b), p.span(node), short == "wgmma_gemm"))
 
 
 def h_gemm_sp(p, b, node, short):

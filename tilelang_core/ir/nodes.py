@@ -302,6 +302,7 @@ class Gemm:
     policy: str = "Square"
     clear_accum: bool | Expr = False  # an Expr: clear when it holds at run time
     span: Span | None = None
+    wgmma: bool = False  # T.wgmma_gemm: the user asked for Hopper wgmma (no mma.sync fallback)
 
 
 @dataclass(frozen=True)

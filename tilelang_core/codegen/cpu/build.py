@@ -18,7 +18,7 @@ from .._tvm import load
 from .allreduce import REDUCE_CALLS, allreduce_value
 from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic, updated
 from .cpasync import cp_async
-from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, from_fp8_bits, index_expr
+from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, fp8_bits, from_fp8_bits, index_expr
 from .grid_sync import grid_phases
 from .lower_expr import ExprLowerer
 from .mma import fragment_load, mma_sync
@@ -58,6 +58,10 @@ class CpuLowering(StorageLowering):
         self.expr = ExprLowerer(self.vars, self.buffers, load_hook=self._load_hook, call_hook=self._call_hook)
         self.expr.view_hook = self.view
         self.fp8_bits: dict = {}  # fp8 tensor parameter -> a uint8 view of it, read and decoded bit-exactly
+        # tirx buffer of fp8 elements -> (its uint8 bits buffer, the fp8 dtype): every read decodes the bits and
+        # every write stores the code, never TVM's fp8 conversions (they garble zero and subnormals)
+        self.fp8_elements: dict = {}
+        self.fp8_reads: dict = {}  # a decoded fp8 read -> (its bits, its dtype): stored back as that dtype, the bits
         self.packed: dict = {}  # packed sub-byte tensor parameter -> its PackedParam (cpu/packed.py)
         self._packed_dims: list = []  # (symbolic last dim, its tensor's byte count var, values per byte)
         self.views: dict = {}  # base buffer -> the views (T.view / T.reshape) over it, declared with the base
@@ -120,9 +124,30 @@ class CpuLowering(StorageLowering):
             out = self.tirx.And(out, c)
         return out
 
+    def fp8_read(self, bits, dtype: str):
+        """The float32 value of fp8 `bits` read from memory (stored back as `dtype`, the same bits: a copy keeps
+        ±inf and NaN where a cast from float would saturate)."""
+        value = from_fp8_bits(bits, dtype)
+        self.fp8_reads[value] = (bits, dtype)
+        return value
+
+    def fp8_code(self, value, dtype: str):
+        """The uint8 code that stores `value` as fp8 `dtype` (see `fp8_read` and `expr.fp8_bits`)."""
+        bits, src = self.fp8_reads.get(value, (None, None))
+        return bits if src == dtype else fp8_bits(value, dtype)
+
+    def element_dtype(self, buf) -> str:
+        """The dtype of a tirx buffer's elements (fp8 for a buffer stored as uint8 bits)."""
+        return self.fp8_elements[buf][1] if buf in self.fp8_elements else str(buf.ty.dtype)
+
     def guarded_load(self, buf, idx, is_global: bool = True):
         """buf[idx], or 0 when the index may fall outside the buffer (scratch buffers too: a bad index must
         never corrupt memory; provable accesses get no guard)."""
+        if buf in self.fp8_elements:  # the bits, decoded (0 outside)
+            bits, dtype = self.fp8_elements[buf]
+            value, cond = self.tirx.BufferLoad(bits, idx), self._in_bounds(bits, idx)
+            return self.fp8_read(value if cond is None else self.tirx.if_then_else(cond, value, const(0, "uint8")),
+                                 dtype)
         value = self.tirx.BufferLoad(buf, idx)
         cond = self._in_bounds(buf, idx)
         if cond is None:
@@ -138,6 +163,9 @@ class CpuLowering(StorageLowering):
 
     def guarded_store(self, buf, idx, value, is_global: bool = True):
         """buf[idx] = value, skipped when the index may fall outside the buffer."""
+        if buf in self.fp8_elements:
+            buf, dtype = self.fp8_elements[buf]
+            value = self.fp8_code(value, dtype)
         store = self.tirx.BufferStore(buf, value, idx)
         cond = self._in_bounds(buf, idx)
         return store if cond is None else self.tirx.IfThenElse(cond, store, None)
@@ -145,8 +173,6 @@ class CpuLowering(StorageLowering):
     def _load_hook(self, e: N.Load, buf, idx):
         if e.buffer in self.packed:
             return self.packed[e.buffer].load(idx)
-        if e.buffer in self.fp8_bits:  # the bits, never TVM's fp8 decode (wrong for zero and subnormals)
-            return from_fp8_bits(self.guarded_load(self.fp8_bits[e.buffer], idx, True), e.buffer.dtype)
         return self.guarded_load(buf, self.private(e.buffer, idx, e.span), e.buffer.scope == "global")
 
     def _call_hook(self, e: N.Call, args):
@@ -205,6 +231,7 @@ class CpuLowering(StorageLowering):
         self.buffers[p] = buf
         if p.dtype in FP8:
             self.fp8_bits[p] = self.tirx.decl_buffer(shape, "uint8", p.name + "_bits")
+            self.fp8_elements[buf] = (self.fp8_bits[p], p.dtype)
         return buf
 
     def _packed_param(self, p: N.Buffer, shape: list):
@@ -337,18 +364,20 @@ class CpuLowering(StorageLowering):
             return self.packed[s.buffer].store(idx, self.expr(s.value))
         buf = self.buffer(s.buffer, s.span)
         idx = self.private(s.buffer, [self.index(i) for i in s.indices] or [const(0, "int32")], s.span)
-        value = cast(self.expr(s.value), str(buf.ty.dtype))
+        value = self.expr(s.value)
+        if buf not in self.fp8_elements:  # fp8: guarded_store stores the value's code
+            value = cast(value, str(buf.ty.dtype))
         return self.guarded_store(buf, idx, value, s.buffer.scope == "global")
 
     def _s_LetStmt(self, s):
         if s.var.dtype == "handle":
             return self._pointer_tensors(s)
         value = self.expr(s.value)
-        if draws(s.value) or any(isinstance(n, N.Load) and n.buffer.scope != "global" for n in walk(s.value)) \
-                or dtype_of(value) == "bfloat16":
+        if draws(s.value) or dtype_of(value) == "bfloat16" or any(
+                isinstance(n, N.Load) and n.buffer.scope != "global" for n in walk(s.value)):
             # a let that reads a scratch buffer is kept in a one-element buffer: TVM's storage passes
-            # reject a Bind whose value loads an allocation; so is a bfloat16 let, whose Bind TVM 0.27's bf16
-            # legalisation leaves half done (LLVM build: "StructuralEqual(value->ty, var->ty)")
+            # reject a Bind whose value loads an allocation; so is a bfloat16 one (TVM's BF16 legalisation
+            # retypes the value to float32 and not the bound variable)
             buf = self.tirx.decl_buffer((1,), dtype_of(value), self.fresh(s.var.name).name, scope=SCRATCH_SCOPE)
             self.vars[s.var] = self.tirx.BufferLoad(buf, [const(0, "int32")])
             return [self.tirx.AllocBuffer(buf), self.tirx.BufferStore(buf, value, [const(0, "int32")])]

@@ -64,7 +64,7 @@ def cast(expr, dtype: str):
         return expr
     if dtype in ("float16", "bfloat16") and isinstance(expr, (tirx.FloatImm, tirx.IntImm)) and src != "bool":
         return const(expr.value, dtype)  # folded here, rounded like the run-time cast (TVM rejects >65504)
-    if dtype in FP8 and is_float(src):
+    if dtype in FP8 and (is_float(src) or src.startswith(("int", "uint"))):  # integers through float32
         return _to_fp8(expr, dtype)
     return tirx.Cast(dtype, expr)
 
@@ -78,6 +78,44 @@ STORED_AS = {"tfloat32": "float32", "float8_e4m3": "float8_e4m3fn"}  # the TVM (
 def _to_fp8(x, dtype: str):
     """float → fp8 like the GPU's `cvt.rn.satfinite`: round to nearest even, NaN stays NaN, ±inf and values past
     the largest finite one become ±max."""
+    return load().tirx.reinterpret(STORED_AS.get(dtype, dtype), _fp8_code(x, dtype))
+
+
+def fp8_bits(value, dtype: str):
+    """The uint8 code of an fp8 `dtype` value to store as bits: a value built by `cast` is unwrapped, a wider
+    value rounded like `cvt.rn.satfinite`, the result of fp8 arithmetic (computed in float) rounded keeping ±inf
+    (a uint8 value is taken as the code already)."""
+    src = dtype_of(value)
+    if src == "uint8":
+        return value
+    if src in FP8 and isinstance(value, load().ir.Call) and value.op.name == "tirx.reinterpret" \
+            and dtype_of(value.args[0]) == "uint8":
+        return value.args[0]
+    return _fp8_code(_fp8_arith_in_float(value), dtype, keep_inf=src in FP8)
+
+
+def _fp8_arith_in_float(e):
+    """An fp8-typed expression recomputed in float32 from its fp8 leaves' bits (TVM's fp8 -> float conversion
+    garbles zero, subnormals and inf): +, -, *, /, min, max over casts, constants and other values."""
+    ns = load()
+    tirx = ns.tirx
+    if dtype_of(e) not in FP8:
+        return e if dtype_of(e) == "float32" else tirx.Cast("float32", e)
+    if isinstance(e, ns.ir.Call) and e.op.name == "tirx.reinterpret" and dtype_of(e.args[0]) == "uint8":
+        return from_fp8_bits(e.args[0], dtype_of(e))
+    if isinstance(e, tirx.FloatImm):
+        return tirx.const(e.value, "float32")
+    if isinstance(e, tirx.Cast) and dtype_of(e.value) not in FP8:  # x -> fp8 -> float: the store rounds it
+        return tirx.Cast("float32", e.value)
+    for node in (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min, tirx.Max):
+        if isinstance(e, node):
+            return node(_fp8_arith_in_float(e.a), _fp8_arith_in_float(e.b))
+    return tirx.Cast("float32", e)
+
+
+def _fp8_code(x, dtype: str, keep_inf: bool = False):
+    """The uint8 code of float `x` rounded to fp8 `dtype` (see `_to_fp8`); `keep_inf`: ±inf stays ±inf where the
+    dtype has one (e5m2)."""
     tirx = load().tirx
     bias, mant, top = FP8[dtype]
     x = x if dtype_of(x) == "float32" else tirx.Cast("float32", x)
@@ -89,8 +127,10 @@ def _to_fp8(x, dtype: str):
     rounded = bits + u32((1 << (shift - 1)) - 1) + tirx.bitwise_and(tirx.shift_right(bits, u32(shift)), u32(1))
     normal = tirx.shift_right(rounded, u32(shift)) - u32((127 - bias) << mant)
     code = tirx.Select(mag < tirx.const(2.0 ** (1 - bias), "float32"), sub, normal)
+    if keep_inf and dtype == "float8_e5m2":
+        code = tirx.Select(tirx.isinf(x), u32(0x7C), code)
     code = tirx.Select(tirx.isnan(x), u32(0x7F), tirx.bitwise_or(code, tirx.shift_left(sign, u32(7))))
-    return tirx.reinterpret(STORED_AS.get(dtype, dtype), tirx.Cast("uint8", code))
+    return tirx.Cast("uint8", code)
 
 
 def from_fp8_bits(bits, dtype: str):

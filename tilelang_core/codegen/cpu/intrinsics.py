@@ -46,6 +46,15 @@ def _clamp(args):
     return tirx.Select(_isnan(args[0]), cast(args[0], dtype_of(out)), out) if is_float(dtype_of(out)) else out
 
 
+def _isfinite(args):
+    """isfinite: neither inf nor NaN (any float, 16-bit ones through float32; an integer always is)."""
+    tirx, x = load().tirx, args[0]
+    if not is_float(dtype_of(x)):
+        return tirx.const(True, "bool")
+    x = cast(x, "float32") if dtype_of(x) in ("bfloat16", "float16") else x
+    return tirx.And(tirx.Not(tirx.isinf(x)), tirx.Not(tirx.isnan(x)))
+
+
 def _isnan(x):
     """isnan for any float (TVM has none for bfloat16: test the float32 value)."""
     tirx = load().tirx
@@ -83,7 +92,7 @@ def _intrinsics() -> dict:
         "hypot": _binary_math(tirx.hypot), "copysign": _binary_math(tirx.copysign),
         "nextafter": _binary_math(tirx.nextafter),
         "ceildiv": _ceildiv,
-        "isnan": lambda a: tirx.isnan(a[0]), "isinf": lambda a: tirx.isinf(a[0]),
+        "isnan": lambda a: tirx.isnan(a[0]), "isinf": lambda a: tirx.isinf(a[0]), "isfinite": _isfinite,
         "clamp": _clamp,
         "floordiv": lambda a: binary("//", a[0], a[1]), "floormod": lambda a: binary("%", a[0], a[1]),
         "truncdiv": lambda a: tirx.truncdiv(*match(a[0], a[1])), "truncmod": lambda a: tirx.truncmod(*match(a[0], a[1])),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from .._tvm import load
-from .expr import LoweringError, as_bool, cast, const, dtype_of, infinity, is_float, promote
+from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, infinity, is_float, promote
 from .intrinsics import intrinsic
 
 MMA_K = 16  # the k depth of one fp16/bf16 tensor-core MMA step (mma.m16n8k16, wgmma k16)
@@ -28,11 +28,7 @@ class View:
     starts: list
     extents: list  # int | tirx expr
     is_global: bool
-
-    @property
-    def dtype(self) -> str:
-        """The element dtype."""
-        return str(self.buf.ty.dtype)
+    dtype: str  # the element dtype (fp8 for a buffer stored as uint8 bits)
 
     def tile_axes(self) -> list[int]:
         """The axes that span more than one element (unknown extents count as spanning)."""
@@ -65,7 +61,7 @@ class OpLowering:
             for k, ext in enumerate(reversed(tile)):
                 if k < len(extents):
                     extents[-1 - k] = ext
-        return View(region, buf, starts, extents, region.buffer.scope == "global")
+        return View(region, buf, starts, extents, region.buffer.scope == "global", self.ctx.element_dtype(buf))
 
     def _extent(self, e):
         v = as_int(e)
@@ -80,8 +76,9 @@ class OpLowering:
         return self.ctx.guarded_load(view.buf, idx, view.is_global)
 
     def write(self, view: View, idx, value):
-        """A guarded store, converting `value` to the buffer's dtype."""
-        return self.ctx.guarded_store(view.buf, idx, cast(value, view.dtype), view.is_global)
+        """A guarded store, converting `value` to the buffer's dtype (fp8: the store converts it)."""
+        return self.ctx.guarded_store(view.buf, idx, value if view.dtype in FP8 else cast(value, view.dtype),
+                                      view.is_global)
 
     # -- ops -----------------------------------------------------------------------------------
     def copy(self, op: N.Copy):
@@ -146,7 +143,8 @@ class OpLowering:
         n = b.extents[ba[0]] if op.transpose_b else b.extents[ba[1]]
         acc, tirx, prologue = c.dtype, self.tirx, []
         if op.transpose_b:  # B^T into a k x n scratch: the inner loop then runs along contiguous n (vectorised)
-            b_t = tirx.decl_buffer([self.ctx.as_expr(k), self.ctx.as_expr(n)], b.dtype, "B_t", scope="global")
+            b_dt = "float32" if b.dtype in FP8 else b.dtype  # fp8 reads are decoded to float32
+            b_t = tirx.decl_buffer([self.ctx.as_expr(k), self.ctx.as_expr(n)], b_dt, "B_t", scope="global")
             prologue = [tirx.AllocBuffer(b_t), self.nest(
                 [k, n], lambda v: tirx.BufferStore(b_t, self.read(b, b.at(ba, [v[1], v[0]])), list(v)), "t")]
 

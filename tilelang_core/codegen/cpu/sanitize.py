@@ -192,7 +192,8 @@ class SanitizingLowering(HazardChecks, StepChecks, OverflowChecks, CpuLowering):
         """buf[idx] = value with its shadow update (init bit, writer id and race check); out of bounds: the
         user's element stores are recorded, every such store is skipped."""
         cond = self._in_bounds(buf, idx)
-        stmt = self.tirx.BufferStore(buf, value, idx)
+        bits, dtype = self.fp8_elements.get(buf, (buf, None))
+        stmt = self.tirx.BufferStore(bits, value if dtype is None else self.fp8_code(value, dtype), idx)
         if not self._bulk:
             stmt = self._seq(self._shadow_store(buf, idx, stmt))
         if cond is None:
@@ -264,10 +265,11 @@ class SanitizingLowering(HazardChecks, StepChecks, OverflowChecks, CpuLowering):
 
     # -- helpers ------------------------------------------------------------------------------------------
     def _load(self, buf, idx):
-        value = self.tirx.BufferLoad(buf, idx)
+        bits, dtype = self.fp8_elements.get(buf, (buf, None))  # fp8 elements: their bits, decoded
+        value = self.tirx.BufferLoad(bits, idx)
         cond = self._in_bounds(buf, idx)
-        out = value if cond is None else self.tirx.if_then_else(cond, value, const(0, str(buf.ty.dtype)))
-        return value, out, cond
+        out = value if cond is None else self.tirx.if_then_else(cond, value, const(0, str(bits.ty.dtype)))
+        return value, out if dtype is None else self.fp8_read(out, dtype), cond
 
     def _clear(self, init, idx):
         return self.tirx.EQ(self.tirx.BufferLoad(init, idx), const(0, "int8"))

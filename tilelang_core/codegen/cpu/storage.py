@@ -4,7 +4,7 @@ from __future__ import annotations
 from ...ir import nodes as N
 from ...language.dtypes import dtype_bits
 from .._tvm import load
-from .expr import STORED_AS, LoweringError, cast, const, dtype_of
+from .expr import FP8, STORED_AS, LoweringError, cast, const, dtype_of, fp8_bits
 from .packed import refuse_bulk_use
 
 SCRATCH_SCOPE = "global"  # per-block scratch: stack or workspace, chosen by TVM by size
@@ -30,7 +30,7 @@ class StorageLowering:
             raise LoweringError(f"'{buf.name}' views thread-private storage, which the CPU backend does not support",
                                 span or buf.span)
         shape = [self.index(d) for d in buf.shape] or [const(1, "int32")]
-        out = self.tirx.decl_buffer(shape, self._dtype(buf.dtype, buf.name, buf.span), buf.name, scope=base.scope())
+        out = self._scratch_buffer(shape, buf, base.scope())
         self.buffers[buf] = out
         self._view_bases[out] = base
         return out
@@ -66,13 +66,26 @@ class StorageLowering:
                                 "not supported by the CPU backend", span) from None
         return dtype
 
+    def _scratch_buffer(self, shape: list, b: N.Buffer, scope: str, span=None):
+        """The tirx buffer of a scratch buffer or view; fp8 elements are stored as their uint8 bits."""
+        if b.dtype not in FP8:
+            return self.tirx.decl_buffer(shape, self._dtype(b.dtype, b.name, span or b.span), b.name, scope=scope)
+        buf = self.tirx.decl_buffer(shape, "uint8", b.name, scope=scope)
+        self.fp8_elements[buf] = (buf, b.dtype)
+        return buf
+
+    def _initial(self, b: N.Buffer, init):
+        """The stored value of an allocation's initialiser (0 without one; fp8 as its bits)."""
+        value = cast(self.expr(init), b.dtype) if init is not None else const(0, b.dtype)
+        return fp8_bits(value, b.dtype) if b.dtype in FP8 else value
+
     def _s_Allocate(self, s):
         b = s.buffer
         shape = [self.index(d) for d in b.shape] or [const(1, "int32")]
         private = self.simt is not None and self.simt.is_private(b)
         if private:  # one copy per thread, stacked along the first axis
             shape[0] = shape[0] * self.simt.total
-        buf = self.tirx.decl_buffer(shape, self._dtype(b.dtype, b.name, s.span), b.name, scope=SCRATCH_SCOPE)
+        buf = self._scratch_buffer(shape, b, SCRATCH_SCOPE, s.span)
         self.buffers[b] = buf
         out = [self.tirx.AllocBuffer(buf)] + self.declare_views(b)
         if b.scope == "shared.barrier":  # arrive counts: state only where roles wait on each other (cpu/mbarrier.py)
@@ -81,7 +94,7 @@ class StorageLowering:
             return out
         # a T.alloc_var without init= starts at 0: LLVM deletes what reads an undefined scalar (a `while` summing
         # into one stored nothing), where the GPU's register reads as the zero TileLang's tests expect
-        value = cast(self.expr(s.init), b.dtype) if s.init is not None else const(0, b.dtype)
+        value = self._initial(b, s.init)
         if not private:
             out.append(self.tirx.BufferStore(buf, value, [const(0, "int32")] * len(shape)))
             return out
@@ -89,7 +102,7 @@ class StorageLowering:
         self.tid = self.fresh("t")
         try:
             rows = self.simt.private_rows(b)
-            init = self.tirx.BufferStore(buf, cast(self.expr(s.init), b.dtype) if s.init is not None else value,
+            init = self.tirx.BufferStore(buf, self._initial(b, s.init),
                                          [self.tid * rows] + [const(0, "int32")] * (len(shape) - 1))
             out.append(self.tirx.For(self.tid, const(0, "int32"), self.simt.total, self.tirx.ForKind.SERIAL, init))
         finally:

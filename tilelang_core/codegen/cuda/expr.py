@@ -267,6 +267,10 @@ class ExprEmitter:
             return f"({one} / ({one} + T.exp(-{x})))"
         if name in _BINARY and len(args) == 2:
             return f"T.{_BINARY[name]}({self.emit(args[0], t)}, {self.emit(args[1], t)})"
+        if name == "isfinite" and len(args) == 1 and dtype_of(args[0]).startswith(("float", "bfloat")) \
+                and not is_fp8(dtype_of(args[0])):  # CUDA's one exponent test, not TVM's |x| != inf && x == x
+            wide = "float64" if dtype_of(args[0]) == "float64" else "float32"
+            return f'T.call_pure_extern("bool", "isfinite", {self.emit(args[0], wide)})'
         if name in _PREDICATES and len(args) == 1:
             return f"T.{name}({self._emit(args[0])})"
         if name == "bitwise_not" and len(args) == 1:

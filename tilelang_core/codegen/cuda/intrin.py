@@ -15,9 +15,11 @@ from .common import LoweringError
 _IEEE = {"ieee_add": ("fadd", "dadd"), "ieee_sub": ("fsub", "dsub"), "ieee_mul": ("fmul", "dmul"),
          "ieee_fmaf": ("fmaf", "fma"), "ieee_frcp": ("frcp", "drcp"), "ieee_fsqrt": ("fsqrt", "dsqrt"),
          "ieee_frsqrt": ("frsqrt", None), "ieee_fdiv": ("fdiv", "ddiv")}
-# atomics read as their previous value (return_prev=True) -> the element dtypes CUDA's atomic returns it for
-_VALUE_ATOMICS = {"atomic_add": ("int32", "uint32", "float32"), "atomic_max": ("int32", "uint32"),
-                  "atomic_min": ("int32", "uint32"), "atomic_or": ("int32", "uint32")}
+# atomics read as their previous value (return_prev=True) -> the element dtypes the device library's tl::atomic_*
+# returns it for (native atomics, or a compare-and-swap loop for floats without one: templates.py)
+_MINMAX_DTYPES = ("int32", "uint32", "int64", "float32", "float16", "bfloat16")
+_VALUE_ATOMICS = {"atomic_add": _MINMAX_DTYPES + ("float64",), "atomic_max": _MINMAX_DTYPES,
+                  "atomic_min": _MINMAX_DTYPES, "atomic_or": ("int32", "uint32", "int64")}
 STATEMENTS = ("atomic_addx2", "atomic_addx4", "finalize_reducer", "print", "print_buffer")
 
 DEVICE_LIBRARY = r"""
@@ -112,15 +114,15 @@ class IntrinsicOps:
         return call if wide == dtype else f'T.Cast("{dtype}", {call})'
 
     def _atomic_prev(self, exprs, e: N.Call) -> str:
-        """An atomic read as its previous value: CUDA's atomicAdd / atomicMax / atomicMin / atomicOr."""
+        """An atomic read as its previous value: the device library's tl::atomic_add / _max / _min / _or (an extern
+        call, never pure: two identical atomics are two updates)."""
         em, (old, value) = self.em, e.args
         buf, dtypes = old.buffer, _VALUE_ATOMICS[e.name]
         if buf.scope not in ("global", "shared", "shared.dyn") or buf.dtype not in dtypes:
             raise LoweringError(f"T.{e.name}(..., return_prev=True) needs an element of global or shared memory of "
                                 f"dtype {' / '.join(dtypes)} (got {buf.scope} {buf.dtype})", e.span)
         idx = em.access(buf, [em.idx(i) for i in old.indices], old)
-        fn = "atomic" + e.name[len("atomic_"):].capitalize()
-        return (f'T.call_pure_extern("{buf.dtype}", "{fn}", {em.name(buf)}.ptr_to([{", ".join(idx)}]), '
+        return (f'T.call_extern("{buf.dtype}", "tl::{e.name}", {em.name(buf)}.ptr_to([{", ".join(idx)}]), '
                 f"{exprs.emit(value, buf.dtype)})")
 
     def statement(self, s: N.Evaluate) -> bool:

@@ -12,6 +12,7 @@ from ...ir.arith import as_int, shape_ints
 from ...options import current_options
 from ...ir.safe_values import CALL as SAFE_VALUE_CALL
 from ...ir.safe_values import safe_values
+from ...language.packing import per_byte
 from ...passes.layout_kinds import MmaRow, Replicated, ravel
 from .common import LoweringError, all_of, nbytes, reducer_buffers, shared_rw, used_buffers
 from .expr import ExprEmitter, ExprError, zero_text
@@ -299,6 +300,13 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
     def store(self, s: N.Store) -> None:
         value = self.emit(s.value, s.buffer.dtype)
         idx = [self.idx(i) for i in s.indices]
+        if per_byte(s.buffer.dtype) == 2:  # one fp4 element: its half of the byte, the other half kept
+            flat = idx[0] if idx else "0"
+            for i, d in zip(idx[1:], s.buffer.shape[1:]):
+                flat = f"({flat} * {self.idx(d)} + {i})"
+            base = f"{self.name(s.buffer)}.ptr_to([{', '.join('0' for _ in idx) or '0'}])"
+            call = f'T.cuda.func_call("tl::store_fp4", {base}, {flat}, T.reinterpret("uint8", {value}), source_code="")'
+            return self.guarded(self.global_bounds(s.buffer, idx), call)
         target = self.load_text(s.buffer, idx, s)
         if s.buffer.scope == "global" and idx:  # a store outside the tensor is skipped (LegalizeSafeMemoryAccess)
             return self.guarded(self.global_bounds(s.buffer, idx), f"{target} = {value}")

@@ -28,7 +28,31 @@ class ReduceOps:
             return self._reduce_quad(op, src)
         if self._rows_in_registers(op, src):
             return self._reduce_registers(op, src)
+        if op.src.buffer.scope in ("local", "local.var"):
+            return self._reduce_private(op)
         self._reduce_shared(op)
+
+    def _reduce_private(self, op) -> None:
+        """A per-thread buffer (T.alloc_local) into a per-thread destination: each thread folds its own elements."""
+        em = self.em
+        kind, init = _REDUCE[op.op]
+        t, sbuf, dbuf = acc_dtype(op), op.src.buffer, op.dst.buffer
+        shape, dshape = shape_ints(sbuf.shape), shape_ints(dbuf.shape)
+        if shape is None or dshape is None or not 0 <= op.dim < len(shape) or dbuf.scope not in ("local", "local.var"):
+            raise LoweringError(f"T.reduce_* of the per-thread buffer '{sbuf.name}' needs a static shape, a dim inside "
+                                "its rank and a per-thread destination (T.alloc_local) on the CUDA backend", op.span)
+        outer, red, inner = math.prod(shape[:op.dim]), shape[op.dim], math.prod(shape[op.dim + 1:])
+        acc = self._scalar("red_acc", t)
+        row, j = em.fresh("row"), em.fresh("j")
+        em.line(f"for {row} in T.serial({outer * inner}):")
+        with em.block():
+            em.line(f"{acc}[0] = {self._init(init, t)}")
+            em.line(f"for {j} in T.serial({red}):")
+            with em.block():
+                x = _as(t, sbuf, em.load_text(sbuf, unravel(_flat(row, j, red, inner), shape)))
+                x = f"T.abs({x})" if op.op.startswith("abs") and not sbuf.dtype.startswith("uint") else x
+                em.line(f"{acc}[0] = {self._combine(kind, f'{acc}[0]', x, op.nan_propagate)}")
+            self._store_reduced(op, em.load_text(dbuf, unravel(row, dshape)), f"{acc}[0]", kind)
 
     def _combine(self, kind: str, a: str, b: str, nan_propagate: bool = False) -> str:
         """`a` combined with `b` (+ & | ^ as operators; max / min ignore a NaN as fmaxf does; with `nan_propagate` a NaN wins)."""

@@ -225,74 +225,89 @@ __device__ __forceinline__ float quad_min(float x) {
   x = fminf(x, __shfl_xor_sync(0xffffffffu, x, 1));
   return fminf(x, __shfl_xor_sync(0xffffffffu, x, 2));
 }
-__device__ __forceinline__ void atomic_add(float* p, float v) { atomicAdd(p, v); }
-__device__ __forceinline__ void atomic_add(double* p, double v) { atomicAdd(p, v); }
-__device__ __forceinline__ void atomic_add(int* p, int v) { atomicAdd(p, v); }
-__device__ __forceinline__ void atomic_add(half* p, half v) { atomicAdd(p, v); }
-__device__ __forceinline__ void atomic_add(__nv_bfloat16* p, __nv_bfloat16 v) { atomicAdd(p, v); }
-__device__ __forceinline__ void atomic_add(unsigned int* p, unsigned int v) { atomicAdd(p, v); }
-__device__ __forceinline__ void atomic_add(long* p, long v) {  // int64: two's complement add
-  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+// atomics return the element's previous value (T.atomic_*(..., return_prev=True)); a statement ignores it
+__device__ __forceinline__ float atomic_add(float* p, float v) { return atomicAdd(p, v); }
+__device__ __forceinline__ double atomic_add(double* p, double v) { return atomicAdd(p, v); }
+__device__ __forceinline__ int atomic_add(int* p, int v) { return atomicAdd(p, v); }
+__device__ __forceinline__ half atomic_add(half* p, half v) { return atomicAdd(p, v); }
+__device__ __forceinline__ __nv_bfloat16 atomic_add(__nv_bfloat16* p, __nv_bfloat16 v) { return atomicAdd(p, v); }
+__device__ __forceinline__ unsigned int atomic_add(unsigned int* p, unsigned int v) { return atomicAdd(p, v); }
+__device__ __forceinline__ long atomic_add(long* p, long v) {  // int64: two's complement add
+  return (long)atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
 }
-__device__ __forceinline__ void atomic_add(unsigned long* p, unsigned long v) {
-  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+__device__ __forceinline__ unsigned long atomic_add(unsigned long* p, unsigned long v) {
+  return (unsigned long)atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
 }
 // elements without a native atomic: compare-and-swap the aligned 32-bit word that holds them, x = f(x)
 template <typename E, typename F>
-__device__ __forceinline__ void atomic_update(E* p, F f) {
+__device__ __forceinline__ E atomic_update(E* p, F f) {
   static_assert(sizeof(E) <= 4, "atomic_update: 8, 16 or 32-bit elements");
   size_t addr = reinterpret_cast<size_t>(p);
   unsigned int* word = reinterpret_cast<unsigned int*>(addr & ~size_t(3));
   unsigned int shift = (addr & 3) * 8;
   unsigned int mask = sizeof(E) == 4 ? 0xffffffffu : ((1u << (8 * sizeof(E))) - 1u) << shift;
   unsigned int old = *word, seen;
+  E cur;
   do {
     seen = old;
     unsigned int raw = (seen & mask) >> shift;
-    E cur;
     memcpy(&cur, &raw, sizeof(E));
     E next = f(cur);
     unsigned int bits = 0;
     memcpy(&bits, &next, sizeof(E));
     old = atomicCAS(word, seen, (seen & ~mask) | ((bits << shift) & mask));
   } while (old != seen);
+  return cur;
+}
+// one fp4 (e2m1) element written into its half of a byte (element `index` of the tensor at `base`): the byte's
+// other element is kept, and two threads writing the two halves do not race (compare-and-swap on the word)
+__device__ __forceinline__ void store_fp4(void* base, long long index, unsigned char code) {
+  unsigned char* byte = reinterpret_cast<unsigned char*>(base) + (index >> 1);
+  unsigned int shift = (unsigned int)(index & 1) * 4u;
+  atomic_update(byte, [=](unsigned char x) {
+    return static_cast<unsigned char>((x & ~(0xFu << shift)) | ((code & 0xFu) << shift));
+  });
 }
 template <typename I>
-__device__ __forceinline__ void atomic_add_narrow(I* p, I v) {
-  atomic_update(p, [v](I x) { return static_cast<I>(x + v); });
+__device__ __forceinline__ I atomic_add_narrow(I* p, I v) {
+  return atomic_update(p, [v](I x) { return static_cast<I>(x + v); });
 }
-__device__ __forceinline__ void atomic_add(short* p, short v) { atomic_add_narrow(p, v); }
-__device__ __forceinline__ void atomic_add(unsigned short* p, unsigned short v) { atomic_add_narrow(p, v); }
-__device__ __forceinline__ void atomic_add(signed char* p, signed char v) { atomic_add_narrow(p, v); }
-__device__ __forceinline__ void atomic_add(unsigned char* p, unsigned char v) { atomic_add_narrow(p, v); }
+__device__ __forceinline__ short atomic_add(short* p, short v) { return atomic_add_narrow(p, v); }
+__device__ __forceinline__ unsigned short atomic_add(unsigned short* p, unsigned short v) { return atomic_add_narrow(p, v); }
+__device__ __forceinline__ signed char atomic_add(signed char* p, signed char v) { return atomic_add_narrow(p, v); }
+__device__ __forceinline__ unsigned char atomic_add(unsigned char* p, unsigned char v) { return atomic_add_narrow(p, v); }
 // atomic max/min: native on 32/64-bit integers; floats (NaN-quiet like fmaxf) and narrow types by CAS
-__device__ __forceinline__ void atomic_max(int* p, int v) { atomicMax(p, v); }
-__device__ __forceinline__ void atomic_min(int* p, int v) { atomicMin(p, v); }
-__device__ __forceinline__ void atomic_max(unsigned int* p, unsigned int v) { atomicMax(p, v); }
-__device__ __forceinline__ void atomic_min(unsigned int* p, unsigned int v) { atomicMin(p, v); }
-__device__ __forceinline__ void atomic_max(long* p, long v) { atomicMax(reinterpret_cast<long long*>(p), (long long)v); }
-__device__ __forceinline__ void atomic_min(long* p, long v) { atomicMin(reinterpret_cast<long long*>(p), (long long)v); }
-__device__ __forceinline__ void atomic_max(float* p, float v) { atomic_update(p, [v](float x) { return fmaxf(x, v); }); }
-__device__ __forceinline__ void atomic_min(float* p, float v) { atomic_update(p, [v](float x) { return fminf(x, v); }); }
-__device__ __forceinline__ void atomic_max(half* p, half v) { atomic_update(p, [v](half x) { return __hmax(x, v); }); }
-__device__ __forceinline__ void atomic_min(half* p, half v) { atomic_update(p, [v](half x) { return __hmin(x, v); }); }
-__device__ __forceinline__ void atomic_max(__nv_bfloat16* p, __nv_bfloat16 v) {
-  atomic_update(p, [v](__nv_bfloat16 x) { return __hmax(x, v); });
+__device__ __forceinline__ int atomic_max(int* p, int v) { return atomicMax(p, v); }
+__device__ __forceinline__ int atomic_min(int* p, int v) { return atomicMin(p, v); }
+__device__ __forceinline__ unsigned int atomic_max(unsigned int* p, unsigned int v) { return atomicMax(p, v); }
+__device__ __forceinline__ unsigned int atomic_min(unsigned int* p, unsigned int v) { return atomicMin(p, v); }
+__device__ __forceinline__ long atomic_max(long* p, long v) {
+  return (long)atomicMax(reinterpret_cast<long long*>(p), (long long)v);
 }
-__device__ __forceinline__ void atomic_min(__nv_bfloat16* p, __nv_bfloat16 v) {
-  atomic_update(p, [v](__nv_bfloat16 x) { return __hmin(x, v); });
+__device__ __forceinline__ long atomic_min(long* p, long v) {
+  return (long)atomicMin(reinterpret_cast<long long*>(p), (long long)v);
 }
-template <typename I>
-__device__ __forceinline__ void atomic_max(I* p, I v) { atomic_update(p, [v](I x) { return x < v ? v : x; }); }
-template <typename I>
-__device__ __forceinline__ void atomic_min(I* p, I v) { atomic_update(p, [v](I x) { return v < x ? v : x; }); }
-__device__ __forceinline__ void atomic_or(int* p, int v) { atomicOr(p, v); }
-__device__ __forceinline__ void atomic_or(unsigned int* p, unsigned int v) { atomicOr(p, v); }
-__device__ __forceinline__ void atomic_or(long* p, long v) {
-  atomicOr(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
+__device__ __forceinline__ float atomic_max(float* p, float v) { return atomic_update(p, [v](float x) { return fmaxf(x, v); }); }
+__device__ __forceinline__ float atomic_min(float* p, float v) { return atomic_update(p, [v](float x) { return fminf(x, v); }); }
+__device__ __forceinline__ half atomic_max(half* p, half v) { return atomic_update(p, [v](half x) { return __hmax(x, v); }); }
+__device__ __forceinline__ half atomic_min(half* p, half v) { return atomic_update(p, [v](half x) { return __hmin(x, v); }); }
+__device__ __forceinline__ __nv_bfloat16 atomic_max(__nv_bfloat16* p, __nv_bfloat16 v) {
+  return atomic_update(p, [v](__nv_bfloat16 x) { return __hmax(x, v); });
+}
+__device__ __forceinline__ __nv_bfloat16 atomic_min(__nv_bfloat16* p, __nv_bfloat16 v) {
+  return atomic_update(p, [v](__nv_bfloat16 x) { return __hmin(x, v); });
 }
 template <typename I>
-__device__ __forceinline__ void atomic_or(I* p, I v) { atomic_update(p, [v](I x) { return static_cast<I>(x | v); }); }
+__device__ __forceinline__ I atomic_max(I* p, I v) { return atomic_update(p, [v](I x) { return x < v ? v : x; }); }
+template <typename I>
+__device__ __forceinline__ I atomic_min(I* p, I v) { return atomic_update(p, [v](I x) { return v < x ? v : x; }); }
+__device__ __forceinline__ int atomic_or(int* p, int v) { return atomicOr(p, v); }
+__device__ __forceinline__ unsigned int atomic_or(unsigned int* p, unsigned int v) { return atomicOr(p, v); }
+__device__ __forceinline__ long atomic_or(long* p, long v) {
+  return (long)atomicOr(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
+}
+template <typename I>
+__device__ __forceinline__ I atomic_or(I* p, I v) { return atomic_update(p, [v](I x) { return static_cast<I>(x | v); }); }
 }  // namespace tl
 // ---- end of tilelang_core device library ------------------------------------------------
 """

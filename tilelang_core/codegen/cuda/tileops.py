@@ -21,7 +21,9 @@ class TileOps(CopyOps, ReduceOps):
         self.em = em
 
     def emit(self, op) -> None:
-        if isinstance(op, N.Copy):
+        if isinstance(op, N.Copy) and op.src.kind == op.dst.kind == "point":
+            self._copy_element(op)
+        elif isinstance(op, N.Copy):
             self.copy(op)
         elif isinstance(op, N.Fill):
             self.fill(op)
@@ -58,14 +60,30 @@ class TileOps(CopyOps, ReduceOps):
         loop = N.For(tuple(vs), tuple(N.Const(0) for _ in vs), tuple(extents), kind, body, span=op.span)
         if not vs:  # a point region (`T.fill(buf[0], v)`): one element, written by thread 0
             loop = N.For((N.Var("f0"),), (N.Const(0),), (N.Const(1),), kind, body, span=op.span)
+        self._elementwise(loop)
+
+    def _elementwise(self, loop: N.For) -> None:
+        """A tile op as its element loop: a T.Parallel loop over the threads, or a serial one (per-thread buffers)."""
+        em = self.em
         em.in_parallel += 1  # threads take different iterations: no __syncthreads() inside the loop
         try:
-            if kind == "parallel":
+            if loop.kind == "parallel":
                 em._parallel_distributed(loop)
             else:
                 em.serial(loop)
         finally:
             em.in_parallel -= 1
+
+    def _copy_element(self, op: N.Copy) -> None:
+        """`T.copy(a[i], b[j])` of one element each side: every thread into its own per-thread destination, else
+        one thread (the element converted to the destination's dtype)."""
+        src, dst = op.src, op.dst
+        value = N.Load(src.buffer, tuple(a.start for a in src.axes), op.span)
+        if src.buffer.dtype != dst.buffer.dtype:
+            value = N.Cast(dst.buffer.dtype, value)
+        body = N.Store(dst.buffer, tuple(a.start for a in dst.axes), value, span=op.span)
+        kind = "serial" if dst.buffer.scope in ("local", "local.var") else "parallel"
+        self._elementwise(N.For((N.Var("c0"),), (N.Const(0),), (N.Const(1),), kind, body, span=op.span))
 
     # ------------------------------------------------------------------ gemm
     def gemm(self, op: N.Gemm) -> None:
@@ -76,6 +94,11 @@ class TileOps(CopyOps, ReduceOps):
             raise LoweringError("T.gemm needs its accumulator C in a T.alloc_fragment buffer", op.span)
         if b.scope not in ("shared.dyn", "shared"):
             raise LoweringError("T.gemm needs B in shared memory (T.alloc_shared)", op.span)
+        if op.wgmma and id(op) not in em.wgmma:
+            raise LoweringError("T.wgmma_gemm() requires Hopper WGMMA lowering, which this gemm does not meet (an sm_90 "
+                                "target; fp16/bf16/fp8 inputs, B in shared memory, a float32 accumulator whose M is a "
+                                "multiple of 64 per warp group of the block): use T.gemm to let it run as mma.sync",
+                                op.span)
         m, n = lay.m, lay.n
         bp, brows, bcols, bpart = self._operand(op.b, op, id(op) in em.wgmma)
         k = bcols if op.transpose_b else brows
@@ -217,8 +240,11 @@ class TileOps(CopyOps, ReduceOps):
             return
         src = op.value
         lay = em.layouts.get(src.buffer)
+        if src.buffer.scope in ("global", "shared", "shared.dyn", "local"):
+            return self._atomic_add_elements(op)
         if src.buffer.scope != "local.fragment" or lay is None:
-            raise LoweringError("tile T.atomic_add needs a fragment source on the CUDA backend", op.span)
+            raise LoweringError(f"tile T.atomic_add needs a tile source on the CUDA backend ('{src.buffer.name}' is "
+                                f"{src.buffer.scope}); add its elements one at a time", op.span)
         dside = Side(dst, src)
         r = em.fresh("r")
         em.line(f"for {r} in T.unroll({lay.regs}):" if lay.regs <= 256 else f"for {r} in T.serial({lay.regs}):")
@@ -234,6 +260,25 @@ class TileOps(CopyOps, ReduceOps):
                 val = f'T.Cast("{dst.buffer.dtype}", {val})'
             self.em.guarded(conds, f'T.cuda.func_call("tl::atomic_add", {em.name(dst.buffer)}.ptr_to([{", ".join(idx)}]), '
                                  f'{val}, source_code="")')
+
+    def _atomic_add_elements(self, op: N.AtomicAdd) -> None:
+        """Tile `T.atomic_add(dst, src)` from global, shared or per-thread memory: a T.Parallel loop over the tile
+        adding one element at a time, each by one thread (as TileLang lowers it)."""
+        if op.use_tma:
+            raise LoweringError("T.atomic_add(..., use_tma=True) asks for a TMA reduce-add (a shared tile into a global "
+                                "tensor), which the CUDA backend does not lower yet; drop use_tma to add element by "
+                                "element", op.span)
+        src, dst = Side(op.value, op.dst), Side(op.dst, op.value)
+        if [as_int(a.extent) for a in src.tile] != [as_int(a.extent) for a in dst.tile] or None in [
+                as_int(a.extent) for a in dst.tile]:
+            raise LoweringError("tile T.atomic_add needs source and destination tiles of the same constant shape on "
+                                "the CUDA backend; slice both sides to it", op.span)
+        vs = [N.Var(f"a{k}") for k in range(len(dst.tile))]
+        point = N.Region(dst.buf, tuple(N.Axis(i, N.Const(1), False) for i in _side_index_exprs(dst, vs)), "point",
+                         op.span)
+        body = N.AtomicAdd(point, N.Load(src.buf, tuple(_side_index_exprs(src, vs)), op.span), op.span)
+        self._elementwise(N.For(tuple(vs), tuple(N.Const(0) for _ in vs), tuple(a.extent for a in dst.tile),
+                                "parallel", body, span=op.span))
 
     def atomic_minmax(self, call: N.Call) -> None:
         """T.atomic_max / atomic_min / atomic_or on one element (once per iteration inside a replicated T.Parallel); a

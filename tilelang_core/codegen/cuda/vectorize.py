@@ -12,6 +12,7 @@ from .threads import THREAD_INDEX
 MAX_BYTES = 16  # the widest vector access a thread issues (128 bits)
 _SCOPES = ("global", "local", "local.var")  # tensors and per-thread arrays: plain (unswizzled) addressing
 _EXPRS = (N.Const, N.Var, N.BinOp, N.Cast, N.Load)
+_CALLS = (*THREAD_INDEX, "infinity", "max_value", "min_value")  # calls a vector lane computes alike: one broadcast
 
 
 def lanes(loop: N.For) -> int:
@@ -25,8 +26,10 @@ def lanes(loop: N.For) -> int:
     for stmt in flat_stmts(loop.body):
         if not isinstance(stmt, N.Store):
             return 0
+        if dtype_bits(stmt.buffer.dtype) == 8 and _index_in_value(stmt.value, loop.vars[0]):
+            return 0  # TVM's CUDA code has no vector of 8-bit values built from the lanes' indices (make_int, fp8x4)
         for node in walk(stmt):
-            if not isinstance(node, (N.Store, *_EXPRS)) and not (isinstance(node, N.Call) and node.name in THREAD_INDEX):
+            if not isinstance(node, (N.Store, *_EXPRS)) and not (isinstance(node, N.Call) and node.name in _CALLS):
                 return 0
             if isinstance(node, (N.Store, N.Load)):
                 bits = dtype_bits(node.buffer.dtype)
@@ -57,6 +60,13 @@ def _aligned(access, loop: N.For, lanes: int) -> bool:
     row = as_int(access.buffer.shape[-1]) if len(access.indices) > 1 else lanes
     return (row is not None and row % lanes == 0 and divisibility(loop.starts[0]) % lanes == 0
             and all(divisibility(t) % lanes == 0 for t in rest))
+
+
+def _index_in_value(value, var) -> bool:
+    """True when the loop variable is part of a stored value itself (not only of the indices of its loads)."""
+    uses = sum(1 for n in walk(value) if n is var)
+    in_loads = sum(1 for ld in walk(value) if isinstance(ld, N.Load) for i in ld.indices for n in walk(i) if n is var)
+    return uses > in_loads
 
 
 def _addends(e) -> list:
