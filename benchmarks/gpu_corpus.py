@@ -82,6 +82,8 @@ def run_file(path: Path, rel: str, env: dict, timeout: float) -> dict:
         status, tail = "TIMEOUT", []
     row = {"file": rel, "status": status, "seconds": round(time.perf_counter() - t0, 1), "tail": tail}
     print(f"{status:7} {row['seconds']:6.1f}s {rel}", flush=True)
+    if status != "PASS":  # the cause on the line, so a run cut short by its bound still says why
+        print("        " + " / ".join(tail)[:400], flush=True)
     return row
 
 

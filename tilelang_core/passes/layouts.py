@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..analysis.reductions import warp_split
 from ..ir import nodes as N
-from ..ir.arith import shape_ints
+from ..ir.arith import as_int, shape_ints
 from ..ir.visitor import walk
 from .generic_vectors import vector_widths
 from .layout_kinds import Generic, Mma, MmaRow, Replicated, View
@@ -34,6 +34,16 @@ def warp_partition(policy: str, m: int, n: int, warps: int) -> tuple[int, int]:
 
 def _full_vars(loop: N.For, indices) -> bool:
     return len(indices) == len(loop.vars) and all(isinstance(i, N.Var) and i is v for i, v in zip(indices, loop.vars))
+
+
+def _all_iterations(loop: N.For, indices) -> bool:
+    """True when `indices` are the loop's vars in order, leaving out only vars of extent 1 (`x[j]` in a Parallel
+    loop over (1, D) reaches every element of `x` once, as `x[i, j]` would)."""
+    if _full_vars(loop, indices):
+        return True
+    extents = [as_int(e) for e in loop.extents]
+    kept = [v for v, e in zip(loop.vars, extents) if e != 1]
+    return len(indices) == len(kept) and all(isinstance(i, N.Var) and i is v for i, v in zip(indices, kept))
 
 
 def fragment_accesses(stmt):
@@ -229,7 +239,7 @@ def _partial_use(buf, nodes) -> bool:
     for node in nodes:
         if isinstance(node, N.For) and node.kind == "parallel":
             for b, idx in fragment_accesses(node.body):
-                if b is buf and not _full_vars(node, idx):
+                if b is buf and not _all_iterations(node, idx):
                     return True
         if isinstance(node, N.Reduce) and node.dst.buffer is buf:
             return True

@@ -13,7 +13,7 @@ from ...options import current_options
 from ...ir.safe_values import CALL as SAFE_VALUE_CALL
 from ...ir.safe_values import safe_values
 from ...language.packing import per_byte
-from ...passes.layout_kinds import MmaRow, Replicated, ravel
+from ...passes.layout_kinds import Generic, MmaRow, Replicated, ravel
 from .common import LoweringError, all_of, nbytes, reducer_buffers, shared_rw, used_buffers
 from .expr import ExprEmitter, ExprError, zero_text
 from .frame import FrameEmitter
@@ -198,6 +198,8 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
             return reg
         if isinstance(lay, MmaRow) and lay.fits(layout) and len(indices) == 1 and indices[0] is loop_vars[0]:
             return lay.reg_from_parent(layout, reg)
+        if _same_elements_without_unit_dims(lay, layout, indices, loop_vars, shape_ints(buf.shape)):
+            return reg
         message = (f"fragment '{buf.name}' is indexed in a way its inferred layout "
                    f"({lay.describe() if lay else 'none'}) cannot serve inside this T.Parallel loop; "
                    "index it with the loop variables in order")
@@ -394,3 +396,15 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
             self.dirty_r = self.dirty_w = True  # (a loop that only reads, or only writes, shared memory cannot)
         self.body(s.body)
         self.depth -= len(s.vars)
+
+
+def _same_elements_without_unit_dims(lay, driver, indices, loop_vars, shape) -> bool:
+    """True when `buf[j]` in a Parallel loop over (1, D) driven by a generic (1, D) layout is the driver's own
+    element: both layouts spread elements by their row-major index over the same threads, and leaving out the
+    dims of extent 1 (the loop var of each) leaves the same shape and index."""
+    if not (isinstance(lay, Generic) and isinstance(driver, Generic)) or (lay.threads, lay.vec) != (
+            driver.threads, driver.vec):
+        return False
+    kept = [(v, d) for v, d in zip(loop_vars, driver.shape) if d != 1]
+    return (list(shape or ()) == [d for _, d in kept] and len(indices) == len(kept)
+            and all(i is v for i, (v, _) in zip(indices, kept)))
