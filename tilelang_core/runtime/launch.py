@@ -83,12 +83,13 @@ def allocate_workspaces(artifact, dims: dict, device) -> dict:
 
 
 def _tensor_map(spec: dict, t):
-    """The encoded tensor map (passed by value as a __grid_constant__ CUtensorMap) of tensor `t`."""
+    """The encoded tensor map (passed by value as a __grid_constant__ CUtensorMap) of tensor `t` (or of a view of
+    it with `spec["shape"]`)."""
     from .tensor_map import TensorMapError, encode
 
     try:
-        return encode(spec, _data_ptr(t, {"name": spec["tensor"], "dtype": spec["dtype"]}), tuple(t.shape),
-                      t.element_size())
+        shape = tuple(spec.get("shape") or t.shape)  # a view's map has the view's shape over the tensor's storage
+        return encode(spec, _data_ptr(t, {"name": spec["tensor"], "dtype": spec["dtype"]}), shape, t.element_size())
     except TensorMapError as exc:
         raise LaunchError(str(exc)) from None
 

@@ -181,7 +181,13 @@ def tensor_map(maps: list, tensor: N.Buffer, box: list, swizzle: int) -> dict:
     """The tensor map of `tensor` with this box (outermost first) and swizzle, added to the kernel's `maps` unless
     one is there already."""
     key = {"tensor": tensor.name, "dtype": tensor.dtype, "box": box[::-1], "swizzle": swizzle}
-    tmap = next((m for m in maps if all(m[k] == v for k, v in key.items())), None)
+    root = tensor
+    while root.base is not None:  # a view of a parameter (T.Tensor(shape, dtype, A.data), T.reshape): the map
+        root = root.base          # covers the parameter's storage with the view's shape
+    view_shape = [as_int(d) for d in tensor.shape]
+    if root is not tensor and None not in view_shape:
+        key.update(tensor=root.name, shape=view_shape)
+    tmap = next((m for m in maps if all(m.get(k) == v for k, v in key.items())), None)
     if tmap is None:
         tmap = dict(key, arg=f"{_ident(tensor.name)}_tmap{len(maps)}")
         maps.append(tmap)
