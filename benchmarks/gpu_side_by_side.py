@@ -17,7 +17,11 @@ real TileLang's own tvm is the only one it loads); `--warm-only` stops after ste
      inputs) each runs once and the outputs are compared with each other and, where the file's `ref_program`
      takes those arguments, with torch; then ours, theirs and `ref_program` are timed alternately (triton's
      do_bench medians, ROUNDS rounds) and the medians of the rounds reported.
-Prints a table last and writes side_by_side.json into --out (default $OUT or .).
+Prints a table last and writes side_by_side.json into --out (default $OUT or .). Carrying both compilers to a
+lent machine (64 MiB a call): the real TileLang's site trimmed of C++ sources, z3's binaries and cutlass' tools packs
+to 36 MB with xz; apache-tvm's libtvm_compiler.so packs to 62 MB, so it travels in two calls split at a byte
+offset and is joined there while the machine is still warm. A file that imports tvm itself cannot run in the timing
+process (it holds the real TileLang's tvm only) and has no pair.
 """
 from __future__ import annotations
 
