@@ -51,7 +51,7 @@ class FrameEmitter:
                 continue
             shape = shape_ints(v.shape)
             problem = ("needs a static shape" if shape is None else
-                       "views a multi-buffered tile" if root in self.stages or v in self.stages else
+                       "views a multi-buffered tile" if root in self.pipeline.stages or v in self.pipeline.stages else
                        # another dtype reuses the bytes as scratch; the same dtype would read swizzled elements
                        "views a swizzled gemm tile with its own dtype" if (self.swizzled.get(root) or
                                                                           self.swizzled.get(v)) and
@@ -81,11 +81,11 @@ class FrameEmitter:
             shape = shape_ints(b.shape)
             if shape is None:
                 raise LoweringError(f"shared buffer '{b.name}' needs a static shape", b.span)
-            stages = self.stages.get(b, 1)
+            stages = self.pipeline.stages.get(b, 1)
             if self.swizzled.get(b) == "atoms":  # 128-byte atoms: 64 columns of fp16, 128 of fp8
                 w = 128 // nbytes(b.dtype)
                 shape = shape[:-2] + (shape[-1] // w, shape[-2], w)
-            entries.append((self.name(b), b.dtype, ((stages,) if b in self.stages else ()) + shape, stages, b))
+            entries.append((self.name(b), b.dtype, ((stages,) if b in self.pipeline.stages else ()) + shape, stages, b))
         for name, (dtype, elems) in self.scratch.items():
             entries.append((name, dtype, (elems,), 1, name))
         sizes = []

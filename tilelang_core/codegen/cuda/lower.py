@@ -20,6 +20,7 @@ from .frame import FrameEmitter
 from .parallel import ParallelEmitter, UnservedFragmentRead
 from . import vectorize
 from .pipeline import PipelineEmitter
+from .records import PipelineState
 
 
 class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
@@ -37,8 +38,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.names: dict = {}
         self.used_names: set = {"T", "tx", "smem", "main"}
         self.var_text: dict = {}
-        self.stage_idx: dict = {}   # shared Buffer -> stage index text while inside a pipeline
-        self.stages: dict = {}      # shared Buffer -> number of stages
+        self.pipeline = PipelineState()
         self.par = None             # (layout, reg text, loop vars) inside a fragment-driven Parallel loop
         self.dirty_w = self.dirty_r = False
         self.scratch: dict = {}     # name -> (dtype, elems) extra shared buffers
@@ -146,8 +146,8 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
             from .templates import swizzled_index
 
             idx = swizzled_index(kind, as_int(buf.shape[-1]), nbytes(buf.dtype), idx)
-        if buf in self.stages:
-            idx = [self.stage_idx.get(buf, "0")] + idx
+        if buf in self.pipeline.stages:
+            idx = [self.pipeline.stage_idx.get(buf, "0")] + idx
         return idx
 
     def load_text(self, buf, idx: list[str], node=None) -> str:

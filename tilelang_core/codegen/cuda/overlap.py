@@ -201,7 +201,7 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
 
     def use_stage(k: str) -> None:
         for buf in plan.buffers:
-            em.stage_idx[buf] = em._stage_of(k, ns)
+            em.pipeline.stage_idx[buf] = em._stage_of(k, ns)
         em.var_text[v] = at(k)
 
     def issue(*steps) -> None:  # (iteration, gemm): the gemms issued back to back, in the warpgroup's turn
@@ -280,7 +280,7 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
     if ov.pingpong:
         em._call("tl::pingpong_last")
     for buf in plan.buffers:
-        em.stage_idx.pop(buf, None)
+        em.pipeline.stage_idx.pop(buf, None)
     em.dirty_r = em.dirty_w = True
 
 

@@ -29,7 +29,7 @@ class PipelineEmitter:
         v = s.vars[0]
         start, n = self.idx(s.starts[0]), self.idx(s.extents[0])
         for buf in plan.buffers:
-            self.stages[buf] = ns
+            self.pipeline.stages[buf] = ns
         it = self.name(v)
         n_static = as_int(s.extents[0])
         for p in range(ns - 1):
@@ -49,7 +49,7 @@ class PipelineEmitter:
                 self._producers(plan, v, f"({start} + {it}_i + {ns - 1})", f"T.floormod({it}_i + {ns - 1}, {ns})")
             self.line('T.cuda.func_call("tl::cp_async_commit", source_code="")')
             for buf in plan.buffers:
-                self.stage_idx[buf] = f"T.floormod({it}_i, {ns})"
+                self.pipeline.stage_idx[buf] = f"T.floormod({it}_i, {ns})"
             self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
             n0 = len(self.lines)
             for c in plan.consumers:
@@ -57,14 +57,14 @@ class PipelineEmitter:
             if len(self.lines) == n0:
                 self.line("T.evaluate(0)")
         for buf in plan.buffers:
-            self.stage_idx.pop(buf, None)
+            self.pipeline.stage_idx.pop(buf, None)
         self.line('T.cuda.func_call("tl::cp_async_wait<0>", source_code="")')
         self.sync()
 
     def _producers(self, plan, v, k_text: str, stage_text: str) -> None:
         self.var_text[v] = k_text
         for buf in plan.buffers:
-            self.stage_idx[buf] = stage_text
+            self.pipeline.stage_idx[buf] = stage_text
         for p in plan.producers:
             self.ops.copy(p, async_ok=True)
 
@@ -77,7 +77,7 @@ class PipelineEmitter:
         self.bars = self.fresh("tma_bar")
         self.scratch[self.bars] = ("uint64", 2 * ns * len(groups))
         for buf in ws.plan.buffers:
-            self.stages[buf] = ns
+            self.pipeline.stages[buf] = ns
         for let in ws.hoisted if ws.persistent is None else ():  # persistent: recomputed per tile (`tiles`)
             self.stmt(let)
         self.line("if tx == 0:")
@@ -178,7 +178,7 @@ class PipelineEmitter:
                 self._call(f"tl::wgmma_wait_fenced<1, {acc[1]}>", acc[0])
             self._call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({self._ring(f'{it}_i')}, {ns}) + {ns}])")
         for buf in plan.buffers:
-            self.stage_idx.pop(buf, None)
+            self.pipeline.stage_idx.pop(buf, None)
         if acc:
             self._call(f"tl::wgmma_wait_fenced<0, {acc[1]}>", acc[0])
             if self.ring_base is not None:  # the next tile's producer waits for the last stage too
@@ -204,7 +204,7 @@ class PipelineEmitter:
         stage = self._stage_of(g, ns)
         self._wait_full(g, ns)
         for buf in plan.buffers:
-            self.stage_idx[buf] = stage
+            self.pipeline.stage_idx[buf] = stage
         self.var_text[v] = k if start == "0" else f"({start} + {k})"
         # the stage's tiles are ordered by full[]; earlier writes were synchronised before the loop; the back edge
         # may race with this iteration only when the consumers write shared memory themselves
