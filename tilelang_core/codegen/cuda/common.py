@@ -31,7 +31,7 @@ def local_ints(em, base: str, count: int) -> list[str]:
         arrays = em.int_arrays = {}
     if base not in arrays:
         arrays[base] = em.fresh(base)
-        em.allocs.append(f'{arrays[base]} = T.alloc_buffer(({count},), "int32", scope="local")')
+        em.frame.allocs.append(f'{arrays[base]} = T.alloc_buffer(({count},), "int32", scope="local")')
     return [f"{arrays[base]}[{i}]" for i in range(count)]
 
 

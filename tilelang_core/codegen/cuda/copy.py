@@ -172,7 +172,7 @@ class CopyOps:
                 return f"{em.name(src.buf)}[{ravel(idx, sshape)}]"
         else:
             stage = em.fresh("frag_stage")
-            em.scratch[stage] = (src.buf.dtype, math.prod(sshape))
+            em.frame.scratch[stage] = (src.buf.dtype, math.prod(sshape))
             em.sync()  # an earlier run of this copy (in a loop) may still be reading the stage
             r = em.fresh("r")
             em.line(f"for {r} in {'T.unroll' if ls.regs <= 256 else 'T.serial'}({ls.regs}):")

@@ -102,7 +102,7 @@ class ExternOps:
         stride = math.prod(dims[:a])
         space = em.ops.workspace("allreduce", t, math.prod(dims))
         acc, k = em.fresh("allreduce_acc"), em.fresh("k")
-        em.allocs.append(f'{acc} = T.alloc_buffer((1,), "{t}", scope="local")')
+        em.frame.allocs.append(f'{acc} = T.alloc_buffer((1,), "{t}", scope="local")')
         base = f"(tx - tx // {stride} % {n} * {stride})"  # the thread of the group whose index on the axis is 0
         em.sync()  # earlier readers of the workspace are done
         em.line(f"{space}[tx] = {exprs.emit(value)}")

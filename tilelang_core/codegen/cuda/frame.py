@@ -20,13 +20,13 @@ class FrameEmitter:
             b = node.buffer
             if b.scope == "local.fragment":
                 lay = self.layouts[b]
-                self.allocs.append(f'{self.name(b)} = T.alloc_buffer(({lay.regs},), "{b.dtype}", scope="local")')
+                self.frame.allocs.append(f'{self.name(b)} = T.alloc_buffer(({lay.regs},), "{b.dtype}", scope="local")')
             elif b.scope in ("local", "local.var"):
                 shape = shape_ints(b.shape) or (1,)
                 if b.scope == "local" and shape_ints(b.shape) is None:
                     raise LoweringError(f"local buffer '{b.name}' needs a static shape", node.span)
                 dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
-                self.allocs.append(f'{self.name(b)} = T.alloc_buffer(({dims}), "{b.dtype}", scope="local")')
+                self.frame.allocs.append(f'{self.name(b)} = T.alloc_buffer(({dims}), "{b.dtype}", scope="local")')
             elif is_shared(b):
                 self.name(b)
         for v in self.views():
@@ -35,7 +35,7 @@ class FrameEmitter:
                 self.names[v] = self.name(root)
             if root.scope == "global":
                 dims = ", ".join(self.idx(d) for d in v.shape) + ("," if len(v.shape) == 1 else "")
-                self.allocs.append(f'{self.name(v)} = T.decl_buffer(({dims}), "{v.dtype}", '
+                self.frame.allocs.append(f'{self.name(v)} = T.decl_buffer(({dims}), "{v.dtype}", '
                                    f'data={self.name(root)}.data)')
 
     def views(self) -> list:
@@ -86,7 +86,7 @@ class FrameEmitter:
                 w = 128 // nbytes(b.dtype)
                 shape = shape[:-2] + (shape[-1] // w, shape[-2], w)
             entries.append((self.name(b), b.dtype, ((stages,) if b in self.pipeline.stages else ()) + shape, stages, b))
-        for name, (dtype, elems) in self.scratch.items():
+        for name, (dtype, elems) in self.frame.scratch.items():
             entries.append((name, dtype, (elems,), 1, name))
         sizes = []
         for _, dtype, shape, _, _ in entries:

@@ -107,7 +107,7 @@ def tvmscript(func: N.PrimFunc, arch: str, planned: KernelPlan | None = None) ->
     if smem_total:
         out.append(f'    smem = T.alloc_buffer(({smem_total},), "uint8", scope="shared.dyn")')
         out += ["    " + ln for ln in smem_lines]
-    out += ["    " + ln for ln in em.allocs]
+    out += ["    " + ln for ln in em.frame.allocs]
     out += em.lines
     return _CUDA_FP8.sub("float8_e4m3fn", "\n".join(out) + "\n").replace(_TF32, '"float32"'), em, params
 

@@ -207,7 +207,7 @@ class IntrinsicOps:
         """Copy a distributed fragment into a flat shared scratch (row-major); returns the scratch name."""
         em = self.em
         scratch = em.fresh(f"{buf.name}_print")
-        em.scratch[scratch] = (buf.dtype, elems)
+        em.frame.scratch[scratch] = (buf.dtype, elems)
         r = em.fresh("r")
         em.line(f"for {r} in T.serial({lay.regs}):")
         with em.block():
@@ -240,7 +240,7 @@ class IntrinsicOps:
         em = self.em
         name, warps = em.name(buf), max(em.threads // 32, 1)
         scratch = em.fresh(f"{buf.name}_combine")
-        em.scratch[scratch] = (buf.dtype, warps * regs)
+        em.frame.scratch[scratch] = (buf.dtype, warps * regs)
         r, w = em.fresh("r"), em.fresh("w")
         em.line(f"for {r} in T.serial({regs}):")
         with em.block():

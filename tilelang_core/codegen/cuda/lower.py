@@ -20,7 +20,7 @@ from .frame import FrameEmitter
 from .parallel import ParallelEmitter, UnservedFragmentRead
 from . import vectorize
 from .pipeline import PipelineEmitter
-from .records import PipelineState
+from .records import FrameDeclarations, PipelineState
 
 
 class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
@@ -33,7 +33,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.func, self.layouts, self.pipelines, self.swizzled = func, layouts, pipelines, swizzled
         self.threads = threads
         self.lines: list[str] = []
-        self.allocs: list[str] = []
+        self.frame = FrameDeclarations()
         self.depth = 1
         self.names: dict = {}
         self.used_names: set = {"T", "tx", "smem", "main"}
@@ -41,7 +41,6 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.pipeline = PipelineState()
         self.par = None             # (layout, reg text, loop vars) inside a fragment-driven Parallel loop
         self.dirty_w = self.dirty_r = False
-        self.scratch: dict = {}     # name -> (dtype, elems) extra shared buffers
         self.staged: dict = {}      # fragment Buffer -> shared copy read by the current Parallel loop
         self.published: dict = {}   # replicated fragment -> shared copy the current Parallel loop writes through
         self.stage_sites: list = []  # the serial loops (and the Parallel loop) being emitted, outermost first

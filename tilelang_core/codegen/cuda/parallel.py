@@ -30,7 +30,7 @@ class ParallelEmitter:
         shape = list(shape_ints(buf.shape))
         stage = self.published.get(buf) or self.fresh(f"{buf.name}_bcast")
         self.published[buf] = stage
-        self.scratch[stage] = (buf.dtype, math.prod(shape))  # again after a staging retry dropped it
+        self.frame.scratch[stage] = (buf.dtype, math.prod(shape))  # again after a staging retry dropped it
         self.line(f"{stage}[{ravel(idx, shape)}] = {target}")
 
     def _broadcast_published(self, start: int, s: N.For) -> None:
@@ -61,7 +61,7 @@ class ParallelEmitter:
         """`emit(s)`; when a T.Parallel loop inside reads fragment elements other threads hold, emit again with a
         shared copy of that fragment staged before the outermost loop of serial loops around it that never
         writes the fragment (once, not every iteration), or else before the Parallel loop itself."""
-        state = (len(self.lines), len(self.allocs), dict(self.scratch), self.depth, self.par, self.owner,
+        state = (len(self.lines), len(self.frame.allocs), dict(self.frame.scratch), self.depth, self.par, self.owner,
                  self.in_parallel, self.dirty_r, self.dirty_w)
         staged = []
         self.stage_sites.append(s)
@@ -73,14 +73,14 @@ class ParallelEmitter:
                     buf = exc.buffer
                     if buf in self.staged or _stage_site(self.stage_sites, buf) is not s:
                         raise
-                    del self.lines[state[0]:], self.allocs[state[1]:]
-                    self.scratch = dict(state[2])
+                    del self.lines[state[0]:], self.frame.allocs[state[1]:]
+                    self.frame.scratch = dict(state[2])
                     self.depth, self.par, self.owner, self.in_parallel, self.dirty_r, self.dirty_w = state[3:]
                     for b in staged:
                         self.stage_fragment(b)
                     staged.append(buf)
                     self.stage_fragment(buf)
-                    state = (len(self.lines), len(self.allocs), dict(self.scratch), *state[3:])
+                    state = (len(self.lines), len(self.frame.allocs), dict(self.frame.scratch), *state[3:])
         finally:
             self.stage_sites.pop()
             for b in staged:
@@ -90,7 +90,7 @@ class ParallelEmitter:
         """Write every element of fragment `buf` to a shared scratch copy that any thread can read."""
         lay, shape = self.layouts[buf], list(shape_ints(buf.shape))
         stage = self.fresh(f"{buf.name}_shared")
-        self.scratch[stage] = (buf.dtype, math.prod(shape))
+        self.frame.scratch[stage] = (buf.dtype, math.prod(shape))
         self.sync()  # an earlier run of this loop (inside a serial loop) may still be reading the copy
         r = self.fresh("r")
         self.line(f"for {r} in {'T.unroll' if lay.regs <= 256 else 'T.serial'}({lay.regs}):")

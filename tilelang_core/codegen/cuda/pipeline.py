@@ -75,7 +75,7 @@ class PipelineEmitter:
         ws, ns = self.ws, self.ws.plan.num_stages
         groups = load_groups(ws, overlap_enabled(ws.plan, self.wgmma, ws))
         self.bars = self.fresh("tma_bar")
-        self.scratch[self.bars] = ("uint64", 2 * ns * len(groups))
+        self.frame.scratch[self.bars] = ("uint64", 2 * ns * len(groups))
         for buf in ws.plan.buffers:
             self.pipeline.stages[buf] = ns
         for let in ws.hoisted if ws.persistent is None else ():  # persistent: recomputed per tile (`tiles`)

@@ -120,7 +120,7 @@ class ReduceOps:
         if key not in spaces:
             spaces[key] = em.fresh(hint)
         name = spaces[key]
-        em.scratch[name] = (dtype, max(elems, em.scratch.get(name, (dtype, 0))[1]))
+        em.frame.scratch[name] = (dtype, max(elems, em.frame.scratch.get(name, (dtype, 0))[1]))
         return name
 
     def _rows_in_registers(self, op, src) -> bool:
@@ -177,7 +177,7 @@ class ReduceOps:
     def _scalar(self, hint: str, t: str = "float32") -> str:
         em = self.em
         name = em.fresh(hint)
-        em.allocs.append(f'{name} = T.alloc_buffer((1,), "{t}", scope="local")')
+        em.frame.allocs.append(f'{name} = T.alloc_buffer((1,), "{t}", scope="local")')
         return name
 
     def _reduce_shared(self, op) -> None:

@@ -59,7 +59,7 @@ class RngOps:
     def _state(self) -> str:
         if self.state is None:
             self.state = self.em.name(object(), "rng_state")
-            self.em.allocs.append(f'{self.state} = T.alloc_buffer((11,), "uint32", scope="local")')
+            self.em.frame.allocs.append(f'{self.state} = T.alloc_buffer((11,), "uint32", scope="local")')
             self.em.extra_cuda.append(PHILOX)
         return f"{self.state}.ptr_to([0])"
 

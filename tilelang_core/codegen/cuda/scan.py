@@ -38,7 +38,7 @@ def _scan(em, op: N.CumSum, src: Side, dst: Side, every_thread: bool) -> None:
     if as_int(length) is None:
         raise LoweringError(f"T.cum{op.op} needs the scanned extent known at compile time", op.span)
     acc = N.Buffer(f"{src.buf.name}_scan", (N.Const(1),), dst.buf.dtype, "local.var", op.span)
-    em.allocs.append(f'{em.name(acc)} = T.alloc_buffer((1,), "{acc.dtype}", scope="local")')
+    em.frame.allocs.append(f'{em.name(acc)} = T.alloc_buffer((1,), "{acc.dtype}", scope="local")')
     lines = [k for k in range(len(src.axes)) if k != op.dim]
     line_vars = [N.Var(f"l{k}") for k in lines]
     step = N.Var("k")

@@ -257,7 +257,7 @@ class ThreadOps:
         self._library()
         counts = s.init.args if isinstance(s.init, N.Call) else ()
         name = em.name(s.buffer)
-        em.scratch[name] = ("uint64", max(len(counts), 1))
+        em.frame.scratch[name] = ("uint64", max(len(counts), 1))
         em.line("if tx == 0:")
         with em.block():
             for k, c in enumerate(counts):

@@ -174,7 +174,7 @@ def emit(em, st: TmaStore) -> None:
 
     if getattr(em, "store_stage", None) is None:
         em.store_stage = em.fresh("store_stage")
-        em.scratch[em.store_stage] = (st.tensor.dtype, st.rows * st.inner * st.slots)
+        em.frame.scratch[em.store_stage] = (st.tensor.dtype, st.rows * st.inner * st.slots)
     if st.slots == st.atoms:
         if em.ws.persistent is not None:  # the previous tile's store may still be reading the staging tile
             _wait_read(em, 0, st.band)
