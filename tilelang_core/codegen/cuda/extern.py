@@ -95,7 +95,7 @@ class ExternOps:
         t, n = dtype_of(value), dims[a]
         if a == 0 and n <= 32 and not n & (n - 1):
             return f'T.call_pure_extern("{t}", "tl::lanes_allreduce", {exprs.emit(value)}, {as_int(op)}, {n})'
-        if em.in_parallel or em.thread_ops.role is not None:
+        if em.parallel_scope.in_parallel or em.thread_ops.role is not None:
             raise LoweringError("T.tvm_thread_allreduce over threadIdx.y / z or more than 32 lanes goes through "
                                 "shared memory with a barrier, which every thread of the block must reach: call it "
                                 "outside T.Parallel loops and thread roles", e.span)

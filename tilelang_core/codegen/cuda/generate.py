@@ -137,7 +137,7 @@ def _body_with_marks(em: KernelEmitter, body) -> None:
 
     def stmt(s, _orig=orig):
         span = getattr(s, "span", None)
-        if span is not None and not isinstance(s, (N.SeqStmt, N.Allocate)) and em.par is None:
+        if span is not None and not isinstance(s, (N.SeqStmt, N.Allocate)) and em.parallel_scope.par is None:
             em.line(f'T.cuda.func_call("tl_line_{span.line}", source_code="")')
         _orig(s)
     em.stmt = stmt

@@ -157,8 +157,8 @@ class IntrinsicOps:
             idx = em.access(load.buffer, [em.idx(i) for i in load.indices], load)
             ptrs.append(f"{em.name(load.buffer)}.ptr_to([{', '.join(idx)}])")
         line = f'T.cuda.func_call("tl::{call.name}", {ptrs[0]}, {ptrs[1]}, source_code="")'
-        if em.owner:  # a replicated T.Parallel: one thread per iteration
-            em.line(f"if {em.owner}:")
+        if em.parallel_scope.owner:  # a replicated T.Parallel: one thread per iteration
+            em.line(f"if {em.parallel_scope.owner}:")
             with em.block():
                 em.line(line)
         else:

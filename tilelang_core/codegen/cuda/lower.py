@@ -20,7 +20,7 @@ from .frame import FrameEmitter
 from .parallel import ParallelEmitter, UnservedFragmentRead
 from . import vectorize
 from .pipeline import PipelineEmitter
-from .records import FrameDeclarations, PipelineState
+from .records import FrameDeclarations, ParallelScope, PipelineState
 
 
 class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
@@ -34,22 +34,17 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.threads = threads
         self.lines: list[str] = []
         self.frame = FrameDeclarations()
+        self.parallel_scope = ParallelScope()
         self.depth = 1
         self.names: dict = {}
         self.used_names: set = {"T", "tx", "smem", "main"}
         self.var_text: dict = {}
         self.pipeline = PipelineState()
-        self.par = None             # (layout, reg text, loop vars) inside a fragment-driven Parallel loop
         self.dirty_w = self.dirty_r = False
-        self.staged: dict = {}      # fragment Buffer -> shared copy read by the current Parallel loop
-        self.published: dict = {}   # replicated fragment -> shared copy the current Parallel loop writes through
-        self.stage_sites: list = []  # the serial loops (and the Parallel loop) being emitted, outermost first
         self.exprs = ExprEmitter(self.var_text, self.load_text)
         self.ops = TileOps(self)
         self.counter = 0
         self.wgmma = wgmma or {}
-        self.in_parallel = 0              # > 0 while emitting a T.Parallel body (no barriers there)
-        self.owner = None                 # condition: this thread runs the current iteration's atomics
         self.reducers = reducer_buffers(func)  # T.alloc_reducer buffers: per-thread partials, combined by finalize
         self.safe_values = safe_values(func.body)  # tensor -> what its reads outside give (T.annotate_safe_value)
         self.wgmma_nowait = False         # the next wgmma gemm leaves its group in flight
@@ -152,8 +147,8 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
     def load_text(self, buf, idx: list[str], node=None) -> str:
         """Text of buf[idx] for any scope (fragments translated to registers); a kernel's own element read of a
         global tensor reads 0 outside the tensor, as TileLang's LegalizeSafeMemoryAccess makes it."""
-        if buf in self.staged:
-            return f"{self.staged[buf]}[{ravel(idx, shape_ints(buf.shape))}]"
+        if buf in self.parallel_scope.staged:
+            return f"{self.parallel_scope.staged[buf]}[{ravel(idx, shape_ints(buf.shape))}]"
         text = f"{self.name(buf)}[{', '.join(self.access(buf, idx, node))}]"
         bounds = self.global_bounds(buf, idx) if isinstance(node, N.Load) and buf.dtype != "handle" else []
         if bounds:
@@ -188,10 +183,10 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         span = getattr(node, "span", None)
         if isinstance(lay, Replicated):
             return ravel([self.idx(i) for i in indices], lay.shape)
-        if self.par is None:
+        if self.parallel_scope.par is None:
             raise LoweringError(f"fragment '{buf.name}' is indexed outside a T.Parallel loop; wrap the access "
                                 "in T.Parallel or use T.alloc_local for thread-private values", span)
-        layout, reg, loop_vars = self.par
+        layout, reg, loop_vars = self.parallel_scope.par
         same = len(indices) == len(loop_vars) and all(i is v for i, v in zip(indices, loop_vars))
         if same and lay == layout:
             return reg
@@ -211,7 +206,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         """Insert __syncthreads() when `stmt` would race with earlier shared-memory accesses.
 
         Never inside a T.Parallel body: threads diverge there; the loop as a whole was synchronised."""
-        if self.in_parallel:
+        if self.parallel_scope.in_parallel:
             return
         reads, writes = shared_rw(stmt)
         if (reads and self.dirty_w) or (writes and (self.dirty_w or self.dirty_r)):
@@ -311,11 +306,12 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         target = self.load_text(s.buffer, idx, s)
         if s.buffer.scope == "global" and idx:  # a store outside the tensor is skipped (LegalizeSafeMemoryAccess)
             return self.guarded(self.global_bounds(s.buffer, idx), f"{target} = {value}")
-        if s.buffer in self.reducers and self.in_parallel:  # a partial: each iteration contributes once
-            return self.guarded([self.owner] if self.owner else [], f"{target} = {value}")
+        if s.buffer in self.reducers and self.parallel_scope.in_parallel:  # a partial: each iteration contributes once
+            owner = self.parallel_scope.owner
+            return self.guarded([owner] if owner else [], f"{target} = {value}")
         self.line(f"{target} = {value}")
-        if self.par is not None and s.buffer.scope == "local.fragment" and isinstance(
-                self.layouts.get(s.buffer), Replicated) and s.buffer not in self.staged:
+        if self.parallel_scope.par is not None and s.buffer.scope == "local.fragment" and isinstance(
+                self.layouts.get(s.buffer), Replicated) and s.buffer not in self.parallel_scope.staged:
             self.publish(s.buffer, target, idx)  # only this thread wrote it; every thread holds it whole
 
     def if_stmt(self, s: N.If) -> None:
@@ -332,7 +328,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         inner_reads, inner_writes = shared_rw(s.body)
         self.line(f"while {self.emit(s.cond, 'bool')}:")
         self.depth += 1
-        if (inner_reads or inner_writes) and not self.in_parallel:  # the back edge may race with this iteration
+        if (inner_reads or inner_writes) and not self.parallel_scope.in_parallel:  # the back edge may race
             self.dirty_r = self.dirty_w = True
         self.body(s.body)
         self.depth -= 1
@@ -353,7 +349,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
             self.serial(s)
 
     def serial(self, s: N.For) -> None:
-        if self.in_parallel:
+        if self.parallel_scope.in_parallel:
             return self._serial(s)
         self._staged_emit(s, self._serial)
 
@@ -391,7 +387,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
                           else f"for {it} in {kind}({self.idx(ext)}):")
                 self.var_text[v] = it
             self.depth += 1
-        if inner_reads and inner_writes and not self.in_parallel:  # the back edge may race with this iteration
+        if inner_reads and inner_writes and not self.parallel_scope.in_parallel:  # the back edge may race
             self.dirty_r = self.dirty_w = True  # (a loop that only reads, or only writes, shared memory cannot)
         self.body(s.body)
         self.depth -= len(s.vars)

@@ -74,7 +74,7 @@ def emit_fragment_load(em, call: N.Call) -> None:
     *lead, o_row, o_col = origin
     num = size // e
     dst_ptr = f"{em.name(dst.buffer)}.ptr_to([{', '.join(em.access(dst.buffer, [em.idx(dst.indices[0])], dst))}])"
-    if (bits == 16 or not transposed) and src.buffer not in em.staged and num in (2, 4):
+    if (bits == 16 or not transposed) and src.buffer not in em.parallel_scope.staged and num in (2, 4):
         j = f"T.floordiv(T.floormod(tx, {8 * num}), 8)"
         i = "T.floormod(tx, 8)"
         row_block, k_block = (f"T.floormod({j}, 2)", f"T.floordiv({j}, 2)") if matrix == "a" else \

@@ -17,26 +17,26 @@ class ParallelEmitter:
     def parallel(self, s: N.For) -> None:
         """A T.Parallel loop; a fragment it reads at elements other threads hold is read from a shared copy, and a
         replicated fragment it writes on some threads only is handed to every thread after it (`publish`)."""
-        if self.in_parallel:
+        if self.parallel_scope.in_parallel:
             return self._parallel(s)
-        start, self.published = len(self.lines), {}
+        start, self.parallel_scope.published = len(self.lines), {}
         self._staged_emit(s, self._parallel)
-        if self.published:
+        if self.parallel_scope.published:
             self._broadcast_published(start, s)
 
     def publish(self, buf, target: str, idx: list[str]) -> None:
         """The thread running this iteration of a layout-driven loop wrote `target`, one element of the replicated
         fragment `buf` every thread holds whole: mirror it into a shared copy that all threads read back."""
         shape = list(shape_ints(buf.shape))
-        stage = self.published.get(buf) or self.fresh(f"{buf.name}_bcast")
-        self.published[buf] = stage
+        stage = self.parallel_scope.published.get(buf) or self.fresh(f"{buf.name}_bcast")
+        self.parallel_scope.published[buf] = stage
         self.frame.scratch[stage] = (buf.dtype, math.prod(shape))  # again after a staging retry dropped it
         self.line(f"{stage}[{ravel(idx, shape)}] = {target}")
 
     def _broadcast_published(self, start: int, s: N.For) -> None:
         """Around loop `s` emitted from line `start`: fill each published copy from the (identical) replicated
         registers first unless `s` writes every element, so the rest keep their values; read it back whole after."""
-        partial = [(buf, stage) for buf, stage in self.published.items() if not _writes_whole(s, buf)]
+        partial = [(buf, stage) for buf, stage in self.parallel_scope.published.items() if not _writes_whole(s, buf)]
         if partial:
             end = len(self.lines)
             self.sync()
@@ -48,43 +48,44 @@ class ParallelEmitter:
             del self.lines[end:]
             self.lines[start:start] = prefill
         self.sync()
-        for buf, stage in self.published.items():
+        for buf, stage in self.parallel_scope.published.items():
             regs = math.prod(shape_ints(buf.shape))
             r = self.fresh("r")
             self.line(f"for {r} in {'T.unroll' if regs <= 256 else 'T.serial'}({regs}):")
             with self.block():
                 self.line(f"{self.name(buf)}[{r}] = {stage}[{r}]")
         self.sync()
-        self.published = {}
+        self.parallel_scope.published = {}
 
     def _staged_emit(self, s: N.For, emit) -> None:
         """`emit(s)`; when a T.Parallel loop inside reads fragment elements other threads hold, emit again with a
         shared copy of that fragment staged before the outermost loop of serial loops around it that never
         writes the fragment (once, not every iteration), or else before the Parallel loop itself."""
-        state = (len(self.lines), len(self.frame.allocs), dict(self.frame.scratch), self.depth, self.par, self.owner,
-                 self.in_parallel, self.dirty_r, self.dirty_w)
+        scope = self.parallel_scope
+        state = (len(self.lines), len(self.frame.allocs), dict(self.frame.scratch), self.depth, scope.par, scope.owner,
+                 scope.in_parallel, self.dirty_r, self.dirty_w)
         staged = []
-        self.stage_sites.append(s)
+        scope.stage_sites.append(s)
         try:
             while True:
                 try:
                     return emit(s)
                 except UnservedFragmentRead as exc:
                     buf = exc.buffer
-                    if buf in self.staged or _stage_site(self.stage_sites, buf) is not s:
+                    if buf in scope.staged or _stage_site(scope.stage_sites, buf) is not s:
                         raise
                     del self.lines[state[0]:], self.frame.allocs[state[1]:]
                     self.frame.scratch = dict(state[2])
-                    self.depth, self.par, self.owner, self.in_parallel, self.dirty_r, self.dirty_w = state[3:]
+                    self.depth, scope.par, scope.owner, scope.in_parallel, self.dirty_r, self.dirty_w = state[3:]
                     for b in staged:
                         self.stage_fragment(b)
                     staged.append(buf)
                     self.stage_fragment(buf)
                     state = (len(self.lines), len(self.frame.allocs), dict(self.frame.scratch), *state[3:])
         finally:
-            self.stage_sites.pop()
+            scope.stage_sites.pop()
             for b in staged:
-                self.staged.pop(b, None)
+                scope.staged.pop(b, None)
 
     def stage_fragment(self, buf) -> None:
         """Write every element of fragment `buf` to a shared scratch copy that any thread can read."""
@@ -97,11 +98,11 @@ class ParallelEmitter:
         with self.block():
             self.guarded(in_fragment(lay, "tx", r), f"{stage}[{ravel(lay.coords('tx', r), shape)}] = {self.name(buf)}[{r}]")
         self.sync()
-        self.staged[buf] = stage
+        self.parallel_scope.staged[buf] = stage
 
     def unstage_fragment(self, buf) -> None:
         """Read each thread's elements of fragment `buf` back from the shared copy `stage_fragment` made."""
-        stage, lay = self.staged.pop(buf), self.layouts[buf]
+        stage, lay = self.parallel_scope.staged.pop(buf), self.layouts[buf]
         self.sync()
         r = self.fresh("r")
         self.line(f"for {r} in {'T.unroll' if lay.regs <= 256 else 'T.serial'}({lay.regs}):")
@@ -118,7 +119,7 @@ class ParallelEmitter:
         driver = next((self.layouts[b] for b in full if not isinstance(self.layouts.get(b), Replicated)), None)
         if driver is None:
             s, driver = self._rebased(s, accesses)
-        self.in_parallel += 1
+        self.parallel_scope.in_parallel += 1
         try:
             if driver is not None:
                 return self._parallel_layout(s, driver)
@@ -129,7 +130,7 @@ class ParallelEmitter:
                 return self._parallel_replicated(s)
             return self._parallel_distributed(s)
         finally:
-            self.in_parallel -= 1
+            self.parallel_scope.in_parallel -= 1
 
     def _parallel_layout(self, s: N.For, lay) -> None:
         for v, st in zip(s.vars, s.starts):
@@ -148,10 +149,10 @@ class ParallelEmitter:
             coords = lay.coords("tx", r)
             for v, c in zip(s.vars, coords):
                 self.var_text[v] = c
-            old, old_owner = self.par, self.owner
-            self.par = (lay, r, s.vars)
+            old, old_owner = self.parallel_scope.par, self.parallel_scope.owner
+            self.parallel_scope.par = (lay, r, s.vars)
             if isinstance(lay, (Mma, MmaRow, View)) and lay.one_copy("tx"):  # rows copied over lanes / warps
-                self.owner = lay.one_copy("tx")
+                self.parallel_scope.owner = lay.one_copy("tx")
             conds = in_fragment(lay, "tx", r)
             conds += [f"{c} < {e}" for c, e, d in zip(coords, extents, shape) if e < d]  # a loop shorter than the tile
             if conds:
@@ -160,7 +161,7 @@ class ParallelEmitter:
                     self.body(s.body)
             else:
                 self.body(s.body)
-            self.par, self.owner = old, old_owner
+            self.parallel_scope.par, self.parallel_scope.owner = old, old_owner
 
     def _parallel_replicated(self, s: N.For) -> None:
         """Every thread runs every iteration (the loop only touches replicated fragments); an atomic in
@@ -168,11 +169,11 @@ class ParallelEmitter:
         flat = "0"
         for v, st, ext in zip(s.vars, s.starts, s.extents):
             flat = f"({flat} * {self.idx(ext)} + {self.name(v)} - {self.idx(st)})"
-        old, self.owner = self.owner, f"T.floormod({flat}, {self.threads}) == tx"
+        old, self.parallel_scope.owner = self.parallel_scope.owner, f"T.floormod({flat}, {self.threads}) == tx"
         try:
             self.serial(N.For(s.vars, s.starts, s.extents, "serial", s.body, span=s.span))
         finally:
-            self.owner = old
+            self.parallel_scope.owner = old
 
     def _rebased(self, s: N.For, accesses: list):
         """(loop, driver layout) for a loop indexing a fragment at constant offsets of its variables
@@ -204,11 +205,11 @@ class ParallelEmitter:
         self.line(f"for {r} in T.unroll({lay.regs}):")
         with self.block():
             self.var_text[s.vars[0]] = lay.coords("tx", r)[0]
-            old, old_owner = self.par, self.owner
-            self.par, self.owner = (lay, r, s.vars[:1]), None
+            old, old_owner = self.parallel_scope.par, self.parallel_scope.owner
+            self.parallel_scope.par, self.parallel_scope.owner = (lay, r, s.vars[:1]), None
             self._split_iterations(N.For(s.vars[1:], s.starts[1:], s.extents[1:], "parallel", s.body, span=s.span),
                                    rep, nrep)
-            self.par, self.owner = old, old_owner
+            self.parallel_scope.par, self.parallel_scope.owner = old, old_owner
 
     def _parallel_distributed(self, s: N.For) -> None:
         """Iterations spread over the block's threads (no fragments inside)."""

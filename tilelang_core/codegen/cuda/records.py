@@ -16,3 +16,14 @@ class FrameDeclarations:
     """What the kernel frame (frame.py) declares ahead of the body, added to by the stages that need it."""
     scratch: dict = field(default_factory=dict)  # name -> (dtype, elems): extra shared buffers
     allocs: list = field(default_factory=list)   # TVMScript lines declaring per-thread local buffers
+
+
+@dataclass
+class ParallelScope:
+    """Where emission stands inside T.Parallel loops (written by parallel.py; read by the ops emitted in them)."""
+    par: tuple | None = None  # (layout, reg text, loop vars) inside a fragment-driven Parallel loop
+    staged: dict = field(default_factory=dict)     # fragment Buffer -> shared copy read by the current Parallel loop
+    published: dict = field(default_factory=dict)  # replicated fragment -> shared copy the loop writes through
+    stage_sites: list = field(default_factory=list)  # serial loops and the Parallel loop being emitted, outermost first
+    in_parallel: int = 0      # > 0 while emitting a T.Parallel body or diverged threads (no barriers there)
+    owner: str | None = None  # condition: this thread runs the current iteration's atomics

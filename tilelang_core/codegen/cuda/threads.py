@@ -213,7 +213,7 @@ class ThreadOps:
         """A barrier of every thread of the grid (cooperative groups); the kernel must then be launched
         cooperatively, with all its blocks resident at once (runtime.launch checks that they fit)."""
         em = self.em
-        if self.role is not None or em.in_parallel:
+        if self.role is not None or em.parallel_scope.in_parallel:
             raise LoweringError("T.sync_grid inside a thread role or a branch on the thread index: every thread of "
                                 "the grid must reach it; call it where the whole block runs", call.span)
         if GRID_LIBRARY not in em.extra_cuda:
@@ -280,11 +280,11 @@ class ThreadOps:
             self._diverging(s.then_body, s)
             if s.else_body is not None:
                 self._diverging(s.else_body, s)
-            self.em.in_parallel += 1  # threads diverge: no automatic __syncthreads() inside
+            self.em.parallel_scope.in_parallel += 1  # threads diverge: no automatic __syncthreads() inside
             try:
                 self.em.if_stmt(s)
             finally:
-                self.em.in_parallel -= 1
+                self.em.parallel_scope.in_parallel -= 1
             return True
         return False
 
@@ -318,12 +318,12 @@ class ThreadOps:
         em = self.em
         if rng is None:
             self._diverging(body, s)
-            em.in_parallel += 1
+            em.parallel_scope.in_parallel += 1
             em.depth += 1
             try:
                 em.body(body)
             finally:
-                em.in_parallel -= 1
+                em.parallel_scope.in_parallel -= 1
                 em.depth -= 1
             return
         self._role(body, rng)
@@ -333,15 +333,15 @@ class ThreadOps:
         relative to the role), block barriers turned into a named barrier of the role."""
         em = self.em
         first, count = rng
-        saved = em.lines, em.threads, em.depth, em.in_parallel, self.role, em.__dict__.get("sync")
-        em.lines, em.threads, em.depth, em.in_parallel, self.role = [], count, em.depth + 1, 0, rng
+        saved = em.lines, em.threads, em.depth, em.parallel_scope.in_parallel, self.role, em.__dict__.get("sync")
+        em.lines, em.threads, em.depth, em.parallel_scope.in_parallel, self.role = [], count, em.depth + 1, 0, rng
         em.dirty_r = em.dirty_w = False  # the block synchronised before the roles
         em.sync = lambda: self._role_sync(rng)  # shadows KernelEmitter.sync inside the role
         try:
             em.body(body)
         finally:
             lines = em.lines
-            em.lines, em.threads, em.depth, em.in_parallel, self.role, outer_sync = saved
+            em.lines, em.threads, em.depth, em.parallel_scope.in_parallel, self.role, outer_sync = saved
             if outer_sync is None:
                 del em.sync
             else:

@@ -65,14 +65,14 @@ class TileOps(CopyOps, ReduceOps):
     def _elementwise(self, loop: N.For) -> None:
         """A tile op as its element loop: a T.Parallel loop over the threads, or a serial one (per-thread buffers)."""
         em = self.em
-        em.in_parallel += 1  # threads take different iterations: no __syncthreads() inside the loop
+        em.parallel_scope.in_parallel += 1  # threads take different iterations: no __syncthreads() inside the loop
         try:
             if loop.kind == "parallel":
                 em._parallel_distributed(loop)
             else:
                 em.serial(loop)
         finally:
-            em.in_parallel -= 1
+            em.parallel_scope.in_parallel -= 1
 
     def _copy_element(self, op: N.Copy) -> None:
         """`T.copy(a[i], b[j])` of one element each side: every thread into its own per-thread destination, else
@@ -233,7 +233,8 @@ class TileOps(CopyOps, ReduceOps):
             val = em.emit(op.value, dst.buffer.dtype)
             call = f'T.cuda.func_call("tl::atomic_add", {em.name(dst.buffer)}.ptr_to([{", ".join(idx)}]), {val}, ' \
                    'source_code="")'
-            conds = [em.owner] if em.owner else []  # one thread per iteration of a replicated loop
+            owner = em.parallel_scope.owner
+            conds = [owner] if owner else []  # one thread per iteration of a replicated loop
             if dst.buffer.scope == "global":  # outside the tensor: skipped (LegalizeSafeMemoryAccess)
                 conds += em.global_bounds(dst.buffer, idx)
             self.em.guarded(conds, call)
@@ -292,7 +293,7 @@ class TileOps(CopyOps, ReduceOps):
             return em.line(f"{target} = {new}")
         ptr = f"{em.name(old.buffer)}.ptr_to([{', '.join(em.access(old.buffer, idx))}])"
         line = f'T.cuda.func_call("tl::{call.name}", {ptr}, {em.emit(value, old.buffer.dtype)}, source_code="")'
-        conds = [em.owner] if em.owner else []
+        conds = [em.parallel_scope.owner] if em.parallel_scope.owner else []
         if old.buffer.scope == "global" and old.indices:
             conds += em.global_bounds(old.buffer, idx)
         self.em.guarded(conds, line)
