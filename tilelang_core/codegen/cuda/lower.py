@@ -1,6 +1,6 @@
 """Tile IR to thread-level TVMScript for CUDA: names and text, buffer access, fragments as registers, barriers and
 statements. T.Parallel loops are in `parallel.py`, the kernel frame and shared-memory plan in `frame.py`, the
-cp.async pipeline in `pipeline.py`, tile ops in `tileops.py`.
+cp.async pipeline in `pipeline.py`, tile ops in `tileops.py`, the state they share in `records.py`.
 """
 from __future__ import annotations
 
