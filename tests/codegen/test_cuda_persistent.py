@@ -10,6 +10,7 @@ import pytest
 
 from tilelang_core import check_source, lower
 from tilelang_core.codegen.cuda import generate
+from tilelang_core.codegen.cuda.records import FrameDeclarations
 from tests.conftest import ROOT
 from tests.codegen.ptxas import ptxas_report
 
@@ -301,7 +302,7 @@ class _Emitter:
     """What raster.rasterize reads and writes on the kernel emitter."""
 
     def __init__(self, panel):
-        self.lines, self.var_text, self.allocs = [], {}, []
+        self.lines, self.var_text, self.frame = [], {}, FrameDeclarations()
         self.ws = type("WS", (), {"persistent": type("P", (), {"panel": panel})})()
 
     def idx(self, e):

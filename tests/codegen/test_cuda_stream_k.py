@@ -11,6 +11,7 @@ import pytest
 
 from tilelang_core import lower
 from tilelang_core.codegen.cuda import generate
+from tilelang_core.codegen.cuda.records import FrameDeclarations
 from tilelang_core.codegen.cuda.streamk import FLAGS, MAX_FILL, MIN_STEPS, StreamK, emit_pieces, emit_split
 from tests.codegen.ptxas import ptxas_report
 from tests.codegen.test_cuda_persistent import BATCHED, _gemm, _kernel
@@ -22,7 +23,8 @@ class _Lines:
     """The emitter surface emit_split / emit_pieces use, collecting Python-runnable lines."""
 
     def __init__(self):
-        self.lines, self.depth, self.allocs, self.k_range, self.ring_base, self.n = [], 0, [], None, None, 0
+        self.lines, self.depth, self.k_range, self.ring_base, self.n = [], 0, None, None, 0
+        self.frame = FrameDeclarations()
 
     def line(self, text):
         self.lines.append("    " * self.depth + text)
@@ -60,7 +62,7 @@ def _schedule_of(tiles: int, steps: int, blocks: int) -> dict:
                         serial=range, if_then_else=lambda c, a, b: a if c else b)
     runs, dps = {}, []
     for b in range(blocks):
-        env = {"T": T, "grid_blocks": blocks, "block": b, "out": [], "dp": dps, em.allocs[0].split()[0]: [0] * 8}
+        env = {"T": T, "grid_blocks": blocks, "block": b, "out": [], "dp": dps, em.frame.allocs[0].split()[0]: [0] * 8}
         exec(program, env)  # noqa: S102 - the emitted index arithmetic
         runs[b] = env["out"]
     return {"pieces": runs, "dp_tiles": dps[0]}
