@@ -151,7 +151,7 @@ class CopyOps:
 
     def _copy_frag_frag(self, op: N.Copy, src: Side, dst: Side) -> None:
         em = self.em
-        ls, ld = em.layouts[src.buf], em.layouts[dst.buf]
+        ls, ld = em.plan.layouts[src.buf], em.plan.layouts[dst.buf]
         if ls != ld or not (_whole(src) and _whole(dst)):
             return self._copy_frag_remap(src, dst, ls, ld)
         r = em.fresh("r")
@@ -205,7 +205,7 @@ class CopyOps:
     def _copy_frag(self, op, src: Side, dst: Side, extents, from_frag: bool) -> None:
         em = self.em
         frag, other = (src, dst) if from_frag else (dst, src)
-        lay = em.layouts[frag.buf]
+        lay = em.plan.layouts[frag.buf]
         tile = [as_int(e) for e in extents]
         shape = list(shape_ints(frag.buf.shape))
         part = _part_of(frag, shape)

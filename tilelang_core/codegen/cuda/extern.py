@@ -86,7 +86,8 @@ class ExternOps:
         (a power of two up to 32 lanes), else through shared memory, every thread reading its group's values."""
         value, op, axis = e.args
         em = self.em
-        dims = [as_int(t) for t in (em.func.launch.threads if em.func.launch is not None else ())] or [em.threads]
+        launch = em.plan.func.launch
+        dims = [as_int(t) for t in (launch.threads if launch is not None else ())] or [em.threads]
         a = as_int(axis)
         if a is None or a >= len(dims) or None in dims:
             raise LoweringError("T.tvm_thread_allreduce reduces over a threadIdx axis of the launch with a "

@@ -14,12 +14,12 @@ class FrameEmitter:
 
     def allocate(self) -> None:
         """Declare fragments, locals and vars (shared memory views are added by `frame`)."""
-        for node in walk(self.func.body):
+        for node in walk(self.plan.func.body):
             if not isinstance(node, N.Allocate):
                 continue
             b = node.buffer
             if b.scope == "local.fragment":
-                lay = self.layouts[b]
+                lay = self.plan.layouts[b]
                 self.frame.allocs.append(f'{self.name(b)} = T.alloc_buffer(({lay.regs},), "{b.dtype}", scope="local")')
             elif b.scope in ("local", "local.var"):
                 shape = shape_ints(b.shape) or (1,)
@@ -40,7 +40,7 @@ class FrameEmitter:
 
     def views(self) -> list:
         """The buffer views the kernel uses (T.reshape, T.view, T.Tensor(shape, dtype, A.data)), in order."""
-        return list(dict.fromkeys(b for b in used_buffers(self.func.body) if b.base is not None))
+        return list(dict.fromkeys(b for b in used_buffers(self.plan.func.body) if b.base is not None))
 
     def shared_views(self, offsets: dict, sizes: dict) -> list[str]:
         """decl_buffer lines of views of shared tiles: the tile's bytes read as another shape or dtype."""
@@ -53,8 +53,8 @@ class FrameEmitter:
             problem = ("needs a static shape" if shape is None else
                        "views a multi-buffered tile" if root in self.pipeline.stages or v in self.pipeline.stages else
                        # another dtype reuses the bytes as scratch; the same dtype would read swizzled elements
-                       "views a swizzled gemm tile with its own dtype" if (self.swizzled.get(root) or
-                                                                          self.swizzled.get(v)) and
+                       "views a swizzled gemm tile with its own dtype" if (self.plan.swizzled.get(root) or
+                                                                          self.plan.swizzled.get(v)) and
                        v.dtype == root.dtype else None)
             size = nbytes(v.dtype)
             for d in shape or ():
@@ -70,7 +70,7 @@ class FrameEmitter:
         return lines
 
     def shared_buffers(self) -> list:
-        return [n.buffer for n in walk(self.func.body) if isinstance(n, N.Allocate) and is_shared(n.buffer)]
+        return [n.buffer for n in walk(self.plan.func.body) if isinstance(n, N.Allocate) and is_shared(n.buffer)]
 
     def smem_plan(self, limit: int | None = None) -> tuple[list[str], int, list]:
         """Views into one dynamic shared-memory pool; returns (lines, total bytes, breakdown).
@@ -82,7 +82,7 @@ class FrameEmitter:
             if shape is None:
                 raise LoweringError(f"shared buffer '{b.name}' needs a static shape", b.span)
             stages = self.pipeline.stages.get(b, 1)
-            if self.swizzled.get(b) == "atoms":  # 128-byte atoms: 64 columns of fp16, 128 of fp8
+            if self.plan.swizzled.get(b) == "atoms":  # 128-byte atoms: 64 columns of fp16, 128 of fp8
                 w = 128 // nbytes(b.dtype)
                 shape = shape[:-2] + (shape[-1] // w, shape[-2], w)
             entries.append((self.name(b), b.dtype, ((stages,) if b in self.pipeline.stages else ()) + shape, stages, b))
@@ -96,10 +96,10 @@ class FrameEmitter:
             sizes.append(size)
         # wgmma's 128-byte swizzle repeats every 1024 bytes: its tiles (whole KiBs) start on a KiB; the rest
         # (row vectors, barriers, scratch) on 128 bytes, so small buffers do not each round up to a KiB
-        align = [1024 if self.wgmma and size % 1024 == 0 else 128 for size in sizes]
+        align = [1024 if self.plan.wgmma and size % 1024 == 0 else 128 for size in sizes]
         at = smem.sequential(sizes, align)
         if limit is not None and entries and at[-1] + sizes[-1] > limit:
-            at = smem.packed(sizes, smem.live_ranges(self.func, [e[4] for e in entries]), align)
+            at = smem.packed(sizes, smem.live_ranges(self.plan.func, [e[4] for e in entries]), align)
         lines, breakdown, offsets, by_label = [], [], {}, {}
         for (name, dtype, shape, stages, label), size, offset in zip(entries, sizes, at):
             dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")

@@ -246,8 +246,8 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
     source = mark_source(source)  # tl.enable_fast_math: nvcc --use_fast_math (fastmath.py)
     several = len(parts) > 1 or bool(parts[0].workspaces) or "stream_k" in first  # workspaces: a launch list
     text = "\n".join(t for t, _, _ in scripts)
-    layouts = "\n".join(describe(e.layouts) for _, e, _ in scripts)
-    pipes = "\n".join(p.describe() for _, e, _ in scripts for p in e.pipelines.values())
+    layouts = "\n".join(describe(e.plan.layouts) for _, e, _ in scripts)
+    pipes = "\n".join(p.describe() for _, e, _ in scripts for p in e.plan.pipelines.values())
     return CudaKernel(func.name, first["kernel_symbol"], text, "\n".join(p.script() for p in prims), source,
                       first["grid"], first["block"], first["smem_bytes"], em.breakdown,
                       _user_params(first["params"]) if several else first["params"], line_map, layouts, pipes,

@@ -53,7 +53,7 @@ def emit_event(em, call: N.Call) -> None:
     old = getattr(em, "iket_meta", None)
     if old in em.extra_cuda:
         em.extra_cuda.remove(old)
-    em.iket_meta = _meta_info(em.func.name, table)
+    em.iket_meta = _meta_info(em.plan.func.name, table)
     em.extra_cuda.append(em.iket_meta)
     value = em.emit(payload, payload.dtype) if payload is not None else "T.uint32(0)"
     em.line(f'T.cuda.func_call("TL_IKET_EVENT", {int(event_id)}, {KINDS[kind]}, {value}, source_code="")')

@@ -183,7 +183,7 @@ class IntrinsicOps:
         elems = 1
         for d in shape:
             elems *= d
-        lay = em.layouts.get(buf)
+        lay = em.plan.layouts.get(buf)
         source, flat = buf, True  # print buf[unravel(i)] (False: a flat scratch copy, print scratch[i])
         if buf.scope == "local.fragment" and not isinstance(lay, Replicated):
             source, flat = self._gather(buf, lay, elems), False
@@ -221,7 +221,7 @@ class IntrinsicOps:
         em = self.em
         buf = call.args[0].buffer
         op = int(call.args[1].value)
-        lay = em.layouts.get(buf)
+        lay = em.plan.layouts.get(buf)
         if isinstance(lay, (Generic, Mma)) or lay is None:
             return  # every element has one owner thread: nothing to combine
         _check_partial_updates(em, buf, call.span)
@@ -267,9 +267,10 @@ def _c_string(text: str) -> str:
 def _check_partial_updates(em, buf, span) -> None:
     """Every store into a reducer must be in a T.Parallel loop (each iteration contributes to one thread's partial);
     a store outside one runs on every thread, and the combine would count it once per thread."""
-    inside = {id(n) for loop in walk(em.func.body) if isinstance(loop, N.For) and loop.kind == "parallel"
+    body = em.plan.func.body
+    inside = {id(n) for loop in walk(body) if isinstance(loop, N.For) and loop.kind == "parallel"
               for n in walk(loop.body) if isinstance(n, N.Store)}
-    bad = next((n for n in walk(em.func.body) if isinstance(n, N.Store) and n.buffer is buf and id(n) not in inside),
+    bad = next((n for n in walk(body) if isinstance(n, N.Store) and n.buffer is buf and id(n) not in inside),
                None)
     if bad is not None:
         raise LoweringError(f"reducer '{buf.name}' is updated outside a T.Parallel loop, so every thread holds the "

@@ -20,7 +20,7 @@ from .frame import FrameEmitter
 from .parallel import ParallelEmitter, UnservedFragmentRead
 from . import vectorize
 from .pipeline import PipelineEmitter
-from .records import FrameDeclarations, ParallelScope, PipelineState
+from .records import FrameDeclarations, KernelPlanView, ParallelScope, PipelineState
 
 
 class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
@@ -30,7 +30,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
                  wgmma: dict | None = None):
         from .tileops import TileOps
 
-        self.func, self.layouts, self.pipelines, self.swizzled = func, layouts, pipelines, swizzled
+        self.plan = KernelPlanView(func, layouts, pipelines, swizzled, wgmma or {})
         self.threads = threads
         self.lines: list[str] = []
         self.frame = FrameDeclarations()
@@ -44,7 +44,6 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.exprs = ExprEmitter(self.var_text, self.load_text)
         self.ops = TileOps(self)
         self.counter = 0
-        self.wgmma = wgmma or {}
         self.reducers = reducer_buffers(func)  # T.alloc_reducer buffers: per-thread partials, combined by finalize
         self.safe_values = safe_values(func.body)  # tensor -> what its reads outside give (T.annotate_safe_value)
         self.wgmma_nowait = False         # the next wgmma gemm leaves its group in flight
@@ -135,7 +134,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
     # ------------------------------------------------------------------ buffer access
     def shared_index(self, buf, idx: list[str]) -> list[str]:
         """Physical index of a shared buffer element: stage prefix and swizzle (see plan.shared_layouts)."""
-        kind = self.swizzled.get(buf)
+        kind = self.plan.swizzled.get(buf)
         if kind is not None and len(idx) >= 2:
             from .templates import swizzled_index
 
@@ -178,7 +177,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
 
     def fragment_reg(self, buf, node) -> str:
         """Register index of a fragment element accessed inside a Parallel loop."""
-        lay = self.layouts.get(buf)
+        lay = self.plan.layouts.get(buf)
         indices = node.indices if node is not None else ()
         span = getattr(node, "span", None)
         if isinstance(lay, Replicated):
@@ -219,7 +218,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         """A serial loop or `while` emits its body statement by statement, each accounted (and synchronised) on its
         own: marking the whole body dirty up front would put a barrier before its first statement."""
         if isinstance(stmt, N.For):
-            return stmt.kind != "parallel" and not (stmt.kind == "pipelined" and id(stmt) in self.pipelines)
+            return stmt.kind != "parallel" and not (stmt.kind == "pipelined" and id(stmt) in self.plan.pipelines)
         return isinstance(stmt, N.While)
 
     @property
@@ -230,7 +229,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
     def sync(self) -> None:
         if self.ws is not None:  # the producer warpgroup never joins: a named barrier over the consumers
             self.line(f'T.cuda.func_call("tl::consumer_sync<{self.threads}>", source_code="")')
-        elif self.wgmma:  # make generic-proxy smem writes visible to wgmma (async proxy) before the barrier
+        elif self.plan.wgmma:  # make generic-proxy smem writes visible to wgmma (async proxy) before the barrier
             self.line('T.cuda.func_call("tl::fence_sync", source_code="")')
         else:
             self.line('T.tvm_storage_sync("shared")')
@@ -286,7 +285,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
 
     def pointer_tensors(self, s: N.LetStmt) -> None:
         """Bind a pointer (`T.make_tensor(ptrs[i], shape, dtype)`) and declare the tensors over it."""
-        tensors = [b for b in used_buffers(self.func.body) if b.data is s.var]
+        tensors = [b for b in used_buffers(self.plan.func.body) if b.data is s.var]
         self.line(f'{self.name(s.var)} = T.bind(T.reinterpret("handle", {self.emit(s.value)}))')
         self.var_text[s.var] = self.name(s.var)
         for b in tensors:
@@ -311,7 +310,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
             return self.guarded([owner] if owner else [], f"{target} = {value}")
         self.line(f"{target} = {value}")
         if self.parallel_scope.par is not None and s.buffer.scope == "local.fragment" and isinstance(
-                self.layouts.get(s.buffer), Replicated) and s.buffer not in self.parallel_scope.staged:
+                self.plan.layouts.get(s.buffer), Replicated) and s.buffer not in self.parallel_scope.staged:
             self.publish(s.buffer, target, idx)  # only this thread wrote it; every thread holds it whole
 
     def if_stmt(self, s: N.If) -> None:
@@ -343,8 +342,8 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
     def loop(self, s: N.For) -> None:
         if s.kind == "parallel":
             self.parallel(s)
-        elif s.kind == "pipelined" and id(s) in self.pipelines:
-            self.pipelined(s, self.pipelines[id(s)])
+        elif s.kind == "pipelined" and id(s) in self.plan.pipelines:
+            self.pipelined(s, self.plan.pipelines[id(s)])
         else:
             self.serial(s)
 

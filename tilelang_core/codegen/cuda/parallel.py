@@ -89,7 +89,7 @@ class ParallelEmitter:
 
     def stage_fragment(self, buf) -> None:
         """Write every element of fragment `buf` to a shared scratch copy that any thread can read."""
-        lay, shape = self.layouts[buf], list(shape_ints(buf.shape))
+        lay, shape = self.plan.layouts[buf], list(shape_ints(buf.shape))
         stage = self.fresh(f"{buf.name}_shared")
         self.frame.scratch[stage] = (buf.dtype, math.prod(shape))
         self.sync()  # an earlier run of this loop (inside a serial loop) may still be reading the copy
@@ -102,7 +102,7 @@ class ParallelEmitter:
 
     def unstage_fragment(self, buf) -> None:
         """Read each thread's elements of fragment `buf` back from the shared copy `stage_fragment` made."""
-        stage, lay = self.parallel_scope.staged.pop(buf), self.layouts[buf]
+        stage, lay = self.parallel_scope.staged.pop(buf), self.plan.layouts[buf]
         self.sync()
         r = self.fresh("r")
         self.line(f"for {r} in {'T.unroll' if lay.regs <= 256 else 'T.serial'}({lay.regs}):")
@@ -116,7 +116,8 @@ class ParallelEmitter:
 
         accesses = list(fragment_accesses(s.body))
         full = [b for b, idx in accesses if len(idx) == len(s.vars) and all(i is v for i, v in zip(idx, s.vars))]
-        driver = next((self.layouts[b] for b in full if not isinstance(self.layouts.get(b), Replicated)), None)
+        layouts = self.plan.layouts
+        driver = next((layouts[b] for b in full if not isinstance(layouts.get(b), Replicated)), None)
         if driver is None:
             s, driver = self._rebased(s, accesses)
         self.parallel_scope.in_parallel += 1
@@ -181,16 +182,16 @@ class ParallelEmitter:
         from ...passes.loop_shift import index_shifts, rebase_on_fragment
 
         for b, idx in accesses:
-            lay, shifts, shape = self.layouts.get(b), index_shifts(idx, s.vars), shape_ints(b.shape)
+            lay, shifts, shape = self.plan.layouts.get(b), index_shifts(idx, s.vars), shape_ints(b.shape)
             if shifts is not None and not isinstance(lay, Replicated) and shape and len(shape) == len(s.vars):
-                same = {c for c, _ in accesses if self.layouts.get(c) == lay}
+                same = {c for c, _ in accesses if self.plan.layouts.get(c) == lay}
                 return rebase_on_fragment(s, same, shifts, list(shape)), lay
         return s, None
 
     def _row_layout(self, s: N.For, accesses: list):
         """The MmaRow layout of a Parallel loop whose fragment accesses are all row vectors indexed by its
         first variable (`S[h, k] = S[h, k] - m[h]` with m a reduction of a gemm tile), else None."""
-        lays = {self.layouts.get(b) for b, _ in accesses}
+        lays = {self.plan.layouts.get(b) for b, _ in accesses}
         lay = next(iter(lays)) if len(lays) == 1 else None
         if len(s.vars) < 2 or not isinstance(lay, MmaRow) or as_int(s.starts[0]) != 0 or as_int(
                 s.extents[0]) != lay.m:

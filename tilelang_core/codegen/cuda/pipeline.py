@@ -73,7 +73,7 @@ class PipelineEmitter:
     def specialized(self, body) -> None:
         """The kernel body split by role: barrier setup, the producer warpgroup's TMA loop, the consumers' body."""
         ws, ns = self.ws, self.ws.plan.num_stages
-        groups = load_groups(ws, overlap_enabled(ws.plan, self.wgmma, ws))
+        groups = load_groups(ws, overlap_enabled(ws.plan, self.plan.wgmma, ws))
         self.bars = self.fresh("tma_bar")
         self.frame.scratch[self.bars] = ("uint64", 2 * ns * len(groups))
         for buf in ws.plan.buffers:
@@ -98,7 +98,7 @@ class PipelineEmitter:
             with self.block():
                 for m in ws.tensor_maps:
                     self._call("tl::tma_prefetch", m["arg"])
-                for _ in tiles(self, self.func.launch, "producer"):
+                for _ in tiles(self, self.plan.func.launch, "producer"):
                     self._tma_producer(ws, groups)
         self.line("else:")
         with self.block():
@@ -107,7 +107,7 @@ class PipelineEmitter:
             stmts = body.stmts if isinstance(body, N.SeqStmt) else (body,)
             hoisted = ws.hoisted if ws.persistent is None else ()
             own = N.SeqStmt(tuple(st for st in stmts if not any(st is h for h in hoisted)))
-            for piece in tiles(self, self.func.launch, "consumer"):
+            for piece in tiles(self, self.plan.func.launch, "consumer"):
                 if piece is None:
                     self.body(own)
                 else:  # a stream-K piece: its k-steps, then the partial sums met (streamk.emit_fixup)
@@ -150,7 +150,7 @@ class PipelineEmitter:
                 self._call("tl::mbar_expect_tx", full, str(sum(ld.bytes for ld in loads)))
                 for ld in loads:
                     starts = [self.idx(a.start) for a in reversed(ld.axes)]
-                    atoms = self.swizzled.get(ld.tile) == "atoms"
+                    atoms = self.plan.swizzled.get(ld.tile) == "atoms"
                     for j in range(ld.atoms):
                         coords = [f"({starts[0]} + {ld.tmap['box'][0] * j})" if j else starts[0]] + starts[1:]
                         dst = f"{self.name(ld.tile)}.ptr_to([{stage}, {f'{j}, 0, 0' if atoms else '0, 0'}])"
@@ -161,7 +161,7 @@ class PipelineEmitter:
         """Consumers: wait for stage k's bytes, run the body on it, release the stage. A lone wgmma gemm of one
         consumer warpgroup keeps wgmma k in flight while it waits for stage k+1 (`_in_flight`: iteration 0 peeled,
         iteration k releases stage k-1 once wgmma k-1 is done); otherwise each gemm waits for its own group."""
-        ov = overlap_enabled(plan, self.wgmma, self.ws)
+        ov = overlap_enabled(plan, self.plan.wgmma, self.ws)
         if ov is not None:  # gemm -> softmax -> gemm: the softmax of k under the second gemm of k-1
             return emit_overlapped(self, s, plan, ov)
         ns, v = plan.num_stages, s.vars[0]
@@ -223,7 +223,7 @@ class PipelineEmitter:
         with the accumulators pinned. TILELSP_WGMMA_INFLIGHT=1 forces it for any lone wgmma gemm, =0 turns it off."""
         only = plan.lone_gemm
         flag = current_options().wgmma_in_flight
-        on = only is not None and id(only) in self.wgmma and not only.clear_accum and (
+        on = only is not None and id(only) in self.plan.wgmma and not only.clear_accum and (
             flag == "on" or flag != "off" and self.ws.consumers == 128 and plan.num_stages >= 3)
         n_static = as_int(s.extents[0])
         cs = shape_ints(only.c.buffer.shape) if on else None

@@ -3,6 +3,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...ir import nodes as N
+
+
+@dataclass(frozen=True)
+class KernelPlanView:
+    """The kernel plan's parts the emitter reads (codegen/cuda/kernel_plan.py): never changed while emitting."""
+    func: N.PrimFunc
+    layouts: dict    # buffer -> layout (passes/layouts.py)
+    pipelines: dict  # id(loop) -> PipelinePlan; empty when thread roles order the stages themselves
+    swizzled: dict   # shared Buffer -> "atoms" | "rows"
+    wgmma: dict      # id(gemm) -> Gemm lowered to wgmma
+
 
 @dataclass
 class PipelineState:

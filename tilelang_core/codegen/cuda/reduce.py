@@ -20,7 +20,7 @@ class ReduceOps:
 
     def reduce(self, op: N.Reduce) -> None:
         em = self.em
-        src, dst = em.layouts.get(op.src.buffer), em.layouts.get(op.dst.buffer)
+        src, dst = em.plan.layouts.get(op.src.buffer), em.plan.layouts.get(op.dst.buffer)
         if op.op not in _REDUCE:
             raise LoweringError(f"T.reduce_{op.op} is not supported by the CUDA backend yet", op.span)
         if (isinstance(src, Mma) and isinstance(dst, MmaRow) and dst.fits(src) and op.dim == 1
@@ -198,7 +198,7 @@ class ReduceOps:
         em.sync()
         if sbuf.scope == "local.fragment":
             stage = self.workspace("red_in", t, outer * red * inner)
-            lay = em.layouts[sbuf]
+            lay = em.plan.layouts[sbuf]
             r = em.fresh("r")
             em.line(f"for {r} in T.unroll({lay.regs}):")
             with em.block():
@@ -230,7 +230,7 @@ class ReduceOps:
         em = self.em
         dbuf = op.dst.buffer
         if dbuf.scope == "local.fragment":
-            lay = em.layouts[dbuf]
+            lay = em.plan.layouts[dbuf]
             r = em.fresh("r")
             em.line(f"for {r} in T.unroll({lay.regs}):")
             with em.block():

@@ -84,7 +84,7 @@ class RngOps:
     def _default_subsequence(self) -> str:
         """threadIdx.x + blockIdx.x * blockDim.x, as TileLang computes it (threads launch flat here: threadIdx.x of
         threads=(x, y, z) is tx % x)."""
-        launch = self.em.func.launch
+        launch = self.em.plan.func.launch
         dims = launch.threads if launch is not None else ()
         if len(dims) > 1:
             x = self.em.idx(dims[0])
@@ -92,7 +92,7 @@ class RngOps:
         return f"T.Cast(\"uint64\", tx + {self._block_index()} * {self.em.threads})"
 
     def _block_index(self) -> str:
-        launch = self.em.func.launch
+        launch = self.em.plan.func.launch
         return self.em.name(launch.block_vars[0]) if launch is not None and launch.block_vars else "0"
 
     def expr(self, exprs, e: N.Call) -> str | None:

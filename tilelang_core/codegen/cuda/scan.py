@@ -19,9 +19,9 @@ def cumsum(em, op: N.CumSum) -> None:
     """Emit T.cumsum / T.cummax(src, dst, dim, reverse) through the statement emitter `em`."""
     src, dst = Side(op.src), Side(op.dst)
     staged = [b for b in dict.fromkeys((src.buf, dst.buf)) if b.scope == "local.fragment"
-              and not isinstance(em.layouts.get(b), Replicated)]
+              and not isinstance(em.plan.layouts.get(b), Replicated)]
     for buf in staged:
-        if em.layouts.get(buf) is None:
+        if em.plan.layouts.get(buf) is None:
             raise LoweringError(f"T.cum{op.op} of the fragment '{buf.name}': its layout is unknown; T.copy it to a "
                                 "T.alloc_shared buffer, scan that, and copy back", op.span)
         em.stage_fragment(buf)  # loads and stores of `buf` now go to its shared copy

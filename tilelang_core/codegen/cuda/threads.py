@@ -7,6 +7,7 @@ recomputed from `tx`. mbarriers live in the dynamic shared-memory pool; thread 0
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
@@ -114,16 +115,17 @@ class ThreadOps:
 
     def __init__(self, em):
         self.em = em
-        dims = [as_int(t) for t in em.func.launch.threads] if em.func.launch is not None else [em.threads]
+        dims = [as_int(t) for t in em.plan.func.launch.threads] if em.plan.func.launch is not None else [em.threads]
         self.dims = [d or 1 for d in dims] + [1] * (3 - len(dims))
         self.block_threads = em.threads  # em.threads is the role's inside a role
-        self.thread_vars = _thread_dependent_vars(em.func.body)
-        self.roles = Roles(em.func, em.threads)
+        self.thread_vars = _thread_dependent_vars(em.plan.func.body)
+        self.roles = Roles(em.plan.func, em.threads)
         self.role = None  # (first thread, count) of the role being emitted
         self.barrier_ids: dict = {}  # role range -> named barrier id
         self.cooperative = False  # T.sync_grid: the kernel needs a cooperative launch
-        if any(synchronising(n) for n in walk(em.func.body) if isinstance(n, N.If) and id(n) in self.roles.branches):
-            em.pipelines = {}  # the roles' barriers order the stages; loops run as written
+        body = em.plan.func.body
+        if any(synchronising(n) for n in walk(body) if isinstance(n, N.If) and id(n) in self.roles.branches):
+            em.plan = replace(em.plan, pipelines={})  # the roles' barriers order the stages; loops run as written
 
     def _library(self) -> None:
         if DEVICE_LIBRARY not in self.em.extra_cuda:
@@ -135,7 +137,7 @@ class ThreadOps:
         if e.name in THREAD_INDEX:
             return self.index(e)
         if e.name == "get_block_binding":
-            dim, launch = as_int(e.args[0]), self.em.func.launch
+            dim, launch = as_int(e.args[0]), self.em.plan.func.launch
             return self.em.name(launch.block_vars[dim]) if dim < len(launch.block_vars) else "0"
         if e.name.startswith("shfl_"):
             value, delta, width, mask = e.args
@@ -241,10 +243,10 @@ class ThreadOps:
                 raise LoweringError("T.mbarrier_arrive with cta_id (a cluster barrier) is not supported by the CUDA "
                                     "lowering yet; arrive on this block's barrier", call.span)
             # wgmma reads shared memory through the async proxy: writes before the arrive must be fenced for it
-            em.line(f'T.cuda.func_call("tl::mbar_arrive", {ptr}, {1 if em.wgmma else 0}, source_code="")')
+            em.line(f'T.cuda.func_call("tl::mbar_arrive", {ptr}, {1 if em.plan.wgmma else 0}, source_code="")')
         elif call.name == "mbarrier_wait_parity":
             # what the arriving threads wrote with cp.async (generic proxy) is read by wgmma (async proxy) after it
-            em.line(f'T.cuda.func_call("tl::mbar_wait", {ptr}, {em.idx(call.args[1])}, {1 if em.wgmma else 0}, '
+            em.line(f'T.cuda.func_call("tl::mbar_wait", {ptr}, {em.idx(call.args[1])}, {1 if em.plan.wgmma else 0}, '
                     'source_code="")')
         else:  # no copy posts transaction bytes (T.tma_copy copies with the calling threads): the phase would hang
             raise LoweringError(f"T.{call.name} counts the bytes of TMA transfers, but the CUDA backend copies "
@@ -353,7 +355,8 @@ class ThreadOps:
         """Named barrier of one role (`bar.sync id, count`), after an async-proxy fence when wgmma reads smem."""
         em = self.em
         self._library()
-        em.line(f'T.cuda.func_call("tl::named_bar_sync", {self.barrier_id(rng)}, {rng[1]}, {1 if em.wgmma else 0}, '
+        fence = 1 if em.plan.wgmma else 0
+        em.line(f'T.cuda.func_call("tl::named_bar_sync", {self.barrier_id(rng)}, {rng[1]}, {fence}, '
                 'source_code="")')
         em.dirty_r = em.dirty_w = False
 

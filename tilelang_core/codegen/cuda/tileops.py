@@ -46,7 +46,7 @@ class TileOps(CopyOps, ReduceOps):
         buf = op.dst.buffer
         value = em.emit(op.value, buf.dtype)
         if buf.scope == "local.fragment":
-            lay = em.layouts[buf]
+            lay = em.plan.layouts[buf]
             r = em.fresh("r")
             em.line(f"for {r} in T.unroll({lay.regs}):" if lay.regs <= 256 else f"for {r} in T.serial({lay.regs}):")
             with em.block():
@@ -89,18 +89,18 @@ class TileOps(CopyOps, ReduceOps):
     def gemm(self, op: N.Gemm) -> None:
         em = self.em
         a, b, c = op.a.buffer, op.b.buffer, op.c.buffer
-        lay = em.layouts.get(c)
+        lay = em.plan.layouts.get(c)
         if c.scope != "local.fragment" or not isinstance(lay, Mma):
             raise LoweringError("T.gemm needs its accumulator C in a T.alloc_fragment buffer", op.span)
         if b.scope not in ("shared.dyn", "shared"):
             raise LoweringError("T.gemm needs B in shared memory (T.alloc_shared)", op.span)
-        if op.wgmma and id(op) not in em.wgmma:
+        if op.wgmma and id(op) not in em.plan.wgmma:
             raise LoweringError("T.wgmma_gemm() requires Hopper WGMMA lowering, which this gemm does not meet (an sm_90 "
                                 "target; fp16/bf16/fp8 inputs, B in shared memory, a float32 accumulator whose M is a "
                                 "multiple of 64 per warp group of the block): use T.gemm to let it run as mma.sync",
                                 op.span)
         m, n = lay.m, lay.n
-        bp, brows, bcols, bpart = self._operand(op.b, op, id(op) in em.wgmma)
+        bp, brows, bcols, bpart = self._operand(op.b, op, id(op) in em.plan.wgmma)
         k = bcols if op.transpose_b else brows
         if k % 16 and a.dtype in ("float16", "bfloat16"):
             raise LoweringError(f"gemm K={k} must be a multiple of 16 for tensor cores", op.span)
@@ -110,7 +110,7 @@ class TileOps(CopyOps, ReduceOps):
                 self.fill(N.Fill(op.c, N.Const(0.0, c.dtype), True, op.span))
         elif op.clear_accum:
             self.fill(N.Fill(op.c, N.Const(0.0, c.dtype), True, op.span))
-        if id(op) in em.wgmma:
+        if id(op) in em.plan.wgmma:
             return self._gemm_wgmma(op, lay, k)
         role = em.thread_ops.role
         if role is not None and role[0] % role[1]:  # the templates number warps threadIdx.x / 32 % warps
@@ -119,14 +119,14 @@ class TileOps(CopyOps, ReduceOps):
                                 "roles of that shape", op.span)
         cp = f"{em.name(c)}.ptr_to([0])"
         tc = a.dtype == b.dtype and a.dtype in ("float16", "bfloat16") and c.dtype == "float32"
-        tb, swb = _b(op.transpose_b), _b(b in em.swizzled)
+        tb, swb = _b(op.transpose_b), _b(b in em.plan.swizzled)
         if a.scope == "local.fragment":
             # a transposed A is the same registers (its layout stores element (m, k) at [k][m])
             if tc:
                 call = f"tl::gemm_rs<{m}, {n}, {k}, {lay.wm}, {lay.wn}, {tb}, {swb}{_ld(bpart)}>"
             elif bpart is not None:
                 raise _part_error(op.b, bpart, op.span)
-            elif b in em.swizzled or k % 8:
+            elif b in em.plan.swizzled or k % 8:
                 raise LoweringError(f"T.gemm with A in registers of {a.dtype} needs B unswizzled and K a multiple "
                                     "of 8 on the CUDA backend", op.span)
             else:
@@ -136,7 +136,7 @@ class TileOps(CopyOps, ReduceOps):
         if a.scope not in ("shared.dyn", "shared"):
             raise LoweringError("T.gemm needs A in shared memory or in a fragment", op.span)
         ap, _, _, apart = self._operand(op.a, op, False)
-        ta, swa = _b(op.transpose_a), _b(a in em.swizzled)
+        ta, swa = _b(op.transpose_a), _b(a in em.plan.swizzled)
         if tc:
             lds = "" if apart is bpart is None else _ld(apart or (0, 0, shape_ints(a.shape)[-1])) + _ld(bpart or (
                 0, 0, shape_ints(b.shape)[-1]))
@@ -155,7 +155,7 @@ class TileOps(CopyOps, ReduceOps):
         em = self.em
         a, c = op.a.buffer, op.c.buffer
         role = em.thread_ops.role
-        name, texts = gemm_function(len(em.extra_cuda), op, lay.m, lay.n, k, em.threads // 128, em.swizzled,
+        name, texts = gemm_function(len(em.extra_cuda), op, lay.m, lay.n, k, em.threads // 128, em.plan.swizzled,
                                     wait=not em.wgmma_nowait, first=role[0] if role else 0)
         for t in texts:
             if t not in em.extra_cuda:
@@ -189,7 +189,7 @@ class TileOps(CopyOps, ReduceOps):
         if None in starts or None in exts:
             raise LoweringError(f"T.gemm on a part of '{buf.name}' needs compile-time offsets and extents", op.span)
         whole = starts == [0, 0] and exts == list(shape[-2:])
-        atoms = wgmma and em.swizzled.get(buf) == "atoms" and _multiple_of(starts[1], w) and exts[1] % w == 0 \
+        atoms = wgmma and em.plan.swizzled.get(buf) == "atoms" and _multiple_of(starts[1], w) and exts[1] % w == 0 \
             and starts[0] % 8 == 0
         if not whole and not atoms:
             part = (starts[0], starts[1], shape[-1])
@@ -240,7 +240,7 @@ class TileOps(CopyOps, ReduceOps):
             self.em.guarded(conds, call)
             return
         src = op.value
-        lay = em.layouts.get(src.buffer)
+        lay = em.plan.layouts.get(src.buffer)
         if src.buffer.scope in ("global", "shared", "shared.dyn", "local"):
             return self._atomic_add_elements(op)
         if src.buffer.scope != "local.fragment" or lay is None:

@@ -216,7 +216,7 @@ def _write(em, st: TmaStore, atom: int | None) -> None:
     atom into its ring slot (`atom_pairs`)."""
     from .templates import swizzled_index
 
-    out, esize, lay, stage = st.tensor.dtype, nbytes(st.tensor.dtype), em.layouts[st.frag], em.store_stage
+    out, esize, lay, stage = st.tensor.dtype, nbytes(st.tensor.dtype), em.plan.layouts[st.frag], em.store_stage
     r, e = em.fresh("r"), em.fresh("e")
     if atom is None:
         em.line(f"for {r} in T.unroll({lay.regs // 2}):")
