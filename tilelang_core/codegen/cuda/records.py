@@ -1,4 +1,5 @@
-"""The records the CUDA emitter's stages share, each written by one owner and read by the others."""
+"""The records the CUDA emitter's modules share, held on KernelEmitter as em.plan, em.pipeline, em.frame and
+em.parallel_scope."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,7 +9,7 @@ from ...ir import nodes as N
 
 @dataclass(frozen=True)
 class KernelPlanView:
-    """The kernel plan's parts the emitter reads (codegen/cuda/kernel_plan.py): never changed while emitting."""
+    """The kernel plan's parts the emitter reads (kernel_plan.py), fixed once emission starts."""
     func: N.PrimFunc
     layouts: dict    # buffer -> layout (passes/layouts.py)
     pipelines: dict  # id(loop) -> PipelinePlan; empty when thread roles order the stages themselves
@@ -32,10 +33,10 @@ class FrameDeclarations:
 
 @dataclass
 class ParallelScope:
-    """Where emission stands inside T.Parallel loops (written by parallel.py; read by the ops emitted in them)."""
+    """Where emission stands inside T.Parallel loops (parallel.py; tileops, scan and thread roles raise in_parallel)."""
     par: tuple | None = None  # (layout, reg text, loop vars) inside a fragment-driven Parallel loop
     staged: dict = field(default_factory=dict)     # fragment Buffer -> shared copy read by the current Parallel loop
     published: dict = field(default_factory=dict)  # replicated fragment -> shared copy the loop writes through
     stage_sites: list = field(default_factory=list)  # serial loops and the Parallel loop being emitted, outermost first
-    in_parallel: int = 0      # > 0 while emitting a T.Parallel body or diverged threads (no barriers there)
+    in_parallel: int = 0      # > 0 while threads diverge: a T.Parallel body, a scan, a role (no barriers there)
     owner: str | None = None  # condition: this thread runs the current iteration's atomics
