@@ -20,7 +20,7 @@ from .frame import FrameEmitter
 from .parallel import ParallelEmitter, UnservedFragmentRead
 from . import vectorize
 from .pipeline import PipelineEmitter
-from .records import FrameDeclarations, KernelPlanView, ParallelScope, PipelineState
+from .records import BarrierState, FrameDeclarations, KernelPlanView, ParallelScope, PipelineState
 
 
 class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
@@ -40,7 +40,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.used_names: set = {"T", "tx", "smem", "main"}
         self.var_text: dict = {}
         self.pipeline = PipelineState()
-        self.dirty_w = self.dirty_r = False
+        self.barrier_state = BarrierState()
         self.exprs = ExprEmitter(self.var_text, self.load_text)
         self.ops = TileOps(self)
         self.counter = 0
@@ -208,11 +208,12 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         if self.parallel_scope.in_parallel:
             return
         reads, writes = shared_rw(stmt)
-        if (reads and self.dirty_w) or (writes and (self.dirty_w or self.dirty_r)):
+        state = self.barrier_state
+        if (reads and state.dirty_w) or (writes and (state.dirty_w or state.dirty_r)):
             self.sync()
         if not self._accounted_inside(stmt):
-            self.dirty_r |= reads
-            self.dirty_w |= writes
+            state.dirty_r |= reads
+            state.dirty_w |= writes
 
     def _accounted_inside(self, stmt) -> bool:
         """A serial loop or `while` emits its body statement by statement, each accounted (and synchronised) on its
@@ -233,7 +234,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
             self.line('T.cuda.func_call("tl::fence_sync", source_code="")')
         else:
             self.line('T.tvm_storage_sync("shared")')
-        self.dirty_r = self.dirty_w = False
+        self.barrier_state.dirty_r = self.barrier_state.dirty_w = False
 
     # ------------------------------------------------------------------ statements
     def stmt(self, s) -> None:
@@ -328,7 +329,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.line(f"while {self.emit(s.cond, 'bool')}:")
         self.depth += 1
         if (inner_reads or inner_writes) and not self.parallel_scope.in_parallel:  # the back edge may race
-            self.dirty_r = self.dirty_w = True
+            self.barrier_state.dirty_r = self.barrier_state.dirty_w = True
         self.body(s.body)
         self.depth -= 1
 
@@ -387,7 +388,8 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
                 self.var_text[v] = it
             self.depth += 1
         if inner_reads and inner_writes and not self.parallel_scope.in_parallel:  # the back edge may race
-            self.dirty_r = self.dirty_w = True  # (a loop that only reads, or only writes, shared memory cannot)
+            # (a loop that only reads, or only writes, shared memory cannot)
+            self.barrier_state.dirty_r = self.barrier_state.dirty_w = True
         self.body(s.body)
         self.depth -= len(s.vars)
 

@@ -194,7 +194,8 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
     for text in (PIN_WORDS, *((PINGPONG,) if ov.pingpong else ())):
         if text not in em.extra_cuda:
             em.extra_cuda.append(text)
-    em.dirty_r = em.dirty_w = False  # the consumers write no shared memory (plan_overlap); stages are mbarrier-ordered
+    # the consumers write no shared memory (plan_overlap); stages are mbarrier-ordered
+    em.barrier_state.dirty_r = em.barrier_state.dirty_w = False
 
     def at(k: str) -> str:
         return k if start == "0" else f"({start} + {k})"
@@ -281,7 +282,7 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
         em._call("tl::pingpong_last")
     for buf in plan.buffers:
         em.pipeline.stage_idx.pop(buf, None)
-    em.dirty_r = em.dirty_w = True
+    em.barrier_state.dirty_r = em.barrier_state.dirty_w = True
 
 
 def _unswitched(stmt):

@@ -61,9 +61,9 @@ class ParallelEmitter:
         """`emit(s)`; when a T.Parallel loop inside reads fragment elements other threads hold, emit again with a
         shared copy of that fragment staged before the outermost loop of serial loops around it that never
         writes the fragment (once, not every iteration), or else before the Parallel loop itself."""
-        scope = self.parallel_scope
+        scope, barriers = self.parallel_scope, self.barrier_state
         state = (len(self.lines), len(self.frame.allocs), dict(self.frame.scratch), self.depth, scope.par, scope.owner,
-                 scope.in_parallel, self.dirty_r, self.dirty_w)
+                 scope.in_parallel, barriers.dirty_r, barriers.dirty_w)
         staged = []
         scope.stage_sites.append(s)
         try:
@@ -76,7 +76,8 @@ class ParallelEmitter:
                         raise
                     del self.lines[state[0]:], self.frame.allocs[state[1]:]
                     self.frame.scratch = dict(state[2])
-                    self.depth, scope.par, scope.owner, scope.in_parallel, self.dirty_r, self.dirty_w = state[3:]
+                    self.depth, scope.par, scope.owner, scope.in_parallel = state[3:7]
+                    barriers.dirty_r, barriers.dirty_w = state[7:]
                     for b in staged:
                         self.stage_fragment(b)
                     staged.append(buf)

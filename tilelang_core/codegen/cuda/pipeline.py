@@ -184,7 +184,7 @@ class PipelineEmitter:
             if self.ring_base is not None:  # the next tile's producer waits for the last stage too
                 last = self._ring(str(as_int(s.extents[0]) - 1) if self.k_range is None else f"{n} - 1")
                 self._call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({last}, {ns}) + {ns}])")
-        self.dirty_r = self.dirty_w = True
+        self.barrier_state.dirty_r = self.barrier_state.dirty_w = True
 
     def _k_start(self, s: N.For) -> str:
         """The loop's first k (a stream-K piece's first step in its tile, `k_range`)."""
@@ -208,7 +208,7 @@ class PipelineEmitter:
         self.var_text[v] = k if start == "0" else f"({start} + {k})"
         # the stage's tiles are ordered by full[]; earlier writes were synchronised before the loop; the back edge
         # may race with this iteration only when the consumers write shared memory themselves
-        self.dirty_r = self.dirty_w = any(shared_rw(c)[1] for c in plan.consumers)
+        self.barrier_state.dirty_r = self.barrier_state.dirty_w = any(shared_rw(c)[1] for c in plan.consumers)
         self.wgmma_nowait = in_flight
         for c in plan.consumers:
             self.stmt(c)

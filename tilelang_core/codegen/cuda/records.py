@@ -1,5 +1,5 @@
-"""The records the CUDA emitter's modules share, held on KernelEmitter as em.plan, em.pipeline, em.frame and
-em.parallel_scope."""
+"""The records the CUDA emitter's modules share, held on KernelEmitter as em.plan, em.pipeline, em.frame,
+em.parallel_scope and em.barrier_state."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,3 +40,10 @@ class ParallelScope:
     stage_sites: list = field(default_factory=list)  # serial loops and the Parallel loop being emitted, outermost first
     in_parallel: int = 0      # > 0 while threads diverge: a T.Parallel body, a scan, a role (no barriers there)
     owner: str | None = None  # condition: this thread runs the current iteration's atomics
+
+
+@dataclass
+class BarrierState:
+    """Shared memory touched since the last barrier (lower.py's sync_before; ops placing their own reset it)."""
+    dirty_r: bool = False  # a shared-memory read since the last barrier
+    dirty_w: bool = False  # a shared-memory write since the last barrier

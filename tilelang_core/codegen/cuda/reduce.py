@@ -245,7 +245,7 @@ class ReduceOps:
             with em.spread(keep) as row:
                 idx = unravel(row, shape_ints(dbuf.shape))
                 self._store_reduced(op, em.load_text(dbuf, idx), value(row), kind)
-            em.dirty_w = True
+            em.barrier_state.dirty_w = True
         else:
             raise LoweringError("T.reduce_* needs a fragment or shared-memory destination", op.span)
 

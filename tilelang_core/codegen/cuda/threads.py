@@ -202,7 +202,7 @@ class ThreadOps:
                 em.extra_cuda.append(CLUSTER_LIBRARY)
             em.line(f'T.cuda.func_call("tl::{name}", source_code="")')
             if name != "cluster_arrive":
-                em.dirty_r = em.dirty_w = False
+                em.barrier_state.dirty_r = em.barrier_state.dirty_w = False
         elif name == "fence_proxy_async":
             em.line('T.cuda.func_call("tl::fence_proxy_async", source_code="")')
         elif name in ("set_max_nreg", "inc_max_nreg", "dec_max_nreg"):
@@ -222,7 +222,7 @@ class ThreadOps:
             em.extra_cuda.append(GRID_LIBRARY)
         self.cooperative = True
         em.line('T.cuda.func_call("tl::sync_grid", source_code="")')
-        em.dirty_r = em.dirty_w = False
+        em.barrier_state.dirty_r = em.barrier_state.dirty_w = False
 
     def _set_max_nreg(self, call: N.Call) -> None:
         values = [as_int(a) for a in call.args]
@@ -305,7 +305,7 @@ class ThreadOps:
         that order themselves through mbarriers no block barrier may follow (it would wait for a role that waits
         on another); otherwise the next shared-memory access waits for the whole block."""
         em = self.em
-        if em.dirty_r or em.dirty_w:
+        if em.barrier_state.dirty_r or em.barrier_state.dirty_w:
             em.sync()  # a later role may read what the threads wrote before the roles
         cond = f"T.floordiv(tx, {WARP_GROUP}) == {as_int(s.cond.args[0])}" if is_ws(s) else em.emit(s.cond, "bool")
         em.line(f"if {cond}:")
@@ -314,7 +314,7 @@ class ThreadOps:
             em.line("else:")
             self._branch(s.else_body, else_rng, s)
         sync_free = synchronising(s)
-        em.dirty_r = em.dirty_w = not sync_free
+        em.barrier_state.dirty_r = em.barrier_state.dirty_w = not sync_free
 
     def _branch(self, body, rng, s: N.If) -> None:
         em = self.em
@@ -337,7 +337,7 @@ class ThreadOps:
         first, count = rng
         saved = em.lines, em.threads, em.depth, em.parallel_scope.in_parallel, self.role, em.__dict__.get("sync")
         em.lines, em.threads, em.depth, em.parallel_scope.in_parallel, self.role = [], count, em.depth + 1, 0, rng
-        em.dirty_r = em.dirty_w = False  # the block synchronised before the roles
+        em.barrier_state.dirty_r = em.barrier_state.dirty_w = False  # the block synchronised before the roles
         em.sync = lambda: self._role_sync(rng)  # shadows KernelEmitter.sync inside the role
         try:
             em.body(body)
@@ -358,7 +358,7 @@ class ThreadOps:
         fence = 1 if em.plan.wgmma else 0
         em.line(f'T.cuda.func_call("tl::named_bar_sync", {self.barrier_id(rng)}, {rng[1]}, {fence}, '
                 'source_code="")')
-        em.dirty_r = em.dirty_w = False
+        em.barrier_state.dirty_r = em.barrier_state.dirty_w = False
 
     def barrier_id(self, rng) -> int:
         """Named barrier of a role: 1 + g for warp group g (T.ws's), else the next free id counting down from 15."""

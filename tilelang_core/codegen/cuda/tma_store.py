@@ -200,7 +200,7 @@ def _sync(em, band: int | None) -> None:
     if not band:
         return em.sync()
     em.line('T.cuda.func_call("tl::warpgroup_sync", source_code="")')
-    em.dirty_r = em.dirty_w = False
+    em.barrier_state.dirty_r = em.barrier_state.dirty_w = False
 
 
 def _wait_read(em, pending: int, band: int | None) -> None:
