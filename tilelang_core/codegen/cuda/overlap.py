@@ -202,34 +202,34 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
 
     def use_stage(k: str) -> None:
         for buf in plan.buffers:
-            em.pipeline.stage_idx[buf] = em._stage_of(k, ns)
+            em.pipeline.stage_idx[buf] = em.stage_of(k, ns)
         em.var_text[v] = at(k)
 
     def issue(*steps) -> None:  # (iteration, gemm): the gemms issued back to back, in the warpgroup's turn
         if ov.pingpong:
-            em._call("tl::pingpong_sync")
+            em.device_call("tl::pingpong_sync")
         em.wgmma_nowait = True
         for k, g in steps:
             use_stage(k)
             em.stmt(g)
         em.wgmma_nowait = False
         if ov.pingpong:
-            em._call("tl::pingpong_arrive")
+            em.device_call("tl::pingpong_arrive")
 
     v_base = 2 * ns if ov.split else 0  # the second gemm's tiles' mbarriers
 
     def second_done(k: str) -> None:
-        em._call(f"tl::wgmma_wait_fenced<0, {ov.o_regs}>", o_ptr)
-        em._call(f"tl::pin_words<{ov.p_words}>", p_ptr)
-        em._call("tl::mbar_arrive", f"{em.bars}.ptr_to([{em._stage_of(k, ns)} + {v_base + ns}])")
+        em.device_call(f"tl::wgmma_wait_fenced<0, {ov.o_regs}>", o_ptr)
+        em.device_call(f"tl::pin_words<{ov.p_words}>", p_ptr)
+        em.device_call("tl::mbar_arrive", f"{em.bars}.ptr_to([{em.stage_of(k, ns)} + {v_base + ns}])")
 
     def first_done(k: str) -> None:  # separate mbarriers: the first gemm's tiles go back as soon as it is done
         if ov.split:
-            em._call("tl::mbar_arrive", f"{em.bars}.ptr_to([{em._stage_of(k, ns)} + {ns}])")
+            em.device_call("tl::mbar_arrive", f"{em.bars}.ptr_to([{em.stage_of(k, ns)} + {ns}])")
 
     def second_ready(k: str) -> None:
         if ov.split:
-            em._wait_full(k, ns, v_base)
+            em.wait_full(k, ns, v_base)
 
     def guarded(fn) -> None:
         if n_static is None:
@@ -240,30 +240,30 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
             fn()
 
     def head() -> None:  # iteration 0: S_0 and its softmax, P_0 V_0 left for iteration 1
-        em._wait_full("0", ns)
+        em.wait_full("0", ns)
         use_stage("0")
         for c in ov.pre:
             em.stmt(_unswitched(c))
         issue(("0", ov.first))
-        em._call(f"tl::wgmma_wait_fenced<0, {ov.s_regs}>", s_ptr)
+        em.device_call(f"tl::wgmma_wait_fenced<0, {ov.s_regs}>", s_ptr)
         first_done("0")
         for c in (*ov.mid, *ov.tail):
             em.stmt(c)
 
     if ov.pingpong:
-        em._call("tl::pingpong_first")
+        em.device_call("tl::pingpong_first")
     guarded(head)
     em.line(f"for {it}_i in T.serial({n_static - 1 if n_static is not None else f'{n} - 1'}):")
     with em.block():
         k = f"({it}_i + 1)"
-        em._wait_full(k, ns)
+        em.wait_full(k, ns)
         use_stage(k)
         for c in ov.pre:
             em.stmt(_unswitched(c))
         second_ready(f"{it}_i")
         issue((k, ov.first), (f"{it}_i", ov.second))
         use_stage(k)
-        em._call(f"tl::wgmma_wait_fenced<1, {ov.s_regs}>", s_ptr)
+        em.device_call(f"tl::wgmma_wait_fenced<1, {ov.s_regs}>", s_ptr)
         first_done(k)
         for c in ov.mid:
             em.stmt(c)
@@ -279,7 +279,7 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
 
     guarded(last)
     if ov.pingpong:
-        em._call("tl::pingpong_last")
+        em.device_call("tl::pingpong_last")
     for buf in plan.buffers:
         em.pipeline.stage_idx.pop(buf, None)
     em.barrier_state.dirty_r = em.barrier_state.dirty_w = True

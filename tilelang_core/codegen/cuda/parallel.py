@@ -130,7 +130,7 @@ class ParallelEmitter:
                 return self._parallel_rows(s, rows)
             if accesses:
                 return self._parallel_replicated(s)
-            return self._parallel_distributed(s)
+            return self.parallel_distributed(s)
         finally:
             self.parallel_scope.in_parallel -= 1
 
@@ -213,7 +213,7 @@ class ParallelEmitter:
                                    rep, nrep)
             self.parallel_scope.par, self.parallel_scope.owner = old, old_owner
 
-    def _parallel_distributed(self, s: N.For) -> None:
+    def parallel_distributed(self, s: N.For) -> None:
         """Iterations spread over the block's threads (no fragments inside)."""
         self._split_iterations(s, "tx", self.threads)
 

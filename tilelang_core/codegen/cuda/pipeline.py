@@ -84,26 +84,26 @@ class PipelineEmitter:
         with self.block():
             for i in range(2 * ns * len(groups)):
                 count = "1" if i % (2 * ns) < ns else str(empty_count(ws))  # full: the producer; empty: consumers
-                self._call("tl::mbar_init", f"{self.bars}.ptr_to([{i}])", count)
-            self._call("tl::mbar_fence_init")
+                self.device_call("tl::mbar_init", f"{self.bars}.ptr_to([{i}])", count)
+            self.device_call("tl::mbar_fence_init")
         self.line('T.tvm_storage_sync("shared")')
         if ws.cluster is not None:  # the peer block arrives on these barriers and multicasts into this block
-            self._call("tl::cluster_sync")
+            self.device_call("tl::cluster_sync")
         regs = ws.registers
         self.line(f"if tx >= {ws.consumers}:")
         with self.block():
             if regs:
-                self._call(f"tl::reg_dealloc<{regs[0]}>")
+                self.device_call(f"tl::reg_dealloc<{regs[0]}>")
             self.line(f"if tx == {ws.consumers}:")
             with self.block():
                 for m in ws.tensor_maps:
-                    self._call("tl::tma_prefetch", m["arg"])
+                    self.device_call("tl::tma_prefetch", m["arg"])
                 for _ in tiles(self, self.plan.func.launch, "producer"):
                     self._tma_producer(ws, groups)
         self.line("else:")
         with self.block():
             if regs:
-                self._call(f"tl::reg_alloc<{regs[1]}>")
+                self.device_call(f"tl::reg_alloc<{regs[1]}>")
             stmts = body.stmts if isinstance(body, N.SeqStmt) else (body,)
             hoisted = ws.hoisted if ws.persistent is None else ()
             own = N.SeqStmt(tuple(st for st in stmts if not any(st is h for h in hoisted)))
@@ -115,22 +115,24 @@ class PipelineEmitter:
                     self.body(N.SeqStmt(loop))
                     emit_fixup(self, ws.stream_k, piece, epilogue)
         if ws.cluster is not None:  # no block exits while its peer may still arrive on its barriers
-            self._call("tl::cluster_sync")
+            self.device_call("tl::cluster_sync")
 
     def _ring(self, k: str) -> str:
         """The stage ring's iteration of loop iteration `k` (a persistent kernel's ring continues across tiles)."""
         return k if self.ring_base is None else f"({self.ring_base} + {k})"
 
-    def _stage_of(self, k: str, ns: int) -> str:
+    def stage_of(self, k: str, ns: int) -> str:
         """The stage of ring iteration `k` among `ns`."""
         return f"T.floormod({k}, {ns})" if k != "0" else "0"
 
-    def _wait_full(self, k: str, ns: int, base: int = 0) -> None:
+    def wait_full(self, k: str, ns: int, base: int = 0) -> None:
         """Wait until ring iteration k's bytes have landed (the phase of k of the full mbarrier at `base`)."""
-        self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{self._stage_of(k, ns)}{f' + {base}' if base else ''}])",
-                   f"T.floormod(T.floordiv({k}, {ns}), 2)")
+        offset = f" + {base}" if base else ""
+        self.device_call("tl::mbar_wait", f"{self.bars}.ptr_to([{self.stage_of(k, ns)}{offset}])",
+                         f"T.floormod(T.floordiv({k}, {ns}), 2)")
 
-    def _call(self, fn: str, *args: str) -> None:
+    def device_call(self, fn: str, *args: str) -> None:
+        """A statement calling device-library function `fn` with `args`."""
         self.line(f'T.cuda.func_call("{fn}", {"".join(a + ", " for a in args)}source_code="")')
 
     def _tma_producer(self, ws, groups) -> None:
@@ -145,9 +147,9 @@ class PipelineEmitter:
             self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
             for loads, base in groups:
                 full = f"{self.bars}.ptr_to([{stage}{f' + {base}' if base else ''}])"
-                self._call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage} + {base + ns}])",
-                           f"T.floormod(T.floordiv({self._ring(f'{it}_i')}, {ns}) + 1, 2)")
-                self._call("tl::mbar_expect_tx", full, str(sum(ld.bytes for ld in loads)))
+                self.device_call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage} + {base + ns}])",
+                                 f"T.floormod(T.floordiv({self._ring(f'{it}_i')}, {ns}) + 1, 2)")
+                self.device_call("tl::mbar_expect_tx", full, str(sum(ld.bytes for ld in loads)))
                 for ld in loads:
                     starts = [self.idx(a.start) for a in reversed(ld.axes)]
                     atoms = self.plan.swizzled.get(ld.tile) == "atoms"
@@ -155,7 +157,7 @@ class PipelineEmitter:
                         coords = [f"({starts[0]} + {ld.tmap['box'][0] * j})" if j else starts[0]] + starts[1:]
                         dst = f"{self.name(ld.tile)}.ptr_to([{stage}, {f'{j}, 0, 0' if atoms else '0, 0'}])"
                         fn = ws.cluster.load_fn(ld, j, len(ld.axes)) if ws.cluster else f"tl::tma_load_{len(ld.axes)}d"
-                        self._call(fn, ld.tmap["arg"], dst, full, *coords)
+                        self.device_call(fn, ld.tmap["arg"], dst, full, *coords)
 
     def _consumer_loop(self, s: N.For, plan) -> None:
         """Consumers: wait for stage k's bytes, run the body on it, release the stage. A lone wgmma gemm of one
@@ -175,15 +177,16 @@ class PipelineEmitter:
             k = f"({it}_i + 1)" if acc else f"{it}_i"
             self._consumer_step(plan, v, start, k, bool(acc))
             if acc:
-                self._call(f"tl::wgmma_wait_fenced<1, {acc[1]}>", acc[0])
-            self._call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({self._ring(f'{it}_i')}, {ns}) + {ns}])")
+                self.device_call(f"tl::wgmma_wait_fenced<1, {acc[1]}>", acc[0])
+            ring = self._ring(f"{it}_i")
+            self.device_call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({ring}, {ns}) + {ns}])")
         for buf in plan.buffers:
             self.pipeline.stage_idx.pop(buf, None)
         if acc:
-            self._call(f"tl::wgmma_wait_fenced<0, {acc[1]}>", acc[0])
+            self.device_call(f"tl::wgmma_wait_fenced<0, {acc[1]}>", acc[0])
             if self.ring_base is not None:  # the next tile's producer waits for the last stage too
                 last = self._ring(str(as_int(s.extents[0]) - 1) if self.k_range is None else f"{n} - 1")
-                self._call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({last}, {ns}) + {ns}])")
+                self.device_call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({last}, {ns}) + {ns}])")
         self.barrier_state.dirty_r = self.barrier_state.dirty_w = True
 
     def _k_start(self, s: N.For) -> str:
@@ -201,8 +204,8 @@ class PipelineEmitter:
         """Iteration k of the consumers: wait for its stage's bytes, then the loop body (its wgmma group left in
         flight when `in_flight`)."""
         ns, g = plan.num_stages, self._ring(k)
-        stage = self._stage_of(g, ns)
-        self._wait_full(g, ns)
+        stage = self.stage_of(g, ns)
+        self.wait_full(g, ns)
         for buf in plan.buffers:
             self.pipeline.stage_idx[buf] = stage
         self.var_text[v] = k if start == "0" else f"({start} + {k})"

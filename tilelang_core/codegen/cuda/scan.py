@@ -66,6 +66,6 @@ def _scan(em, op: N.CumSum, src: Side, dst: Side, every_thread: bool) -> None:
         if every_thread:
             em.serial(loop)
         else:
-            em._parallel_distributed(loop)
+            em.parallel_distributed(loop)
     finally:
         em.parallel_scope.in_parallel -= 1

@@ -68,7 +68,7 @@ class TileOps(CopyOps, ReduceOps):
         em.parallel_scope.in_parallel += 1  # threads take different iterations: no __syncthreads() inside the loop
         try:
             if loop.kind == "parallel":
-                em._parallel_distributed(loop)
+                em.parallel_distributed(loop)
             else:
                 em.serial(loop)
         finally:
