@@ -33,8 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 ATOMIC = ("atomic", "colsum")          # outputs accumulate into their start value
 REVERT_AT = str(Path(tempfile.gettempdir()) / "tilelsp-revert-atomic-fix")  # a temporary worktree of HEAD
 # the lowering of e37497a (as on main now) that makes an atomic in a replicated T.Parallel run on one thread
-REVERT = [('old, self.owner = self.owner, f"T.floormod({flat}, {self.threads}) == tx"', "old = self.owner"),
-          ('                self.owner = lay.one_copy("tx")\n', "                pass\n")]
+REVERT = [('old, self.parallel_scope.owner = self.parallel_scope.owner, f"T.floormod({flat}, {self.threads}) == tx"',
+           "old = self.parallel_scope.owner"),
+          ('                self.parallel_scope.owner = lay.one_copy("tx")\n', "                pass\n")]
 
 
 # --- build (here) -------------------------------------------------------------------------------------------
