@@ -36,14 +36,16 @@ def _full_vars(loop: N.For, indices) -> bool:
     return len(indices) == len(loop.vars) and all(isinstance(i, N.Var) and i is v for i, v in zip(indices, loop.vars))
 
 
-def _all_iterations(loop: N.For, indices) -> bool:
-    """True when `indices` are the loop's vars in order, leaving out only vars of extent 1 (`x[j]` in a Parallel
-    loop over (1, D) reaches every element of `x` once, as `x[i, j]` would)."""
-    if _full_vars(loop, indices):
-        return True
-    extents = [as_int(e) for e in loop.extents]
-    kept = [v for v, e in zip(loop.vars, extents) if e != 1]
+def unit_dims_dropped(indices, loop_vars, extents) -> bool:
+    """True when `indices` are `loop_vars` in order with the vars of extent 1 left out (`x[j]` in a Parallel loop
+    over (1, D) reaches every element of `x` once, as `x[i, j]` would)."""
+    kept = [v for v, e in zip(loop_vars, extents) if e != 1]
     return len(indices) == len(kept) and all(isinstance(i, N.Var) and i is v for i, v in zip(indices, kept))
+
+
+def _all_iterations(loop: N.For, indices) -> bool:
+    """True when `indices` are the loop's vars in order, or those with the vars of extent 1 left out."""
+    return _full_vars(loop, indices) or unit_dims_dropped(indices, loop.vars, [as_int(e) for e in loop.extents])
 
 
 def fragment_accesses(stmt):

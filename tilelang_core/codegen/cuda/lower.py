@@ -14,6 +14,7 @@ from ...ir.safe_values import CALL as SAFE_VALUE_CALL
 from ...ir.safe_values import safe_values
 from ...language.packing import per_byte
 from ...passes.layout_kinds import Generic, MmaRow, Replicated, ravel
+from ...passes.layouts import unit_dims_dropped
 from .common import LoweringError, all_of, nbytes, reducer_buffers, shared_rw, used_buffers
 from .expr import ExprEmitter, ExprError, zero_text
 from .frame import FrameEmitter
@@ -401,6 +402,5 @@ def _same_elements_without_unit_dims(lay, driver, indices, loop_vars, shape) -> 
     if not (isinstance(lay, Generic) and isinstance(driver, Generic)) or (lay.threads, lay.vec) != (
             driver.threads, driver.vec):
         return False
-    kept = [(v, d) for v, d in zip(loop_vars, driver.shape) if d != 1]
-    return (list(shape or ()) == [d for _, d in kept] and len(indices) == len(kept)
-            and all(i is v for i, (v, _) in zip(indices, kept)))
+    return (list(shape or ()) == [d for d in driver.shape if d != 1]
+            and unit_dims_dropped(indices, loop_vars, driver.shape))
