@@ -2,7 +2,7 @@
 
 Usage (the checkout is a tile-ai/tilelang `testing/python` folder kept outside this repository):
     python benchmarks/peer_suite.py /path/to/testing/python [--mode cpu|cuda|gpu] [--folders language,jit ...]
-        [--only SUBSTR ...] [-j 2] [--file-timeout 900] [--test-timeout 240] [--json out.json]
+        [--only SUBSTR ...] [--counted-only] [-j 2] [--file-timeout 900] [--test-timeout 240] [--json out.json]
 
 Each test file runs in its own pytest process with `peer_plugin` (alias + GPU shim; see its docstring for the
 modes). A file killed for time has the test that was running marked `hang` and is started again without it.
@@ -188,6 +188,8 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", choices=("cpu", "cuda", "gpu"), default="cpu")
     ap.add_argument("--folders", default=",".join(peer_rules.COUNTED_FOLDERS))
     ap.add_argument("--only", nargs="*", default=[], help="substrings of file paths to keep")
+    ap.add_argument("--counted-only", action="store_true",
+                    help="skip files in which the rules count no test (saves device time in gpu mode)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--file-timeout", type=float, default=900.0)
     ap.add_argument("--test-timeout", type=float, default=240.0)
@@ -206,6 +208,8 @@ def main(argv=None) -> int:
         return 0
     files = sorted(p for folder in args.folders.split(",") for p in (root / folder).glob("test_*.py")
                    if not args.only or any(s in str(p) for s in args.only))
+    if args.counted_only:
+        files = [p for p in files if None in peer_rules.classify_file(p).values()]
     t0 = time.perf_counter()
     rows: list[dict] = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -217,13 +221,19 @@ def main(argv=None) -> int:
             n = collections.Counter(r["verdict"] for r in file_rows if r["counted"])
             print(f"[{i}/{len(files)}] {Path(result['file']).relative_to(root)} {result['seconds']} s "
                   + " ".join(f"{k}={v}" for k, v in sorted(n.items())), file=sys.stderr, flush=True)
+            if args.json:  # after every file, so a run stopped from outside keeps what finished
+                write_json(Path(args.json), args.mode, time.perf_counter() - t0, rows)
     print(table(rows))
     if args.mode == "cuda":
         print(cuda_summary(rows))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"mode": args.mode, "seconds": round(time.perf_counter() - t0, 1),
-                                               "rows": rows}, indent=1, default=str))
     return 0
+
+
+def write_json(path: Path, mode: str, seconds: float, rows: list[dict]) -> None:
+    """The run's rows as JSON (written whole each time: a reader never sees half a file)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"mode": mode, "seconds": round(seconds, 1), "rows": rows}, indent=1, default=str))
+    tmp.replace(path)
 
 
 if __name__ == "__main__":
