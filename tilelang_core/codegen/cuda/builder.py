@@ -3,8 +3,11 @@
 
 The emitter writes a small, regular subset of TVMScript; `translate` turns each line into the
 equivalent IRBuilder call (`for` -> `with T.serial(..) as v`, `if` -> `T.If/T.Then/T.Else`,
-stores -> `T.buffer_store`, statement calls -> `T.evaluate`). Anything unexpected raises ValueError
-and the caller falls back to the parser.
+stores -> `T.buffer_store`, statement calls -> `T.evaluate`). `name = value` binds a Python name (the value
+is substituted where used), except a value that reads a buffer: that becomes a Bind statement, as the parser
+makes it, so the buffer is read where the name is bound (`A[0], A[1] = A[1], A[0]` and `x = A[i]; A[i] = y`
+followed by a use of `x` would otherwise read the buffer after the store). Anything unexpected raises
+ValueError and the caller falls back to the parser.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ _FOR = re.compile(r"^for (\w+) in (T\.\w+\(.*\)):$")
 _STORE = re.compile(r"^(\w+)\[(.*)\] = (.*)$")
 _ASSIGN = re.compile(r"^(\w+) = (.*)$")
 _HEADER = re.compile(r"^def main\((.*)\):$")
+_READS_BUFFER = re.compile(r"(?<![\w.])[A-Za-z_]\w*\[")
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
@@ -110,6 +114,8 @@ def translate(script: str) -> str:
             name, value = m.groups()
             if value.startswith("T.launch_thread("):
                 out.append(pad + f"{name} = stack.enter_context({value})")
+            elif _READS_BUFFER.search(value):
+                out.append(pad + f"{name} = BIND({value})")
             else:
                 out.append(pad + f"{name} = {value}")
             out.append(pad + f'NAME("{name}", {name})')
@@ -130,6 +136,7 @@ def build_prim_func(script: str):
 
     from tvm.script.ir_builder import IRBuilder
     from tvm.script.ir_builder import tirx as Tb  # noqa: N812
+    import tvm
     from tvm.script import tirx as T  # noqa: N812
 
     code = translate(script)
@@ -137,7 +144,11 @@ def build_prim_func(script: str):
         if not isinstance(value, (int, float, bool)) and type(value).__name__ in ("Var", "SizeVar"):
             IRBuilder.name(label, value)
 
-    ns: dict = {"NAME": name}
+    def bind(value):
+        """A Bind statement for an expression (read here, once); other values bind as they are."""
+        return Tb.Bind(value) if isinstance(value, tvm.ir.Expr) else value
+
+    ns: dict = {"NAME": name, "BIND": bind}
     exec(compile(code, "<tilelang_core lowered kernel>", "exec"), ns)  # noqa: S102  (text we generated)
     shim = _Namespace(T, Tb)
     with IRBuilder() as ib:
