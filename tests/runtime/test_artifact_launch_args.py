@@ -67,6 +67,24 @@ def test_a_tfloat32_parameter_takes_a_float32_tensor_and_nothing_else():
         pack_args(art, [FakeTensor((64,), dtype="float16")], {})
 
 
+def test_a_packed_fp4_parameter_takes_its_bytes_and_binds_dims_from_the_logical_shape():
+    """A (m, 16) float4_e2m1fn tensor travels as (m, 8) bytes (the JIT passes the uint8 view): m binds from the
+    bytes' first dim, the last dim counts two values a byte (refused on the H200 before: 'must have shape')."""
+    params = [{"name": "x", "kind": "tensor", "dtype": "float4_e2m1fn", "shape": ["m", 16], "is_output": False,
+               "position": 0},
+              {"name": "m", "kind": "dim", "dtype": "int32", "shape": [], "is_output": False, "position": 1}]
+    art = Artifact("k", "k_kernel", "sm_90a", "", b"", [1], [32, 1, 1], 0, params)
+    packed = FakeTensor((4, 8), dtype="uint8", ptr=0xD000)
+    dims = bind_dims(art, [packed])
+    assert dims == {"m": 4}
+    values, _ = pack_args(art, [packed], dims)
+    assert values[0].value == 0xD000 and values[1].value == 4
+    with pytest.raises(LaunchError, match="must have shape"):
+        bind_dims(art, [FakeTensor((4, 16), dtype="uint8")])  # 32 values a row, not 16
+    with pytest.raises(LaunchError, match="must be float4_e2m1fn, got float16"):
+        pack_args(art, [FakeTensor((4, 8), dtype="float16")], {"m": 4})
+
+
 class StridedTensor(FakeTensor):
     def __init__(self, shape, strides, **kw):
         super().__init__(shape, **kw)

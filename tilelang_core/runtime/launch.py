@@ -11,6 +11,7 @@ import functools
 import math
 import threading
 
+from ..language.packing import logical_shape, per_byte, storage_torch_names
 from .driver_call import LaunchError, checked
 from .iket_trace import collect, is_instrumented
 
@@ -32,7 +33,7 @@ def bind_dims(artifact, args: list) -> dict:
     for p, a in zip(tensors, args):
         if p["kind"] != "tensor":
             continue
-        shape = tuple(getattr(a, "shape", ()))
+        shape = logical_shape(tuple(getattr(a, "shape", ())), p["dtype"])  # packed sub-byte: its bytes' shape
         if len(shape) != len(p["shape"]):
             raise LaunchError(f"argument '{p['name']}' must have {len(p['shape'])} dims, got shape {shape}")
         for want, have in zip(p["shape"], shape):
@@ -100,7 +101,8 @@ _STORED_AS = {"tfloat32": "float32", "float8_e4m3": "float8_e4m3fn"}  # dtypes t
 
 def _data_ptr(t, p) -> int:
     dtype = str(getattr(t, "dtype", "")).replace("torch.", "")
-    if dtype and dtype != _STORED_AS.get(p["dtype"], p["dtype"]):
+    stored = storage_torch_names(p["dtype"]) if per_byte(p["dtype"]) > 1 else (_STORED_AS.get(p["dtype"], p["dtype"]),)
+    if dtype and dtype not in stored:
         raise LaunchError(f"argument '{p['name']}' must be {p['dtype']}, got {dtype}")
     if hasattr(t, "is_cuda") and not t.is_cuda:
         raise LaunchError(f"argument '{p['name']}' must be a CUDA tensor, got one on {t.device}")
