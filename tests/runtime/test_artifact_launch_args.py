@@ -85,6 +85,17 @@ def test_a_packed_fp4_parameter_takes_its_bytes_and_binds_dims_from_the_logical_
         pack_args(art, [FakeTensor((4, 8), dtype="float16")], {"m": 4})
 
 
+def test_a_tensor_past_32_bit_indexing_is_refused_before_the_launch():
+    """2**32 bf16 elements (the peer int64 fill test): the 32-bit indices of the generated CUDA would wrap, which
+    was an illegal memory access on the H200; the launch is refused instead, naming the argument."""
+    params = [{"name": "x", "kind": "tensor", "dtype": "bfloat16", "shape": ["n"], "is_output": False, "position": 0},
+              {"name": "n", "kind": "dim", "dtype": "int32", "shape": [], "is_output": False, "position": 1}]
+    art = Artifact("k", "k_kernel", "sm_90a", "", b"", [1], [128, 1, 1], 0, params)
+    assert bind_dims(art, [FakeTensor((2**31 - 1,), dtype="bfloat16")]) == {"n": 2**31 - 1}
+    with pytest.raises(LaunchError, match="argument 'x' has 4294967296 elements"):
+        bind_dims(art, [FakeTensor((2**32,), dtype="bfloat16")])
+
+
 class StridedTensor(FakeTensor):
     def __init__(self, shape, strides, **kw):
         super().__init__(shape, **kw)

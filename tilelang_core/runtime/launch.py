@@ -17,6 +17,7 @@ from .iket_trace import collect, is_instrumented
 
 _CTYPE = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float, "float64": ctypes.c_double,
           "bool": ctypes.c_bool, "uint32": ctypes.c_uint32, "handle": ctypes.c_void_p}  # handle: a T.ptr address
+INDEX_MAX = 2**31 - 1  # the generated CUDA indexes every tensor with 32-bit integers
 _LOCK = threading.Lock()
 _MODULES: dict = {}
 _PREPARED: dict = {}  # launch signature -> the prepared kernels of that launch (`launch`)
@@ -44,6 +45,10 @@ def bind_dims(artifact, args: list) -> dict:
                 if dims.setdefault(want, int(have)) != int(have):
                     raise LaunchError(f"dim '{want}' of '{p['name']}' is {have} but another argument set it to "
                                       f"{dims[want]}")
+        if math.prod(shape) > INDEX_MAX:
+            raise LaunchError(f"argument '{p['name']}' has {math.prod(shape)} elements, more than the "
+                              f"{INDEX_MAX} the CUDA lowering can index (it indexes with 32-bit integers); split "
+                              "the tensor across launches")
     return dims
 
 
