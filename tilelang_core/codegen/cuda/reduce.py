@@ -26,7 +26,7 @@ class ReduceOps:
         if (isinstance(src, Mma) and isinstance(dst, MmaRow) and dst.fits(src) and op.dim == 1
                 and acc_dtype(op) == "float32" and not op.nan_propagate):  # the quad shuffles drop NaN
             return self._reduce_quad(op, src)
-        if self._rows_in_registers(op, src):
+        if self._rows_in_registers(op, src) and not op.nan_propagate:  # the lane shuffles drop NaN too
             return self._reduce_registers(op, src)
         if op.src.buffer.scope in ("local", "local.var"):
             return self._reduce_private(op)
