@@ -123,3 +123,28 @@ def test_source_text_the_checker_cannot_know_is_silent_there_and_refused_when_lo
     assert [d for d in res.diagnostics if d.is_error] == []
     with pytest.raises(CompileError, match=r"T.import_source needs its CUDA source text as a Python string .*SOURCE"):
         lower(res.kernels[0], target="sm_90a")
+
+
+DEVICE_ASSERT = '''
+import tilelang.language as T
+
+
+@T.prim_func
+def program(A: T.Tensor((128,), T.int32)):
+    with T.Kernel(1, threads=128):
+        tid = T.get_thread_binding()
+        T.device_assert(A[tid] >= 0, "negative")
+'''
+
+
+def test_device_assert_checks_on_the_device_naming_its_line():
+    """T.device_assert lowers to a check that prints the user's line and traps (it was refused by the CUDA
+    lowering; the CPU backend stops with the line too), and the file compiles with nvcc."""
+    from tilelang_core import check_source
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    source = generate(check_source(DEVICE_ASSERT, "da.py").kernels[0], "sm_90a").source
+    call = next(ln for ln in source.split("\n") if "tl::device_assert(" in ln and "void" not in ln)
+    assert "A_ptr[" in call and call.rstrip().endswith(", 9);")  # the condition, then line 9 of the user's file
+    assert compile_cubin(source, "sm_90a")[:4] == b"\x7fELF"

@@ -1,6 +1,7 @@
 """CUDA lowering of user CUDA code: `T.import_source` puts the code into the generated file (before the
 kernels), `T.call_extern` becomes a call of the named function, `T.access_ptr` the address of an element and
-`T.dp4a` a call of `__dp4a` on the four int8 values at two addresses, `T.ptx_mma` a warp-wide mma.sync and `T.mma_fragment_load` an ldmatrix (mma.py), an iket marker a trace record (iket.py); `T.tvm_warp_shuffle` is `__shfl_sync`, TVM's
+`T.dp4a` a call of `__dp4a` on the four int8 values at two addresses, `T.device_assert` a check that prints the
+line and traps, `T.ptx_mma` a warp-wide mma.sync and `T.mma_fragment_load` an ldmatrix (mma.py), an iket marker a trace record (iket.py); `T.tvm_warp_shuffle` is `__shfl_sync`, TVM's
 thread all-reduce over threadIdx.x lanes `tl::lanes_allreduce`."""
 from __future__ import annotations
 
@@ -19,6 +20,17 @@ DP4A = r"""
 namespace tl {
 __device__ __forceinline__ void dp4a(const signed char* a, const signed char* b, int* c) {
   *c = __dp4a(*reinterpret_cast<const int*>(a), *reinterpret_cast<const int*>(b), *c);
+}
+}  // namespace tl
+"""
+
+DEVICE_ASSERT = r"""
+namespace tl {
+__device__ __forceinline__ void device_assert(bool ok, int line) {
+  if (!ok) {
+    printf("T.device_assert failed at line %d (block %d, thread %d)\n", line, (int)blockIdx.x, (int)threadIdx.x);
+    __trap();
+  }
 }
 }  // namespace tl
 """
@@ -45,6 +57,13 @@ class ExternOps:
             return True
         if isinstance(call, N.Call) and call.name == "iket_event":
             emit_event(self.em, call)
+            return True
+        if isinstance(call, N.Call) and call.name == "device_assert":  # the launch fails: an error on the host
+            if DEVICE_ASSERT not in self.em.extra_cuda:
+                self.em.extra_cuda.append(DEVICE_ASSERT)
+            line = call.span.line if call.span is not None else 0
+            cond = self.em.emit(call.args[0], "bool")
+            self.em.line(f'T.evaluate(T.call_extern("void", "tl::device_assert", {cond}, {line}))')
             return True
         if isinstance(call, N.Call) and call.name == "dp4a":
             if DP4A not in self.em.extra_cuda:
