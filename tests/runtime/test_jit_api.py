@@ -255,6 +255,23 @@ def test_machine_target_auto_and_unknown():
         machine_target("tpu")
 
 
+@pytest.mark.tvm
+def test_auto_takes_the_target_of_an_enclosing_tvm_target_block(monkeypatch):
+    """`with tvm.target.Target("c"): tilelang.compile(f)` builds for the CPU even where torch sees a GPU (the peer
+    cpu gemm test passed CPU tensors to a CUDA kernel on the H200); a target given explicitly still wins."""
+    import tvm
+
+    from tilelang_core.runtime import jit
+
+    monkeypatch.setattr(jit, "device_target", lambda: "sm_90a")
+    assert jit.machine_target("auto").name == "sm_90a"
+    with tvm.target.Target("c"):
+        assert jit.machine_target("auto").kind == "cpu" and jit.machine_target(None).kind == "cpu"
+        assert jit.machine_target("sm_80").name == "sm_80"
+    with tvm.target.Target({"kind": "cuda", "arch": "sm_80"}):
+        assert jit.machine_target("auto").name == "sm_80"
+
+
 def test_out_idx_normalisation():
     from tilelang_core.runtime.kernel import normalize_out_idx
 

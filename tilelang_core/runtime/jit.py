@@ -1,7 +1,8 @@
 """The TileLang-compatible JIT: `compile(func, out_idx, target)`, `@jit` on kernel factories, `JITKernel`.
 
-`target`: any spelling `target.parse_target` reads; "auto" is the GPU torch sees (else the CPU backend) and "cuda"
-that GPU (else sm_90a). Kernels with errors raise CompileError.
+`target`: any spelling `target.parse_target` reads; "auto" is the target of an enclosing `with tvm.target.Target(...)`
+when there is one (as TileLang), else the GPU torch sees (else the CPU backend), and "cuda" that GPU (else sm_90a).
+Kernels with errors raise CompileError.
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import contextlib
 import functools
 import gc
 import inspect
+import sys
 import threading
 
 from ..diagnostics import CompileError, DiagnosticSink
@@ -25,8 +27,21 @@ from .kernel import CallPlan, KernelParam, contiguous_args, kernel_params, norma
 def machine_target(target) -> Target:
     """The Target of a JIT `target=` argument on this machine ("auto" and "cuda" ask torch for the device; under
     the stand-in GPU of cpu_device.route_kernels_to_cpu every valid target is the CPU backend)."""
+    if target in (None, "auto"):
+        target = scoped_target() or target
     found = parse_target(target, device=device_target)
     return Target("cpu") if cpu_device.routes_kernels_to_cpu() else found
+
+
+def scoped_target():
+    """The tvm Target of an enclosing `with tvm.target.Target(...)` block, or None (tvm is not imported for it: a
+    program that made such a block has imported it)."""
+    tvm = sys.modules.get("tvm")
+    current = getattr(getattr(getattr(tvm, "target", None), "Target", None), "current", None)
+    try:
+        return current(allow_none=True) if current is not None else None
+    except Exception:  # noqa: BLE001 -- no usable scope: fall back to the device
+        return None
 
 
 def device_target() -> Target:
