@@ -127,3 +127,30 @@ def test_the_checker_flags_each_kind_of_violation():
     assert any("emitter field depth" in v for v in found)
     assert violations("persistent.py", "def f(em):\n    em.roles.ring_base = None\n", attrs) == []
     assert violations("lower.py", "class E:\n    def f(self):\n        self.depth += 1\n", attrs) == []
+
+
+def test_device_library_keeps_each_snippet_once_in_first_use_order():
+    lib = records.DeviceLibrary()
+    for code in ("a", "b", "a", "c"):
+        lib.need(code)
+    assert lib.snippets == ["a", "b", "c"]
+    lib.renew("a", "a2")  # a table that grew: the new text goes after everything needed so far
+    lib.renew(None, "d")
+    assert lib.snippets == ["b", "c", "a2", "d"]
+
+
+def test_diverging_and_barrier_marks_restore_and_reset():
+    scope, barriers = records.ParallelScope(), records.BarrierState()
+    try:
+        with scope.diverging():
+            with scope.diverging():
+                assert scope.in_parallel == 2
+                raise ValueError
+    except ValueError:
+        pass
+    assert scope.in_parallel == 0
+    barriers.touched(reads=False)
+    assert (barriers.dirty_r, barriers.dirty_w) == (False, True)
+    barriers.touched()
+    barriers.synced()
+    assert (barriers.dirty_r, barriers.dirty_w) == (False, False)

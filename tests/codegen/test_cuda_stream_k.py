@@ -55,7 +55,8 @@ def _schedule_of(tiles: int, steps: int, blocks: int) -> dict:
     em.line(f"if {sk_steps} > 0:")
     with em.block():
         for tile, piece in emit_pieces(em, sk, "block"):
-            em.line(f"out.append(({tile}, {piece.k_begin}, {em.roles.k_range[0]} + {em.roles.k_range[1]}, {em.roles.ring_base}, "
+            k0, k_count = em.roles.k_range
+            em.line(f"out.append(({tile}, {piece.k_begin}, {k0} + {k_count}, {em.roles.ring_base}, "
                     f"{piece.last}))")
     program = "\n".join(ln.replace(".ptr_to", "") for ln in em.lines)
     T = SimpleNamespace(truncdiv=lambda a, b: a // b, truncmod=lambda a, b: a % b, max=max, min=min,  # noqa: N806
