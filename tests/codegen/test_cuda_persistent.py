@@ -10,7 +10,7 @@ import pytest
 
 from tilelang_core import check_source, lower
 from tilelang_core.codegen.cuda import generate
-from tilelang_core.codegen.cuda.records import FrameDeclarations
+from tilelang_core.codegen.cuda.records import FrameDeclarations, RoleState
 from tests.conftest import ROOT
 from tests.codegen.ptxas import ptxas_report
 
@@ -303,7 +303,7 @@ class _Emitter:
 
     def __init__(self, panel):
         self.lines, self.var_text, self.frame = [], {}, FrameDeclarations()
-        self.ws = type("WS", (), {"persistent": type("P", (), {"panel": panel})})()
+        self.roles = RoleState(type("WS", (), {"persistent": type("P", (), {"panel": panel})})())
 
     def idx(self, e):
         return str(e)

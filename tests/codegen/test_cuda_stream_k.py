@@ -11,7 +11,7 @@ import pytest
 
 from tilelang_core import lower
 from tilelang_core.codegen.cuda import generate
-from tilelang_core.codegen.cuda.records import FrameDeclarations
+from tilelang_core.codegen.cuda.records import FrameDeclarations, RoleState
 from tilelang_core.codegen.cuda.streamk import FLAGS, MAX_FILL, MIN_STEPS, StreamK, emit_pieces, emit_split
 from tests.codegen.ptxas import ptxas_report
 from tests.codegen.test_cuda_persistent import BATCHED, _gemm, _kernel
@@ -23,8 +23,8 @@ class _Lines:
     """The emitter surface emit_split / emit_pieces use, collecting Python-runnable lines."""
 
     def __init__(self):
-        self.lines, self.depth, self.k_range, self.ring_base, self.n = [], 0, None, None, 0
-        self.frame = FrameDeclarations()
+        self.lines, self.depth, self.n = [], 0, 0
+        self.frame, self.roles = FrameDeclarations(), RoleState()
 
     def line(self, text):
         self.lines.append("    " * self.depth + text)
@@ -55,7 +55,8 @@ def _schedule_of(tiles: int, steps: int, blocks: int) -> dict:
     em.line(f"if {sk_steps} > 0:")
     with em.block():
         for tile, piece in emit_pieces(em, sk, "block"):
-            em.line(f"out.append(({tile}, {piece.k_begin}, {em.k_range[0]} + {em.k_range[1]}, {em.ring_base}, "
+            k0, k_count = em.roles.k_range
+            em.line(f"out.append(({tile}, {piece.k_begin}, {k0} + {k_count}, {em.roles.ring_base}, "
                     f"{piece.last}))")
     program = "\n".join(ln.replace(".ptr_to", "") for ln in em.lines)
     T = SimpleNamespace(truncdiv=lambda a, b: a // b, truncmod=lambda a, b: a % b, max=max, min=min,  # noqa: N806

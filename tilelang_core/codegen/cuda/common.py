@@ -26,9 +26,7 @@ def all_of(conds: list[str]) -> str:
 def local_ints(em, base: str, count: int) -> list[str]:
     """Texts of `count` int32 slots of the emitter's local array named after `base` (allocated on first use): values
     computed once and read in later loops (a let would be inlined into every use)."""
-    arrays = getattr(em, "int_arrays", None)
-    if arrays is None:
-        arrays = em.int_arrays = {}
+    arrays = em.frame.int_arrays
     if base not in arrays:
         arrays[base] = em.fresh(base)
         em.frame.allocs.append(f'{arrays[base]} = T.alloc_buffer(({count},), "int32", scope="local")')

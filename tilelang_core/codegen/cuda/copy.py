@@ -5,6 +5,7 @@ Also the region helpers (`Side`, tile matching, bounds guards) the other tile op
 from __future__ import annotations
 
 import math
+from contextlib import ExitStack
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
@@ -131,7 +132,7 @@ class CopyOps:
 
     # ------------------------------------------------------------------ copy
     def copy(self, op: N.Copy, async_ok: bool = False) -> None:
-        store = self.em.ws.store if self.em.ws is not None else None
+        store = self.em.roles.ws.store if self.em.roles.ws is not None else None
         if store is not None and store.copy is op:  # the epilogue through shared memory and a TMA store (tma_store)
             return store.emit(self.em)
         src, dst = Side(op.src, op.dst), Side(op.dst, op.src)
@@ -280,30 +281,26 @@ class CopyOps:
             idx = self.index(other, lay.coords("tx", f"({r} * 2 + {e})"))
             reg = f"{em.name(frag.buf)}[{r} * 2 + {e}]"
             val = reg if frag.buf.dtype == other.buf.dtype else f'T.Cast("{other.buf.dtype}", {reg})'
-            if conds:
-                em.line(f"if {all_of(conds)}:")
-                em.depth += 1
-            em.line(f"for {e} in T.vectorized(2):")
-            with em.block():
-                em.line(f"{em.load_text(other.buf, idx)} = {val}")
-            if conds:
-                em.depth -= 1
+            with em.under(conds):
+                em.line(f"for {e} in T.vectorized(2):")
+                with em.block():
+                    em.line(f"{em.load_text(other.buf, idx)} = {val}")
 
     def _copy_serial(self, src: Side, dst: Side, extents) -> None:
         em = self.em
         vs = [em.fresh("i") for _ in extents]
-        for v, e in zip(vs, extents):
-            em.line(f"for {v} in T.serial({em.idx(e)}):")
-            em.depth += 1
-        si, di = self.index(src, vs), self.index(dst, vs)
-        val = em.load_text(src.buf, si)
-        if src.buf.dtype != dst.buf.dtype:
-            val = f'T.Cast("{dst.buf.dtype}", {val})'
-        src_conds = self.guard(src, si)
-        if src_conds:  # outside a global source: its safe value
-            val = f"T.if_then_else({all_of(src_conds)}, {val}, {em.safe_text(src.buf, dst.buf.dtype)})"
-        self.em.guarded(self.guard(dst, di), f"{em.load_text(dst.buf, di)} = {val}")
-        em.depth -= len(vs)
+        with ExitStack() as loops:
+            for v, e in zip(vs, extents):
+                em.line(f"for {v} in T.serial({em.idx(e)}):")
+                loops.enter_context(em.block())
+            si, di = self.index(src, vs), self.index(dst, vs)
+            val = em.load_text(src.buf, si)
+            if src.buf.dtype != dst.buf.dtype:
+                val = f'T.Cast("{dst.buf.dtype}", {val})'
+            src_conds = self.guard(src, si)
+            if src_conds:  # outside a global source: its safe value
+                val = f"T.if_then_else({all_of(src_conds)}, {val}, {em.safe_text(src.buf, dst.buf.dtype)})"
+            self.em.guarded(self.guard(dst, di), f"{em.load_text(dst.buf, di)} = {val}")
 
     def _copy_threads(self, op, src: Side, dst: Side, extents, async_ok: bool) -> None:
         em, T = self.em, self.em.threads
@@ -326,23 +323,20 @@ class CopyOps:
         with em.block():
             e = f"({it} * {T} + tx)"
             exact = static_total is not None and static_total % T == 0
-            if not exact:
-                em.line(f"if {e} < {total}:")
-                em.depth += 1
-            coords = _unravel_text(e, ext_v)
-            if v > 1:
-                coords[-1] = f"({coords[-1]} * {v})"
-            si, di = self.index(src, coords), self.index(dst, coords)
-            conds = self.guard(src, si, v - 1) + self.guard(dst, di, v - 1)
-            if use_async:
-                pred = all_of(self.guard(src, si, v - 1)) or "T.bool(True)"
-                em.line(f'T.cuda.func_call("tl::cp_async<{v * nbytes(src.buf.dtype)}>", '
-                        f'{em.name(dst.buf)}.ptr_to([{", ".join(em.access(dst.buf, di))}]), '
-                        f'{em.name(src.buf)}.ptr_to([{", ".join(em.access(src.buf, si))}]), {pred}, source_code="")')
-            else:
-                self._vector_body(src, dst, si, di, v, conds)
-            if not exact:
-                em.depth -= 1
+            with em.under([] if exact else [f"{e} < {total}"]):
+                coords = _unravel_text(e, ext_v)
+                if v > 1:
+                    coords[-1] = f"({coords[-1]} * {v})"
+                si, di = self.index(src, coords), self.index(dst, coords)
+                conds = self.guard(src, si, v - 1) + self.guard(dst, di, v - 1)
+                if use_async:
+                    pred = all_of(self.guard(src, si, v - 1)) or "T.bool(True)"
+                    em.line(f'T.cuda.func_call("tl::cp_async<{v * nbytes(src.buf.dtype)}>", '
+                            f'{em.name(dst.buf)}.ptr_to([{", ".join(em.access(dst.buf, di))}]), '
+                            f'{em.name(src.buf)}.ptr_to([{", ".join(em.access(src.buf, si))}]), {pred}, '
+                            'source_code="")')
+                else:
+                    self._vector_body(src, dst, si, di, v, conds)
 
     def _vector_body(self, src, dst, si, di, v, conds) -> None:
         """dst[di..] = src[si..] for `v` lanes, guarded once per vector; a vector outside a global source reads
@@ -367,22 +361,18 @@ class CopyOps:
                 em.line(f"{target} = {value}")
         if not conds:
             return assign(val)
-        if dst_conds:
-            em.line(f"if {all_of(dst_conds)}:")
-            em.depth += 1
-        if src_conds:
-            em.line(f"if {all_of(src_conds)}:")
-            with em.block():
+        with em.under(dst_conds):
+            if src_conds:
+                em.line(f"if {all_of(src_conds)}:")
+                with em.block():
+                    assign(val)
+                em.line("else:")
+                with em.block():
+                    # TVM builds fp8 vector constants of at most 4 lanes: fill the lanes one by one
+                    assign(em.safe_text(src.buf, dst.buf.dtype), "T.unroll" if dst.buf.dtype.startswith("float8")
+                           else "T.vectorized")
+            else:
                 assign(val)
-            em.line("else:")
-            with em.block():
-                # TVM builds fp8 vector constants of at most 4 lanes: fill the lanes one by one
-                assign(em.safe_text(src.buf, dst.buf.dtype), "T.unroll" if dst.buf.dtype.startswith("float8") else
-                       "T.vectorized")
-        else:
-            assign(val)
-        if dst_conds:
-            em.depth -= 1
 
 
 def _whole(side: Side) -> bool:

@@ -29,8 +29,7 @@ def emit(em, call: N.Call) -> None:
         _cp_async(em, call)
     elif call.name == "cp_async_barrier_noinc":
         bar = call.args[0]
-        if DEVICE_LIBRARY not in em.extra_cuda:
-            em.extra_cuda.append(DEVICE_LIBRARY)
+        em.device_library.need(DEVICE_LIBRARY)
         ptr = f"{em.name(bar.buffer)}.ptr_to([{em.idx(bar.indices[0])}])"
         em.line(f'T.cuda.func_call("tl::mbar_cp_async_arrive_noinc", {ptr}, source_code="")')
     elif call.name == "ptx_commit_group":

@@ -41,6 +41,7 @@ class ExternOps:
 
     def __init__(self, em):
         self.em = em
+        self.iket_events: dict = {}  # the kernel's iket event table (iket.emit_event)
 
     def statement(self, s: N.Evaluate) -> bool:
         """`T.import_source(code)` (the code joins the kernel's device functions), `T.dp4a` and a `T.call_extern` statement;
@@ -56,7 +57,7 @@ class ExternOps:
             emit_fragment_load(self.em, call)
             return True
         if isinstance(call, N.Call) and call.name == "iket_event":
-            emit_event(self.em, call)
+            emit_event(self.em, call, self.iket_events)
             return True
         if isinstance(call, N.Call) and call.name == "device_assert":  # the launch fails: an error on the host
             if DEVICE_ASSERT not in self.em.extra_cuda:
@@ -66,16 +67,14 @@ class ExternOps:
             self.em.line(f'T.evaluate(T.call_extern("void", "tl::device_assert", {cond}, {line}))')
             return True
         if isinstance(call, N.Call) and call.name == "dp4a":
-            if DP4A not in self.em.extra_cuda:
-                self.em.extra_cuda.append(DP4A)
+            self.em.device_library.need(DP4A)
             ptrs = ", ".join(self.expr(self.em.exprs, ptr) for ptr in call.args)
             self.em.line(f'T.evaluate(T.call_extern("void", "tl::dp4a", {ptrs}))')
             return True
         if not isinstance(call, N.Call) or call.name != "import_source":
             return False
         code = _text_arg(call, "T.import_source needs its CUDA source text")
-        if code not in self.em.extra_cuda:
-            self.em.extra_cuda.append(code)
+        self.em.device_library.need(code)
         return True
 
     def expr(self, exprs, e: N.Call) -> str | None:

@@ -7,6 +7,7 @@ from ...ir.arith import shape_ints
 from ...ir.visitor import walk
 from . import smem
 from .common import LoweringError, is_shared, nbytes, used_buffers, view_root
+from .records import SharedMemoryPlan
 
 
 class FrameEmitter:
@@ -72,8 +73,8 @@ class FrameEmitter:
     def shared_buffers(self) -> list:
         return [n.buffer for n in walk(self.plan.func.body) if isinstance(n, N.Allocate) and is_shared(n.buffer)]
 
-    def smem_plan(self, limit: int | None = None) -> tuple[list[str], int, list]:
-        """Views into one dynamic shared-memory pool; returns (lines, total bytes, breakdown).
+    def smem_plan(self, limit: int | None = None) -> SharedMemoryPlan:
+        """Views into one dynamic shared-memory pool, kept as em.shared_memory (lines, total bytes, breakdown).
 
         Buffers go one after another; when that exceeds `limit` bytes, buffers never live together share bytes."""
         entries = []
@@ -108,4 +109,5 @@ class FrameEmitter:
             breakdown.append((getattr(label, "name", label), size // stages, stages))
             offsets[label], by_label[label] = offset, size
         total = max((o + s for o, s in zip(at, sizes)), default=0)
-        return lines + self.shared_views(offsets, by_label), total, breakdown
+        self.shared_memory = SharedMemoryPlan(lines + self.shared_views(offsets, by_label), total, breakdown)
+        return self.shared_memory

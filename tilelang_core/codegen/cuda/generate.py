@@ -71,29 +71,27 @@ def tvmscript(func: N.PrimFunc, arch: str, planned: KernelPlan | None = None) ->
     plan when the caller made it, else planned here)."""
     kp = planned or plan_kernel(func, arch)
     func, launch = kp.func, kp.launch
-    em = KernelEmitter(func, kp.layouts, kp.pipelines, kp.swizzled, kp.threads, kp.wgmma)
-    em.ws = kp.ws
-    persistent = em.ws.persistent if em.ws is not None else None
+    em = KernelEmitter(func, kp.layouts, kp.pipelines, kp.swizzled, kp.threads, kp.wgmma, kp.ws)
+    ws = em.roles.ws
+    persistent = ws.persistent if ws is not None else None
     params, header = _params(func, em)
-    header += [f"{m['arg']}: T.handle" for m in (em.ws.tensor_maps if em.ws else ())]
-    if em.ws is not None and em.ws.stream_k is not None:  # the launcher's workspace of partial sums and flags
+    header += [f"{m['arg']}: T.handle" for m in (ws.tensor_maps if ws else ())]
+    if ws is not None and ws.stream_k is not None:  # the launcher's workspace of partial sums and flags
         header.append(f"{STREAMK_PARAM}: T.handle")
         params.append({"name": STREAMK_PARAM, "kind": "workspace", "dtype": "float32", "is_output": False,
                        "shape": [], "arg": STREAMK_PARAM})
     em.allocate()
     for k, v in enumerate(launch.block_vars):
         em.var_text[v] = em.name(v)
-    em.depth = 1
     if persistent is None:  # a persistent kernel rasterises each tile index inside its tile loop
         rasterize(em, launch)
         reverse_heavy(em, launch)  # longest blocks first (lpt.py; never with a T.use_swizzle order)
-    if em.ws is None:
-        _body_with_marks(em, N.SeqStmt((*_prologue(func, launch), launch.body)))
+    if ws is None:
+        em.marked_body(N.SeqStmt((*_prologue(func, launch), launch.body)))
     else:  # barrier setup, then the producer warpgroup's TMA loop and the consumers' body (tma.plan_tma)
-        _body_with_marks(em, N.SeqStmt(tuple(_prologue(func, launch))))
+        em.marked_body(N.SeqStmt(tuple(_prologue(func, launch))))
         em.specialized(launch.body)
-    smem_lines, smem_total, breakdown = em.smem_plan(parse_target(arch).arch.smem_per_block)
-    em.smem_total, em.breakdown = smem_total, breakdown
+    smem = em.smem_plan(parse_target(arch).arch.smem_per_block)
     out = ["@T.prim_func", f"def main({', '.join(header)}):",
            f'    T.func_attr({{"global_symbol": "{_symbol(func.name)}", "tirx.noalias": True}})']
     axes = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
@@ -104,9 +102,9 @@ def tvmscript(func: N.PrimFunc, arch: str, planned: KernelPlan | None = None) ->
     for k, ext in enumerate(launch.grid[len(launch.block_vars):]):
         out.append(f'    _unused_b{k} = T.launch_thread("{axes[len(launch.block_vars) + k]}", {em.idx(ext)})')
     out.append(f'    tx = T.launch_thread("threadIdx.x", {em.block_threads})')
-    if smem_total:
-        out.append(f'    smem = T.alloc_buffer(({smem_total},), "uint8", scope="shared.dyn")')
-        out += ["    " + ln for ln in smem_lines]
+    if smem.total:
+        out.append(f'    smem = T.alloc_buffer(({smem.total},), "uint8", scope="shared.dyn")')
+        out += ["    " + ln for ln in smem.lines]
     out += ["    " + ln for ln in em.frame.allocs]
     out += em.lines
     return _CUDA_FP8.sub("float8_e4m3fn", "\n".join(out) + "\n").replace(_TF32, '"float32"'), em, params
@@ -129,21 +127,6 @@ def _prologue(func: N.PrimFunc, launch: N.Launch) -> list:
 
 def _symbol(name: str) -> str:
     return re.sub(r"\W", "_", name) or "kernel"
-
-
-def _body_with_marks(em: KernelEmitter, body) -> None:
-    """Emit the kernel body, marking the start of each top-level statement's source line."""
-    orig = em.stmt
-
-    def stmt(s, _orig=orig):
-        span = getattr(s, "span", None)
-        if span is not None and not isinstance(s, (N.SeqStmt, N.Allocate)) and em.parallel_scope.par is None:
-            em.line(f'T.cuda.func_call("tl_line_{span.line}", source_code="")')
-        _orig(s)
-    em.stmt = stmt
-    em.stmt(body)
-    if not em.lines:
-        em.line("T.evaluate(0)")
 
 
 def _params(func: N.PrimFunc, em: KernelEmitter) -> tuple[list, list]:
@@ -228,8 +211,8 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
     except Exception as exc:  # tvm raises many types; report at the kernel
         raise LoweringError(f"TVM rejected the lowered kernel: {first_error_line(exc)}", func.span,
                             "codegen-error") from exc
-    extra = list(dict.fromkeys(line for _, em, _ in scripts for line in em.extra_cuda))
-    specialised = [em.ws for _, em, _ in scripts if em.ws is not None]
+    extra = list(dict.fromkeys(code for _, em, _ in scripts for code in em.device_library.snippets))
+    specialised = [em.roles.ws for _, em, _ in scripts if em.roles.ws is not None]
     extra += [TMA_DEVICE] if specialised else []
     extra += [PERSISTENT_DEVICE] if any(ws.persistent for ws in specialised) else []
     extra += [STORE_DEVICE] if any(ws.store for ws in specialised) else []
@@ -249,7 +232,7 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
     layouts = "\n".join(describe(e.plan.layouts) for _, e, _ in scripts)
     pipes = "\n".join(p.describe() for _, e, _ in scripts for p in e.plan.pipelines.values())
     return CudaKernel(func.name, first["kernel_symbol"], text, "\n".join(p.script() for p in prims), source,
-                      first["grid"], first["block"], first["smem_bytes"], em.breakdown,
+                      first["grid"], first["block"], first["smem_bytes"], em.shared_memory.breakdown,
                       _user_params(first["params"]) if several else first["params"], line_map, layouts, pipes,
                       launches if several else [], _workspaces(parts), first["tensor_maps"], first["cooperative"],
                       first.get("persistent", False), first.get("cluster", 1))
@@ -260,12 +243,13 @@ def _within_limits(func: N.PrimFunc, em: KernelEmitter, arch: str) -> None:
     per block than `arch` allows (the driver would refuse the launch); the checks' estimate missed something."""
     lim, span = parse_target(arch).arch, func.launch.span or func.span
     if em.block_threads > lim.threads_per_block:
-        why = f" ({em.threads} and the TMA producer warpgroup)" if em.ws is not None else ""
+        why = f" ({em.threads} and the TMA producer warpgroup)" if em.roles.ws is not None else ""
         raise LoweringError(f"the CUDA code of this T.Kernel needs {em.block_threads} threads per block{why}, over "
                             f"the limit of {lim.threads_per_block}; use fewer threads", span, "threads-exceeded")
-    if em.smem_total > lim.smem_per_block:
-        parts = ", ".join(f"{name} {size * stages} B" for name, size, stages in em.breakdown)
-        raise LoweringError(f"the CUDA code of this T.Kernel needs {em.smem_total} B of shared memory per block on "
+    smem = em.shared_memory
+    if smem.total > lim.smem_per_block:
+        parts = ", ".join(f"{name} {size * stages} B" for name, size, stages in smem.breakdown)
+        raise LoweringError(f"the CUDA code of this T.Kernel needs {smem.total} B of shared memory per block on "
                             f"{arch}, over its limit of {lim.smem_per_block} B ({parts}); lower num_stages or "
                             f"shrink the shared tiles", span, "shared-memory-exceeded")
 
@@ -280,7 +264,8 @@ def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
         if p["name"] in spaces:
             p["kind"] = "workspace"
     _order_params(params, kernel_signature(source, symbol) or "")
-    maps = [dict(m) for m in (em.ws.tensor_maps if em.ws else ())]
+    ws = em.roles.ws
+    maps = [dict(m) for m in (ws.tensor_maps if ws else ())]
     _order_params(maps, kernel_signature(source, symbol) or "")
     known = {p["arg"] for p in params + maps}
     unknown = [a.split()[-1] for a in (kernel_signature(source, symbol) or "").split(",")
@@ -289,14 +274,14 @@ def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
         raise LoweringError(f"the generated kernel takes parameters no launch can pass ({', '.join(unknown)})",
                             part.func.span, "codegen-error")
     grid = tuple(as_int(g) if as_int(g) is not None else expr_str(g) for g in part.func.launch.grid)
-    persistent = em.ws.persistent if em.ws is not None else None
+    persistent = ws.persistent if ws is not None else None
     if persistent is not None:  # every tile; the launcher caps it at the blocks resident at once
         grid = (persistent.tiles,)
-    return {"kernel_symbol": symbol, "grid": grid, "block": (em.block_threads, 1, 1), "smem_bytes": em.smem_total,
+    return {"kernel_symbol": symbol, "grid": grid, "block": (em.block_threads, 1, 1), "smem_bytes": em.shared_memory.total,
             "params": params, "tensor_maps": maps, "cooperative": em.thread_ops.cooperative,
             **({"persistent": True} if persistent is not None else {}),
-            **({"cluster": CLUSTER_SIZE} if em.ws is not None and em.ws.cluster is not None else {}),
-            **({"stream_k": em.ws.stream_k.step_info(em.threads)} if em.ws is not None and em.ws.stream_k else {})}
+            **({"cluster": CLUSTER_SIZE} if ws is not None and ws.cluster is not None else {}),
+            **({"stream_k": ws.stream_k.step_info(em.threads)} if ws is not None and ws.stream_k else {})}
 
 
 def _user_params(params: list) -> list:

@@ -40,21 +40,15 @@ __device__ __forceinline__ void event(unsigned id, unsigned kind, unsigned paylo
 """ % {"capacity": CAPACITY, "words": RECORD_WORDS}
 
 
-def emit_event(em, call: N.Call) -> None:
-    """One marker: the TL_IKET_EVENT macro of the device library, the event in the kernel's meta table."""
+def emit_event(em, call: N.Call, table: dict) -> None:
+    """One marker: the TL_IKET_EVENT macro of the device library, the event in the kernel's meta table `table`
+    (event id -> name, kind, payload type; the caller keeps one per kernel)."""
     event_id, name, kind = (a.value for a in call.args[:3])
-    if DEVICE_LIBRARY not in em.extra_cuda:
-        em.extra_cuda.append(DEVICE_LIBRARY)
-    table = getattr(em, "iket_events", None)
-    if table is None:
-        table = em.iket_events = {}
+    em.device_library.need(DEVICE_LIBRARY)
+    old = _meta_info(em.plan.func.name, table) if table else None
     payload = call.args[3] if len(call.args) > 3 else None
     table[event_id] = {"name": name, "kind": kind, "payload_type": payload.dtype if payload is not None else None}
-    old = getattr(em, "iket_meta", None)
-    if old in em.extra_cuda:
-        em.extra_cuda.remove(old)
-    em.iket_meta = _meta_info(em.plan.func.name, table)
-    em.extra_cuda.append(em.iket_meta)
+    em.device_library.renew(old, _meta_info(em.plan.func.name, table))
     value = em.emit(payload, payload.dtype) if payload is not None else "T.uint32(0)"
     em.line(f'T.cuda.func_call("TL_IKET_EVENT", {int(event_id)}, {KINDS[kind]}, {value}, source_code="")')
 

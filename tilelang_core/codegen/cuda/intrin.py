@@ -88,8 +88,7 @@ class IntrinsicOps:
 
     def library(self) -> None:
         """Add this module's device functions to the kernel (once)."""
-        if DEVICE_LIBRARY not in self.em.extra_cuda:
-            self.em.extra_cuda.append(DEVICE_LIBRARY)
+        self.em.device_library.need(DEVICE_LIBRARY)
 
     def expr(self, exprs, e: N.Call) -> str | None:
         """`T.ieee_*` as the CUDA rounding-mode intrinsic, `T.atomic_add(..., return_prev=True)` as atomicAdd
@@ -191,15 +190,11 @@ class IntrinsicOps:
         printed = f"{source}[{i}]" if not flat else (
             f"{em.name(buf)}[{i}]" if buf.scope == "local.fragment" else em.load_text(buf, unravel(i, shape)))
         guard = buf.scope not in ("local", "local.var")  # per-thread buffers print on every thread
-        if guard:
-            em.line(f"if tx == {int(lane.value)}:")
-            em.depth += 1
-        em.line(f"for {i} in T.serial({elems}):")
-        with em.block():
-            em.line(f'T.cuda.func_call("tl::print_elem", {_c_string(msg.value)}, "{buf.name}", {i}, {printed}, '
-                    'source_code="")')
-        if guard:
-            em.depth -= 1
+        with em.under([f"tx == {int(lane.value)}"] if guard else []):
+            em.line(f"for {i} in T.serial({elems}):")
+            with em.block():
+                em.line(f'T.cuda.func_call("tl::print_elem", {_c_string(msg.value)}, "{buf.name}", {i}, {printed}, '
+                        'source_code="")')
         if not flat:
             em.sync()
 

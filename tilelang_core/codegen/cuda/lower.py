@@ -1,11 +1,13 @@
-"""Tile IR to thread-level TVMScript for CUDA: names and text, buffer access, fragments as registers, barriers and
-statements. T.Parallel loops are in `parallel.py`, the kernel frame and shared-memory plan in `frame.py`, the
-cp.async pipeline in `pipeline.py`, tile ops in `tileops.py`, the state they share in `records.py`.
+"""Tile IR to thread-level TVMScript for CUDA: buffer access, fragments as registers, barriers, thread-role buffers
+and statements. Names and indented lines are in `text.py`, T.Parallel loops in `parallel.py`, the kernel frame and
+shared-memory plan in `frame.py`, the cp.async pipeline in `pipeline.py`, tile ops in `tileops.py`, the state they
+share in `records.py`.
 """
 from __future__ import annotations
 
-import re
 from contextlib import contextmanager
+from dataclasses import replace
+from typing import Callable
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
@@ -21,14 +23,16 @@ from .frame import FrameEmitter
 from .parallel import ParallelEmitter, UnservedFragmentRead
 from . import vectorize
 from .pipeline import PipelineEmitter
-from .records import BarrierState, FrameDeclarations, KernelPlanView, ParallelScope, PipelineState
+from .text import TextEmitter
+from .records import (BarrierState, DeviceLibrary, FrameDeclarations, KernelPlanView, ParallelScope, PipelineState,
+                      RoleState, SharedMemoryPlan)
 
 
-class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
+class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter, TextEmitter):
     """Emits one kernel instance as a TVMScript `@T.prim_func` (text)."""
 
     def __init__(self, func: N.PrimFunc, layouts: dict, pipelines: dict, swizzled: dict, threads: int,
-                 wgmma: dict | None = None):
+                 wgmma: dict | None = None, ws=None):
         from .tileops import TileOps
 
         self.plan = KernelPlanView(func, layouts, pipelines, swizzled, wgmma or {})
@@ -47,12 +51,16 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.counter = 0
         self.reducers = reducer_buffers(func)  # T.alloc_reducer buffers: per-thread partials, combined by finalize
         self.safe_values = safe_values(func.body)  # tensor -> what its reads outside give (T.annotate_safe_value)
-        self.wgmma_nowait = False         # the next wgmma gemm leaves its group in flight
-        self.extra_cuda: list[str] = []   # device functions this kernel needs (wgmma wrappers)
-        self.ws = None                    # tma.WarpSpecialization: the TMA producer warpgroup's schedule
+        self.device_library = DeviceLibrary()  # device functions this kernel needs (wgmma wrappers, mbarriers, ...)
+        self.roles = RoleState(ws)  # ws: tma.WarpSpecialization, the TMA producer warpgroup's schedule
+        self._role_sync: Callable[[], None] | None = None  # the named barrier of the thread role being emitted
+        self._marks = False  # each statement starts with a mark of its source line (marked_body)
+        self.shared_memory: SharedMemoryPlan | None = None  # the shared-memory pool, planned after the body (frame.py)
         from .threads import ThreadOps
 
         self.thread_ops = ThreadOps(self)  # thread indices, barriers, T.ws roles
+        if self.thread_ops.orders_stages:  # the roles' barriers order the stages; loops run as written
+            self.plan = replace(self.plan, pipelines={})
         self.exprs.intrinsics.append(self.thread_ops.expr)
         from .intrin import IntrinsicOps
 
@@ -67,61 +75,29 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.rng_ops = RngOps(self)  # T.rng_init, T.rng_rand, T.rng_rand_float (Philox4x32-10)
         self.exprs.intrinsics.append(self.rng_ops.expr)
 
-    # ------------------------------------------------------------------ names and text
-    def name(self, obj, hint: str | None = None) -> str:
-        """A unique TVMScript identifier for a Var or Buffer."""
-        if obj in self.names:
-            return self.names[obj]
-        base = re.sub(r"\W", "_", hint or getattr(obj, "name", "v")) or "v"
-        if base[0].isdigit():
-            base = "v_" + base
-        cand, k = base, 1
-        while cand in self.used_names:
-            cand, k = f"{base}_{k}", k + 1
-        self.used_names.add(cand)
-        self.names[obj] = cand
-        return cand
-
-    def fresh(self, hint: str) -> str:
-        """A new unique identifier."""
-        self.counter += 1
-        return self.name(object(), hint)
-
-    def line(self, text: str) -> None:
-        self.lines.append("    " * self.depth + text)
-
-    def guarded(self, conds: list[str], text: str) -> None:
-        """`text`, under `if` of the conditions when there are any."""
-        if conds:
-            self.line(f"if {all_of(conds)}:")
-            with self.block():
-                self.line(text)
-        else:
-            self.line(text)
-
+    # ------------------------------------------------------------------ thread roles and line marks
     @contextmanager
-    def spread(self, count: int):
-        """The lines emitted inside run once per element `e < count` of a range spread over the block's threads (element
-        it * threads + tx in round it); yields the text of `e`."""
-        it = self.fresh("it")
-        self.line(f"for {it} in T.serial({-(-count // self.threads)}):")
-        with self.block():
-            e = f"({it} * {self.threads} + tx)"
-            self.line(f"if {e} < {count}:")
-            with self.block():
-                yield e
+    def role_body(self, threads: int, sync: Callable[[], None], finish: Callable[[list[str]], list[str]]):
+        """Emit a thread role's body into a buffer of its own: tile ops laid out for the role's `threads`, one level
+        deeper, no divergence around it, each block barrier made by `sync` (the role's named barrier); on leaving,
+        `finish(lines)` joins the enclosing buffer."""
+        scope = self.parallel_scope
+        saved = self.lines, self.threads, self.depth, scope.in_parallel, self._role_sync
+        self.lines, self.threads, self.depth, scope.in_parallel, self._role_sync = [], threads, self.depth + 1, 0, sync
+        try:
+            yield
+        finally:
+            lines = self.lines
+            self.lines, self.threads, self.depth, scope.in_parallel, self._role_sync = saved
+        self.lines += finish(lines)
 
-    def block(self):
-        """Context manager that indents the lines emitted inside it."""
-        emitter = self
-
-        class _Indent:
-            def __enter__(self):
-                emitter.depth += 1
-
-            def __exit__(self, *exc):
-                emitter.depth -= 1
-        return _Indent()
+    def marked_body(self, body) -> None:
+        """Emit the kernel body, each statement after a mark of its source line (tvm_source.py makes them comments
+        and the line map); statements emitted after it are marked too."""
+        self._marks = True
+        self.stmt(body)
+        if not self.lines:
+            self.line("T.evaluate(0)")
 
     def emit(self, e, dtype=None) -> str:
         try:
@@ -213,8 +189,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         if (reads and state.dirty_w) or (writes and (state.dirty_w or state.dirty_r)):
             self.sync()
         if not self._accounted_inside(stmt):
-            state.dirty_r |= reads
-            state.dirty_w |= writes
+            state.touched(reads, writes)
 
     def _accounted_inside(self, stmt) -> bool:
         """A serial loop or `while` emits its body statement by statement, each accounted (and synchronised) on its
@@ -226,20 +201,26 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
     @property
     def block_threads(self) -> int:
         """Threads per block: the kernel's, plus the TMA producer warpgroup when warp-specialised."""
-        return self.ws.block_threads if self.ws is not None else self.threads
+        return self.roles.ws.block_threads if self.roles.ws is not None else self.threads
 
     def sync(self) -> None:
-        if self.ws is not None:  # the producer warpgroup never joins: a named barrier over the consumers
+        """A barrier of the block (of the thread role being emitted, inside one); nothing is left dirty after it."""
+        if self._role_sync is not None:
+            return self._role_sync()
+        if self.roles.ws is not None:  # the producer warpgroup never joins: a named barrier over the consumers
             self.line(f'T.cuda.func_call("tl::consumer_sync<{self.threads}>", source_code="")')
         elif self.plan.wgmma:  # make generic-proxy smem writes visible to wgmma (async proxy) before the barrier
             self.line('T.cuda.func_call("tl::fence_sync", source_code="")')
         else:
             self.line('T.tvm_storage_sync("shared")')
-        self.barrier_state.dirty_r = self.barrier_state.dirty_w = False
+        self.barrier_state.synced()
 
     # ------------------------------------------------------------------ statements
     def stmt(self, s) -> None:
         """Emit one statement (dispatch on its type)."""
+        span = getattr(s, "span", None) if self._marks else None
+        if span is not None and not isinstance(s, (N.SeqStmt, N.Allocate)) and self.parallel_scope.par is None:
+            self.line(f'T.cuda.func_call("tl_line_{span.line}", source_code="")')
         if isinstance(s, N.SeqStmt):
             for x in s.stmts:
                 self.stmt(x)
@@ -330,7 +311,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
         self.line(f"while {self.emit(s.cond, 'bool')}:")
         self.depth += 1
         if (inner_reads or inner_writes) and not self.parallel_scope.in_parallel:  # the back edge may race
-            self.barrier_state.dirty_r = self.barrier_state.dirty_w = True
+            self.barrier_state.touched()
         self.body(s.body)
         self.depth -= 1
 
@@ -352,7 +333,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
     def serial(self, s: N.For) -> None:
         if self.parallel_scope.in_parallel:
             return self._serial(s)
-        self._staged_emit(s, self._serial)
+        self.staged_emit(s, self._serial)
 
     def _vectorized(self, s: N.For, lanes: int) -> None:
         """A T.vectorized loop of element moves as TVM vector loops of `lanes` elements (16 bytes at most each)."""
@@ -390,7 +371,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter):
             self.depth += 1
         if inner_reads and inner_writes and not self.parallel_scope.in_parallel:  # the back edge may race
             # (a loop that only reads, or only writes, shared memory cannot)
-            self.barrier_state.dirty_r = self.barrier_state.dirty_w = True
+            self.barrier_state.touched()
         self.body(s.body)
         self.depth -= len(s.vars)
 

@@ -35,8 +35,7 @@ def emit_mma(em, call: N.Call) -> None:
     shape, a_type, c_type = (arg.value for arg in call.args[:3])
     heads = call.args[3:]
     code = "namespace tl {\n" + _function(shape, a_type, c_type) + "}  // namespace tl\n"
-    if code not in em.extra_cuda:
-        em.extra_cuda.append(code)
+    em.device_library.need(code)
     ptrs = []
     for load in heads:
         idx = em.access(load.buffer, [em.idx(i) for i in load.indices], load)
@@ -85,8 +84,7 @@ def emit_fragment_load(em, call: N.Call) -> None:
         at = [f"{o_row} + 8 * {k_block} + {i}", f"{o_col} + 8 * {row_block}"] if transposed else \
             [f"{o_row} + 8 * {row_block} + {i}", f"{o_col} + {4 * e} * {k_block}"]
         fn, code = _ldsm(num, transposed)
-        if code not in em.extra_cuda:
-            em.extra_cuda.append(code)
+        em.device_library.need(code)
         src_ptr = f"{em.name(src.buffer)}.ptr_to([{', '.join(em.access(src.buffer, lead + at, src))}])"
         em.line(f'T.cuda.func_call("{fn}", {dst_ptr}, {src_ptr}, source_code="")')
         return

@@ -192,10 +192,9 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
     s_ptr, o_ptr = (f"{em.name(g.c.buffer)}.ptr_to([0])" for g in (ov.first, ov.second))
     p_ptr = f"{em.name(ov.second.a.buffer)}.ptr_to([0])"
     for text in (PIN_WORDS, *((PINGPONG,) if ov.pingpong else ())):
-        if text not in em.extra_cuda:
-            em.extra_cuda.append(text)
+        em.device_library.need(text)
     # the consumers write no shared memory (plan_overlap); stages are mbarrier-ordered
-    em.barrier_state.dirty_r = em.barrier_state.dirty_w = False
+    em.barrier_state.synced()
 
     def at(k: str) -> str:
         return k if start == "0" else f"({start} + {k})"
@@ -208,11 +207,11 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
     def issue(*steps) -> None:  # (iteration, gemm): the gemms issued back to back, in the warpgroup's turn
         if ov.pingpong:
             em.device_call("tl::pingpong_sync")
-        em.wgmma_nowait = True
+        em.pipeline.wgmma_nowait = True
         for k, g in steps:
             use_stage(k)
             em.stmt(g)
-        em.wgmma_nowait = False
+        em.pipeline.wgmma_nowait = False
         if ov.pingpong:
             em.device_call("tl::pingpong_arrive")
 
@@ -221,11 +220,11 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
     def second_done(k: str) -> None:
         em.device_call(f"tl::wgmma_wait_fenced<0, {ov.o_regs}>", o_ptr)
         em.device_call(f"tl::pin_words<{ov.p_words}>", p_ptr)
-        em.device_call("tl::mbar_arrive", f"{em.bars}.ptr_to([{em.stage_of(k, ns)} + {v_base + ns}])")
+        em.device_call("tl::mbar_arrive", f"{em.roles.bars}.ptr_to([{em.stage_of(k, ns)} + {v_base + ns}])")
 
     def first_done(k: str) -> None:  # separate mbarriers: the first gemm's tiles go back as soon as it is done
         if ov.split:
-            em.device_call("tl::mbar_arrive", f"{em.bars}.ptr_to([{em.stage_of(k, ns)} + {ns}])")
+            em.device_call("tl::mbar_arrive", f"{em.roles.bars}.ptr_to([{em.stage_of(k, ns)} + {ns}])")
 
     def second_ready(k: str) -> None:
         if ov.split:
@@ -282,7 +281,7 @@ def emit_overlapped(em, s: N.For, plan, ov: Overlap) -> None:
         em.device_call("tl::pingpong_last")
     for buf in plan.buffers:
         em.pipeline.stage_idx.pop(buf, None)
-    em.barrier_state.dirty_r = em.barrier_state.dirty_w = True
+    em.barrier_state.touched()
 
 
 def _unswitched(stmt):

@@ -20,7 +20,7 @@ class ParallelEmitter:
         if self.parallel_scope.in_parallel:
             return self._parallel(s)
         start, self.parallel_scope.published = len(self.lines), {}
-        self._staged_emit(s, self._parallel)
+        self.staged_emit(s, self._parallel)
         if self.parallel_scope.published:
             self._broadcast_published(start, s)
 
@@ -57,7 +57,7 @@ class ParallelEmitter:
         self.sync()
         self.parallel_scope.published = {}
 
-    def _staged_emit(self, s: N.For, emit) -> None:
+    def staged_emit(self, s: N.For, emit) -> None:
         """`emit(s)`; when a T.Parallel loop inside reads fragment elements other threads hold, emit again with a
         shared copy of that fragment staged before the outermost loop of serial loops around it that never
         writes the fragment (once, not every iteration), or else before the Parallel loop itself."""
@@ -121,8 +121,7 @@ class ParallelEmitter:
         driver = next((layouts[b] for b in full if not isinstance(layouts.get(b), Replicated)), None)
         if driver is None:
             s, driver = self._rebased(s, accesses)
-        self.parallel_scope.in_parallel += 1
-        try:
+        with self.parallel_scope.diverging():
             if driver is not None:
                 return self._parallel_layout(s, driver)
             rows = self._row_layout(s, accesses)
@@ -131,8 +130,6 @@ class ParallelEmitter:
             if accesses:
                 return self._parallel_replicated(s)
             return self.parallel_distributed(s)
-        finally:
-            self.parallel_scope.in_parallel -= 1
 
     def _parallel_layout(self, s: N.For, lay) -> None:
         for v, st in zip(s.vars, s.starts):

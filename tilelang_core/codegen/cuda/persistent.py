@@ -152,7 +152,7 @@ def _block(em) -> str:
 
 
 def _tiles_text(em, launch: N.Launch) -> str:
-    tiles = em.ws.persistent.tiles
+    tiles = em.roles.ws.persistent.tiles
     return str(tiles) if isinstance(tiles, int) else " * ".join(f"({em.idx(g)})" for g in launch.grid)
 
 
@@ -161,7 +161,7 @@ def tiles(em, launch: N.Launch, role: str):
     with the block indices rebound from the tile index, the ring's base iteration set and the producer's hoisted
     lets recomputed; None for whole tiles, a `streamk.Piece` for the pieces of a stream-K last wave. The
     consumers wait for their last TMA store when the kernel has one (`tma_store`)."""
-    ws = em.ws
+    ws = em.roles.ws
     if ws.persistent is None:
         yield None
     else:
@@ -173,7 +173,7 @@ def tiles(em, launch: N.Launch, role: str):
 
 def _tile_loop(em, launch: N.Launch, role: str):
     """The persistent tile loop around the lines emitted at its `yield` (`tiles`), then the stream-K pieces."""
-    ws = em.ws
+    ws = em.roles.ws
     grid_blocks = 'T.call_extern("int32", "tl::grid_blocks")'  # DEVICE, which generate() adds
     t, tile = em.fresh("tile_i"), em.fresh("tile")
     count, first = _tiles_text(em, launch), _block(em)
@@ -192,7 +192,7 @@ def _tile_loop(em, launch: N.Launch, role: str):
         else:
             em.line(f"{tile} = ({first} + {t} * {grid_blocks}) * 2 + T.truncmod({_block(em)}, 2)")
         rasterize(em, launch, tile)
-        em.ring_base = f"{t} * {em.idx(ws.plan.loop.extents[0])}"
+        em.roles.ring_base = f"{t} * {em.idx(ws.plan.loop.extents[0])}"
         _hoisted(em, role)
         yield None
     if sk is not None:
@@ -202,13 +202,13 @@ def _tile_loop(em, launch: N.Launch, role: str):
                 rasterize(em, launch, tile)
                 _hoisted(em, role)
                 yield piece
-    em.ring_base = None
+    em.roles.ring_base = None
 
 
 def _hoisted(em, role: str) -> None:
     """The producer recomputes the hoisted lets for each tile (the consumers recompute them in their own body)."""
     if role == "producer":
-        for let in em.ws.hoisted:
+        for let in em.roles.ws.hoisted:
             name = em.fresh(let.var.name)
             em.line(f"{name} = {em.emit(let.value)}")
             em.var_text[let.var] = name

@@ -16,14 +16,11 @@ from .streamk import emit_fixup, split
 
 
 class PipelineEmitter:
-    """Emission of planned T.Pipelined loops (methods of KernelEmitter)."""
-
-    ring_base = None  # text: the stage ring's iterations before this tile's (persistent.tiles)
-    k_range = None    # (first k-step, k-step count) texts of a stream-K piece (streamk.emit_pieces)
+    """Emission of planned T.Pipelined loops (methods of KernelEmitter; the warp roles' state is em.roles)."""
 
     def pipelined(self, s: N.For, plan) -> None:
         """Multi-buffered loop: producers (cp.async) run num_stages-1 iterations ahead of consumers."""
-        if self.ws is not None and self.ws.plan is plan:
+        if self.roles.ws is not None and self.roles.ws.plan is plan:
             return self._consumer_loop(s, plan)
         ns = plan.num_stages
         v = s.vars[0]
@@ -72,10 +69,10 @@ class PipelineEmitter:
     # ------------------------------------------------------------------ warp-specialised TMA pipeline
     def specialized(self, body) -> None:
         """The kernel body split by role: barrier setup, the producer warpgroup's TMA loop, the consumers' body."""
-        ws, ns = self.ws, self.ws.plan.num_stages
+        ws, ns = self.roles.ws, self.roles.ws.plan.num_stages
         groups = load_groups(ws, overlap_enabled(ws.plan, self.plan.wgmma, ws))
-        self.bars = self.fresh("tma_bar")
-        self.frame.scratch[self.bars] = ("uint64", 2 * ns * len(groups))
+        self.roles.bars = self.fresh("tma_bar")
+        self.frame.scratch[self.roles.bars] = ("uint64", 2 * ns * len(groups))
         for buf in ws.plan.buffers:
             self.pipeline.stages[buf] = ns
         for let in ws.hoisted if ws.persistent is None else ():  # persistent: recomputed per tile (`tiles`)
@@ -84,7 +81,7 @@ class PipelineEmitter:
         with self.block():
             for i in range(2 * ns * len(groups)):
                 count = "1" if i % (2 * ns) < ns else str(empty_count(ws))  # full: the producer; empty: consumers
-                self.device_call("tl::mbar_init", f"{self.bars}.ptr_to([{i}])", count)
+                self.device_call("tl::mbar_init", f"{self.roles.bars}.ptr_to([{i}])", count)
             self.device_call("tl::mbar_fence_init")
         self.line('T.tvm_storage_sync("shared")')
         if ws.cluster is not None:  # the peer block arrives on these barriers and multicasts into this block
@@ -119,7 +116,7 @@ class PipelineEmitter:
 
     def _ring(self, k: str) -> str:
         """The stage ring's iteration of loop iteration `k` (a persistent kernel's ring continues across tiles)."""
-        return k if self.ring_base is None else f"({self.ring_base} + {k})"
+        return k if self.roles.ring_base is None else f"({self.roles.ring_base} + {k})"
 
     def stage_of(self, k: str, ns: int) -> str:
         """The stage of ring iteration `k` among `ns`."""
@@ -128,7 +125,7 @@ class PipelineEmitter:
     def wait_full(self, k: str, ns: int, base: int = 0) -> None:
         """Wait until ring iteration k's bytes have landed (the phase of k of the full mbarrier at `base`)."""
         offset = f" + {base}" if base else ""
-        self.device_call("tl::mbar_wait", f"{self.bars}.ptr_to([{self.stage_of(k, ns)}{offset}])",
+        self.device_call("tl::mbar_wait", f"{self.roles.bars}.ptr_to([{self.stage_of(k, ns)}{offset}])",
                          f"T.floormod(T.floordiv({k}, {ns}), 2)")
 
     def device_call(self, fn: str, *args: str) -> None:
@@ -146,8 +143,8 @@ class PipelineEmitter:
             stage = f"T.floormod({self._ring(f'{it}_i')}, {ns})"
             self.var_text[v] = f"({start} + {it}_i)" if start != "0" else f"{it}_i"
             for loads, base in groups:
-                full = f"{self.bars}.ptr_to([{stage}{f' + {base}' if base else ''}])"
-                self.device_call("tl::mbar_wait", f"{self.bars}.ptr_to([{stage} + {base + ns}])",
+                full = f"{self.roles.bars}.ptr_to([{stage}{f' + {base}' if base else ''}])"
+                self.device_call("tl::mbar_wait", f"{self.roles.bars}.ptr_to([{stage} + {base + ns}])",
                                  f"T.floormod(T.floordiv({self._ring(f'{it}_i')}, {ns}) + 1, 2)")
                 self.device_call("tl::mbar_expect_tx", full, str(sum(ld.bytes for ld in loads)))
                 for ld in loads:
@@ -163,15 +160,15 @@ class PipelineEmitter:
         """Consumers: wait for stage k's bytes, run the body on it, release the stage. A lone wgmma gemm of one
         consumer warpgroup keeps wgmma k in flight while it waits for stage k+1 (`_in_flight`: iteration 0 peeled,
         iteration k releases stage k-1 once wgmma k-1 is done); otherwise each gemm waits for its own group."""
-        ov = overlap_enabled(plan, self.plan.wgmma, self.ws)
+        ov = overlap_enabled(plan, self.plan.wgmma, self.roles.ws)
         if ov is not None:  # gemm -> softmax -> gemm: the softmax of k under the second gemm of k-1
             return emit_overlapped(self, s, plan, ov)
-        ns, v = plan.num_stages, s.vars[0]
+        ns, v, roles = plan.num_stages, s.vars[0], self.roles
         start, n, it = self._k_start(s), self._k_count(s), self.name(v)
         acc = self._in_flight(s, plan)
         if acc:  # iteration 0 peeled: no branch between a wgmma and its wait_group (ptxas would serialise, C7514)
             self._consumer_step(plan, v, start, "0", True)
-        trips = n if not acc else str(as_int(s.extents[0]) - 1) if self.k_range is None else f"{n} - 1"
+        trips = n if not acc else str(as_int(s.extents[0]) - 1) if roles.k_range is None else f"{n} - 1"
         self.line(f"for {it}_i in T.serial({trips}):")
         with self.block():
             k = f"({it}_i + 1)" if acc else f"{it}_i"
@@ -179,26 +176,26 @@ class PipelineEmitter:
             if acc:
                 self.device_call(f"tl::wgmma_wait_fenced<1, {acc[1]}>", acc[0])
             ring = self._ring(f"{it}_i")
-            self.device_call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({ring}, {ns}) + {ns}])")
+            self.device_call(release_fn(roles.ws), f"{roles.bars}.ptr_to([T.floormod({ring}, {ns}) + {ns}])")
         for buf in plan.buffers:
             self.pipeline.stage_idx.pop(buf, None)
         if acc:
             self.device_call(f"tl::wgmma_wait_fenced<0, {acc[1]}>", acc[0])
-            if self.ring_base is not None:  # the next tile's producer waits for the last stage too
-                last = self._ring(str(as_int(s.extents[0]) - 1) if self.k_range is None else f"{n} - 1")
-                self.device_call(release_fn(self.ws), f"{self.bars}.ptr_to([T.floormod({last}, {ns}) + {ns}])")
-        self.barrier_state.dirty_r = self.barrier_state.dirty_w = True
+            if roles.ring_base is not None:  # the next tile's producer waits for the last stage too
+                last = self._ring(str(as_int(s.extents[0]) - 1) if roles.k_range is None else f"{n} - 1")
+                self.device_call(release_fn(roles.ws), f"{roles.bars}.ptr_to([T.floormod({last}, {ns}) + {ns}])")
+        self.barrier_state.touched()
 
     def _k_start(self, s: N.For) -> str:
         """The loop's first k (a stream-K piece's first step in its tile, `k_range`)."""
         start = self.idx(s.starts[0])
-        if self.k_range is None:
+        if self.roles.k_range is None:
             return start
-        return self.k_range[0] if start == "0" else f"({start} + {self.k_range[0]})"
+        return self.roles.k_range[0] if start == "0" else f"({start} + {self.roles.k_range[0]})"
 
     def _k_count(self, s: N.For) -> str:
         """The loop's trip count (a stream-K piece's steps, `k_range`)."""
-        return self.idx(s.extents[0]) if self.k_range is None else self.k_range[1]
+        return self.idx(s.extents[0]) if self.roles.k_range is None else self.roles.k_range[1]
 
     def _consumer_step(self, plan, v, start: str, k: str, in_flight: bool) -> None:
         """Iteration k of the consumers: wait for its stage's bytes, then the loop body (its wgmma group left in
@@ -211,11 +208,13 @@ class PipelineEmitter:
         self.var_text[v] = k if start == "0" else f"({start} + {k})"
         # the stage's tiles are ordered by full[]; earlier writes were synchronised before the loop; the back edge
         # may race with this iteration only when the consumers write shared memory themselves
-        self.barrier_state.dirty_r = self.barrier_state.dirty_w = any(shared_rw(c)[1] for c in plan.consumers)
-        self.wgmma_nowait = in_flight
+        self.barrier_state.synced()
+        if any(shared_rw(c)[1] for c in plan.consumers):
+            self.barrier_state.touched()
+        self.pipeline.wgmma_nowait = in_flight
         for c in plan.consumers:
             self.stmt(c)
-        self.wgmma_nowait = False
+        self.pipeline.wgmma_nowait = False
 
     def _in_flight(self, s: N.For, plan):
         """(accumulator pointer text, registers per thread) when the consumers keep wgmma k in flight: the loop's
@@ -227,10 +226,10 @@ class PipelineEmitter:
         only = plan.lone_gemm
         flag = current_options().wgmma_in_flight
         on = only is not None and id(only) in self.plan.wgmma and not only.clear_accum and (
-            flag == "on" or flag != "off" and self.ws.consumers == 128 and plan.num_stages >= 3)
+            flag == "on" or flag != "off" and self.roles.ws.consumers == 128 and plan.num_stages >= 3)
         n_static = as_int(s.extents[0])
         cs = shape_ints(only.c.buffer.shape) if on else None
         if not (on and n_static and cs):
             return None
-        regs = cs[0] * cs[1] // self.ws.consumers
+        regs = cs[0] * cs[1] // self.roles.ws.consumers
         return f"{self.name(only.c.buffer)}.ptr_to([0])", regs

@@ -12,7 +12,8 @@ def rasterize(em, launch: N.Launch, tile: str | None = None) -> None:
     linear tile index (launch order) of a persistent kernel, from which every block index is rebound (in panels of
     its plan's default panel when the kernel has no T.use_swizzle)."""
     hint = swizzle_hint(launch)
-    default = getattr(getattr(getattr(em, "ws", None), "persistent", None), "panel", None) if tile else None
+    persistent = em.roles.ws.persistent if tile else None
+    default = persistent.panel if persistent is not None else None
     if hint is None and default:  # a persistent kernel without T.use_swizzle: persistent.default_panel
         hint = N.UseSwizzle(default)
     bvs = launch.block_vars

@@ -7,7 +7,7 @@ from ...analysis.reductions import SHUFFLED, acc_dtype
 from ...ir import nodes as N
 from ...ir.arith import shape_ints
 from ...passes.layout_kinds import Generic, Mma, MmaRow, in_fragment, ravel, unravel
-from .common import LoweringError, all_of
+from .common import LoweringError
 from .expr import infinity_text
 
 _OPCODE = {"+": 0, "max": 1, "min": 2}  # tl::combine's op
@@ -236,16 +236,13 @@ class ReduceOps:
             with em.block():
                 flat = ravel(lay.coords("tx", r), list(shape_ints(dbuf.shape)))
                 conds = in_fragment(lay, "tx", r)  # a partial last register holds no output row
-                if conds:
-                    em.line(f"if {all_of(conds)}:")
-                    em.depth += 1
-                self._store_reduced(op, f"{em.name(dbuf)}[{r}]", value(flat), kind)
-                em.depth -= 1 if conds else 0
+                with em.under(conds):
+                    self._store_reduced(op, f"{em.name(dbuf)}[{r}]", value(flat), kind)
         elif dbuf.scope in ("shared.dyn", "shared"):
             with em.spread(keep) as row:
                 idx = unravel(row, shape_ints(dbuf.shape))
                 self._store_reduced(op, em.load_text(dbuf, idx), value(row), kind)
-            em.barrier_state.dirty_w = True
+            em.barrier_state.touched(reads=False)
         else:
             raise LoweringError("T.reduce_* needs a fragment or shared-memory destination", op.span)
 

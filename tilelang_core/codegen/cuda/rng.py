@@ -60,7 +60,7 @@ class RngOps:
         if self.state is None:
             self.state = self.em.name(object(), "rng_state")
             self.em.frame.allocs.append(f'{self.state} = T.alloc_buffer((11,), "uint32", scope="local")')
-            self.em.extra_cuda.append(PHILOX)
+            self.em.device_library.need(PHILOX)
         return f"{self.state}.ptr_to([0])"
 
     @staticmethod

@@ -61,11 +61,8 @@ def _scan(em, op: N.CumSum, src: Side, dst: Side, every_thread: bool) -> None:
     line_vars = line_vars or [N.Var("l")]
     every_thread = every_thread and any(s.buf.scope in ("local.fragment", "local", "local.var") for s in (src, dst))
     loop = N.For(tuple(line_vars), tuple(N.Const(0) for _ in line_vars), extents, "serial", body, span=op.span)
-    em.parallel_scope.in_parallel += 1  # the lines are independent: no barrier inside the scan
-    try:
+    with em.parallel_scope.diverging():  # the lines are independent: no barrier inside the scan
         if every_thread:
             em.serial(loop)
         else:
             em.parallel_distributed(loop)
-    finally:
-        em.parallel_scope.in_parallel -= 1

@@ -140,13 +140,13 @@ def emit_pieces(em, sk: StreamK, block: str):
         ts = f"({first} + {j})"
         em.line(f"{kb} = T.max({lo} - {ts} * {kt}, 0)")
         em.line(f"{ke} = T.min({hi} - {ts} * {kt}, {kt})")
-        em.k_range = (kb, f"({ke} - {kb})")
+        em.roles.k_range = (kb, f"({ke} - {kb})")
         # the ring continues after this block's data-parallel tiles (T - R of them, a multiple of the blocks)
-        em.ring_base = f"(T.truncdiv({dp_tiles}, {blocks}) * {kt} + {ts} * {kt} + {kb} - {lo})"
+        em.roles.ring_base = f"(T.truncdiv({dp_tiles}, {blocks}) * {kt} + {ts} * {kt} + {kb} - {lo})"
         # the last rank holding a step of this tile: the owner of step (ts + 1) * kt - 1
         last = f"T.truncdiv((({ts} + 1) * {kt}) * {blocks} - 1, {sk_steps})"
         yield f"({dp_tiles} + {ts})", Piece(kb, rank, last)
-    em.k_range = None
+    em.roles.k_range = None
 
 
 def emit_fixup(em, sk: StreamK, piece: Piece, epilogue: tuple) -> None:

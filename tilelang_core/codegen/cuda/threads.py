@@ -7,7 +7,6 @@ recomputed from `tx`. mbarriers live in the dynamic shared-memory pool; thread 0
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
@@ -123,13 +122,12 @@ class ThreadOps:
         self.role = None  # (first thread, count) of the role being emitted
         self.barrier_ids: dict = {}  # role range -> named barrier id
         self.cooperative = False  # T.sync_grid: the kernel needs a cooperative launch
-        body = em.plan.func.body
-        if any(synchronising(n) for n in walk(body) if isinstance(n, N.If) and id(n) in self.roles.branches):
-            em.plan = replace(em.plan, pipelines={})  # the roles' barriers order the stages; loops run as written
+        # roles that order themselves through mbarriers order the pipeline's stages too (the emitter drops its plans)
+        self.orders_stages = any(synchronising(n) for n in walk(em.plan.func.body)
+                                 if isinstance(n, N.If) and id(n) in self.roles.branches)
 
     def _library(self) -> None:
-        if DEVICE_LIBRARY not in self.em.extra_cuda:
-            self.em.extra_cuda.append(DEVICE_LIBRARY)
+        self.em.device_library.need(DEVICE_LIBRARY)
 
     # ------------------------------------------------------------------ expressions
     def expr(self, exprs, e: N.Call) -> str | None:
@@ -198,11 +196,10 @@ class ThreadOps:
         elif name == "sync_grid":
             self.sync_grid(call)
         elif name in _CLUSTER_BARRIERS or name in _PDL:  # the cluster's blocks (sm_90); launch ordering
-            if CLUSTER_LIBRARY not in em.extra_cuda:
-                em.extra_cuda.append(CLUSTER_LIBRARY)
+            em.device_library.need(CLUSTER_LIBRARY)
             em.line(f'T.cuda.func_call("tl::{name}", source_code="")')
             if name != "cluster_arrive":
-                em.barrier_state.dirty_r = em.barrier_state.dirty_w = False
+                em.barrier_state.synced()
         elif name == "fence_proxy_async":
             em.line('T.cuda.func_call("tl::fence_proxy_async", source_code="")')
         elif name in ("set_max_nreg", "inc_max_nreg", "dec_max_nreg"):
@@ -218,11 +215,10 @@ class ThreadOps:
         if self.role is not None or em.parallel_scope.in_parallel:
             raise LoweringError("T.sync_grid inside a thread role or a branch on the thread index: every thread of "
                                 "the grid must reach it; call it where the whole block runs", call.span)
-        if GRID_LIBRARY not in em.extra_cuda:
-            em.extra_cuda.append(GRID_LIBRARY)
+        em.device_library.need(GRID_LIBRARY)
         self.cooperative = True
         em.line('T.cuda.func_call("tl::sync_grid", source_code="")')
-        em.barrier_state.dirty_r = em.barrier_state.dirty_w = False
+        em.barrier_state.synced()
 
     def _set_max_nreg(self, call: N.Call) -> None:
         values = [as_int(a) for a in call.args]
@@ -282,11 +278,8 @@ class ThreadOps:
             self._diverging(s.then_body, s)
             if s.else_body is not None:
                 self._diverging(s.else_body, s)
-            self.em.parallel_scope.in_parallel += 1  # threads diverge: no automatic __syncthreads() inside
-            try:
+            with self.em.parallel_scope.diverging():  # threads diverge: no automatic __syncthreads() inside
                 self.em.if_stmt(s)
-            finally:
-                self.em.parallel_scope.in_parallel -= 1
             return True
         return False
 
@@ -313,43 +306,35 @@ class ThreadOps:
         if s.else_body is not None:
             em.line("else:")
             self._branch(s.else_body, else_rng, s)
-        sync_free = synchronising(s)
-        em.barrier_state.dirty_r = em.barrier_state.dirty_w = not sync_free
+        em.barrier_state.synced()
+        if not synchronising(s):  # the next shared-memory access waits for the whole block
+            em.barrier_state.touched()
 
     def _branch(self, body, rng, s: N.If) -> None:
         em = self.em
         if rng is None:
             self._diverging(body, s)
-            em.parallel_scope.in_parallel += 1
-            em.depth += 1
-            try:
+            with em.parallel_scope.diverging(), em.block():
                 em.body(body)
-            finally:
-                em.parallel_scope.in_parallel -= 1
-                em.depth -= 1
             return
         self._role(body, rng)
 
     def _role(self, body, rng) -> None:
-        """One role's body on threads [first, first + count): tile ops laid out for `count` threads (`tx` made
-        relative to the role), block barriers turned into a named barrier of the role."""
+        """One role's body on threads [first, first + count) (em.role_body): tile ops laid out for `count` threads
+        (`tx` made relative to the role), block barriers turned into a named barrier of the role."""
         em = self.em
         first, count = rng
-        saved = em.lines, em.threads, em.depth, em.parallel_scope.in_parallel, self.role, em.__dict__.get("sync")
-        em.lines, em.threads, em.depth, em.parallel_scope.in_parallel, self.role = [], count, em.depth + 1, 0, rng
-        em.barrier_state.dirty_r = em.barrier_state.dirty_w = False  # the block synchronised before the roles
-        em.sync = lambda: self._role_sync(rng)  # shadows KernelEmitter.sync inside the role
+        outer, self.role = self.role, rng
+
+        def placed(lines: list[str]) -> list[str]:
+            lines = [_TX.sub(f"({_ABS_MARK} - {first})" if first else _ABS_MARK, ln) for ln in lines]
+            return lines if outer is not None else [_ABS.sub("tx", ln) for ln in lines]
         try:
-            em.body(body)
+            with em.role_body(count, lambda: self._role_sync(rng), placed):
+                em.barrier_state.synced()  # the block synchronised before the roles
+                em.body(body)
         finally:
-            lines = em.lines
-            em.lines, em.threads, em.depth, em.parallel_scope.in_parallel, self.role, outer_sync = saved
-            if outer_sync is None:
-                del em.sync
-            else:
-                em.sync = outer_sync
-        lines = [_TX.sub(f"({_ABS_MARK} - {first})" if first else _ABS_MARK, ln) for ln in lines]
-        em.lines += lines if self.role is not None else [_ABS.sub("tx", ln) for ln in lines]
+            self.role = outer
 
     def _role_sync(self, rng) -> None:
         """Named barrier of one role (`bar.sync id, count`), after an async-proxy fence when wgmma reads smem."""
@@ -358,7 +343,7 @@ class ThreadOps:
         fence = 1 if em.plan.wgmma else 0
         em.line(f'T.cuda.func_call("tl::named_bar_sync", {self.barrier_id(rng)}, {rng[1]}, {fence}, '
                 'source_code="")')
-        em.barrier_state.dirty_r = em.barrier_state.dirty_w = False
+        em.barrier_state.synced()
 
     def barrier_id(self, rng) -> int:
         """Named barrier of a role: 1 + g for warp group g (T.ws's), else the next free id counting down from 15."""

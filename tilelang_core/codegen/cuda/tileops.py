@@ -65,14 +65,11 @@ class TileOps(CopyOps, ReduceOps):
     def _elementwise(self, loop: N.For) -> None:
         """A tile op as its element loop: a T.Parallel loop over the threads, or a serial one (per-thread buffers)."""
         em = self.em
-        em.parallel_scope.in_parallel += 1  # threads take different iterations: no __syncthreads() inside the loop
-        try:
+        with em.parallel_scope.diverging():  # threads take different iterations: no __syncthreads() inside the loop
             if loop.kind == "parallel":
                 em.parallel_distributed(loop)
             else:
                 em.serial(loop)
-        finally:
-            em.parallel_scope.in_parallel -= 1
 
     def _copy_element(self, op: N.Copy) -> None:
         """`T.copy(a[i], b[j])` of one element each side: every thread into its own per-thread destination, else
@@ -155,11 +152,10 @@ class TileOps(CopyOps, ReduceOps):
         em = self.em
         a, c = op.a.buffer, op.c.buffer
         role = em.thread_ops.role
-        name, texts = gemm_function(len(em.extra_cuda), op, lay.m, lay.n, k, em.threads // 128, em.plan.swizzled,
-                                    wait=not em.wgmma_nowait, first=role[0] if role else 0)
+        name, texts = gemm_function(len(em.device_library.snippets), op, lay.m, lay.n, k, em.threads // 128,
+                                    em.plan.swizzled, wait=not em.pipeline.wgmma_nowait, first=role[0] if role else 0)
         for t in texts:
-            if t not in em.extra_cuda:
-                em.extra_cuda.append(t)
+            em.device_library.need(t)
         ap = f"{em.name(a)}.ptr_to([0])" if a.scope == "local.fragment" else self._operand(op.a, op, True)[0]
         bp = self._operand(op.b, op, True)[0]
         em.line(f'T.cuda.func_call("{name}", {ap}, {bp}, {em.name(c)}.ptr_to([0]), source_code="")')

@@ -172,18 +172,18 @@ def emit(em, st: TmaStore) -> None:
     """The staging writes, the consumers' barrier and the elected thread's bulk stores of one tile (`TmaStore.emit`:
     copy.py reaches it through the plan, without importing this module)."""
 
-    if getattr(em, "store_stage", None) is None:
-        em.store_stage = em.fresh("store_stage")
-        em.frame.scratch[em.store_stage] = (st.tensor.dtype, st.rows * st.inner * st.slots)
+    if em.roles.store_stage is None:
+        em.roles.store_stage = em.fresh("store_stage")
+        em.frame.scratch[em.roles.store_stage] = (st.tensor.dtype, st.rows * st.inner * st.slots)
     if st.slots == st.atoms:
-        if em.ws.persistent is not None:  # the previous tile's store may still be reading the staging tile
+        if em.roles.ws.persistent is not None:  # the previous tile's store may still be reading the staging tile
             _wait_read(em, 0, st.band)
         _write(em, st, None)
         _sync(em, st.band)  # fence.proxy.async + a barrier: the staging tile is complete for the async proxy
         _store(em, st, range(st.atoms))
         return
     for atom in range(st.atoms):  # a ring: atom `atom` in slot atom % slots, once the store that read it last is done
-        if atom >= st.slots or em.ws.persistent is not None:
+        if atom >= st.slots or em.roles.ws.persistent is not None:
             _wait_read(em, st.slots - 1, st.band)
         _write(em, st, atom)
         _sync(em, st.band)
@@ -200,7 +200,7 @@ def _sync(em, band: int | None) -> None:
     if not band:
         return em.sync()
     em.line('T.cuda.func_call("tl::warpgroup_sync", source_code="")')
-    em.barrier_state.dirty_r = em.barrier_state.dirty_w = False
+    em.barrier_state.synced()
 
 
 def _wait_read(em, pending: int, band: int | None) -> None:
@@ -216,7 +216,7 @@ def _write(em, st: TmaStore, atom: int | None) -> None:
     atom into its ring slot (`atom_pairs`)."""
     from .templates import swizzled_index
 
-    out, esize, lay, stage = st.tensor.dtype, nbytes(st.tensor.dtype), em.plan.layouts[st.frag], em.store_stage
+    out, esize, lay, stage = st.tensor.dtype, nbytes(st.tensor.dtype), em.plan.layouts[st.frag], em.roles.store_stage
     r, e = em.fresh("r"), em.fresh("e")
     if atom is None:
         em.line(f"for {r} in T.unroll({lay.regs // 2}):")
@@ -261,14 +261,14 @@ def _store(em, st: TmaStore, atoms) -> None:
                 coords = [col] + (starts[1:] if row == "0" else [f"({starts[1]} + {row})", *starts[2:]])
                 at = f"{(j % st.slots) * st.rows * st.inner}" + (f" + ({row}) * {st.inner}" if row != "0" else "")
                 em.line(f'T.cuda.func_call("tl::tma_store_{len(st.axes)}d", {st.tmap["arg"]}, '
-                        f'{em.store_stage}.ptr_to([{at}]), {", ".join(coords)}, source_code="")')
+                        f'{em.roles.store_stage}.ptr_to([{at}]), {", ".join(coords)}, source_code="")')
         em.line('T.cuda.func_call("tl::bulk_commit", source_code="")')
 
 
 def drain(em) -> None:
     """The consumers' last act: the elected thread (each warpgroup's, with bands) waits until its bulk stores have
     completed."""
-    em.line(f"if {_elected(em.ws.store.band)}:")
+    em.line(f"if {_elected(em.roles.ws.store.band)}:")
     with em.block():
         em.line('T.cuda.func_call("tl::bulk_wait<0>", source_code="")')
 
