@@ -60,8 +60,7 @@ class ExternOps:
             emit_event(self.em, call, self.iket_events)
             return True
         if isinstance(call, N.Call) and call.name == "device_assert":  # the launch fails: an error on the host
-            if DEVICE_ASSERT not in self.em.extra_cuda:
-                self.em.extra_cuda.append(DEVICE_ASSERT)
+            self.em.device_library.need(DEVICE_ASSERT)
             line = call.span.line if call.span is not None else 0
             cond = self.em.emit(call.args[0], "bool")
             self.em.line(f'T.evaluate(T.call_extern("void", "tl::device_assert", {cond}, {line}))')
