@@ -78,6 +78,13 @@ __device__ __forceinline__ void mma16816(float* c, const unsigned* a, const unsi
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+// fp16 accumulators: the same four elements per thread as float, packed two to a register (c0 c1 | c2 c3)
+__device__ __forceinline__ void mma16816(half* c, const unsigned* a, const unsigned* b, half) {
+  unsigned* d = reinterpret_cast<unsigned*>(c);
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};\n"
+               : "+r"(d[0]), "+r"(d[1])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
 // A fragments (16x16) of one m-atom at k-step kk. A stored [M][K] (TA=0) or [K][M] (TA=1), in a tile of LD
 // columns at rows r0.., columns c0.. (a part of a larger tile; the whole tile when LD is the stored width).
 template <int M, int K, bool TA, bool SW, int LD = (TA ? M : K), typename T>
@@ -110,11 +117,12 @@ __device__ __forceinline__ void load_b1(unsigned* b, const T* B, int n0, int k0,
     ldsm_x2(b, B + off16<LD, SW>(r0 + n0 + (l & 7), c0 + k0 + (l >> 3) * 8));
   }
 }
-// C[M][N] (+)= A * B with A and B in shared memory; C in the mma accumulator layout over WMxWN warps. A and B
+// C[M][N] (+)= A * B with A and B in shared memory; C (float, or half for half inputs) in the mma accumulator
+// layout over WMxWN warps. A and B
 // may be parts of wider tiles: LDA/LDB columns stored, the part at (ar0, ac0) / (br0, bc0) of the tile at A / B.
 template <int M, int N, int K, int WM, int WN, bool TA, bool TB, bool SWA, bool SWB, int LDA = (TA ? M : K),
-          int LDB = (TB ? K : N), typename T>
-__device__ __forceinline__ void gemm_ss(const T* A, const T* B, float* C, int ar0 = 0, int ac0 = 0, int br0 = 0,
+          int LDB = (TB ? K : N), typename T, typename TC>
+__device__ __forceinline__ void gemm_ss(const T* A, const T* B, TC* C, int ar0 = 0, int ac0 = 0, int br0 = 0,
                                         int bc0 = 0) {
   constexpr int MI = M / WM / 16, NI = N / WN / 8;
   int warp = threadIdx.x / 32 % (WM * WN), lane = threadIdx.x % 32;  // % : a warp-specialised role's warps
@@ -139,8 +147,8 @@ __device__ __forceinline__ void gemm_ss(const T* A, const T* B, float* C, int ar
 }
 // Same with A in registers: a 16-bit fragment in the accumulator layout of an MxK tile over warps WMx1, each
 // warp's rows replicated over the WN warps that split N (warp w holds the A rows of its M slice w / WN).
-template <int M, int N, int K, int WM, int WN, bool TB, bool SWB, int LDB = (TB ? K : N), typename T>
-__device__ __forceinline__ void gemm_rs(const T* A, const T* B, float* C, int br0 = 0, int bc0 = 0) {
+template <int M, int N, int K, int WM, int WN, bool TB, bool SWB, int LDB = (TB ? K : N), typename T, typename TC>
+__device__ __forceinline__ void gemm_rs(const T* A, const T* B, TC* C, int br0 = 0, int bc0 = 0) {
   constexpr int MI = M / WM / 16, NI = N / WN / 8, KA = K / 8;
   int warp = threadIdx.x / 32 % (WM * WN), lane = threadIdx.x % 32;  // % : a warp-specialised role's warps
   int wn0 = (warp % WN) * (N / WN);

@@ -115,7 +115,8 @@ class TileOps(CopyOps, ReduceOps):
                                 "needs its role to start at a multiple of its thread count; split the role into "
                                 "roles of that shape", op.span)
         cp = f"{em.name(c)}.ptr_to([0])"
-        tc = a.dtype == b.dtype and a.dtype in ("float16", "bfloat16") and c.dtype == "float32"
+        tc = a.dtype == b.dtype and (a.dtype in ("float16", "bfloat16") and c.dtype == "float32"
+                                     or a.dtype == c.dtype == "float16")  # mma.sync has fp16 accumulators too
         tb, swb = _b(op.transpose_b), _b(b in em.plan.swizzled)
         if a.scope == "local.fragment":
             # a transposed A is the same registers (its layout stores element (m, k) at [k][m])
