@@ -18,7 +18,7 @@ COUNTED_FOLDERS = ("language", "kernel", "jit", "cpu", "math", "fastmath", "auto
 # (rule name, regular expression over the subject's source); the first match wins.
 RULES: tuple[tuple[str, re.Pattern], ...] = tuple((name, re.compile(pattern)) for name, pattern in (
     ("sm100-or-newer", r"requires_cuda_compute_version(_ge)?\(\s*1\d|sm_1\d\d|tcgen05|TCGEN5|\bblackwell\b|"
-                       r"compute_version_eq\(\s*1\d|T\.alloc_tmem|tmem_"),
+                       r"compute_version_eq\(\s*1\d|T\.alloc_tmem|tmem_|(?i:sm_?1[0-2]\d)"),  # SM120 block-scaled MMA too
     ("amd-metal-webgpu", r"requires_rocm|requires_metal|requires_cdna|requires_gfx950|\bhip\b|target=\"(hip|metal|"
                          r"webgpu)|\"metal\"|\"webgpu\"|\bmfma\b|\bwmma_amd\b|rocm"),
     ("cutedsl-backend", r"cutedsl|CuTeDSL|cute_dsl"),
