@@ -94,6 +94,11 @@ def test_a_tensor_past_32_bit_indexing_is_refused_before_the_launch():
     assert bind_dims(art, [FakeTensor((2**31 - 1,), dtype="bfloat16")]) == {"n": 2**31 - 1}
     with pytest.raises(LaunchError, match="argument 'x' has 4294967296 elements"):
         bind_dims(art, [FakeTensor((2**32,), dtype="bfloat16")])
+    wide = [dict(params[0], index_bits=64), dict(params[1], dtype="int64")]  # an int64 dim: 64-bit indices
+    art = Artifact("k", "k_kernel", "sm_90a", "", b"", [1], [128, 1, 1], 0, wide)
+    big = FakeTensor((2**32,), dtype="bfloat16", ptr=0xE000)
+    values, _ = pack_args(art, [big], bind_dims(art, [big]))
+    assert isinstance(values[1], ctypes.c_int64) and values[1].value == 2**32
 
 
 class StridedTensor(FakeTensor):

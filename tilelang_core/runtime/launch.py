@@ -17,7 +17,7 @@ from .iket_trace import collect, is_instrumented
 
 _CTYPE = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": ctypes.c_float, "float64": ctypes.c_double,
           "bool": ctypes.c_bool, "uint32": ctypes.c_uint32, "handle": ctypes.c_void_p}  # handle: a T.ptr address
-INDEX_MAX = 2**31 - 1  # the generated CUDA indexes every tensor with 32-bit integers
+INDEX_MAX = 2**31 - 1  # the generated CUDA indexes a tensor with 32-bit integers unless it has an int64 dim
 _LOCK = threading.Lock()
 _MODULES: dict = {}
 _PREPARED: dict = {}  # launch signature -> the prepared kernels of that launch (`launch`)
@@ -45,10 +45,10 @@ def bind_dims(artifact, args: list) -> dict:
                 if dims.setdefault(want, int(have)) != int(have):
                     raise LaunchError(f"dim '{want}' of '{p['name']}' is {have} but another argument set it to "
                                       f"{dims[want]}")
-        if math.prod(shape) > INDEX_MAX:
+        if math.prod(shape) > INDEX_MAX and p.get("index_bits", 32) < 64:
             raise LaunchError(f"argument '{p['name']}' has {math.prod(shape)} elements, more than the "
-                              f"{INDEX_MAX} the CUDA lowering can index (it indexes with 32-bit integers); split "
-                              "the tensor across launches")
+                              f"{INDEX_MAX} the CUDA lowering can index with 32-bit integers; declare its dims "
+                              "int64 (T.symbolic('n', 'int64')) or split the tensor across launches")
     return dims
 
 
@@ -66,7 +66,7 @@ def pack_args(artifact, args: list, dims: dict, step: dict | None = None,
     values = []
     for p in params:
         if p["kind"] == "dim":
-            values.append(ctypes.c_int32(int(dims[p["name"]])))
+            values.append(_CTYPE.get(p["dtype"], ctypes.c_int32)(int(dims[p["name"]])))
         elif p["kind"] in ("tensor", "workspace"):
             values.append(ctypes.c_void_p(_data_ptr(named[p["name"]], p)))
         else:

@@ -85,7 +85,7 @@ def dtype_of(e) -> str:
         if e.dtype:
             return e.dtype
         if e.name == "ceildiv":
-            return "int32"
+            return "int64" if any(dtype_of(a) == "int64" for a in e.args) else "int32"
         if e.name in _PREDICATES:
             return "bool"
         types = [dtype_of(a) for a in e.args]
@@ -129,6 +129,11 @@ def const_text(value, dtype: str) -> str:
     return f"T.{dtype}({int(value)})"
 
 
+def is_wide(buf) -> bool:
+    """True for a tensor with an int64 dimension: its indices are computed in int64."""
+    return buf.scope == "global" and any(dtype_of(d) == "int64" for d in buf.shape)
+
+
 class ExprEmitter:
     """Renders expressions; `load(buf, index_texts, node)` is supplied by the statement emitter."""
 
@@ -136,6 +141,7 @@ class ExprEmitter:
         self.var_text = var_text
         self.load = load
         self.intrinsics: list = []  # (ExprEmitter, Call) -> text or None: calls the kernel emitter adds
+        self.wide = False  # emitting the index of a tensor with an int64 dimension: integer leaves read as int64
 
     def emit(self, e, dtype: str | None = None) -> str:
         """Text of `e`, converted to `dtype` when given."""
@@ -151,15 +157,36 @@ class ExprEmitter:
         """An index expression (int32)."""
         return self.emit(e, "int32") if dtype_of(e) not in ("int32",) else self._emit(e)
 
+    def index_of(self, buf, e) -> str:
+        """An index of `buf`: int32, or for a tensor with an int64 dimension int64 from the leaves up (TileLang
+        widens this arithmetic; `bx * 512 + i` would wrap in int32 before a cast of the sum)."""
+        if not is_wide(buf):
+            return self.index(e)
+        saved, self.wide = self.wide, True
+        try:
+            return self.emit(e, "int64")
+        finally:
+            self.wide = saved
+
+    def _widened(self, e, text: str) -> str:
+        """`text` (of the integer leaf `e`) as int64 inside a wide index."""
+        narrow = ("int8", "int16", "int32", "uint8", "uint16", "bool")
+        return f'T.Cast("int64", {text})' if self.wide and dtype_of(e) in narrow else text
+
     def _emit(self, e) -> str:
         if isinstance(e, N.Const):
             return const_text(e.value, e.dtype)
         if isinstance(e, N.Var):
             if e not in self.var_text:
                 raise ExprError(f"'{e.name}' is not defined at this point of the kernel", e.span)
-            return self.var_text[e]
+            return self._widened(e, self.var_text[e])
         if isinstance(e, N.Load):
-            return self.load(e.buffer, [self.index(i) for i in e.indices], e)
+            saved, self.wide = self.wide, False  # the loaded tensor's own index has its own width
+            try:
+                text = self.load(e.buffer, [self.index_of(e.buffer, i) for i in e.indices], e)
+            finally:
+                self.wide = saved
+            return self._widened(e, text)
         if isinstance(e, N.Cast):
             c = as_const(e.value)
             if isinstance(c, (int, float)) and not isinstance(c, bool) and e.dtype in ("float16", "bfloat16"):
@@ -241,7 +268,8 @@ class ExprEmitter:
             dt = e.dtype or "float32"
             return f'T.{name}("{dt}")'
         if name == "ceildiv":
-            a, b = self.index(args[0]), self.index(args[1])
+            a, b = ((self.emit(x, "int64") for x in args[:2]) if t == "int64" else
+                    (self.index(args[0]), self.index(args[1])))  # an int64 dim's ceildiv in int64
             if isinstance(as_const(args[1]), int) and as_const(args[1]) > 0:
                 return f"T.floordiv({a} + {b} - 1, {b})"
             return f"(0 - T.floordiv(0 - {a}, {b}))"  # ceil(a / b) = -floor(-a / b) for a divisor of any sign

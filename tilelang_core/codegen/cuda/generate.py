@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.printer import expr_str
-from ...ir.visitor import walk
+from ...ir.visitor import op_regions, walk
 from ...options import codegen_options, kernel_configs, options_scope
 from ...passes.layouts import describe
 from ...target import DEFAULT_ARCH, parse_target
 from ..tvm_pipelines import tirx_without_cse
 from .common import LoweringError
+from .expr import dtype_of, is_wide
 from .fastmath import mark_source
 from .kernel_plan import KernelPlan, plan_kernel
 from .lower import KernelEmitter
@@ -130,7 +131,8 @@ def _symbol(name: str) -> str:
 
 
 def _params(func: N.PrimFunc, em: KernelEmitter) -> tuple[list, list]:
-    """Kernel parameters: the function's tensors and scalars, then symbolic dims as int32."""
+    """Kernel parameters: the function's tensors and scalars, then symbolic dims (int32, or int64 where declared:
+    a tensor with an int64 dim is indexed in 64 bits, TVM widening its index arithmetic)."""
     params, header, dims = [], [], []
     out_idx = set()
     n = len(func.params)
@@ -148,11 +150,13 @@ def _params(func: N.PrimFunc, em: KernelEmitter) -> tuple[list, list]:
         em.var_text[v] = em.name(v)
     for k, p in enumerate(func.params):
         if isinstance(p, N.Buffer):
-            shape = ", ".join(em.idx(d) for d in p.shape) + ("," if len(p.shape) == 1 else "")
+            shape = ", ".join(em.emit(d) if dtype_of(d) == "int64" else em.idx(d) for d in p.shape) + (
+                "," if len(p.shape) == 1 else "")
             storage = "int64" if p.dtype == "handle" else p.dtype  # a T.ptr table: TVM has no buffers of handles
             header.append(f'{em.name(p)}: T.Buffer(({shape}), "{storage}")')
             params.append({"name": p.name, "kind": "tensor", "dtype": storage, "is_output": k in out_idx,
-                           "arg": em.name(p) + "_ptr",
+                           "arg": em.name(p) + "_ptr", "index_bits": 64 if any(
+                               dtype_of(d) == "int64" for d in p.shape) else 32,
                            "shape": [as_int(d) if as_int(d) is not None else expr_str(d) for d in p.shape]})
         else:
             header.append(f"{em.name(p)}: T.{p.dtype}")
@@ -160,8 +164,9 @@ def _params(func: N.PrimFunc, em: KernelEmitter) -> tuple[list, list]:
                            "arg": em.name(p)})
     dim_header = []
     for v in dims:
-        dim_header.append(f"{em.name(v)}: T.int32")
-        params.append({"name": v.name, "kind": "dim", "dtype": "int32", "is_output": False, "shape": [],
+        t = "int64" if v.dtype == "int64" else "int32"
+        dim_header.append(f"{em.name(v)}: T.{t}")
+        params.append({"name": v.name, "kind": "dim", "dtype": t, "is_output": False, "shape": [],
                        "arg": em.name(v)})
     return params, dim_header + header  # dims first: buffer shapes refer to them
 
@@ -192,6 +197,7 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
     scripts = lowered[1] if lowered else [tvmscript(part.func, arch) for part in parts]
     for part, (_, em, _) in zip(parts, scripts):
         _within_limits(part.func, em, arch)
+        _no_wide_tile_ops(part.func)
     ns = _tvm.load()
     from tvm.script import tirx as T  # noqa: N812  (through the shim: _tvm.load() ran first)
 
@@ -252,6 +258,20 @@ def _within_limits(func: N.PrimFunc, em: KernelEmitter, arch: str) -> None:
         raise LoweringError(f"the CUDA code of this T.Kernel needs {smem.total} B of shared memory per block on "
                             f"{arch}, over its limit of {lim.smem_per_block} B ({parts}); lower num_stages or "
                             f"shrink the shared tiles", span, "shared-memory-exceeded")
+
+
+def _no_wide_tile_ops(func: N.PrimFunc) -> None:
+    """Refuse a tile op (T.copy, T.gemm, ...) on a tensor with an int64 dimension: element accesses of such a tensor
+    are indexed in 64 bits (expr.is_wide), the tile ops' address arithmetic is 32-bit and would wrap."""
+    for node in walk(func.body):
+        if isinstance(node, N.TILE_OPS):
+            reads, writes = op_regions(node)
+            wide = next((r.buffer for r in reads + writes if is_wide(r.buffer)), None)
+            if wide is not None:
+                raise LoweringError(f"{type(node).__name__.lower()} on '{wide.name}', a tensor with an int64 "
+                                    "dimension: the CUDA lowering indexes tile operations in 32 bits; read and write "
+                                    "its elements in a T.Parallel loop (64-bit indices) or use int32 dims",
+                                    node.span, "lowering-unsupported")
 
 
 def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:

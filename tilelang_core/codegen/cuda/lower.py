@@ -18,7 +18,7 @@ from ...language.packing import per_byte
 from ...passes.layout_kinds import Generic, MmaRow, Replicated, ravel
 from ...passes.layouts import unit_dims_dropped
 from .common import LoweringError, all_of, nbytes, reducer_buffers, shared_rw, used_buffers
-from .expr import ExprEmitter, ExprError, zero_text
+from .expr import ExprEmitter, ExprError, is_wide, zero_text
 from .frame import FrameEmitter
 from .parallel import ParallelEmitter, UnservedFragmentRead
 from . import vectorize
@@ -141,7 +141,8 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter, TextEmitter)
         None with tl.disable_safe_memory_legalize (the options' safe_memory off) or for other scopes."""
         if buf.scope != "global" or not current_options().safe_memory:
             return []
-        return [f"T.And(0 <= {i}, {i} < {self.idx(d)})" for i, d in zip(idx, buf.shape)]
+        extent = (lambda d: self.emit(d, "int64")) if is_wide(buf) else self.idx  # noqa: E731
+        return [f"T.And(0 <= {i}, {i} < {extent(d)})" for i, d in zip(idx, buf.shape)]
 
     def access(self, buf, idx: list[str], node=None) -> list[str]:
         if buf.scope in ("shared.dyn", "shared"):
@@ -277,7 +278,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter, TextEmitter)
 
     def store(self, s: N.Store) -> None:
         value = self.emit(s.value, s.buffer.dtype)
-        idx = [self.idx(i) for i in s.indices]
+        idx = [self.exprs.index_of(s.buffer, i) for i in s.indices]
         if per_byte(s.buffer.dtype) == 2:  # one fp4 element: its half of the byte, the other half kept
             flat = idx[0] if idx else "0"
             for i, d in zip(idx[1:], s.buffer.shape[1:]):

@@ -118,8 +118,8 @@ __device__ __forceinline__ void load_b1(unsigned* b, const T* B, int n0, int k0,
   }
 }
 // C[M][N] (+)= A * B with A and B in shared memory; C (float, or half for half inputs) in the mma accumulator
-// layout over WMxWN warps. A and B
-// may be parts of wider tiles: LDA/LDB columns stored, the part at (ar0, ac0) / (br0, bc0) of the tile at A / B.
+// layout over WMxWN warps. A and B may be parts of wider tiles: LDA/LDB columns stored, the part at (ar0, ac0) /
+// (br0, bc0) of the tile at A / B.
 template <int M, int N, int K, int WM, int WN, bool TA, bool TB, bool SWA, bool SWB, int LDA = (TA ? M : K),
           int LDB = (TB ? K : N), typename T, typename TC>
 __device__ __forceinline__ void gemm_ss(const T* A, const T* B, TC* C, int ar0 = 0, int ac0 = 0, int br0 = 0,
