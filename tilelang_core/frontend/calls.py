@@ -46,7 +46,7 @@ class CallsMixin:
         if any(isinstance(a, ast.Starred) for a in args):
             args = [ast.Constant(v) if not isinstance(v, ast.AST) else v for v in self._expand_star(args)]
         kwargs = {k.arg: k.value for k in node.keywords if k.arg is not None}
-        from ..language.registry import BindError
+        from ..language.builtin import BindError
 
         try:
             bound = bind_call(ref.name, short, args, kwargs)
