@@ -241,14 +241,14 @@ def test_compile_rejects_non_kernels():
     ("cuda -arch=sm_86", ("cuda", "sm_86")),
 ])
 def test_machine_target(target, expected):
-    from tilelang_core.runtime.jit import machine_target
+    from tilelang_core.runtime.jit_kernel import machine_target
 
     found = machine_target(target)
     assert (found.kind, found.arch_name) == expected
 
 
 def test_machine_target_auto_and_unknown():
-    from tilelang_core.runtime.jit import machine_target
+    from tilelang_core.runtime.jit_kernel import machine_target
 
     assert machine_target("auto").kind == ("cuda" if torch.cuda.is_available() else "cpu")
     with pytest.raises(ValueError, match="unknown target"):

@@ -118,8 +118,8 @@ class EagerKernel:
 
     def par_compile(self, configs, num_workers=None, ignore_error: bool = False) -> list:
         """The JITKernels for several argument sets (each a dict, or a tuple in signature order, of what `compile`
-        takes), in order (see `jit.build_all`)."""
-        from .jit import build_all
+        takes), in order (see `autotune_search.build_all`)."""
+        from .autotune_search import build_all
 
         def build(config):
             return self.compile(**config) if isinstance(config, dict) else self.compile(*config)
@@ -160,7 +160,7 @@ class EagerKernel:
         return kernel
 
     def _build(self, scalars: dict, dims: dict):
-        from .jit import JITKernel
+        from .jit_kernel import JITKernel
 
         func = self._parse(scalars, dims)
         return JITKernel(func, out_idx=func.out_idx, target=self.target, pass_configs=self.pass_configs)
