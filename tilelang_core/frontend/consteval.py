@@ -345,7 +345,8 @@ def bind_target(target, value, env: Env) -> None:
         if isinstance(value, ConstDims):
             value = tuple(N.Var(n, "int32", "param") for n in value.names)
         n = len(target.elts)
-        vals = list(value) if isinstance(value, (tuple, list)) and len(value) == n else [Unknown(node_text(e)) for e in target.elts]
+        known = isinstance(value, (tuple, list)) and len(value) == n
+        vals = list(value) if known else [Unknown(node_text(e)) for e in target.elts]
         for t, v in zip(target.elts, vals):
             bind_target(t, v, env)
     elif isinstance(target, ast.Starred):

@@ -68,8 +68,8 @@ def check_shift(e: N.BinOp, node) -> None:
     """A shift by a constant amount outside [0, bits of the shifted type) (undefined on the GPU)."""
     amount, bits = as_const(e.rhs), int_bits(expr_dtype(e.lhs))
     if isinstance(amount, int) and bits and not 0 <= amount < bits:
-        raise KernelError("invalid-value", f"`{node_text(node)}` shifts a {bits}-bit value by {amount}; the amount must "
-                          f"be in 0..{bits - 1}", node)
+        raise KernelError("invalid-value", f"`{node_text(node)}` shifts a {bits}-bit value by {amount}; the amount "
+                          f"must be in 0..{bits - 1}", node)
 
 
 ON_CHIP_MAX = 2**24  # elements: far past any register file, shared memory or local memory per block

@@ -16,7 +16,8 @@ def declare(p, name: str, ann, ann_node, span):
         for d in ann.shape:
             e = to_expr(p.ev.operand(d), span) if not isinstance(d, str) else N.Var(d, "int32", "param", span)
             if e is None or isinstance(e, N.Const) and isinstance(e.value, float) and e.value.is_integer():
-                raise KernelError("bad-arguments", f"the shape of `{name}` must be integers or T.dynamic dims", ann_node)
+                raise KernelError("bad-arguments", f"the shape of `{name}` must be integers or T.dynamic dims",
+                                  ann_node)
             shape.append(check_value(e, ann_node, f"a shape entry of `{name}`"))  # the lowering divides by dims
         check_elements(f"tensor `{name}`", shape, ann_node)
         dtype = "unknown" if ann.dtype == "unknown" else p.dtype_arg(_dtype_node(ann_node), ann.dtype)

@@ -22,9 +22,9 @@ def reject_step(ev, buf: N.Buffer, idx, node) -> None:
     `ev` evaluates the step (a factory argument is a constant here)."""
     for i in idx:
         if isinstance(i, ast.Slice) and i.step is not None and ev.eval(i.step) != 1:
-            raise KernelError("slice-step", f"`{node_text(node)}`: a slice of `{buf.name}` with a step is not supported "
-                              "(buffer regions are contiguous); index the elements in a T.Parallel loop instead, "
-                              f"e.g. `{buf.name}[i * {node_text(i.step)}]`", i)
+            raise KernelError("slice-step", f"`{node_text(node)}`: a slice of `{buf.name}` with a step is not "
+                              "supported (buffer regions are contiguous); index the elements in a T.Parallel loop "
+                              f"instead, e.g. `{buf.name}[i * {node_text(i.step)}]`", i)
 
 
 def region_of(parser, node) -> N.Region:
