@@ -15,6 +15,7 @@ import threading
 from ..ir import nodes as N
 from ..options import codegen_options
 from .autotune_search import build_all
+from .eager import EagerKernel, is_eager
 from .jit_binding import ArgumentBinder
 from .jit_kernel import JITKernel, to_ir
 
@@ -152,8 +153,6 @@ def jit(func=None, *, out_idx=None, target="auto", **options):
     def wrap(f):
         if isinstance(f, (PrimFuncDef, N.PrimFunc)):
             return compile(f, out_idx=out_idx, target=target, pass_configs=options.get("pass_configs"))
-        from .eager import EagerKernel, is_eager
-
         if is_eager(f):
             return EagerKernel(f, target=target, pass_configs=options.get("pass_configs"))
         return JITFactory(f, out_idx=out_idx, target=target, **options)
