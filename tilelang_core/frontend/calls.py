@@ -11,6 +11,7 @@ from .memory_order import check_memory_order
 from .signatures import bind_call, registry_entry
 from .iket import iket_call, is_iket
 from .handlers import HANDLERS, NO_BIND
+from .macros import inline
 from .values import BuiltinRef, Unknown, is_scalar, normalize_dtype, to_expr
 
 
@@ -135,8 +136,6 @@ class CallsMixin:
 
     def inline_call(self, func, node: ast.Call):
         """Inline a @T.macro (or a plain helper function) at the call site; returns its return value."""
-        from .macros import inline
-
         return inline(self, func, node)
 
 
