@@ -36,10 +36,10 @@ def _record_kernel(result: dict, func, **extra) -> None:
 
 
 def _patch_cuda(result: dict, cuda_out: Path | None) -> None:
-    from tilelang_core.runtime import artifact, jit
+    from tilelang_core.runtime import artifact, jit_kernel
     from tilelang_core.target import Target
 
-    jit.machine_target = lambda target=None: Target("cuda", "sm_90a")
+    jit_kernel.machine_target = lambda target=None: Target("cuda", "sm_90a")
 
     class ShimCudaBackend:
         """Lower for sm_90a and compile with nvcc; nothing is launched."""
@@ -57,7 +57,7 @@ def _patch_cuda(result: dict, cuda_out: Path | None) -> None:
                 cuda_out.write_text(art.source)
             raise FirstKernelDone()
 
-    jit._CudaBackend = ShimCudaBackend
+    jit_kernel._CudaBackend = ShimCudaBackend
 
     from tilelang_core.runtime import eager
 
@@ -79,10 +79,10 @@ def _patch_cuda(result: dict, cuda_out: Path | None) -> None:
 
 
 def _patch_gpu_build(result: dict) -> None:
-    from tilelang_core.runtime import artifact, jit
+    from tilelang_core.runtime import artifact, jit_kernel
 
     _patch_cpu(result)
-    cpu_backend = jit._CpuBackend
+    cpu_backend = jit_kernel._CpuBackend
 
     class ArtifactAndCpuBackend(cpu_backend):
         """Build (and cache) the sm_90a artifact, then run on the CPU backend so the file goes on."""
@@ -91,16 +91,16 @@ def _patch_gpu_build(result: dict) -> None:
             artifact.build_artifact(func, "sm_90a")
             super().__init__(func)
 
-    jit._CpuBackend = ArtifactAndCpuBackend
+    jit_kernel._CpuBackend = ArtifactAndCpuBackend
 
 
 def _patch_gpu_build_only(result: dict) -> None:
     import torch
 
-    from tilelang_core.runtime import jit, profiler
+    from tilelang_core.runtime import jit_kernel, profiler
 
     _patch_gpu_build(result)
-    built = jit._CpuBackend
+    built = jit_kernel._CpuBackend
 
     class ArtifactOnly(built):
         """Build the artifact and the CPU library, launch nothing."""
@@ -108,17 +108,17 @@ def _patch_gpu_build_only(result: dict) -> None:
         def run(self, args):
             self.entry["runs"] += 1
 
-    jit._CpuBackend = ArtifactOnly
+    jit_kernel._CpuBackend = ArtifactOnly
     torch.testing.assert_close = lambda *a, **k: None
     torch.allclose = lambda *a, **k: True
     profiler.Profiler.assert_allclose = lambda *a, **k: None
 
 
 def _patch_cpu(result: dict) -> None:
-    from tilelang_core.runtime import cpu_device, jit, profiler, timing
+    from tilelang_core.runtime import cpu_device, jit_kernel, profiler, timing
 
     cpu_device.route_kernels_to_cpu()
-    base = jit._CpuBackend
+    base = jit_kernel._CpuBackend
 
     class CountingCpuBackend(base):
         """The CPU backend, counting builds and launches."""
@@ -133,7 +133,7 @@ def _patch_cpu(result: dict) -> None:
             super().run(args)
             self.entry["runs"] += 1
 
-    jit._CpuBackend = CountingCpuBackend
+    jit_kernel._CpuBackend = CountingCpuBackend
 
     def one_run_bench(fn, *args, **kwargs):
         """Benchmarks are not the point on the CPU backend: run once, return the milliseconds."""

@@ -48,17 +48,17 @@ def _patch_cpu() -> None:
 
 
 def _patch_cuda() -> None:
-    from tilelang_core.runtime import artifact, jit
+    from tilelang_core.runtime import artifact, jit_kernel
     from tilelang_core.target import parse_target
 
     _patch_cpu()
-    cpu_backend = jit._CpuBackend
-    routed_target = jit.machine_target
+    cpu_backend = jit_kernel._CpuBackend
+    routed_target = jit_kernel.machine_target
     asked = {"cpu": False}  # whether the kernel being built was asked for a CPU target
 
     def machine_target(target):
         try:
-            asked["cpu"] = parse_target(target, device=jit.device_target).kind == "cpu"
+            asked["cpu"] = parse_target(target, device=jit_kernel.device_target).kind == "cpu"
         except Exception:  # noqa: BLE001 -- the routed call reports a bad target itself
             asked["cpu"] = False
         return routed_target(target)
@@ -91,8 +91,8 @@ def _patch_cuda() -> None:
             at = self.cuda_source.find('extern "C" __global__')
             return self.cuda_source[max(at, 0):]
 
-    jit._CpuBackend = CudaThenCpuBackend
-    jit.machine_target = machine_target
+    jit_kernel._CpuBackend = CudaThenCpuBackend
+    jit_kernel.machine_target = machine_target
 
 
 def pytest_configure(config) -> None:

@@ -19,10 +19,10 @@ HERE = Path(__file__).resolve().parent
 
 def _sanitize_first_runs() -> None:
     """On top of corpus_child's cpu mode: each kernel's first run is sanitized (findings go into its entry)."""
-    from tilelang_core.runtime import jit
+    from tilelang_core.runtime import jit_kernel
     from tilelang_core.verify.sanitize import finding_dict, sanitize_run
 
-    counting = jit._CpuBackend
+    counting = jit_kernel._CpuBackend
 
     class SanitizingCpuBackend(counting):
         def run(self, args):
@@ -38,7 +38,7 @@ def _sanitize_first_runs() -> None:
                 return super().run(args)
             self.entry["runs"] += 1
 
-    jit._CpuBackend = SanitizingCpuBackend
+    jit_kernel._CpuBackend = SanitizingCpuBackend
 
 
 def child(path: Path, out: Path) -> int:

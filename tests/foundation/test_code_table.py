@@ -27,7 +27,7 @@ def test_codes_are_kebab_case_and_documented():
 def test_bind_suggests_the_closest_keyword_deterministically():
     import pytest
 
-    from tilelang_core.language.registry import BindError, Builtin, Param, bind
+    from tilelang_core.language.builtin import BindError, Builtin, Param, bind
 
     gemm = Builtin("T.gemm", "tile-op", (Param("A"), Param("B"), Param("C"), Param("transpose_A", "bool", False),
                                          Param("transpose_B", "bool", False)))

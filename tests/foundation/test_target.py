@@ -85,7 +85,7 @@ def test_target_lists():
 def test_every_layer_gives_the_same_answer():
     """The pipeline, the checks' target list, the JIT and the CLI's validation all read the one table."""
     from tilelang_core.lowering import stage_names
-    from tilelang_core.runtime.jit import machine_target
+    from tilelang_core.runtime.jit_kernel import machine_target
     from tilelsp.cli.config import ConfigError, validate_targets
 
     for spelling in ("cuda:sm_80", "compute_90", "9.0", "SM_90A", "sm_86"):

@@ -38,6 +38,7 @@ def _one(line: str):
     ("del S", "unsupported-syntax", ["del"]),
     ("try:\n            pass\n        except Exception:\n            pass", "unsupported-syntax", ["try"]),
     ("global G", "unsupported-syntax", ["global"]),
+    ("S[0, 0] @= 2", "unsupported-syntax", ["`@=`", "T.gemm"]),  # was an internal error (KeyError)
     ("with T.Kernel(1, 2, 3, 4) as (a, b, c, d):\n            pass", "invalid-kernel", ["at most 3", "got 4"]),
     ("T.gemm(S, S)", "bad-arguments", ["C"]),
     ("T.reduce_max(S, S, dim=T.float32(0.5))", "bad-arguments", ["dim"]),

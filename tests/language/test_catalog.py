@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from tilelang_core.language.catalog import BUILTINS
-from tilelang_core.language.registry import BindError, bind, lookup, registry
+from tilelang_core.language.builtin import BindError, bind
+from tilelang_core.language.registry import lookup, registry
 
 REQUIRED_NAMES = """
 T.prim_func T.macro T.Kernel T.Tensor T.Buffer T.StridedTensor T.alloc_shared T.alloc_fragment

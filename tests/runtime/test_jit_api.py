@@ -241,14 +241,14 @@ def test_compile_rejects_non_kernels():
     ("cuda -arch=sm_86", ("cuda", "sm_86")),
 ])
 def test_machine_target(target, expected):
-    from tilelang_core.runtime.jit import machine_target
+    from tilelang_core.runtime.jit_kernel import machine_target
 
     found = machine_target(target)
     assert (found.kind, found.arch_name) == expected
 
 
 def test_machine_target_auto_and_unknown():
-    from tilelang_core.runtime.jit import machine_target
+    from tilelang_core.runtime.jit_kernel import machine_target
 
     assert machine_target("auto").kind == ("cuda" if torch.cuda.is_available() else "cpu")
     with pytest.raises(ValueError, match="unknown target"):
@@ -261,7 +261,7 @@ def test_auto_takes_the_target_of_an_enclosing_tvm_target_block(monkeypatch):
     cpu gemm test passed CPU tensors to a CUDA kernel on the H200); a target given explicitly still wins."""
     import tvm
 
-    from tilelang_core.runtime import jit
+    from tilelang_core.runtime import jit_kernel as jit
 
     monkeypatch.setattr(jit, "device_target", lambda: "sm_90a")
     assert jit.machine_target("auto").name == "sm_90a"

@@ -100,17 +100,17 @@ def test_a_quiet_run_says_what_it_is_doing(tmp_path):
 
 
 def test_route_kernels_to_cpu_keeps_target_errors():
-    from tilelang_core.runtime import autotune, cpu_device, jit
+    from tilelang_core.runtime import autotune, cpu_device, jit_kernel
 
     try:
         cpu_device.route_kernels_to_cpu()
         cpu_device.route_kernels_to_cpu()  # idempotent
-        assert jit.machine_target("sm_90a").kind == "cpu" == autotune.machine_target("cuda").kind
+        assert jit_kernel.machine_target("sm_90a").kind == "cpu" == autotune.machine_target("cuda").kind
         with pytest.raises(ValueError, match="tpu"):
-            jit.machine_target("tpu")
+            jit_kernel.machine_target("tpu")
     finally:
         cpu_device.route_kernels_to_cpu(False)
-    assert jit.machine_target("sm_90a").kind == "cuda"
+    assert jit_kernel.machine_target("sm_90a").kind == "cuda"
 
 
 def test_timeout_ends_the_run_saying_what_it_was_doing(tmp_path):

@@ -41,7 +41,7 @@ def _pipeline_target(target):
     if target is None or target == "auto":
         target = _current_tvm_target()
     if target is None:
-        from ..runtime.jit import machine_target
+        from ..runtime.jit_kernel import machine_target
 
         return machine_target("auto")
     return target  # every spelling, tvm.target.Target included, is read by target.parse_target

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from .consteval import _BINOPS, Env, Evaluator, binop, bind_target
+from .consteval import Env, Evaluator, bind_target, binop, binop_symbol
 from .values import BuiltinRef, ModuleRef, Unknown, UserFunc, canonical_module, is_scalar
 
 
@@ -78,9 +78,9 @@ def _exec_stmt(stmt, env: Env, ev: Evaluator) -> None:
             bind_target(target, value, env)
     elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
         bind_target(stmt.target, ev.eval(stmt.value), env)
-    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and type(stmt.op) in _BINOPS:
+    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and binop_symbol(stmt.op):
         old = ev.visit_Name(stmt.target)
-        env.values[stmt.target.id] = binop(_BINOPS[type(stmt.op)], old, ev.eval(stmt.value))
+        env.values[stmt.target.id] = binop(binop_symbol(stmt.op), old, ev.eval(stmt.value))
     elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         env.values[stmt.name] = UserFunc(stmt, env, is_macro=is_decorated(stmt, ("macro", "inline"), env))
     elif isinstance(stmt, ast.If):

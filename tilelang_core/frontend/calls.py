@@ -11,6 +11,7 @@ from .memory_order import check_memory_order
 from .signatures import bind_call, registry_entry
 from .iket import iket_call, is_iket
 from .handlers import HANDLERS, NO_BIND
+from .macros import inline
 from .values import BuiltinRef, Unknown, is_scalar, normalize_dtype, to_expr
 
 
@@ -46,7 +47,7 @@ class CallsMixin:
         if any(isinstance(a, ast.Starred) for a in args):
             args = [ast.Constant(v) if not isinstance(v, ast.AST) else v for v in self._expand_star(args)]
         kwargs = {k.arg: k.value for k in node.keywords if k.arg is not None}
-        from ..language.registry import BindError
+        from ..language.builtin import BindError
 
         try:
             bound = bind_call(ref.name, short, args, kwargs)
@@ -135,8 +136,6 @@ class CallsMixin:
 
     def inline_call(self, func, node: ast.Call):
         """Inline a @T.macro (or a plain helper function) at the call site; returns its return value."""
-        from .macros import inline
-
         return inline(self, func, node)
 
 

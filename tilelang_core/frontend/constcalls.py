@@ -3,15 +3,17 @@ arguments, TileLang builtins that yield sizes, dtypes and tensor types, and argp
 """
 from __future__ import annotations
 
-import ast
-
 from ..ir import nodes as N
 from ..language.types import DType
-from .values import BuiltinRef, ConstDims, LiveNamespace, ModuleRef, TensorSpec, Unknown, is_scalar, normalize_dtype, to_expr
+from .kernel_errors import KernelError
+from .node_text import node_text
+from .values import (BuiltinRef, ConstDims, LiveNamespace, ModuleRef, TensorSpec, Unknown, from_live, is_concrete,
+                     is_scalar, normalize_dtype, to_expr)
 
-_SAFE_BUILTINS = {"min": min, "max": max, "int": int, "float": float, "bool": bool, "abs": abs, "len": len,
-                  "round": round, "pow": pow, "tuple": tuple, "list": list, "str": str, "sum": sum, "divmod": divmod,
-                  "range": range, "True": True, "False": False, "None": None, "any": any, "all": all}
+# the Python builtins a compile-time value may call (their names resolve to them in consteval.Env)
+SAFE_BUILTINS = {"min": min, "max": max, "int": int, "float": float, "bool": bool, "abs": abs, "len": len,
+                 "round": round, "pow": pow, "tuple": tuple, "list": list, "str": str, "sum": sum, "divmod": divmod,
+                 "range": range, "True": True, "False": False, "None": None, "any": any, "all": all}
 
 
 class ArgsNamespace:
@@ -24,8 +26,6 @@ class ArgsNamespace:
 def get_attr(base, attr: str, node=None):
     """`base.attr` over frontend values."""
     if isinstance(base, LiveNamespace) and not hasattr(base.live, attr):
-        from .kernel_errors import KernelError
-
         raise KernelError("unsupported-syntax", f"`{type(base.live).__name__}` has no `{attr}` in tilelang_core "
                           f"(it provides {', '.join(n for n in vars(base.live) if not n.startswith('_'))})", node)
     if isinstance(base, (ModuleRef, BuiltinRef, LiveNamespace)):
@@ -46,7 +46,7 @@ def get_attr(base, attr: str, node=None):
         return getattr(base, attr)
     if isinstance(base, DType) and attr == "bits":
         return _dtype_bits(str(base))
-    return Unknown(f"{_text(node.value) if node is not None else '?'}.{attr}")
+    return Unknown(f"{node_text(node.value) if node is not None else '?'}.{attr}")
 
 
 def call_value(func, args, kwargs, text: str = "?"):
@@ -59,7 +59,7 @@ def call_value(func, args, kwargs, text: str = "?"):
         return DType(normalize_dtype(args[0]) or args[0])  # `DataType(dtype).bits`
     if func is len and len(args) == 1 and not kwargs and isinstance(args[0], (tuple, list)):
         return len(args[0])  # `len(buf.shape)`: the rank is known even where the extents are not
-    known = all(_concrete(a) for a in args) and all(_concrete(v) for v in kwargs.values())
+    known = all(is_concrete(a) for a in args) and all(is_concrete(v) for v in kwargs.values())
     if known and isinstance(func, type) and getattr(func, "__tilelang_namespace__", False):
         return _construct(func, args, kwargs, text)
     if func in (min, max) and args and not known and not kwargs:
@@ -69,13 +69,13 @@ def call_value(func, args, kwargs, text: str = "?"):
             for e in exprs[1:]:
                 out = N.Call(func.__name__, (out, e))
             return out
-    if known and (func in _SAFE_BUILTINS.values() or getattr(func, "__module__", None) == "math"
+    if known and (func in SAFE_BUILTINS.values() or getattr(func, "__module__", None) == "math"
                   or (callable(func) and getattr(func, "__self__", None).__class__ is str)
                   or getattr(func, "__tilelang_core_pure__", False)):  # e.g. carver's driver.get_num_sms()
         costly = _costly(func, args, kwargs)
         if costly:
             return Unknown(text, costly)
-        return _try(lambda: func(*args, **kwargs), Unknown(text))
+        return call_or(lambda: func(*args, **kwargs), Unknown(text))
     return Unknown(text)
 
 
@@ -91,7 +91,7 @@ def _costly(func, args, kwargs) -> str | None:
         return f"`pow` gives an integer of over {MAX_INT_BITS} bits"
     if any(isinstance(v, int) and v.bit_length() > MAX_INT_BITS for v in values):
         return f"an integer argument has over {MAX_INT_BITS} bits"
-    if any(isinstance(v, range) and _try(lambda v=v: len(v), MAX_ITEMS + 1) > MAX_ITEMS for v in values):
+    if any(isinstance(v, range) and call_or(lambda v=v: len(v), MAX_ITEMS + 1) > MAX_ITEMS for v in values):
         return f"a range of over {MAX_ITEMS:,} items"
     if getattr(func, "__module__", None) == "math" and any(isinstance(v, int) and abs(v) > 10_000 for v in values) \
             and getattr(func, "__name__", "") in ("factorial", "comb", "perm", "prod"):
@@ -120,7 +120,7 @@ def call_builtin_const(ref: BuiltinRef, args, kwargs, text: str):
     if short in ("cdiv", "next_power_of_2") and ref.name.startswith("tilelang.") and args and all(
             isinstance(a, int) and not isinstance(a, bool) for a in args):  # tilelang(.math).cdiv / next_power_of_2
         if short == "cdiv":
-            return _try(lambda: -(-args[0] // args[1]), Unknown(text))
+            return call_or(lambda: -(-args[0] // args[1]), Unknown(text))
         return 1 if args[0] <= 1 else 1 << (args[0] - 1).bit_length()
     if short in ("dynamic", "symbolic") and args and isinstance(args[0], str):
         dtype = normalize_dtype(args[1] if len(args) > 1 else kwargs.get("dtype", "int32")) or "int32"
@@ -154,27 +154,17 @@ def make_tensor_spec(shape, dtype) -> TensorSpec:
     return TensorSpec(tuple(shape), dt or (dtype if isinstance(dtype, str) else "unknown"))
 
 
-def _concrete(v) -> bool:
-    if isinstance(v, (tuple, list)):
-        return all(_concrete(x) for x in v)
-    if isinstance(v, dict):
-        return all(_concrete(x) for x in v)
-    return is_scalar(v) or isinstance(v, str) or v is None
-
-
 def _construct(cls, args, kwargs, text: str):
     """A namespace object built while parsing (e.g. the tensor-core emitter); what it raises is an error at the
     statement that builds it (its macros would otherwise vanish from the kernel)."""
-    from .kernel_errors import KernelError
-    from .values import from_live
-
     try:
         return from_live(cls(*args, **kwargs))
     except Exception as exc:  # noqa: BLE001 - its own argument checks
         raise KernelError("unsupported-syntax", f"`{text}` failed: {exc}") from None
 
 
-def _try(fn, default):
+def call_or(fn, default):
+    """`fn()`, or `default` when it raises (user arithmetic may fail; the value is then unknown)."""
     try:
         return fn()
     except Exception:  # noqa: BLE001 - user arithmetic may fail; then the value is unknown
@@ -190,19 +180,3 @@ def _is_tvm_datatype(func) -> bool:
 def _dtype_bits(name: str) -> int | Unknown:
     digits = "".join(ch for ch in name.split("_")[0] if ch.isdigit())
     return int(digits) if digits else Unknown(name)
-
-
-_TEXT_CHARS = 200  # longer expressions are abbreviated: unparsing every level of a deep one is quadratic
-
-
-def _text(node) -> str:
-    """The source text of an expression node for messages and labels; long ones abbreviated."""
-    if node is None:
-        return "?"
-    end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
-    if end_line is not None and (end_line > node.lineno or end_col - node.col_offset > _TEXT_CHARS):
-        return f"{_text(node.func)}(...)" if isinstance(node, ast.Call) else "(...)"
-    try:
-        return ast.unparse(node)
-    except Exception:  # noqa: BLE001
-        return "?"

@@ -10,9 +10,9 @@ import operator
 
 from ..ir import nodes as N
 from ..ir.arith import checked_op
-from .constcalls import (_SAFE_BUILTINS, MAX_ITEMS, ArgsNamespace, _concrete, _text, _try, call_value, get_attr,
-                         make_tensor_spec)
-from .values import BuiltinRef, ConstDims, EnumValue, Unknown, is_expr, is_scalar, to_expr
+from .constcalls import MAX_ITEMS, SAFE_BUILTINS, ArgsNamespace, call_or, call_value, get_attr, make_tensor_spec
+from .node_text import node_text
+from .values import BuiltinRef, ConstDims, EnumValue, Unknown, is_concrete, is_expr, is_scalar, to_expr
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
@@ -22,6 +22,11 @@ _PYOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _PYCMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _PY_BUILTINS = frozenset(dir(builtins))
+
+
+def binop_symbol(op: ast.operator) -> str | None:
+    """The tile-IR spelling of a Python binary operator (`ast.Add()` -> "+"); None for `@`, which has none."""
+    return _BINOPS.get(type(op))
 
 
 class Env:
@@ -38,15 +43,15 @@ class Env:
             if name in env.values:
                 return env.values[name]
             env = env.parent
-        if name in _SAFE_BUILTINS:
-            return _SAFE_BUILTINS[name]
+        if name in SAFE_BUILTINS:
+            return SAFE_BUILTINS[name]
         if name in _PY_BUILTINS:
             return Unknown(name)
         raise KeyError(name)
 
     def names(self) -> set[str]:
         """Every visible name (for did-you-mean suggestions)."""
-        out, env = set(_SAFE_BUILTINS), self
+        out, env = set(SAFE_BUILTINS), self
         while env is not None:
             out.update(env.values)
             env = env.parent
@@ -114,7 +119,7 @@ _DISPATCH: dict = {}
 
 
 def _unknown_node(self, node):
-    return Unknown(_text(node))
+    return Unknown(node_text(node))
 
 
 class Evaluator(ast.NodeVisitor):
@@ -154,9 +159,10 @@ class Evaluator(ast.NodeVisitor):
         return get_attr(base, node.attr, node)
 
     def visit_BinOp(self, node):
-        if type(node.op) not in _BINOPS:
-            return Unknown(_text(node))
-        return binop(_BINOPS[type(node.op)], self.operand(self.eval(node.left)), self.operand(self.eval(node.right)))
+        op = binop_symbol(node.op)
+        if op is None:
+            return Unknown(node_text(node))
+        return binop(op, self.operand(self.eval(node.left)), self.operand(self.eval(node.right)))
 
     def visit_UnaryOp(self, node):
         v = self.operand(self.eval(node.operand))
@@ -169,8 +175,8 @@ class Evaluator(ast.NodeVisitor):
             try:
                 return -v if op == "-" else ~int(v)
             except (OverflowError, ValueError) as exc:  # ~ of inf or nan
-                return Unknown(_text(node), str(exc))
-        return N.UnaryOp(op, v) if is_expr(v) else Unknown(_text(node))
+                return Unknown(node_text(node), str(exc))
+        return N.UnaryOp(op, v) if is_expr(v) else Unknown(node_text(node))
 
     def visit_BoolOp(self, node):
         vals = [self.operand(self.eval(v)) for v in node.values]
@@ -181,7 +187,7 @@ class Evaluator(ast.NodeVisitor):
             return result
         exprs = [to_expr(v) for v in vals]
         if any(e is None for e in exprs):
-            return Unknown(_text(node))
+            return Unknown(node_text(node))
         return N.BoolOp("and" if isinstance(node.op, ast.And) else "or", tuple(exprs))
 
     def visit_Compare(self, node):
@@ -189,8 +195,8 @@ class Evaluator(ast.NodeVisitor):
         for op, comp in zip(node.ops, node.comparators):
             right = self.operand(self.eval(comp))
             if isinstance(op, (ast.In, ast.NotIn)):
-                if not isinstance(right, (tuple, list, dict, str)) or not _concrete(left) or not _concrete(right):
-                    return Unknown(_text(node))
+                if not isinstance(right, (tuple, list, dict, str)) or not is_concrete(left) or not is_concrete(right):
+                    return Unknown(node_text(node))
                 r = left in right
                 r = r if isinstance(op, ast.In) else not r
             elif isinstance(op, (ast.Is, ast.IsNot)):
@@ -216,7 +222,7 @@ class Evaluator(ast.NodeVisitor):
                 return tuple(x if x == y else N.Select(c, x, y) for x, y in pairs)
         a, b = to_expr(va), to_expr(vb)
         if a is None or b is None or c is None:
-            return Unknown(_text(node))
+            return Unknown(node_text(node))
         return N.Select(c, a, b)
 
     def visit_Tuple(self, node):
@@ -230,7 +236,7 @@ class Evaluator(ast.NodeVisitor):
         for e in elts:
             if isinstance(e, ast.Starred):
                 v = self.eval(e.value)
-                out.extend(v if isinstance(v, (tuple, list)) else [Unknown(_text(e))])
+                out.extend(v if isinstance(v, (tuple, list)) else [Unknown(node_text(e))])
             else:
                 out.append(self.eval(e))
         return out
@@ -244,7 +250,7 @@ class Evaluator(ast.NodeVisitor):
             try:
                 out[key] = self.eval(v)
             except TypeError:
-                return Unknown(_text(node))
+                return Unknown(node_text(node))
         return out
 
     def visit_Subscript(self, node):
@@ -257,8 +263,8 @@ class Evaluator(ast.NodeVisitor):
             try:
                 return base[index]
             except Exception:  # noqa: BLE001
-                return Unknown(_text(node))
-        return Unknown(_text(node))
+                return Unknown(node_text(node))
+        return Unknown(node_text(node))
 
     def visit_Slice(self, node):
         parts = [None if p is None else self.eval(p) for p in (node.lower, node.upper, node.step)]
@@ -271,16 +277,16 @@ class Evaluator(ast.NodeVisitor):
         return self._comprehension(node, tuple)
 
     def visit_SetComp(self, node):
-        return Unknown(_text(node))
+        return Unknown(node_text(node))
 
     def _comprehension(self, node, kind):
         """A one-`for` comprehension over a known sequence, evaluated element by element."""
         if len(node.generators) != 1 or node.generators[0].is_async:
-            return Unknown(_text(node))
+            return Unknown(node_text(node))
         gen = node.generators[0]
         seq = self.eval(gen.iter)
         if not isinstance(seq, (tuple, list, range)) or len(seq) > 10000:
-            return Unknown(_text(node))
+            return Unknown(node_text(node))
         saved, out = self.env, []
         try:
             for item in seq:
@@ -288,7 +294,7 @@ class Evaluator(ast.NodeVisitor):
                 bind_target(gen.target, item, self.env)
                 conds = [self.eval(c) for c in gen.ifs]
                 if not all(is_scalar(c) or c is None or isinstance(c, (str, tuple, list)) for c in conds):
-                    return Unknown(_text(node))  # a filter the checker cannot decide
+                    return Unknown(node_text(node))  # a filter the checker cannot decide
                 if all(conds):
                     out.append(self.eval(node.elt))
         finally:
@@ -303,7 +309,7 @@ class Evaluator(ast.NodeVisitor):
         args, kwargs = self.call_args(node)
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("add_argument", "parse_args", "parse_known_args"):
             return self._argparse(node.func.attr, args, kwargs)
-        return call_value(func, args, kwargs, _text(node))
+        return call_value(func, args, kwargs, node_text(node))
 
     def call_args(self, node):
         """Evaluate positional (with *splat) and keyword (with **splat) arguments."""
@@ -325,7 +331,7 @@ class Evaluator(ast.NodeVisitor):
                 dest = kwargs.get("dest") or longs[0].lstrip("-").replace("-", "_")
                 default = kwargs.get("default")
                 if isinstance(default, str) and callable(kwargs.get("type")) and kwargs["type"] in (int, float):
-                    default = _try(lambda: kwargs["type"](default), default)
+                    default = call_or(lambda: kwargs["type"](default), default)
                 self.argparse[dest] = default if "default" in kwargs else None
             return None
         return ArgsNamespace(dict(self.argparse))
@@ -339,7 +345,8 @@ def bind_target(target, value, env: Env) -> None:
         if isinstance(value, ConstDims):
             value = tuple(N.Var(n, "int32", "param") for n in value.names)
         n = len(target.elts)
-        vals = list(value) if isinstance(value, (tuple, list)) and len(value) == n else [Unknown(_text(e)) for e in target.elts]
+        known = isinstance(value, (tuple, list)) and len(value) == n
+        vals = list(value) if known else [Unknown(node_text(e)) for e in target.elts]
         for t, v in zip(target.elts, vals):
             bind_target(t, v, env)
     elif isinstance(target, ast.Starred):

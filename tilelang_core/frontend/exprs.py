@@ -11,9 +11,10 @@ from ..ir import nodes as N
 from ..ir.arith import as_const
 from ..language.dtypes import dtype_lanes
 from ..language.types import DType, MacroDef
-from .consteval import Evaluator, _text, call_value
+from .consteval import Evaluator, call_value
 from .expr_info import expr_dtype
 from .kernel_errors import KernelError, beyond_int64, check_literal, check_shift, describe
+from .node_text import node_text
 from .regions import check_rank, region_of, reject_step
 from .values import POISON, BuiltinRef, LiveFunc, Unknown, UserFunc, is_expr, to_expr
 
@@ -128,15 +129,15 @@ class KernelEval(Evaluator):
     def visit_BinOp(self, node):
         v = super().visit_BinOp(node)
         if isinstance(v, Unknown) and v.error:
-            raise KernelError("invalid-value", f"`{_text(node)}` cannot be computed ({v.error})", node)
+            raise KernelError("invalid-value", f"`{node_text(node)}` cannot be computed ({v.error})", node)
         if isinstance(v, N.BinOp) and v.op in ("/", "//", "%") and as_const(v.rhs) == 0:
-            raise KernelError("invalid-value", f"`{_text(node)}` divides by zero", node)
+            raise KernelError("invalid-value", f"`{node_text(node)}` divides by zero", node)
         if isinstance(v, N.BinOp) and v.op in ("<<", ">>", "&", "|", "^") and any(
                 expr_dtype(x).startswith(("float", "bfloat")) for x in (v.lhs, v.rhs)):
-            raise KernelError("bad-arguments", f"`{_text(node)}`: `{v.op}` needs integer operands; cast with "
+            raise KernelError("bad-arguments", f"`{node_text(node)}`: `{v.op}` needs integer operands; cast with "
                               "T.cast(..., \"int32\") or use T.reinterpret for the bits", node)
         if isinstance(v, N.BinOp) and any(beyond_int64(x) for x in (v.lhs, v.rhs)):
-            raise KernelError("invalid-value", f"`{_text(node)}` uses an integer beyond 64 bits", node)
+            raise KernelError("invalid-value", f"`{node_text(node)}` uses an integer beyond 64 bits", node)
         if isinstance(v, N.BinOp):
             check_literal(v.lhs, node)
             check_literal(v.rhs, node)
@@ -144,7 +145,7 @@ class KernelEval(Evaluator):
             check_shift(v, node)
         if isinstance(v, N.BinOp) and v.op == "**" and not expr_dtype(v.lhs).startswith(("float", "bfloat")) \
                 and not _mentions_symbolic(v):  # a factory argument the checker does not know is a Python int
-            raise KernelError("unsupported-syntax", f"`{_text(node)}`: `**` on an integer value computed at run "
+            raise KernelError("unsupported-syntax", f"`{node_text(node)}`: `**` on an integer value computed at run "
                               "time is not supported in a kernel; multiply explicitly, or use T.pow on floats", node)
         return v
 
@@ -176,10 +177,10 @@ class KernelEval(Evaluator):
             if len(node.args) > 1:  # `T.float16x2(a, b)` builds a vector: never a cast of `a`
                 lanes = dtype_lanes(str(func))
                 if lanes > 1:
-                    raise KernelError("lowering-unsupported", f"`{_text(node)}` builds a {func} vector value, and "
+                    raise KernelError("lowering-unsupported", f"`{node_text(node)}` builds a {func} vector value, and "
                                       "kernels have no vector-typed values yet; keep the lanes in a "
                                       f"T.alloc_local(({lanes},), ...) buffer and index it", node)
-                raise KernelError("bad-arguments", f"`{_text(node)}`: {func}(x) converts one value", node)
+                raise KernelError("bad-arguments", f"`{node_text(node)}`: {func}(x) converts one value", node)
             return self.p.cast_to(str(func), node)
         if isinstance(node.func, ast.Name) and node.func.id == "print" and not self.p.launch_depth:
             return None  # trace-time Python before the launch (eager style)
@@ -188,14 +189,14 @@ class KernelEval(Evaluator):
                               "to print from the kernel", node)
         args, kwargs = self.call_args(node)
         if not callable(func) or isinstance(func, N.Var):  # a value the checker could not evaluate
-            return Unknown(_text(node.func))
+            return Unknown(node_text(node.func))
         args = [self.operand(a) for a in args]
         runtime = [a for a in args if _has_runtime(a)]
         if runtime and func in _PY_ON_EXPR and len(args) == 1 and not kwargs:
             return _PY_ON_EXPR[func](to_expr(args[0]), self.p.span(node))
         value = call_value(func, args, kwargs, ast.unparse(node))
         if runtime and isinstance(value, Unknown):
-            name = getattr(func, "__name__", _text(node.func))
+            name = getattr(func, "__name__", node_text(node.func))
             raise KernelError("bad-arguments", f"`{name}(...)` is a Python function run at trace time and cannot take "
                               "a runtime value; use the T.* "
                               "intrinsic (e.g. T.max, T.abs, T.cast)", node)
@@ -217,7 +218,7 @@ class KernelEval(Evaluator):
         """An index or slice bound: an integer scalar expression (a float one is reported)."""
         e = self.scalar(node)
         if expr_dtype(e).startswith(("float", "bfloat")):
-            raise KernelError("bad-arguments", f"the index `{_text(node)}` is a float; indices must be integers "
+            raise KernelError("bad-arguments", f"the index `{node_text(node)}` is a float; indices must be integers "
                               "(use `//`, or T.cast(..., \"int32\"))", node)
         return e
 
@@ -225,10 +226,10 @@ class KernelEval(Evaluator):
         """An already evaluated value of `node` as a scalar expression (each node is evaluated once)."""
         v = self.operand(value)
         if v is None or isinstance(v, Unknown):
-            return N.Var(_text(node), "int32", "symbolic", self.p.span(node))
+            return N.Var(node_text(node), "int32", "symbolic", self.p.span(node))
         e = to_expr(v, self.p.span(node))
         if e is None:
-            raise KernelError("bad-arguments", f"`{_text(node)}` is not a scalar value here "
+            raise KernelError("bad-arguments", f"`{node_text(node)}` is not a scalar value here "
                               f"(got {describe(v)})", node)
         check_literal(e, node)
         return e
@@ -237,7 +238,7 @@ class KernelEval(Evaluator):
         v = super().visit_BoolOp(node)
         if isinstance(v, N.BoolOp) and any(expr_dtype(x) != "bool" and as_const(x) is None and not _mentions_symbolic(x)
                                            for x in v.values):  # an unknown factory value may well be a bool
-            raise KernelError("unsupported-syntax", f"`{_text(node)}`: `{v.op}` on a number computed at run time "
+            raise KernelError("unsupported-syntax", f"`{node_text(node)}`: `{v.op}` on a number computed at run time "
                               "picks an operand in Python but is a logical operation in a kernel; compare it "
                               "(`x != 0`) or use T.if_then_else", node)
         return v

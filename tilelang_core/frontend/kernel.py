@@ -1,5 +1,5 @@
-"""One kernel function to a `PrimFunc`: its parameters (T.Tensor buffers, scalar vars, eager-style
-in-body annotations and `T.empty` outputs), its body, and the launch check.
+"""One kernel function to a `PrimFunc`: its parameters in call order (each declared by params.py: T.Tensor buffers,
+scalar vars, eager-style signature and in-body annotations, then `T.empty` outputs), its body, and the launch check.
 """
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 from ..ir import nodes as N
 from .consteval import Env
-from .kernel_errors import KernelError, check_elements, check_value
+from .kernel_errors import KernelError
+from .params import declare
 from .parser import KernelParser
 from .reducers import check_epochs
 from .scope import Ctx, def_name_span, def_span
-from .values import POISON, ConstDims, TensorSpec, Unknown, normalize_dtype, to_expr
+from .values import POISON, TensorSpec
 
 
 @dataclass
@@ -61,7 +62,6 @@ def _signature_order(fn: ast.FunctionDef, declared: list) -> list:
     return sorted(declared, key=lambda b: names.index(b.name) if b.name in names else len(names))
 
 
-
 def _eager_signature_tensors(p: KernelParser, fn: ast.FunctionDef) -> list:
     """Eager style: the parameters annotated `T.Tensor(...)` in the signature, declared like in-body annotations."""
     a = fn.args
@@ -100,56 +100,3 @@ def _param(p: KernelParser, arg: ast.arg):
                           f"T.float16)` for a tensor or `{arg.arg}: T.int32` for a scalar", arg)
     ann = p.ev.eval(arg.annotation)
     return declare(p, arg.arg, ann, arg.annotation, p.span(arg))
-
-
-def declare(p: KernelParser, name: str, ann, ann_node, span):
-    """A parameter from its annotation value: a global Buffer for a tensor type, a Var for a dtype."""
-    if isinstance(ann, TensorSpec):
-        shape = []
-        for d in ann.shape:
-            e = to_expr(p.ev.operand(d), span) if not isinstance(d, str) else N.Var(d, "int32", "param", span)
-            if e is None or isinstance(e, N.Const) and isinstance(e.value, float) and e.value.is_integer():
-                raise KernelError("bad-arguments", f"the shape of `{name}` must be integers or T.dynamic dims", ann_node)
-            shape.append(check_value(e, ann_node, f"a shape entry of `{name}`"))  # the lowering divides by dims
-        check_elements(f"tensor `{name}`", shape, ann_node)
-        dtype = "unknown" if ann.dtype == "unknown" else p.dtype_arg(_dtype_node(ann_node), ann.dtype)
-        return N.Buffer(name, tuple(shape), dtype, ann.scope if ann.scope != "global" else "global", span)
-    if isinstance(ann, N.Var) and ann.kind == "symbolic":
-        return N.Var(name, "int32", "param", span)
-    dt = normalize_dtype(ann) if isinstance(ann, str) else None
-    if dt is not None:
-        return N.Var(name, dt, "param", span)
-    if isinstance(ann, Unknown):
-        return N.Var(name, "int32", "param", span)
-    raise KernelError("invalid-kernel", f"the annotation of `{name}` is not a tensor type or a dtype; use "
-                      f"`T.Tensor((M, N), T.float16)` or `T.int32`", ann_node)
-
-
-def _dtype_node(ann_node):
-    """The dtype argument inside a `T.Tensor(shape, dtype)` / `T.Tensor[shape, dtype]` annotation."""
-    if isinstance(ann_node, ast.Call):
-        if len(ann_node.args) > 1:
-            return ann_node.args[1]
-        return next((k.value for k in ann_node.keywords if k.arg == "dtype"), ann_node)
-    if isinstance(ann_node, ast.Subscript) and isinstance(ann_node.slice, ast.Tuple) and len(ann_node.slice.elts) > 1:
-        return ann_node.slice.elts[1]
-    return ann_node
-
-
-def eager_annotation(p: KernelParser, node: ast.AnnAssign) -> list:
-    """Eager style: `A: T.Tensor((M, K), dtype)` in the body declares parameter A."""
-    ann = p.ev.eval(node.annotation)
-    buf = declare(p, node.target.id, ann, node.annotation, p.span(node.target))
-    p.env.values[node.target.id] = buf
-    p.eager_params.append(buf)
-    return []
-
-
-def const_dims(p: KernelParser, dims: ConstDims) -> tuple:
-    """Eager style `T.const("M, N")`: values from the instance when given, else symbolic (the JIT specialises
-    on them, so they are compile-time constants whose values the checker does not know)."""
-    try:
-        given = p.env.lookup("__tilelsp_consts__")
-    except KeyError:
-        given = {}
-    return tuple(given.get(n, N.Var(n, "int32", "symbolic")) for n in dims.names)

@@ -7,8 +7,8 @@ import ast
 
 from ..ir import nodes as N
 from ..ir.arith import as_const
-from .consteval import _text
 from .expr_info import expr_dtype, int_bits
+from .node_text import node_text
 from .values import BuiltinRef, is_expr, is_scalar
 
 
@@ -52,10 +52,10 @@ def check_literal(e, node) -> None:
     import math
 
     if beyond_int64(e):
-        raise KernelError("invalid-value", f"`{_text(node)}` is an integer beyond 64 bits", node)
+        raise KernelError("invalid-value", f"`{node_text(node)}` is an integer beyond 64 bits", node)
     if isinstance(e, N.Const) and e.dtype == "float32" and isinstance(e.value, float) and math.isfinite(e.value) \
             and abs(e.value) > FLOAT32_MAX:
-        raise KernelError("invalid-value", f"`{_text(node)}`: {e.value:g} exceeds maximum of float32 ("
+        raise KernelError("invalid-value", f"`{node_text(node)}`: {e.value:g} exceeds maximum of float32 ("
                           "3.4e38); use a smaller value, or T.infinity(T.float32) for infinity", node)
 
 
@@ -68,8 +68,8 @@ def check_shift(e: N.BinOp, node) -> None:
     """A shift by a constant amount outside [0, bits of the shifted type) (undefined on the GPU)."""
     amount, bits = as_const(e.rhs), int_bits(expr_dtype(e.lhs))
     if isinstance(amount, int) and bits and not 0 <= amount < bits:
-        raise KernelError("invalid-value", f"`{_text(node)}` shifts a {bits}-bit value by {amount}; the amount must "
-                          f"be in 0..{bits - 1}", node)
+        raise KernelError("invalid-value", f"`{node_text(node)}` shifts a {bits}-bit value by {amount}; the amount "
+                          f"must be in 0..{bits - 1}", node)
 
 
 ON_CHIP_MAX = 2**24  # elements: far past any register file, shared memory or local memory per block

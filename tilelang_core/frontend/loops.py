@@ -7,7 +7,7 @@ import ast
 
 from ..ir import nodes as N
 from ..ir.arith import as_int
-from ..language.registry import BindError
+from ..language.builtin import BindError
 from .expr_info import difference
 from .kernel_errors import INT32_MAX, KernelError, bind_error, check_value
 from .known import LAUNCH_BUILTINS

@@ -15,12 +15,11 @@ from .scope import SourceMapper
 from .values import LiveFunc, Unknown, UserFunc, from_live
 
 _LIVE_HELPERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Python function -> its UserFunc
+MAX_MACRO_DEPTH = 16  # nested inlinings: deeper is taken for recursion, which kernels cannot have
 
 
 def inline(p, func, node: ast.Call):
     """Parse the helper's body in a scope binding its parameters to the call's arguments."""
-    from .parser import MAX_MACRO_DEPTH
-
     if isinstance(func, LiveFunc):
         value = _trace_time_call(p, func, node)
         if value is not _NOT_CALLED:

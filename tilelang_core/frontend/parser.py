@@ -10,10 +10,11 @@ from ..diagnostics import Fix, Related, TextEdit, internal_message
 from ..ir import nodes as N
 from .bodies import is_decorated
 from .calls import CallsMixin
-from .consteval import Env, bind_target
+from .consteval import Env, bind_target, binop, binop_symbol
 from .expr_info import expr_dtype
 from .exprs import KernelEval
 from .kernel_errors import KernelError
+from .params import const_dims, eager_annotation
 from .scope import Ctx
 from .signatures import catalog_available
 from .values import ConstDims, UserFunc, is_expr, is_scalar, to_expr
@@ -31,7 +32,6 @@ _UNSUPPORTED = {
     "AsyncFor": "`async for` is not supported in a kernel", "AsyncWith": "`async with` is not supported in a kernel",
     "Match": "`match` is not supported in a kernel; use if/elif",
 }
-MAX_MACRO_DEPTH = 16
 
 
 class KernelParser(CallsMixin, ast.NodeVisitor):
@@ -208,8 +208,6 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
     def visit_AnnAssign(self, node):
         if node.value is None:
             if self.ctx.eager and isinstance(node.target, ast.Name):
-                from .kernel import eager_annotation
-
                 return eager_annotation(self, node)
             return []
         return self.assign(node.target, node.value, node)
@@ -221,8 +219,6 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
                 return self.assign_pairs(target.elts, value_node.elts, stmt)
             value = self.ev.eval(value_node)
             if isinstance(value, ConstDims):
-                from .kernel import const_dims
-
                 value = const_dims(self, value)
             bind_target(target, value, self.env)
             return []
@@ -280,8 +276,6 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
     def bind_name(self, target, value, stmt) -> list:
         """Bind a name: IR expressions become LetStmts, everything else a trace-time value."""
         if isinstance(value, ConstDims):
-            from .kernel import const_dims
-
             dims = const_dims(self, value)
             value = dims[0] if len(dims) == 1 else dims
         if is_expr(value) and not isinstance(value, N.Const) and _of_dims(value):
@@ -313,9 +307,10 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         return N.Store(base, load.indices, value, self.span(stmt))
 
     def visit_AugAssign(self, node):
-        from .consteval import _BINOPS, binop
-
-        op = _BINOPS[type(node.op)]
+        op = binop_symbol(node.op)
+        if op is None:
+            raise KernelError("unsupported-syntax", "`@=` is not supported in a kernel; multiply tiles with T.gemm",
+                              node)
         t = node.target
         if isinstance(t, ast.Subscript):
             load = self.ev.visit_Subscript(t)

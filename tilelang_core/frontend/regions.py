@@ -4,9 +4,9 @@ from __future__ import annotations
 import ast
 
 from ..ir import nodes as N
-from .consteval import _text
 from .expr_info import difference
 from .kernel_errors import KernelError, describe
+from .node_text import node_text
 
 
 def check_rank(buf: N.Buffer, n: int, node, parser) -> None:
@@ -22,9 +22,9 @@ def reject_step(ev, buf: N.Buffer, idx, node) -> None:
     `ev` evaluates the step (a factory argument is a constant here)."""
     for i in idx:
         if isinstance(i, ast.Slice) and i.step is not None and ev.eval(i.step) != 1:
-            raise KernelError("slice-step", f"`{_text(node)}`: a slice of `{buf.name}` with a step is not supported "
-                              "(buffer regions are contiguous); index the elements in a T.Parallel loop instead, "
-                              f"e.g. `{buf.name}[i * {_text(i.step)}]`", i)
+            raise KernelError("slice-step", f"`{node_text(node)}`: a slice of `{buf.name}` with a step is not "
+                              "supported (buffer regions are contiguous); index the elements in a T.Parallel loop "
+                              f"instead, e.g. `{buf.name}[i * {node_text(i.step)}]`", i)
 
 
 def region_of(parser, node) -> N.Region:
@@ -51,7 +51,7 @@ def value_region(v, span, node=None) -> N.Region:
         return N.Region(v, tuple(N.Axis(N.Const(0), d, True) for d in v.shape), "full", span)
     if isinstance(v, N.Load):
         return N.Region(v.buffer, tuple(N.Axis(i, N.Const(1), False) for i in v.indices), "point", span)
-    raise KernelError("bad-arguments", f"`{_text(node)}` is not a buffer or a buffer region (got {describe(v)}); "
+    raise KernelError("bad-arguments", f"`{node_text(node)}` is not a buffer or a buffer region (got {describe(v)}); "
                       "pass a buffer, a slice like `A[0:64, :]` or a head address like `A[i, j]`", node)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
-from ..language.registry import REQUIRED, BindError, Builtin, Param, bind
+from ..language.builtin import REQUIRED, BindError, Builtin, Param, bind
 
 _SIGS = """
 Kernel(*blocks, threads=None, prelude=None, cluster_dims=None, is_cpu=False)

@@ -177,6 +177,16 @@ def is_scalar(v) -> bool:
     return isinstance(v, (int, float, bool)) and not isinstance(v, enum.Enum)
 
 
+def is_concrete(v) -> bool:
+    """True for plain Python data known exactly: numbers, bools, strings and None, and tuples and lists of them (of a
+    dict, its keys)."""
+    if isinstance(v, (tuple, list)):
+        return all(is_concrete(x) for x in v)
+    if isinstance(v, dict):
+        return all(is_concrete(x) for x in v)
+    return is_scalar(v) or isinstance(v, str) or v is None
+
+
 def to_expr(v, span=None):
     """A Python scalar or IR expression as an IR expression (None when it is neither)."""
     if is_expr(v):

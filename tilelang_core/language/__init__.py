@@ -16,7 +16,7 @@ from .arg_checks import is_tvm_object as _is_tvm_object
 from .dtypes import DTYPES as _DTYPES
 from .dtypes import DTypeValue as _DType
 from .dtypes import normalize_dtype as _normalize_dtype
-from .registry import Builtin as _Builtin
+from .builtin import Builtin as _Builtin
 from .registry import lookup as _lookup
 from .registry import registry as _registry
 from .host_layout import Fragment, Layout

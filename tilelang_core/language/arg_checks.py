@@ -2,7 +2,7 @@
 `T.<name>` run these checks before saying where the builtin belongs."""
 from __future__ import annotations
 
-from .registry import BindError, Builtin, bind
+from .builtin import BindError, Builtin, bind
 
 ROUNDING_MODES = ("rn", "rz", "ru", "rd")
 FAST_MATH = ("__exp", "__exp2", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from .catalog_build import KW as _KW
 from .catalog_build import entry as _b
 from .catalog_intrinsics import INTRINSICS
-from .registry import Builtin, Param
+from .builtin import Builtin, Param
 
 _ANN = ("annotations", "any", None)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .catalog_docs import DOCS
 from .catalog_param_docs import PARAM_DOCS
-from .registry import REQUIRED, Builtin, Param
+from .builtin import REQUIRED, Builtin, Param
 
 KW = object()  # marker: the parameters after it are keyword-only
 

@@ -30,7 +30,8 @@ from dataclasses import fields
 from . import autotune_param as param  # `from tilelang.autotuner import param`, before any import of the submodule
 from . import autotune_search as search
 from .autotune_param import CALLBACKS, AutotuneResult, CompileArgs, ProfileArgs
-from .jit import JITFactory, JITKernel, compile, jit, machine_target
+from .jit import JITFactory, JITKernel, compile, jit
+from .jit_kernel import machine_target
 
 __all__ = ["autotune", "AutoTuner", "AutotuneResult", "set_autotune_inputs", "get_autotune_inputs"]
 

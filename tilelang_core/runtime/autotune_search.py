@@ -1,5 +1,5 @@
-"""What an autotune search needs besides timing: configs compiled in parallel, a progress bar, the device it timed
-on, and the best config remembered on disk.
+"""What an autotune search needs besides timing: configs compiled in parallel (`build_all`, which par_compile uses
+too), a progress bar, the device it timed on, and the best config remembered on disk.
 
 Parallel compilation forks worker processes (Linux) that build each config's kernel into the artifact cache; the
 search then loads every kernel from the cache (no tvm in the searching process for the CPU backend) and times
@@ -92,6 +92,21 @@ def precompile(build, configs: list[dict], jobs: int, progress: Progress | None 
     finally:
         _FORKED_BUILD = None
     return failures
+
+
+def build_all(build, items: list, num_workers=None, ignore_error: bool = False) -> list:
+    """`build(item)` for each item, in order; forked workers (`num_workers`, else TILELSP_AUTOTUNE_JOBS) fill the
+    artifact cache first. With `ignore_error` an item that fails gives None instead of raising."""
+    precompile(build, items, num_workers or default_jobs())
+    kernels = []
+    for item in items:
+        try:
+            kernels.append(build(item))
+        except Exception:
+            if not ignore_error:
+                raise
+            kernels.append(None)
+    return kernels
 
 
 def warm_tvm() -> None:

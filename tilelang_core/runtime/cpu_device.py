@@ -181,7 +181,7 @@ def installed() -> bool:
 
 def route_kernels_to_cpu(on: bool = True) -> None:
     """Build every kernel for the CPU backend, whatever target the file names ("cuda", "sm_90a", "auto");
-    `jit.machine_target` asks `routes_kernels_to_cpu()` (a misspelt target still fails with its own message)."""
+    `jit_kernel.machine_target` asks `routes_kernels_to_cpu()` (a misspelt target still fails with its own message)."""
     global _ROUTED
     _ROUTED = on
 

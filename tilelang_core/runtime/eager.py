@@ -13,7 +13,9 @@ from ..frontend.known import LAUNCH_BUILTINS
 from ..ir import nodes as N
 from ..language.types import TensorType
 from ..language.packing import logical_shape
+from .autotune_search import build_all
 from .jit_binding import ArgumentBinder
+from .jit_kernel import JITKernel
 
 
 def is_eager(func) -> bool:
@@ -118,9 +120,7 @@ class EagerKernel:
 
     def par_compile(self, configs, num_workers=None, ignore_error: bool = False) -> list:
         """The JITKernels for several argument sets (each a dict, or a tuple in signature order, of what `compile`
-        takes), in order (see `jit.build_all`)."""
-        from .jit import build_all
-
+        takes), in order (see `autotune_search.build_all`)."""
         def build(config):
             return self.compile(**config) if isinstance(config, dict) else self.compile(*config)
 
@@ -160,8 +160,6 @@ class EagerKernel:
         return kernel
 
     def _build(self, scalars: dict, dims: dict):
-        from .jit import JITKernel
-
         func = self._parse(scalars, dims)
         return JITKernel(func, out_idx=func.out_idx, target=self.target, pass_configs=self.pass_configs)
 

@@ -1,4 +1,5 @@
-"""The TileLang-compatible JIT: `compile(func, out_idx, target)`, `@jit` on kernel factories, `JITKernel`.
+"""The TileLang-compatible JIT: `compile(func, out_idx, target)`, `@jit` on kernel factories (a `JITFactory`, or an
+`EagerKernel` for an eager-style function), `par_compile`; each gives JITKernels (runtime.jit_kernel).
 
 `target`: any spelling `target.parse_target` reads; "auto" is the target of an enclosing `with tvm.target.Target(...)`
 when there is one (as TileLang), else the GPU torch sees (else the CPU backend), and "cuda" that GPU (else sm_90a).
@@ -10,204 +11,14 @@ import contextlib
 import functools
 import gc
 import inspect
-import sys
 import threading
 
-from ..diagnostics import CompileError, DiagnosticSink
 from ..ir import nodes as N
 from ..options import codegen_options
-from ..target import Target, from_capability, parse_target
-from . import cpu_device
+from .autotune_search import build_all
+from .eager import EagerKernel, is_eager
 from .jit_binding import ArgumentBinder
-from .jit_diagnostics import jit_phase
-from .kernel import CallPlan, KernelParam, contiguous_args, kernel_params, normalize_out_idx
-
-
-
-def machine_target(target) -> Target:
-    """The Target of a JIT `target=` argument on this machine ("auto" and "cuda" ask torch for the device; under
-    the stand-in GPU of cpu_device.route_kernels_to_cpu every valid target is the CPU backend)."""
-    if target in (None, "auto"):
-        target = scoped_target() or target
-    found = parse_target(target, device=device_target)
-    return Target("cpu") if cpu_device.routes_kernels_to_cpu() else found
-
-
-def scoped_target():
-    """The tvm Target of an enclosing `with tvm.target.Target(...)` block, or None (tvm is not imported for it: a
-    program that made such a block has imported it)."""
-    tvm = sys.modules.get("tvm")
-    current = getattr(getattr(getattr(tvm, "target", None), "Target", None), "current", None)
-    try:
-        return current(allow_none=True) if current is not None else None
-    except Exception:  # noqa: BLE001 -- no usable scope: fall back to the device
-        return None
-
-
-def device_target() -> Target:
-    """The target of the GPU torch sees (sm_90a for compute capability 9.0), or the CPU backend without one."""
-    try:
-        import torch
-    except ImportError:
-        return Target("cpu")
-    if not torch.cuda.is_available():
-        return Target("cpu")
-    return from_capability(*torch.cuda.get_device_capability())
-
-
-class _CpuBackend:
-    def __init__(self, func: N.PrimFunc):
-        from .cpu_artifact import load_cpu_kernel
-
-        self.module = load_cpu_kernel(func)  # a cache hit loads the shared library without tvm
-        self.device = "cpu"
-
-    def run(self, args):
-        self.module(*args)
-
-    def source(self) -> str:
-        return self.module.llvm_ir
-
-
-class _CudaBackend:
-    def __init__(self, func: N.PrimFunc, arch: str):
-        from .artifact import build_artifact
-
-        self.artifact = build_artifact(func, arch)
-        self.device = "cuda"
-
-    def run(self, args):
-        from .launch import launch
-
-        launch(self.artifact, args)
-
-    def source(self) -> str:
-        return self.artifact.source
-
-
-class JITKernel:
-    """A compiled kernel: call it with torch tensors (outputs for out_idx are allocated and returned)."""
-
-    latency: float | None = None  # on the kernel an autotuner picked: its time (ms) and config
-    config: dict | None = None
-    ref_latency: float | None = None
-
-    def __init__(self, func: N.PrimFunc, out_idx=None, target="auto", pass_configs=None):
-        if not isinstance(func, N.PrimFunc):
-            func = to_ir(func, out_idx)
-        if out_idx is None and func.out_idx is not None:
-            out_idx = func.out_idx
-        if pass_configs:  # those the CUDA lowering honours: options.PASS_CONFIGS (docs/options.md)
-            func = func.with_pass_configs(pass_configs)
-        self.func = func
-        self.out_idx = normalize_out_idx(out_idx, len(func.params))
-        found = machine_target(target)
-        self.target, self.arch = found.kind, found.arch_name or None
-        # each backend passes the gate first (refuse_errors: the CPU one here, build_artifact for CUDA)
-        with jit_phase("build", kernel=func.name, target=self.arch or self.target):
-            self._backend = _CpuBackend(func) if self.target == "cpu" else _CudaBackend(func, self.arch)
-        self.params: list[KernelParam] = kernel_params(func, self.out_idx)
-        self._plan = CallPlan(func, self.out_idx)
-        self._lowered: dict = {}
-
-    @property
-    def name(self) -> str:
-        """The kernel's name."""
-        return self.func.name
-
-    @functools.cached_property
-    def adapter(self):
-        """TileLang's `kernel.adapter`: this kernel's binary, entry points and source (runtime.kernel_adapter)."""
-        from .kernel_adapter import cpu_adapter, cuda_adapter
-
-        if self.target == "cpu":
-            return cpu_adapter(self.func, self._backend.module)
-        return cuda_adapter(self.func, self._backend.artifact, self.arch)
-
-    @property
-    def kernel_source(self) -> str:
-        """TileLang's `kernel.kernel_source`: the generated device source (`get_kernel_source()`)."""
-        return self.get_kernel_source()
-
-    @property
-    def execution_backend(self) -> str:
-        """How the kernel runs: "ctypes" (the CPU backend's shared library) or "cubin" (CUDA, driver API)."""
-        return self.adapter.execution_backend
-
-    @property
-    def pass_configs(self) -> dict:
-        """TileLang's `kernel.pass_configs`: the configs this kernel was built with."""
-        return dict(self.func.pass_configs)
-
-    def __call__(self, *args):
-        """Run on tensors (inputs only, or every parameter); returns the output(s) for out_idx."""
-        full = self._plan.prepare(args, self._backend.device)
-        run_args, writeback = contiguous_args(full)
-        self._backend.run(self._plan.storage_views(run_args))
-        for orig, copy in writeback:
-            orig.copy_(copy)
-        outs = [full[k] for k in self.out_idx]
-        if not outs:
-            return None
-        return outs[0] if len(outs) == 1 else outs
-
-    def get_kernel_source(self, kernel_only: bool = True) -> str:
-        """The generated source: CUDA C for GPU targets, LLVM IR for the CPU. TileLang's `kernel_only=False` adds
-        its host wrapper; tilelang_core launches from Python (runtime.launch), so the source is the same."""
-        return self._backend.source()
-
-    @property
-    def prim_func(self) -> N.PrimFunc:
-        """The kernel's tile-IR PrimFunc."""
-        return self.func
-
-    def show_source(self, which: str = "kernel") -> None:
-        """Print the generated source (CUDA C or LLVM IR)."""
-        print(self.get_kernel_source())
-
-    def get_ir(self, stage: str = "tir") -> str:
-        """The printed IR of a pipeline stage (e.g. parsed, tir, llvm, cuda)."""
-        if self.target == "cpu" and stage == "tir":
-            return self._backend.module.tir_text
-        if self.target == "cpu" and stage == "llvm":
-            return self._backend.module.llvm_ir
-        if stage not in self._lowered:
-            from ..lowering import lower
-
-            result = lower(self.func, target=self.arch or "cpu", until=stage)
-            if stage not in result.stages:
-                raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(result.stages)}")
-            self._lowered[stage] = result.stages[stage]
-        return self._lowered[stage]
-
-    def get_profiler(self, tensor_supply_type=None):
-        """A Profiler for this kernel (random inputs, assert_allclose, do_bench)."""
-        from .profiler import Profiler
-
-        return Profiler(self, tensor_supply_type=tensor_supply_type)
-
-    def __repr__(self) -> str:
-        return f"JITKernel({self.func.name}, target={self.arch or self.target}, out_idx={list(self.out_idx)})"
-
-
-def to_ir(func, out_idx=None, instance: str = "", factory: str | None = None) -> N.PrimFunc:
-    """An IR PrimFunc from what `@T.prim_func` returned at run time (CompileError on errors)."""
-    from ..language.types import PrimFuncDef
-
-    if isinstance(func, N.PrimFunc):
-        return func
-    if not isinstance(func, PrimFuncDef):
-        raise TypeError(f"expected a @T.prim_func kernel, got {type(func).__name__}; a @jit factory must "
-                        "return the @T.prim_func it defines")
-    from ..frontend import parse_captured
-
-    sink = DiagnosticSink()
-    with jit_phase("parse", kernel=instance or func.name):
-        ir_func = parse_captured(func.captured, sink, out_idx=out_idx, factory=factory, instance=instance)
-    errors = [d for d in sink.items if d.is_error]
-    if errors or ir_func is None:
-        raise CompileError(errors or sink.items, func.captured.filename)
-    return ir_func
+from .jit_kernel import JITKernel, to_ir
 
 
 @contextlib.contextmanager
@@ -238,23 +49,6 @@ def par_compile(funcs, out_idx=None, target="auto", pass_configs=None, num_worke
         return compile(func, out_idx=out_idx, target=target, pass_configs=pass_configs)
 
     return build_all(build, list(funcs), num_workers, ignore_error)
-
-
-def build_all(build, items: list, num_workers=None, ignore_error: bool = False) -> list:
-    """`build(item)` for each item, in order; forked workers (`num_workers`, else TILELSP_AUTOTUNE_JOBS) fill the
-    artifact cache first. With `ignore_error` an item that fails gives None instead of raising."""
-    from .autotune_search import default_jobs, precompile
-
-    precompile(build, items, num_workers or default_jobs())
-    kernels = []
-    for item in items:
-        try:
-            kernels.append(build(item))
-        except Exception:
-            if not ignore_error:
-                raise
-            kernels.append(None)
-    return kernels
 
 
 def _instance_label(factory, args, kwargs) -> str:
@@ -337,7 +131,7 @@ class JITFactory:
 
     def par_compile(self, configs, num_workers=None, ignore_error: bool = False) -> list:
         """The JITKernels for several argument sets (each a tuple of positional or a dict of keyword arguments),
-        in order (see `build_all`)."""
+        in order (see `autotune_search.build_all`)."""
         def build(config):
             return self(**config) if isinstance(config, dict) else self(*config)
 
@@ -360,8 +154,6 @@ def jit(func=None, *, out_idx=None, target="auto", **options):
     def wrap(f):
         if isinstance(f, (PrimFuncDef, N.PrimFunc)):
             return compile(f, out_idx=out_idx, target=target, pass_configs=options.get("pass_configs"))
-        from .eager import EagerKernel, is_eager
-
         if is_eager(f):
             return EagerKernel(f, target=target, pass_configs=options.get("pass_configs"))
         return JITFactory(f, out_idx=out_idx, target=target, **options)

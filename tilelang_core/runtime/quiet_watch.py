@@ -61,7 +61,7 @@ def describe(frame, focus: str) -> str:
         innermost = innermost or path
         if not activity and path.startswith(_CORE):
             rel = path[len(_CORE) + 1:].replace(os.sep, "/")
-            activity = _kernel_call(frame) if rel == "runtime/jit.py" else ""
+            activity = _kernel_call(frame) if rel == "runtime/jit_kernel.py" else ""
             activity = activity or next((what for frag, what in _ACTIVITIES if rel.startswith(frag)), "")
         if not where and path == focus:
             where = f"{os.path.basename(focus)}:{frame.f_lineno} in {frame.f_code.co_name}"

@@ -1,7 +1,5 @@
-"""CUDA lowering of T.copy: thread-strided 16-byte vectors, cp.async inside pipelines, fragments by layout.
-
-Also the region helpers (`Side`, tile matching, bounds guards) the other tile ops share.
-"""
+"""CUDA lowering of T.copy: thread-strided 16-byte vectors, cp.async inside pipelines, fragments by layout, bounds
+guards (its operands as `copy_sides.Side`s)."""
 from __future__ import annotations
 
 import math
@@ -11,6 +9,7 @@ from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...passes.layout_kinds import Generic, Replicated, in_fragment, ravel
 from .common import LoweringError, all_of, nbytes
+from .copy_sides import Side, match_tiles
 
 
 def divisibility(e) -> int:
@@ -29,26 +28,6 @@ def divisibility(e) -> int:
     return 1
 
 
-class Side:
-    """One operand of a copy: buffer, axis starts/extents and which axes carry the tile."""
-
-    def __init__(self, region: N.Region, other: N.Region | None = None):
-        self.region, self.buf = region, region.buffer
-        axes = list(region.axes)
-        if not axes:
-            axes = [N.Axis(N.Const(0), d, True) for d in self.buf.shape]
-        if region.kind == "point" and other is not None:
-            tile = [a.extent for a in _tile_axes(other)]
-            k = len(tile)
-            axes = axes[:-k] + [N.Axis(a.start, ext, True) for a, ext in zip(axes[-k:], tile)] if k else axes
-            axes = [a if i >= len(axes) - k else N.Axis(a.start, N.Const(1), False) for i, a in enumerate(axes)]
-        self.axes = axes
-
-    @property
-    def tile(self) -> list:
-        return [a for a in self.axes if a.sliced]
-
-
 def _part_of(frag: Side, shape: list) -> list | None:
     """(start, extent) per dim when a fragment side is a static slice on every dim that is not the whole
     fragment (`acc[:4, :]`, `acc[:, 64:128]`); None for the whole fragment or any other region."""
@@ -58,30 +37,6 @@ def _part_of(frag: Side, shape: list) -> list | None:
     if any(lo is None or n is None for lo, n in part) or all(p == (0, d) for p, d in zip(part, shape)):
         return None
     return part
-
-
-def _tile_axes(region: N.Region) -> list:
-    axes = list(region.axes) or [N.Axis(N.Const(0), d, True) for d in region.buffer.shape]
-    return [a for a in axes if a.sliced]
-
-
-def _match(src: Side, dst: Side, span) -> list:
-    """The common tile extents of two sides (drops unit axes when ranks differ)."""
-    a, b = src.tile, dst.tile
-    if len(a) != len(b):
-        a2 = [x for x in a if as_int(x.extent) != 1]
-        b2 = [x for x in b if as_int(x.extent) != 1]
-        if len(a2) != len(b2):
-            raise LoweringError("T.copy operands have different tile ranks; slice both sides to the same shape", span)
-        for side, keep in ((src, a2), (dst, b2)):
-            side.axes = [x if (not x.sliced or x in keep) else N.Axis(x.start, x.extent, False) for x in side.axes]
-        a, b = a2, b2
-    for x, y in zip(a, b):
-        ex, ey = as_int(x.extent), as_int(y.extent)
-        if ex is not None and ey is not None and ex != ey:
-            raise LoweringError(f"T.copy extents differ ({ex} vs {ey}); both sides must have the same tile shape", span)
-    return [x.extent if as_int(x.extent) is not None else y.extent for x, y in zip(a, b)]
-
 
 
 class CopyOps:
@@ -140,7 +95,7 @@ class CopyOps:
             raise LoweringError("T.copy needs at least one side with a shape", op.span)
         if src.region.kind != "point":
             dst = Side(op.dst, op.src)
-        extents = _match(src, dst, op.span)
+        extents = match_tiles(src, dst, op.span)
         sf, df = src.buf.scope == "local.fragment", dst.buf.scope == "local.fragment"
         if sf and df:
             return self._copy_frag_frag(op, src, dst)

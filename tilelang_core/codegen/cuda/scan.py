@@ -12,7 +12,7 @@ from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...passes.layout_kinds import Replicated
 from .common import LoweringError
-from .copy import Side
+from .copy_sides import Side
 
 
 def cumsum(em, op: N.CumSum) -> None:

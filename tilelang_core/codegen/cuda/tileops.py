@@ -10,7 +10,8 @@ from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...passes.layout_kinds import Mma, MmaRow, Replicated, unravel
 from .common import LoweringError, nbytes
-from .copy import CopyOps, Side
+from .copy import CopyOps
+from .copy_sides import Side
 from .reduce import ReduceOps
 
 

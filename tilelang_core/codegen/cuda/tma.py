@@ -20,6 +20,7 @@ from ...ir.visitor import walk
 from ...options import current_options
 from ...target import TMA, parse_target
 from .common import LoweringError, nbytes
+from .copy_sides import Side, match_tiles
 
 PRODUCER_THREADS = 128
 MAX_RANK = 5  # the most axes a bulk tensor copy addresses
@@ -128,11 +129,9 @@ def _independent(e, local: set) -> bool:
 
 def _tma_load(op: N.Copy, kind: str | None, maps: list) -> TmaLoad | None:
     """A producer copy (global -> whole shared tile) as bulk tensor copies, or None."""
-    from .copy import Side, _match
-
     src, dst = Side(op.src, op.dst), Side(op.dst, op.src)
     try:
-        _match(src, dst, op.span)
+        match_tiles(src, dst, op.span)
     except LoweringError:
         return None
     g, tile = src.buf, dst.buf

@@ -33,6 +33,7 @@ from ...options import current_options
 from ...passes.layout_kinds import Mma, in_fragment
 from ...target import parse_target
 from .common import LoweringError, is_shared, nbytes, view_root
+from .copy_sides import Side, match_tiles
 from .tma import MAX_RANK, coordinate_operands, strides_aligned, tensor_map, tile_box
 
 
@@ -68,8 +69,6 @@ def plan_tma_store(func: N.PrimFunc, launch: N.Launch, ws, layouts: dict, arch: 
     """The TMA-store epilogue of a warp-specialised kernel, or the reason the registers store it themselves."""
     if not current_options().tma_store:
         return "TILELSP_TMA_STORE=0"
-    from .copy import Side, _match
-
     body = launch.body.stmts if isinstance(launch.body, N.SeqStmt) else (launch.body,)
     cands = [s for s in body if isinstance(s, N.Copy) and s.src.buffer.scope == "local.fragment"
              and view_root(s.dst.buffer).scope == "global"]
@@ -78,7 +77,7 @@ def plan_tma_store(func: N.PrimFunc, launch: N.Launch, ws, layouts: dict, arch: 
     op = cands[0]
     frag, dst = Side(op.src, op.dst), Side(op.dst, op.src)
     try:
-        _match(frag, dst, op.span)
+        match_tiles(frag, dst, op.span)
     except LoweringError:
         return "the copy's sides do not match"
     lay, g = layouts.get(frag.buf), dst.buf
