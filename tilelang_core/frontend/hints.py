@@ -2,7 +2,9 @@
 as a Call the backends read through ir/safe_values.py) and `T.assume(cond)` (a fact the compiler may use, written
 as `Call("assume", (cond, Const(text, "str")))`: the backends run nothing for it, and a condition over the launch's
 sizes and scalar arguments alone is checked when the kernel is called, runtime/assumptions.py) and `T.__ldg(x[i])`
-(a load hinted to the read-only cache)."""
+(a load hinted to the read-only cache) and `T.annotate_l2_hit_ratio({A: r})` (keep fraction r of tensor A's
+accesses in the persisting part of L2: `Call("annotate_l2_hit_ratio", (A's head element, r))`, which the CUDA launch
+applies as the stream's access policy window, runtime/launch.py; nothing on the CPU)."""
 from __future__ import annotations
 
 import ast
@@ -31,6 +33,26 @@ def h_annotate_safe_value(p, b, node, short):
         p.emit(N.Evaluate(N.Call(CALL, (head, value), "int32", span), span))
 
 
+def h_annotate_l2_hit_ratio(p, b, node, short):
+    """T.annotate_l2_hit_ratio({tensor: ratio, ...}): one hint Call per global tensor, the ratio a number in [0, 1]."""
+    mapping = b.get("l2_hit_ratio_map")
+    if not isinstance(mapping, ast.Dict):
+        raise KernelError("bad-arguments", "T.annotate_l2_hit_ratio takes a dict literal {tensor: hit ratio, ...}",
+                          node)
+    for k, v in zip(mapping.keys, mapping.values):
+        buf = p.ev.eval(k) if k is not None else None
+        if not isinstance(buf, N.Buffer) or buf.scope != "global":
+            raise KernelError("bad-arguments", "the keys of T.annotate_l2_hit_ratio are global tensors (kernel "
+                              f"parameters); `{ast.unparse(k) if k is not None else '**'}` is not one", k or node)
+        ratio = p.ev.eval(v)
+        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0.0 <= ratio <= 1.0:
+            raise KernelError("bad-arguments", f"the L2 hit ratio of `{buf.name}` must be a number from 0 to 1 known "
+                              f"when the kernel is built; got `{ast.unparse(v)}`", v)
+        head = N.Load(buf, tuple(N.Const(0) for _ in buf.shape), p.span(k))
+        p.emit(N.Evaluate(N.Call("annotate_l2_hit_ratio", (head, N.Const(float(ratio), "float32")), "int32",
+                                 p.span(node)), p.span(node)))
+
+
 def h_assume(p, b, node, short):
     """T.assume(cond): a Call carrying the condition and its source text."""
     if b.get("cond") is None:
@@ -48,4 +70,5 @@ def h_ldg(p, b, node, short):
     return N.Call("__ldg", (value,), value.buffer.dtype, p.span(node))
 
 
-HINT_HANDLERS = {"annotate_safe_value": h_annotate_safe_value, "assume": h_assume, "__ldg": h_ldg}
+HINT_HANDLERS = {"annotate_safe_value": h_annotate_safe_value, "assume": h_assume, "__ldg": h_ldg,
+                 "annotate_l2_hit_ratio": h_annotate_l2_hit_ratio}

@@ -164,7 +164,10 @@ _ADVANCED = {
     "T.truncdiv": "Integer division rounding toward zero (C semantics).",
     "T.truncmod": "Remainder of `T.truncdiv` (sign follows the dividend).",
     "T.Select": "A select expression `condition ? true_value : false_value` (TIR `Select`).",
-    "T.annotate_l2_hit_ratio": "Hint the L2 persistence hit ratio for global buffers: `{buffer: ratio}`.",
+    "T.annotate_l2_hit_ratio": "Hint the L2 persistence hit ratio for global buffers: `{buffer: ratio}`, each ratio a "
+                               "number from 0 to 1. On CUDA the launch sets the stream's L2 access policy window over "
+                               "the first hinted tensor for that launch (hits persist at the ratio) and clears it "
+                               "after; no effect on the CPU backend.",
     "T.annotate_safe_value": """The value reads outside a global tensor give instead of 0: `{tensor: value}`.
 
 It holds for the whole kernel: element reads in `T.Parallel` and `T.copy` tiles that reach past the tensor

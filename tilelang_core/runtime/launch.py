@@ -6,6 +6,7 @@ blocks runs as its artifact's launches, in order on one stream, with its T.alloc
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import math
@@ -160,9 +161,11 @@ def launch(artifact, tensors, stream=None) -> None:
                 _PREPARED.clear()
             _PREPARED[key] = launches
     handle = cu.CUstream(stream.cuda_stream)
-    for fn, (gx, gy, gz), (bx, by, bz), smem, cooperative, array, _ in launches:
+    for fn, (gx, gy, gz), (bx, by, bz), smem, cooperative, array, _, window in launches:
         go = cu.cuLaunchCooperativeKernel if cooperative else cu.cuLaunchKernel
-        checked(go(fn, gx, gy, gz, bx, by, bz, smem, handle, ctypes.addressof(array), *(() if cooperative else (0,))))
+        with _l2_window(handle, window):
+            checked(go(fn, gx, gy, gz, bx, by, bz, smem, handle, ctypes.addressof(array),
+                       *(() if cooperative else (0,))))
     if _instrumented(artifact.source):  # iket markers: read the trace back (runtime/iket_trace.py)
         collect(artifact, _function(artifact, artifact.launch_plan()[0])[0], stream)
 
@@ -203,8 +206,52 @@ def _prepare(artifact, args: list, stream) -> list:
         if step.get("cooperative"):  # T.sync_grid: every block must be resident at once
             _check_co_resident(fn, step, gx * gy * gz, math.prod(block), device)
         out.append((fn, (gx, gy, gz), block, step["smem_bytes"], bool(step.get("cooperative")), array,
-                    (values, dict(spaces))))
+                    (values, dict(spaces)), _window_of(step, named_args(artifact, args))))
     return out
+
+
+def _window_of(step: dict, named: dict):
+    """(address, bytes, hit ratio) of the launch's T.annotate_l2_hit_ratio tensor (the first hint: a stream has one
+    access policy window), or None."""
+    hints = step.get("l2_persist") or ()
+    if not hints:
+        return None
+    t = named[hints[0]["tensor"]]
+    return int(t.data_ptr()), int(t.numel() * t.element_size()), float(hints[0]["hit_ratio"])
+
+
+@contextlib.contextmanager
+def _l2_window(handle, window):
+    """The stream's L2 access policy window over `window` for one launch (accesses to it persist in L2 with the
+    hint's hit ratio, the rest stream), then cleared with the persisting lines, as TileLang's host code does."""
+    if window is None:
+        yield
+        return
+    from cuda.bindings import driver as cu
+
+    ptr, nbytes, ratio = window
+    limit_id = cu.CUlimit.CU_LIMIT_PERSISTING_L2_CACHE_SIZE
+    dev = checked(cu.cuCtxGetDevice())
+    most = checked(cu.cuDeviceGetAttribute(
+        cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, dev))
+    widest = checked(cu.cuDeviceGetAttribute(cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, dev))
+    before = checked(cu.cuCtxGetLimit(limit_id))
+    checked(cu.cuCtxSetLimit(limit_id, min(most, nbytes)))
+    attr_id = cu.CUstreamAttrID.CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
+    value = cu.CUstreamAttrValue()
+    value.accessPolicyWindow.base_ptr = ptr
+    value.accessPolicyWindow.num_bytes = min(nbytes, widest)
+    value.accessPolicyWindow.hitRatio = ratio
+    value.accessPolicyWindow.hitProp = cu.CUaccessProperty.CU_ACCESS_PROPERTY_PERSISTING
+    value.accessPolicyWindow.missProp = cu.CUaccessProperty.CU_ACCESS_PROPERTY_STREAMING
+    checked(cu.cuStreamSetAttribute(handle, attr_id, value))
+    try:
+        yield
+    finally:
+        value.accessPolicyWindow.num_bytes = 0
+        checked(cu.cuStreamSetAttribute(handle, attr_id, value))
+        checked(cu.cuCtxResetPersistingL2Cache())
+        checked(cu.cuCtxSetLimit(limit_id, before))
 
 
 _RESIDENT: dict = {}

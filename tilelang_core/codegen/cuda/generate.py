@@ -233,7 +233,8 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
             source = source_with_dims(source, step["kernel_symbol"])
     first, em = launches[0], scripts[0][1]
     source = mark_source(source)  # tl.enable_fast_math: nvcc --use_fast_math (fastmath.py)
-    several = len(parts) > 1 or bool(parts[0].workspaces) or "stream_k" in first  # workspaces: a launch list
+    several = len(parts) > 1 or bool(parts[0].workspaces) or "stream_k" in first or any(
+        "l2_persist" in step for step in launches)  # workspaces, per-launch records: a launch list
     text = "\n".join(t for t, _, _ in scripts)
     layouts = "\n".join(describe(e.plan.layouts) for _, e, _ in scripts)
     pipes = "\n".join(p.describe() for _, e, _ in scripts for p in e.plan.pipelines.values())
@@ -301,7 +302,15 @@ def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:
             "params": params, "tensor_maps": maps, "cooperative": em.thread_ops.cooperative,
             **({"persistent": True} if persistent is not None else {}),
             **({"cluster": CLUSTER_SIZE} if ws is not None and ws.cluster is not None else {}),
-            **({"stream_k": ws.stream_k.step_info(em.threads)} if ws is not None and ws.stream_k else {})}
+            **({"stream_k": ws.stream_k.step_info(em.threads)} if ws is not None and ws.stream_k else {}),
+            **({"l2_persist": hints} if (hints := l2_persisting(part.func)) else {})}
+
+
+def l2_persisting(func: N.PrimFunc) -> list:
+    """The T.annotate_l2_hit_ratio hints of a kernel: [{tensor, hit_ratio}], which the launcher applies as the stream's
+    L2 access policy window (one window a launch: the first hint's tensor)."""
+    return [{"tensor": c.args[0].buffer.name, "hit_ratio": float(c.args[1].value)} for c in walk(func.body)
+            if isinstance(c, N.Call) and c.name == "annotate_l2_hit_ratio"]
 
 
 def _user_params(params: list) -> list:

@@ -253,8 +253,9 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter, TextEmitter)
         elif isinstance(s, N.While):
             self.while_stmt(s)
         elif isinstance(s, N.Evaluate):
-            if isinstance(s.value, N.Call) and s.value.name in (SAFE_VALUE_CALL, "assume"):
-                return  # hints: the safe values are read once, in __init__; an assumption runs nothing
+            if isinstance(s.value, N.Call) and s.value.name in (SAFE_VALUE_CALL, "assume", "annotate_l2_hit_ratio"):
+                return  # hints: the safe values are read once, in __init__; an assumption runs nothing; the L2
+                # hit ratios are the launch's (generate.l2_persisting)
             if isinstance(s.value, N.Call) and s.value.name in ("atomic_max", "atomic_min", "atomic_or"):
                 self.ops.atomic_minmax(s.value)
             elif not (self.thread_ops.statement(s) or self.intrinsic_ops.statement(s) or self.extern_ops.statement(s)
