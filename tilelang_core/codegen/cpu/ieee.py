@@ -12,6 +12,7 @@ from __future__ import annotations
 from .._tvm import load
 from .expr import LoweringError, cast, const, dtype_of
 
+DTYPES = ("float16", "bfloat16", "float32", "float64")  # the float dtypes IEEE calls compute in
 ARITY = {"ieee_add": 2, "ieee_sub": 2, "ieee_mul": 2, "ieee_fmaf": 3, "ieee_frcp": 1, "ieee_fsqrt": 1,
          "ieee_frsqrt": 1, "ieee_fdiv": 2}
 
@@ -31,7 +32,7 @@ def ieee(name: str, args: list, span=None):
     tirx = load().tirx
     op, mode = _split(name)
     dtype = dtype_of(args[0])
-    if dtype not in ("float16", "bfloat16", "float32", "float64"):
+    if dtype not in DTYPES:
         raise LoweringError(f"T.{op} works on float values, not {dtype}", span)
     args = [cast(a, dtype) for a in args]
     if dtype in ("float16", "bfloat16"):
@@ -47,8 +48,12 @@ def ieee(name: str, args: list, span=None):
 
 
 def _nearest(tirx, op: str, a: list):
+    """The operation rounded to nearest; `+`, `-`, `*` with fenced operands, which TVM cannot fold (x * 0 -> 0,
+    x - x -> 0 and x + 0 -> x are wrong for inf, NaN and -0.0)."""
     one = const(1, dtype_of(a[0]))
-    return {"ieee_add": lambda: a[0] + a[1], "ieee_sub": lambda: a[0] - a[1], "ieee_mul": lambda: a[0] * a[1],
+    fence = lambda x: _fence(tirx, x)  # noqa: E731
+    return {"ieee_add": lambda: fence(a[0]) + fence(a[1]), "ieee_sub": lambda: a[0] - fence(a[1]),
+            "ieee_mul": lambda: fence(a[0]) * fence(a[1]),
             "ieee_fdiv": lambda: a[0] / a[1], "ieee_frcp": lambda: one / a[0], "ieee_fsqrt": lambda: tirx.sqrt(a[0]),
             "ieee_frsqrt": lambda: cast(const(1, "float64") / tirx.sqrt(cast(a[0], "float64")), dtype_of(a[0]))
             if dtype_of(a[0]) == "float32" else one / tirx.sqrt(a[0]),

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 from ...ir import nodes as N
+from ...ir.ieee_folds import ieee_fold_guard
 from .._tvm import load
 from .expr import LoweringError, as_bool, binary, cast, compare, const, dtype_of, index_expr, int_fits, is_float, match
+from .ieee import DTYPES as IEEE_DTYPES
+from .ieee import ieee
 from .intrinsics import intrinsic
 
 CUDA_SOURCE_CALLS = frozenset({"import_source", "call_extern"})  # user CUDA device code (frontend/externs.py)
@@ -73,6 +76,9 @@ class ExprLowerer:
 
     def _BinOp(self, e):
         a, b = self._weak_pair(e.lhs, e.rhs)
+        guard = ieee_fold_guard(e)
+        if guard and dtype_of(match(a, b)[0]) in IEEE_DTYPES:  # float x * 0, x - x: computed (NaN for inf / NaN x)
+            return ieee(guard, list(match(a, b)), e.span)
         try:
             return binary(e.op, a, b)
         except LoweringError as err:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_const, round_float
+from ...ir.ieee_folds import ieee_fold_guard
 from ...language.dtypes import E4M3_MAX, INFINITY_BITS, dtype_bits
 from .fastmath import fast_exp2
 
@@ -238,8 +239,11 @@ class ExprEmitter:
 
     def _binop(self, e) -> str:
         t = dtype_of(e)
-        a, b = self.emit(e.lhs, t), self.emit(e.rhs, t)
         is_float = t.startswith(("float", "bfloat"))
+        guard = ieee_fold_guard(e) if is_float else None
+        if guard:  # x * 0 or x - x: an opaque __fmul_rn / __fsub_rn, which TVM's simplifier cannot fold to 0
+            return self._call(N.Call(guard, (e.lhs, e.rhs), t, e.span))
+        a, b = self.emit(e.lhs, t), self.emit(e.rhs, t)
         if e.op in ("+", "-", "*"):
             return f"({a} {e.op} {b})"
         if e.op == "/":
