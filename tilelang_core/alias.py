@@ -62,6 +62,8 @@ _MODULES = {
     "tilelang.utils.tensor": "tilelang_core.compat.utils",
     "tilelang.contrib.nvcc": "tilelang_core.compat.nvcc",
     "tilelang.env": "tilelang_core.compat.env",
+    "tilelang.errors": "tilelang_core.compat.errors",
+    "tilelang.ir": "tilelang_core.compat.ir_spans",
     "tilelang.jit.diagnostics": "tilelang_core.runtime.jit_diagnostics",
     "tilelang.tools": "tilelang_core.compat.tools",
     "tilelang.tools.lower_trace": "tilelang_core.compat.lower_trace",

@@ -88,6 +88,9 @@ _ROWS = [
     CodeInfo("needs-sm100", E, "gemm", "A Blackwell-only construct (tensor memory, TCGEN05 MMA) in a kernel built "
              "for sm_80 … sm_90a.", "C_tmem = T.alloc_tmem((128, 128), T.float32)",
              "Accumulate in T.alloc_fragment with T.gemm on Hopper/Ampere, or build the kernel for sm_100."),
+    CodeInfo("needs-sm90", E, "gemm", "T.wgmma_gemm in a kernel built for a GPU older than Hopper (sm_80 … sm_89).",
+             "T.wgmma_gemm(A_shared, B_shared, C_local)  # built for sm_80",
+             "Build the kernel for sm_90a, or call T.gemm, which lowers to mma.sync on older GPUs."),
     CodeInfo("gemm-dtype-mismatch", E, "gemm", "T.gemm operand dtypes that no tensor-core instruction accepts.",
              "T.gemm(A_fp16, B_fp32, C)", "Give A and B the same dtype (fp8 families may mix e4m3/e5m2)."),
     CodeInfo("gemm-dynamic-shape", E, "gemm", "A T.gemm tile dimension is not a compile-time constant.",
@@ -163,6 +166,11 @@ _ROWS = [
     CodeInfo("fragment-parallel-dynamic", E, "structure",
              "A fragment is indexed by the variable of a T.Parallel loop whose range is only known at run time.",
              "for i in T.Parallel(n - bx * 64): F[i] = 0", "Loop over the full constant tile and guard with `if`."),
+    CodeInfo("fragment-constant-index", E, "structure",
+             "A fragment that nothing lays out (no tile op, T.annotate_layout or loop-variable index) is accessed at a "
+             "constant non-zero index inside T.Parallel; it is replicated on every thread, so only element 0 exists.",
+             "F = T.alloc_fragment((4,), T.float32)\nfor i in T.Parallel(4): F[1] = A[i]",
+             "Index the fragment with the loop variable (F[i]), or keep a one-element fragment and use F[0]."),
     CodeInfo("fragment-index-mismatch", W, "structure",
              "A fragment is written and read with different index patterns in one T.Parallel loop (a cross-thread read).",
              "for i in T.Parallel(64): F[i] = F[(i + 1) % 64]", "Stage the values through a shared buffer, or read what the thread wrote."),

@@ -5,7 +5,8 @@ Why the real package and not a small stand-in: TileLang puts its bundled TVM on 
 a stand-in object cannot answer, and that must reach the one tvm our code generators use. The corpus reads
 `DataType(dtype).bits`, `tvm.target.Target(...)`, `tvm.tirx.const` and names `tirx.PrimExpr` in annotations;
 0.27 has all of these except `tirx.PrimExpr` (it merged PrimExpr into `tvm.ir.Expr`), `tvm.TVMError` (0.27 raises
-RuntimeError subclasses) and `tvm.testing.requires_package`, which `patch_tvm` adds (and `unpatch_tvm` removes) while the alias is installed. The import costs one to a few seconds, paid only by files that touch tvm (the
+RuntimeError subclasses), `tvm.testing.requires_package` and `tvm.tirx.stmt_functor` (its `post_order_visit`
+walks the tile IR of a kernel's `.body`: compat/stmt_functor.py), which `patch_tvm` adds (and `unpatch_tvm` removes) while the alias is installed. The import costs one to a few seconds, paid only by files that touch tvm (the
 JIT imports it to compile anyway); `import tilelang` alone stays free of it.
 """
 from __future__ import annotations
@@ -41,6 +42,11 @@ def patch_tvm() -> None:
     _add(tvm_module.tirx, "PrimExpr", tvm_module.ir.Expr)
     _add(tvm_module, "TVMError", RuntimeError)  # 0.27's errors (tvm.error.InternalError, ...) are RuntimeErrors
     _add(importlib.import_module("tvm.testing"), "requires_package", requires_package)
+    if not hasattr(tvm_module.tirx, "stmt_functor"):
+        from . import stmt_functor
+
+        _add(tvm_module.tirx, "stmt_functor", stmt_functor)
+        sys.modules["tvm.tirx.stmt_functor"] = stmt_functor
 
 
 def _add(module, name: str, value) -> None:
@@ -51,6 +57,8 @@ def _add(module, name: str, value) -> None:
 
 def unpatch_tvm() -> None:
     """Remove what `patch_tvm` added."""
+    if getattr(sys.modules.get("tvm.tirx.stmt_functor"), "__name__", "").startswith("tilelang_core."):
+        del sys.modules["tvm.tirx.stmt_functor"]
     for module_name in ("tvm", "tvm.tirx", "tvm.testing"):
         module = sys.modules.get(module_name)
         for name in getattr(module, _ADDED, ()):
