@@ -89,6 +89,9 @@ _UNSUPPORTED = {  # module prefix -> why
     "tilelang.cuda": "TileLang's CUDA intrinsic emitters generate TVM TIR for its own backend; write the "
                      "kernel with T.gemm / T.copy instead",
     "tilelang.rocm": "AMD devices are not a tilelang_core target",
+    "tilelang.language.eager": "TileLang's eager-mode AST rewriter turns a kernel function into IR-builder calls; "
+                               "tilelang_core's frontend reads the kernel's source itself, so there is no rewritten "
+                               "function (`tilelsp ir FILE` shows what it parsed)",
 }
 
 
