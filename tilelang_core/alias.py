@@ -65,6 +65,7 @@ _MODULES = {
     "tilelang.errors": "tilelang_core.compat.errors",
     "tilelang.ir": "tilelang_core.compat.ir_spans",
     "tilelang.jit.diagnostics": "tilelang_core.runtime.jit_diagnostics",
+    "tilelang.jit.kernel": "tilelang_core.runtime.jit",
     "tilelang.tools": "tilelang_core.compat.tools",
     "tilelang.tools.lower_trace": "tilelang_core.compat.lower_trace",
     "tilelang.tools.lower_trace.core": "tilelang_core.compat.lower_trace_core",

@@ -13,7 +13,7 @@ import threading
 
 from ..diagnostics import CompileError, DiagnosticSink
 from ..ir import nodes as N
-from ..options import codegen_options
+from ..options import codegen_options, warn_deprecated_configs
 from ..target import Target, from_capability, parse_target
 from . import cpu_device
 from .jit_binding import ArgumentBinder
@@ -78,6 +78,7 @@ class JITKernel:
     ref_latency: float | None = None
 
     def __init__(self, func: N.PrimFunc, out_idx=None, target="auto", pass_configs=None):
+        warn_deprecated_configs(pass_configs)
         if not isinstance(func, N.PrimFunc):
             func = to_ir(func, out_idx)
         if out_idx is None and func.out_idx is not None:
