@@ -52,6 +52,7 @@ _MODULES = {
     "tilelang.profiler.bench": "tilelang_core.compat.profiler_bench",
     "tilelang.autotuner": "tilelang_core.runtime.autotune",
     "tilelang.autotuner.param": "tilelang_core.runtime.autotune_param",
+    "tilelang.autotuner.grouped_compile": "tilelang_core.runtime.autotune_grouped",
     "tilelang.carver": "tilelang_core.compat.carver",
     "tilelang.carver.arch": "tilelang_core.compat.carver",
     "tilelang.carver.arch.driver": "tilelang_core.compat.driver",
