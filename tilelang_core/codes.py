@@ -5,11 +5,13 @@ emitted anywhere must be listed here (a test enforces it).
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from .severity import Severity
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+TVM_INTERNAL_ERROR = "tvm.error.InternalError"  # what TileLang's C++ lowering checks raise (a RuntimeError)
 
 
 @dataclass(frozen=True)
@@ -22,7 +24,9 @@ class CodeInfo:
     meaning: str
     example: str
     fix: str
-    raises: type | None = None  # TileLang raises this Python error for it, when @T.prim_func runs (see CompileError)
+    # TileLang raises this Python error for it, when @T.prim_func runs (see CompileError); a dotted name stands for
+    # the error of a package imported only when the user's program imports it (tvm's InternalError, see python_error)
+    raises: type | str | None = None
 
 
 _ROWS = [
@@ -105,6 +109,9 @@ _ROWS = [
              "A_s = T.alloc_shared((32, 64), T.float4_e2m1_unpacked)\nT.copy(A_fp4[0, 0], A_s)",
              "Copy into a float4_e2m1fn tile, or convert each element with T.cast in a T.Parallel loop.",
              raises=RuntimeError),
+    CodeInfo("async-copy-scope", E, "copy", "T.async_copy between memories cp.async cannot connect: it only copies "
+             "global memory into shared memory.", "T.async_copy(S0_shared, S1_shared)",
+             "Use T.copy for this copy (T.async_copy is for global -> shared tiles).", raises=TVM_INTERNAL_ERROR),
     CodeInfo("copy-dtype-mismatch", W, "copy", "T.copy converts between dtypes in a way that loses information.",
              "T.copy(C_local_fp32, C_int8)", "Cast explicitly inside a T.Parallel loop if the conversion is intended."),
     CodeInfo("copy-scope", E, "copy", "T.copy between scopes that cannot be connected (e.g. local to local across threads).",
@@ -358,8 +365,14 @@ CODES: dict[str, CodeInfo] = {row.code: row for row in _ROWS}
 
 
 def python_error(codes) -> type | None:
-    """The Python error TileLang raises for the first of `codes` the table gives one (None: none does)."""
-    return next((CODES[c].raises for c in codes if c in CODES and CODES[c].raises is not None), None)
+    """The Python error TileLang raises for the first of `codes` the table gives one (None: none does); a dotted
+    name is that class when its module is imported (a program that catches it has imported it), else the builtin
+    it derives from (RuntimeError for tvm.error.InternalError)."""
+    raises = next((CODES[c].raises for c in codes if c in CODES and CODES[c].raises is not None), None)
+    if not isinstance(raises, str):
+        return raises
+    module, _, name = raises.rpartition(".")
+    return getattr(sys.modules.get(module), name, RuntimeError)
 
 
 def default_severity(code: str) -> Severity:
