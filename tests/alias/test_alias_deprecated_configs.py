@@ -49,3 +49,14 @@ def test_disable_tma_lower_warns_at_the_jit_entry(tilelang):
         kernel = JITKernel(_kernel(T), target="c", pass_configs={"tl.disable_tma_lower": True})
     assert kernel.pass_configs == {"tl.disable_tma_lower": True}  # still honoured
     assert _deprecations(lambda: tilelang.compile(_kernel(T), target="c", pass_configs={"tl.disable_wgmma": True})) == []
+
+
+def test_a_kernel_from_tilelangs_database_is_refused_after_the_warning(tilelang):
+    from tilelang.jit.kernel import JITKernel
+    from tilelang_core.compat import UnsupportedFeatureError
+
+    with pytest.warns(DeprecationWarning, match="v0.1.10"), pytest.raises(UnsupportedFeatureError,
+                                                                          match="from_database"):
+        JITKernel(from_database=True, target="c", pass_configs={tilelang.PassConfigKey.TL_DISABLE_TMA_LOWER: True})
+    with pytest.raises(TypeError, match="needs the kernel"):
+        JITKernel(target="c")
