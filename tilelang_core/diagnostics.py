@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from .codes import default_severity
 from .severity import Severity
+from .snippet import location_block
 from .source import Span
 
 __all__ = ["CompileError", "Diagnostic", "DiagnosticSink", "Fix", "Related", "Severity", "TextEdit",
@@ -135,8 +136,6 @@ class CompileError(Exception):
     def _summary(self) -> str:
         """Each error as `path:line:col: error[code] message`, then its `--> path:line:col` block with the source
         line (and one per related location: where the buffer it names is declared), as TileLang's errors read."""
-        from .snippet import location_block
-
         text = self._source()
         lines = []
         for d in self.diagnostics:
