@@ -59,3 +59,19 @@ def k(A: T.Tensor((2,), T.float16), B: T.Tensor((2,), T.float16)):
 def test_in_a_kernel_a_scalar_is_an_invalid_value():
     (err,) = [d for d in check_source(KERNEL.format(value="A[0]"), "k.py").diagnostics if d.is_error]
     assert err.code == "invalid-value" and "expects a vector expression" in err.message and err.span.line == 7
+
+
+def test_in_a_kernel_a_value_of_unknown_dtype_is_no_error():
+    text = """
+import tilelang.language as T
+
+def make(vector_dtype):
+    @T.prim_func
+    def k(A: T.Tensor((2,), T.float16), B: T.Tensor((2,), T.float16)):
+        with T.Kernel(1, threads=1):
+            packed = T.alloc_var(vector_dtype)
+            B[0] = T.extract_lane(packed, 0)
+    return k
+"""
+    codes = [d.code for d in check_source(text, "k.py").diagnostics if d.is_error]
+    assert codes == []  # vector_dtype is unknown to the checker: it says nothing of it
