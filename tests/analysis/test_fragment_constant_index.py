@@ -75,3 +75,16 @@ def test_compile_error_message_shows_the_lines(tmp_path):
     text = str(CompileError(errors, str(path)))
     assert f"  --> {path}:8:" in text and "# the store" in text  # the access and its source line
     assert f"  --> {path}:6:" in text and "T.alloc_fragment((4,)" in text  # the allocation it names
+
+
+
+@pytest.mark.tvm
+def test_needs_sm90_is_tvms_internal_error_at_the_compile(run_aliased):
+    import tvm.error
+
+    import tilelang
+
+    kernel = run_aliased("wgmma_sm80", WGMMA)["main"]
+    with pytest.raises(tvm.error.InternalError, match=r"T\.wgmma_gemm\(\) requires Hopper WGMMA lowering"):
+        tilelang.lower(kernel, target="sm_80")
+    assert "wgmma" in tilelang.lower(kernel, target="sm_90a").kernel_source  # Hopper builds it as a wgmma
