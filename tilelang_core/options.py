@@ -27,8 +27,9 @@ PASS_CONFIGS = {
 
 # pass configs TileLang deprecates (a DeprecationWarning at every JIT entry that is given one) -> what to write instead
 DEPRECATED_CONFIGS = {
-    "tl.disable_tma_lower": "`tl.disable_tma_lower` is deprecated since TileLang v0.1.10 (tilelang_core still honours "
-                            "it: no TMA loads); use `T.copy(..., disable_tma=True)` on the copies that must not use TMA",
+    "tl.disable_tma_lower": "`tl.disable_tma_lower` is deprecated since TileLang v0.1.10 (tilelang_core still "
+                            "honours it: no TMA loads); use `T.copy(..., disable_tma=True)` on the copies that must "
+                            "not use TMA",
 }
 
 # `PassConfigKey.<NAME>` members whose string is not "tl." + the lower-case name without "TL_"

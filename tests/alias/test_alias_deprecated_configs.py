@@ -48,7 +48,8 @@ def test_disable_tma_lower_warns_at_the_jit_entry(tilelang):
     with pytest.warns(DeprecationWarning, match="tl.disable_tma_lower"):
         kernel = JITKernel(_kernel(T), target="c", pass_configs={"tl.disable_tma_lower": True})
     assert kernel.pass_configs == {"tl.disable_tma_lower": True}  # still honoured
-    assert _deprecations(lambda: tilelang.compile(_kernel(T), target="c", pass_configs={"tl.disable_wgmma": True})) == []
+    other = {"tl.disable_wgmma": True}
+    assert _deprecations(lambda: tilelang.compile(_kernel(T), target="c", pass_configs=other)) == []
 
 
 def test_a_kernel_from_tilelangs_database_is_refused_after_the_warning(tilelang):

@@ -1,5 +1,5 @@
-"""The lowering tracer (TL_LOWER_TRACE or TileLang's TILELANG_PASS_DIFF, `tilelang.tools.lower_trace`): its modes from the environment, and a real
-`tilelang.lower` traced stage by stage in the terminal and in an HTML report."""
+"""The lowering tracer (TL_LOWER_TRACE or TileLang's TILELANG_PASS_DIFF, `tilelang.tools.lower_trace`): its modes
+from the environment, and a real `tilelang.lower` traced stage by stage in the terminal and in an HTML report."""
 from __future__ import annotations
 
 import pytest

@@ -5,9 +5,10 @@ Why the real package and not a small stand-in: TileLang puts its bundled TVM on 
 a stand-in object cannot answer, and that must reach the one tvm our code generators use. The corpus reads
 `DataType(dtype).bits`, `tvm.target.Target(...)`, `tvm.tirx.const` and names `tirx.PrimExpr` in annotations;
 0.27 has all of these except `tirx.PrimExpr` (it merged PrimExpr into `tvm.ir.Expr`), `tvm.TVMError` (0.27 raises
-RuntimeError subclasses), `tvm.testing.requires_package`, `tvm.arith` (0.27's `tvm.sym`) and `tvm.tirx.stmt_functor` (its `post_order_visit`
-walks the tile IR of a kernel's `.body`: compat/stmt_functor.py), which `patch_tvm` adds (and `unpatch_tvm` removes) while the alias is installed. The import costs one to a few seconds, paid only by files that touch tvm (the
-JIT imports it to compile anyway); `import tilelang` alone stays free of it.
+RuntimeError subclasses), `tvm.testing.requires_package`, `tvm.arith` (0.27's `tvm.sym`) and `tvm.tirx.stmt_functor`
+(its `post_order_visit` walks the tile IR of a kernel's `.body`: compat/stmt_functor.py), which `patch_tvm` adds
+(and `unpatch_tvm` removes) while the alias is installed. The import costs one to a few seconds, paid only by files
+that touch tvm (the JIT imports it to compile anyway); `import tilelang` alone stays free of it.
 """
 from __future__ import annotations
 

@@ -101,4 +101,5 @@ def make_mma_swizzle_layout(buffer, is_smooth: bool = False) -> Layout:
 
 for _fn in (make_full_bank_swizzled_layout, make_half_bank_swizzled_layout, make_quarter_bank_swizzled_layout):
     _fn.__module__ = _MODULE
-make_mma_swizzle_layout.__module__ = get_swizzle_layout.__module__ = "tilelang.cuda.intrinsics"  # where TileLang defines it: the frontend reads it so
+# where TileLang defines them: the frontend reads them so
+make_mma_swizzle_layout.__module__ = get_swizzle_layout.__module__ = "tilelang.cuda.intrinsics"

@@ -1,5 +1,5 @@
-"""Tile ops → whole-tile loop nests for the CPU backend (copy, gemm, fill, reduce, cumsum, atomic_add, atomic_addx2/x4,
-and T.dp4a's four-element int8 dot product).
+"""Tile ops → whole-tile loop nests for the CPU backend (copy, gemm, fill, reduce, cumsum, atomic_add,
+atomic_addx2/x4, and T.dp4a's four-element int8 dot product).
 
 A `View` is a tile-op operand after lowering: a tirx buffer, per-axis starts and extents. Every access is
 guarded unless the bound is provable: reads outside give 0, writes outside are skipped (partial tiles).
