@@ -52,6 +52,7 @@ _MODULES = {
     "tilelang.profiler.bench": "tilelang_core.compat.profiler_bench",
     "tilelang.autotuner": "tilelang_core.runtime.autotune",
     "tilelang.autotuner.param": "tilelang_core.runtime.autotune_param",
+    "tilelang.autotuner.grouped_compile": "tilelang_core.runtime.autotune_grouped",
     "tilelang.carver": "tilelang_core.compat.carver",
     "tilelang.carver.arch": "tilelang_core.compat.carver",
     "tilelang.carver.arch.driver": "tilelang_core.compat.driver",
@@ -62,7 +63,10 @@ _MODULES = {
     "tilelang.utils.tensor": "tilelang_core.compat.utils",
     "tilelang.contrib.nvcc": "tilelang_core.compat.nvcc",
     "tilelang.env": "tilelang_core.compat.env",
+    "tilelang.errors": "tilelang_core.compat.errors",
+    "tilelang.ir": "tilelang_core.compat.ir_spans",
     "tilelang.jit.diagnostics": "tilelang_core.runtime.jit_diagnostics",
+    "tilelang.jit.kernel": "tilelang_core.runtime.jit",
     "tilelang.tools": "tilelang_core.compat.tools",
     "tilelang.tools.lower_trace": "tilelang_core.compat.lower_trace",
     "tilelang.tools.lower_trace.core": "tilelang_core.compat.lower_trace_core",
@@ -74,6 +78,9 @@ _MODULES = {
     "tilelang.tileop.base": "tilelang_core.compat.tileop",
     "tilelang.cuda.intrinsics": "tilelang_core.compat.cuda_intrinsics",
     "tilelang.cuda.intrinsics.sparse_layout": "tilelang_core.compat.sparse_layout",
+    "tilelang.cuda.intrinsics.layout.mma_layout": "tilelang_core.compat.cuda_intrinsics",
+    "tilelang.cuda.language.intrinsics": "tilelang_core.compat.mma_emitter",
+    "tilelang.utils.language": "tilelang_core.compat.utils_language",
     "tilelang.cuda.intrinsics.macro.mma_macro_generator": "tilelang_core.compat.mma_emitter",
     "tilelang.cuda.intrinsics.macro.wgmma_macro_generator": "tilelang_core.compat.wgmma_macro",
     "tilelang.tools.cuda": "tilelang_core.compat.tools_cuda",
@@ -87,6 +94,9 @@ _UNSUPPORTED = {  # module prefix -> why
     "tilelang.cuda": "TileLang's CUDA intrinsic emitters generate TVM TIR for its own backend; write the "
                      "kernel with T.gemm / T.copy instead",
     "tilelang.rocm": "AMD devices are not a tilelang_core target",
+    "tilelang.language.eager": "TileLang's eager-mode AST rewriter turns a kernel function into IR-builder calls; "
+                               "tilelang_core's frontend reads the kernel's source itself, so there is no rewritten "
+                               "function (`tilelsp ir FILE` shows what it parsed)",
 }
 
 

@@ -5,11 +5,13 @@ emitted anywhere must be listed here (a test enforces it).
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from .severity import Severity
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+TVM_INTERNAL_ERROR = "tvm.error.InternalError"  # what TileLang's C++ lowering checks raise (a RuntimeError)
 
 
 @dataclass(frozen=True)
@@ -22,7 +24,9 @@ class CodeInfo:
     meaning: str
     example: str
     fix: str
-    raises: type | None = None  # TileLang raises this Python error for it, when @T.prim_func runs (see CompileError)
+    # TileLang raises this Python error for it, when @T.prim_func runs (see CompileError); a dotted name stands for
+    # the error of a package imported only when the user's program imports it (tvm's InternalError, see python_error)
+    raises: type | str | None = None
 
 
 _ROWS = [
@@ -88,6 +92,10 @@ _ROWS = [
     CodeInfo("needs-sm100", E, "gemm", "A Blackwell-only construct (tensor memory, TCGEN05 MMA) in a kernel built "
              "for sm_80 … sm_90a.", "C_tmem = T.alloc_tmem((128, 128), T.float32)",
              "Accumulate in T.alloc_fragment with T.gemm on Hopper/Ampere, or build the kernel for sm_100."),
+    CodeInfo("needs-sm90", E, "gemm", "T.wgmma_gemm in a kernel built for a GPU older than Hopper (sm_80 … sm_89).",
+             "T.wgmma_gemm(A_shared, B_shared, C_local)  # built for sm_80",
+             "Build the kernel for sm_90a, or call T.gemm, which lowers to mma.sync on older GPUs.",
+             raises=TVM_INTERNAL_ERROR),
     CodeInfo("gemm-dtype-mismatch", E, "gemm", "T.gemm operand dtypes that no tensor-core instruction accepts.",
              "T.gemm(A_fp16, B_fp32, C)", "Give A and B the same dtype (fp8 families may mix e4m3/e5m2)."),
     CodeInfo("gemm-dynamic-shape", E, "gemm", "A T.gemm tile dimension is not a compile-time constant.",
@@ -102,6 +110,9 @@ _ROWS = [
              "A_s = T.alloc_shared((32, 64), T.float4_e2m1_unpacked)\nT.copy(A_fp4[0, 0], A_s)",
              "Copy into a float4_e2m1fn tile, or convert each element with T.cast in a T.Parallel loop.",
              raises=RuntimeError),
+    CodeInfo("async-copy-scope", E, "copy", "T.async_copy between memories cp.async cannot connect: it only copies "
+             "global memory into shared memory.", "T.async_copy(S0_shared, S1_shared)",
+             "Use T.copy for this copy (T.async_copy is for global -> shared tiles).", raises=TVM_INTERNAL_ERROR),
     CodeInfo("copy-dtype-mismatch", W, "copy", "T.copy converts between dtypes in a way that loses information.",
              "T.copy(C_local_fp32, C_int8)", "Cast explicitly inside a T.Parallel loop if the conversion is intended."),
     CodeInfo("copy-scope", E, "copy", "T.copy between scopes that cannot be connected (e.g. local to local across threads).",
@@ -163,6 +174,11 @@ _ROWS = [
     CodeInfo("fragment-parallel-dynamic", E, "structure",
              "A fragment is indexed by the variable of a T.Parallel loop whose range is only known at run time.",
              "for i in T.Parallel(n - bx * 64): F[i] = 0", "Loop over the full constant tile and guard with `if`."),
+    CodeInfo("fragment-constant-index", E, "structure",
+             "A fragment that nothing lays out (no tile op, T.annotate_layout or loop-variable index) is accessed at a "
+             "constant non-zero index inside T.Parallel; it is replicated on every thread, so only element 0 exists.",
+             "F = T.alloc_fragment((4,), T.float32)\nfor i in T.Parallel(4): F[1] = A[i]",
+             "Index the fragment with the loop variable (F[i]), or keep a one-element fragment and use F[0]."),
     CodeInfo("fragment-index-mismatch", W, "structure",
              "A fragment is written and read with different index patterns in one T.Parallel loop (a cross-thread read).",
              "for i in T.Parallel(64): F[i] = F[(i + 1) % 64]", "Stage the values through a shared buffer, or read what the thread wrote."),
@@ -350,8 +366,14 @@ CODES: dict[str, CodeInfo] = {row.code: row for row in _ROWS}
 
 
 def python_error(codes) -> type | None:
-    """The Python error TileLang raises for the first of `codes` the table gives one (None: none does)."""
-    return next((CODES[c].raises for c in codes if c in CODES and CODES[c].raises is not None), None)
+    """The Python error TileLang raises for the first of `codes` the table gives one (None: none does); a dotted
+    name is that class when its module is imported (a program that catches it has imported it), else the builtin
+    it derives from (RuntimeError for tvm.error.InternalError)."""
+    raises = next((CODES[c].raises for c in codes if c in CODES and CODES[c].raises is not None), None)
+    if not isinstance(raises, str):
+        return raises
+    module, _, name = raises.rpartition(".")
+    return getattr(sys.modules.get(module), name, RuntimeError)
 
 
 def default_severity(code: str) -> Severity:

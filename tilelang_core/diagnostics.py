@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from .codes import default_severity
 from .severity import Severity
+from .snippet import location_block
 from .source import Span
 
 __all__ = ["CompileError", "Diagnostic", "DiagnosticSink", "Fix", "Related", "Severity", "TextEdit",
@@ -133,11 +134,28 @@ class CompileError(Exception):
         return CompileError, (self.diagnostics, self.path, self.source_text)
 
     def _summary(self) -> str:
+        """Each error as `path:line:col: error[code] message`, then its `--> path:line:col` block with the source
+        line (and one per related location: where the buffer it names is declared), as TileLang's errors read."""
+        text = self._source()
         lines = []
         for d in self.diagnostics:
             if d.is_error:
                 lines.append(f"{self.path}:{d.span.line}:{d.span.col + 1}: error[{d.code}] {d.message}")
+                lines += location_block(self.path, text, d.span)
+                for rel in d.related:
+                    lines.append(f"  note: {rel.message}")
+                    lines += location_block(self.path, text, rel.span)
         return "\n".join(lines) or "compilation failed"
+
+    def _source(self) -> str | None:
+        """The text the spans point into: the one given, else the file at `path` (None when unreadable)."""
+        if self.source_text is not None:
+            return self.source_text
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as fh:
+                return fh.read()
+        except (OSError, ValueError):
+            return None
 
 
 _FLAVOURS: dict[type, type] = {}

@@ -5,6 +5,9 @@ text and the lines it added and removed against the stage before, shown in the t
 TL_LOWER_TRACE: unset, empty, 0/off/false/no: off; 1/on/true/yes: html; terminal, html or both: that mode.
 TL_LOWER_TRACE_DIR: where HTML reports go (default ./lower_trace). `enable(mode, trace_dir)` and `disable()` switch
 tracing in code, over the environment; `last_session()` is the session that recorded the latest run.
+TileLang's pass-diff switch is a second spelling, read when TL_LOWER_TRACE is unset or empty: TILELANG_PASS_DIFF
+(0/false/no/off or empty: off; html, both: that mode; terminal or anything else: terminal) and
+TILELANG_PASS_DIFF_OUTPUT for the folder (when TL_LOWER_TRACE_DIR is unset).
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ def mode_from_env() -> str | None:
     """The trace mode TL_LOWER_TRACE asks for: None (off), "terminal", "html" or "both"; a ValueError naming the
     values there are for anything else."""
     raw = os.environ.get("TL_LOWER_TRACE", "").strip().lower()
+    if not raw:
+        return pass_diff_mode(os.environ.get("TILELANG_PASS_DIFF"))
     if raw in OFF_VALUES:
         return None
     if raw in ON_VALUES:
@@ -33,6 +38,15 @@ def mode_from_env() -> str | None:
         return raw
     raise ValueError(f"TL_LOWER_TRACE={raw!r}: use one of {', '.join(MODES)}, 1/on/true/yes (html) or "
                      "0/off/false/no")
+
+
+def pass_diff_mode(value: str | None) -> str | None:
+    """The trace mode TileLang's TILELANG_PASS_DIFF value asks for: None for an off value, "html" or "both" when
+    it names them, else "terminal"."""
+    raw = (value or "").strip().lower()
+    if raw in OFF_VALUES:
+        return None
+    return raw if raw in MODES else "terminal"
 
 
 @dataclass
@@ -156,4 +170,5 @@ def trace_lowering(kernel: str, target: str, stages: dict) -> None:
 
 
 def _env_dir() -> str:
-    return os.environ.get("TL_LOWER_TRACE_DIR") or os.path.join(os.getcwd(), "lower_trace")
+    return (os.environ.get("TL_LOWER_TRACE_DIR") or os.environ.get("TILELANG_PASS_DIFF_OUTPUT")
+            or os.path.join(os.getcwd(), "lower_trace"))

@@ -25,6 +25,13 @@ PASS_CONFIGS = {
     "tl.disable_safe_memory_legalize": ("safe_memory", False),
 }
 
+# pass configs TileLang deprecates (a DeprecationWarning at every JIT entry that is given one) -> what to write instead
+DEPRECATED_CONFIGS = {
+    "tl.disable_tma_lower": "`tl.disable_tma_lower` is deprecated since TileLang v0.1.10 (tilelang_core still "
+                            "honours it: no TMA loads); use `T.copy(..., disable_tma=True)` on the copies that must "
+                            "not use TMA",
+}
+
 # `PassConfigKey.<NAME>` members whose string is not "tl." + the lower-case name without "TL_"
 _KEY_SPELLINGS = {"TL_DISABLE_SAFE_MEMORY_ACCESS": "tl.disable_safe_memory_legalize",
                   "TL_DUMP_IR_DIR": "tl.dump_ir_path", "TL_SIMPLIFY": "tl.Simplify"}
@@ -33,6 +40,16 @@ _KEY_SPELLINGS = {"TL_DISABLE_SAFE_MEMORY_ACCESS": "tl.disable_safe_memory_legal
 # nvcc flags of `T.annotate_compile_flags` that a pass config stands for (our nvcc command line is built from the
 # options; a flag not listed here is kept on the kernel and not passed on)
 FLAG_CONFIGS = {"--use_fast_math": "tl.enable_fast_math", "-use_fast_math": "tl.enable_fast_math"}
+
+
+def warn_deprecated_configs(pass_configs) -> None:
+    """One DeprecationWarning for each deprecated key among `pass_configs` (TileLang's warning at the JIT entry)."""
+    import warnings
+
+    for key in pass_configs or ():
+        message = DEPRECATED_CONFIGS.get(str(getattr(key, "value", key)))
+        if message is not None:
+            warnings.warn(message, DeprecationWarning, stacklevel=3)
 
 
 def kernel_configs(func) -> dict:

@@ -126,14 +126,14 @@ def test_utils_nvcc_fp8_dtypes(tilelang, monkeypatch):
 
 
 def test_unsupported_features_raise_at_the_call(tilelang):
-    from tilelang.cuda.intrinsics.layout.mma_layout import make_mma_swizzle_layout
+    from tilelang.cuda.intrinsics.layout.mma_layout import ldmatrix_32x8_to_shared_16x16_layout
     from tilelang.engine.callback import register_cuda_postproc_callback
     from tilelang.profiler.bench import _bench_with_cupti
     from tilelang.tools import plot_layout
 
     from tilelang_core.compat import UnsupportedFeatureError
 
-    for call, feature in [(lambda: make_mma_swizzle_layout(None), "make_mma_swizzle_layout"),
+    for call, feature in [(lambda: ldmatrix_32x8_to_shared_16x16_layout(0, 0), "ldmatrix_32x8_to_shared_16x16_layout"),
                           (lambda: register_cuda_postproc_callback(print), "register_cuda_postproc_callback"),
                           (lambda: plot_layout(None), "plot_layout"),
                           (lambda: _bench_with_cupti(print, None, n_repeat=3), "CUPTI kernel timing")]:
@@ -169,11 +169,14 @@ def test_tilelang_tvm_is_apache_tvm_with_primexpr(tilelang):
     assert callable(tvm.testing.requires_package)
     assert isinstance(tirx.const(3, "int32"), tirx.PrimExpr)
     assert issubclass(tvm.error.InternalError, tvm.TVMError)  # TileLang's tvm.TVMError catches 0.27's errors
+    from tvm import arith  # TileLang's name of 0.27's tvm.sym
+
+    assert arith.Analyzer().simplify(tirx.const(2, "int32") * 3).value == 6
     from tilelang_core import alias
 
     alias.uninstall_alias()
     assert not hasattr(tirx, "PrimExpr") and not hasattr(tvm.testing, "requires_package")
-    assert not hasattr(tvm, "TVMError")
+    assert not hasattr(tvm, "TVMError") and not hasattr(tvm, "arith") and not hasattr(tirx, "stmt_functor")
 
 
 def test_sparse_layout_metadata_factors(tilelang):

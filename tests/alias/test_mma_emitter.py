@@ -1,6 +1,7 @@
-"""TileLang's TensorCoreIntrinEmitter under the alias: its ldmatrix / mma / stmatrix macros on per-thread
-buffers compute A @ B on the CPU backend (T.ptx_mma emulated warp-wide) for fp16 and int8, transposed or
-not, and lower to CUDA that nvcc compiles for sm_90a (one mma.sync per 16 x 8 tile)."""
+"""TileLang's TensorCoreIntrinEmitter under the alias: its ldmatrix / mma (or per-tile mma_atom) / stmatrix macros on
+per-thread buffers compute A @ B on the CPU backend (T.ptx_mma emulated warp-wide) for fp16 and int8, transposed or
+not, with shared tiles laid out by get_swizzle_layout or not, and lower to CUDA that nvcc compiles for sm_90a (one
+mma.sync per 16 x 8 tile)."""
 from __future__ import annotations
 
 import pytest
@@ -12,10 +13,15 @@ KERNELS = '''
 import tilelang
 import tilelang.language as T
 from tilelang.cuda.intrinsics.macro.mma_macro_generator import TensorCoreIntrinEmitter
+from tilelang.cuda.intrinsics.layout.mma_layout import get_swizzle_layout
+
+
+def swizzled(shape, dtype):
+    return T.Layout(shape, lambda i, j: get_swizzle_layout(i, j, shape[-1], dtype))
 
 
 def emitter_gemm(target, in_dtype, accum_dtype, a_t=False, b_t=True, rows=2, cols=1, warp_m=32, warp_n=16,
-                 chunk=32, two_d=False):
+                 chunk=32, two_d=False, atom=False):
     @tilelang.jit(out_idx=[-1], target=target)
     def factory(M, N, K):
         k_step = 32 if in_dtype == "int8" else 16
@@ -35,6 +41,8 @@ def emitter_gemm(target, in_dtype, accum_dtype, a_t=False, b_t=True, rows=2, col
                 A_l = T.alloc_local((em.warp_rows * em.local_size_a), in_dtype)
                 B_l = T.alloc_local((em.warp_cols * em.local_size_b), in_dtype)
                 C_l = T.alloc_local((em.warp_rows * em.warp_cols * em.local_size_out), accum_dtype)
+                if atom:
+                    T.annotate_layout({A_s: swizzled(A_s.shape, in_dtype), B_s: swizzled(B_s.shape, in_dtype)})
                 T.clear(C_l)
                 for ko in T.serial(K // chunk):
                     if a_t:
@@ -48,7 +56,11 @@ def emitter_gemm(target, in_dtype, accum_dtype, a_t=False, b_t=True, rows=2, col
                     for ki in T.serial(chunk // k_step):
                         em.ldmatrix_a(A_l, A_s, ki)
                         em.ldmatrix_b(B_l, B_s, ki)
-                        em.mma(A_l, B_l, C_l)
+                        if atom:
+                            for i, j in T.grid(em.mma_num_inst_m, em.mma_num_inst_n):
+                                em.mma_atom(A_l, B_l, C_l, i, j, ki)
+                        else:
+                            em.mma(A_l, B_l, C_l)
                 em.stmatrix(C_l, C_s)
                 for i, j in T.Parallel(block_m, block_n):
                     if two_d:
@@ -76,13 +88,14 @@ def _operands(in_dtype, m, n, k, a_t, b_t):
     return (a.t().contiguous() if a_t else a), (b.t().contiguous() if b_t else b), ref
 
 
-@pytest.mark.parametrize("in_dtype, accum, a_t, b_t, cols, warp_n, two_d", [
-    ("float16", "float32", False, True, 1, 16, False), ("float16", "float32", True, False, 2, 8, True),
-    ("int8", "int32", False, True, 1, 16, False)])
-def test_emitter_gemm_matches_torch_on_the_cpu_backend(mod, in_dtype, accum, a_t, b_t, cols, warp_n, two_d):
+@pytest.mark.parametrize("in_dtype, accum, a_t, b_t, cols, warp_n, two_d, atom", [
+    ("float16", "float32", False, True, 1, 16, False, False), ("float16", "float32", True, False, 2, 8, True, False),
+    ("int8", "int32", False, True, 1, 16, False, False), ("float16", "float32", False, True, 1, 16, False, True)])
+def test_emitter_gemm_matches_torch_on_the_cpu_backend(mod, in_dtype, accum, a_t, b_t, cols, warp_n, two_d, atom):
     m, n, k = 64, 32, 64
     a, b, ref = _operands(in_dtype, m, n, k, a_t, b_t)
-    kernel = mod["emitter_gemm"]("cpu", in_dtype, accum, a_t, b_t, cols=cols, warp_n=warp_n, two_d=two_d)(m, n, k)
+    kernel = mod["emitter_gemm"]("cpu", in_dtype, accum, a_t, b_t, cols=cols, warp_n=warp_n, two_d=two_d,
+                                 atom=atom)(m, n, k)
     got = kernel(a, b)
     if in_dtype == "int8":
         assert torch.equal(got, ref)
@@ -99,12 +112,13 @@ def test_unsupported_emitter_configuration_names_the_feature(mod):
 
 
 @pytest.mark.nvcc
-@pytest.mark.parametrize("in_dtype, accum, a_t, b_t, warp_n, loads", [
-    ("float16", "float32", False, True, 16, ("tl::ldsm_x4(",)),
-    ("float16", "float32", True, False, 8, ("tl::ldsm_x4_trans(", "tl::ldsm_x2_trans(")),
-    ("int8", "int32", False, True, 16, ("tl::ldsm_x4(",)), ("int8", "int32", True, False, 16, ())])
-def test_emitter_gemm_compiles_for_sm90a(mod, in_dtype, accum, a_t, b_t, warp_n, loads):
-    kernel = mod["emitter_gemm"]("sm_90a", in_dtype, accum, a_t, b_t, warp_n=warp_n)(128, 128, 128)
+@pytest.mark.parametrize("in_dtype, accum, a_t, b_t, warp_n, loads, atom", [
+    ("float16", "float32", False, True, 16, ("tl::ldsm_x4(",), False),
+    ("float16", "float32", True, False, 8, ("tl::ldsm_x4_trans(", "tl::ldsm_x2_trans("), False),
+    ("int8", "int32", False, True, 16, ("tl::ldsm_x4(",), False), ("int8", "int32", True, False, 16, (), False),
+    ("float16", "float32", False, True, 16, ("tl::ldsm_x4(",), True)])
+def test_emitter_gemm_compiles_for_sm90a(mod, in_dtype, accum, a_t, b_t, warp_n, loads, atom):
+    kernel = mod["emitter_gemm"]("sm_90a", in_dtype, accum, a_t, b_t, warp_n=warp_n, atom=atom)(128, 128, 128)
     source = kernel.get_kernel_source()
     ptx = "mma.sync.aligned.m16n8k16.row.col.f32.f16" if in_dtype == "float16" else \
         "mma.sync.aligned.m16n8k32.row.col.s32.s8"
@@ -191,3 +205,20 @@ def test_eager_emitter_kernels_pass_the_static_check_and_run_on_the_cpu(run_alia
     a, b = torch.randn(32, 48).half(), torch.randn(16, 48).half()
     got = run_aliased("eager_emitter_kernels", EAGER)["eager"].compile(M=32, N=16, K=48, target="cpu")(a, b)
     torch.testing.assert_close(got, a.float() @ b.float().t(), rtol=1e-3, atol=1e-3)
+
+
+def test_get_swizzle_layout_permutes_16_byte_vectors_within_each_row_group():
+    import numpy as np
+
+    from tilelang_core.language.bank_swizzle import get_swizzle_layout
+
+    rows, cols = np.meshgrid(np.arange(16), np.arange(64), indexing="ij")  # fp16, 128-byte rows: 8 vectors of 8
+    r, c = get_swizzle_layout(rows, cols, 64, "float16")
+    assert (r == rows).all() and (c % 8 == cols % 8).all()
+    assert (c // 8 == (cols // 8) ^ (rows % 8)).all()
+    for row in range(16):  # each row's columns are a permutation
+        assert sorted(c[row]) == list(range(64))
+    _, c64 = get_swizzle_layout(rows[:, :32], cols[:, :32], 32, "float16")  # 64-byte rows: groups of 4 vectors
+    assert (c64 // 8 == (cols[:, :32] // 8) ^ (rows[:, :32] % 8 // 2)).all()
+    with pytest.raises(ValueError, match="multiple of 32 bytes"):
+        get_swizzle_layout(0, 0, 8, "float16")

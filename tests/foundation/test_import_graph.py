@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("tilelang_core", "tilelsp")
 
 # the ground floor: plain values every layer shares; they import only one another
-GROUND = ("tilelang_core.source", "tilelang_core.severity", "tilelang_core.codes", "tilelang_core.diagnostics",
-          "tilelang_core.target", "tilelang_core.options", "tilelang_core.ir")
+GROUND = ("tilelang_core.source", "tilelang_core.snippet", "tilelang_core.severity", "tilelang_core.codes",
+          "tilelang_core.diagnostics", "tilelang_core.target", "tilelang_core.options", "tilelang_core.ir")
 
 
 @cache

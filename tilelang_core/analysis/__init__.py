@@ -6,6 +6,7 @@ from ..ir import nodes as N
 from . import checks  # noqa: F401  (registers the rules)
 from . import walker
 from .facts import Facts, buffer_fact, kernel_fact
+from .checks.wgmma_arch import check_wgmma_targets
 from .index import index_kernel
 from .resources import budget, check_launch
 from ..target import DEFAULT_ARCH
@@ -34,6 +35,7 @@ def analyze(kernels, targets=(DEFAULT_ARCH,), sink=None) -> Facts:
 
 def _analyze_one(func: N.PrimFunc, targets, sink, facts: Facts) -> None:
     walker.run(func, sink)
+    check_wgmma_targets(func, targets, walker.Ctx(func, sink))
     ix = index_kernel(func)
     by_buf: dict = {}
     for p in func.params:

@@ -1,4 +1,4 @@
-"""`tilelang.env`: TileLang's environment settings (cache and temp folders, CUDA home, pass profiling).
+"""`tilelang.env`: TileLang's environment settings (cache and temp folders, CUDA home, pass profiling, pass diffs).
 
 `tilelang.env` is this module, whatever way it is reached (`import tilelang.env`, `tilelang.env.X`): its class is
 `Environment`, whose settings are `EnvVar` descriptors read from the environment on each access; assigning one
@@ -12,6 +12,8 @@ import shutil
 import sys
 import types
 from pathlib import Path
+
+from ..lower_trace import pass_diff_mode
 
 
 class EnvVar:
@@ -49,6 +51,8 @@ class Environment(types.ModuleType):
     TILELANG_TMP_DIR = EnvVar("TILELANG_TMP_DIR", lambda env: os.path.join(env.TILELANG_CACHE_DIR, "tmp"))
     TILELANG_PRINT_ON_COMPILATION = EnvVar("TILELANG_PRINT_ON_COMPILATION", "1")
     TILELANG_PASS_PROFILE_THRESHOLD_MS = EnvVar("TILELANG_PASS_PROFILE_THRESHOLD_MS", "")
+    TILELANG_PASS_DIFF = EnvVar("TILELANG_PASS_DIFF", "0")
+    TILELANG_PASS_DIFF_OUTPUT = EnvVar("TILELANG_PASS_DIFF_OUTPUT", os.path.join("tmp", "pass_diff_output"))
     CUDA_HOME = EnvVar("CUDA_HOME", _cuda_home)
 
     @property
@@ -59,6 +63,11 @@ class Environment(types.ModuleType):
     def get_pass_profile_threshold_ms(self) -> float:
         """TILELANG_PASS_PROFILE_THRESHOLD_MS as milliseconds (0.0 when unset or blank)."""
         return parse_threshold_ms(self.TILELANG_PASS_PROFILE_THRESHOLD_MS)
+
+    def get_pass_diff_mode(self) -> str | None:
+        """The lower-trace mode TILELANG_PASS_DIFF asks for (None: off; "terminal", "html" or "both"); while it is
+        set (and TL_LOWER_TRACE is not), every lowering is traced into TILELANG_PASS_DIFF_OUTPUT (lower_trace.py)."""
+        return pass_diff_mode(self.TILELANG_PASS_DIFF)
 
     def is_cache_enabled(self) -> bool:
         """False when TILELANG_DISABLE_CACHE is set to a true value."""

@@ -1,5 +1,7 @@
 """`tilelang.cuda.intrinsics.macro.mma_macro_generator.TensorCoreIntrinEmitter`: warp-level tensor-core GEMM
-macros (`ldmatrix_a`, `ldmatrix_b`, `mma`, `stmatrix`) that a kernel calls on its own per-thread buffers.
+macros (`ldmatrix_a`, `ldmatrix_b`, `mma`, `mma_atom`, `stmatrix`) that a kernel calls on its own per-thread buffers
+(`mma` covers every (i, j) tile of the warp; `mma_atom(A_local, B_local, C_local, i, j)` the one tile i, j). Also
+`tilelang.cuda.language.intrinsics`, where newer TileLang keeps the emitter.
 
 Each emitter instance builds its macros as `@T.macro` closures over its tile constants; the kernel frontend
 sees the instance as a namespace (`__tilelang_namespace__`) and inlines them like any macro. They expand to
@@ -71,7 +73,7 @@ class TensorCoreIntrinEmitter:
         self.accum_dtype_abbrv = _ABBREV.get(self.accum_dtype, self.accum_dtype)
         self.reduce_k, self.is_m_first, self.thread_var = reduce_k, is_m_first, thread_var
         self.threads = self.WARP_SIZE * block_row_warps * block_col_warps
-        self.ldmatrix_a, self.ldmatrix_b, self.mma, self.stmatrix = _macros(self)
+        self.ldmatrix_a, self.ldmatrix_b, self.mma, self.mma_atom, self.stmatrix = _macros(self)
 
     @property
     def mma_num_inst_m(self) -> int:
@@ -85,7 +87,7 @@ class TensorCoreIntrinEmitter:
 
 
 def _macros(em: TensorCoreIntrinEmitter):
-    """The four macros of one emitter, closed over its constants."""
+    """The macros of one emitter, closed over its constants."""
     block_row_warps, block_col_warps = em.block_row_warps, em.block_col_warps
     warp_rows, warp_cols, warp_row_tiles, warp_col_tiles = em.warp_rows, em.warp_cols, em.warp_row_tiles, \
         em.warp_col_tiles
@@ -131,6 +133,13 @@ def _macros(em: TensorCoreIntrinEmitter):
                               (i * warp_cols + j) * local_size_out + h * 4, False)
 
     @T.macro
+    def mma_atom(A_local, B_local, C_local, i, j, k_inner=0):
+        for h in T.unroll(n_dim // 8):
+            T.ptx_mma(accum, prefix, "row", "col", a_abbrev, b_abbrev, c_abbrev, A_local.data, i * local_size_a,
+                      B_local.data, j * local_size_b + h * b_half, C_local.data,
+                      (i * warp_cols + j) * local_size_out + h * 4, False)
+
+    @T.macro
     def stmatrix(C_local, C_buf, pid_m=None, pid_n=None):
         tx = T.get_thread_binding()
         lane = tx % 32
@@ -150,7 +159,7 @@ def _macros(em: TensorCoreIntrinEmitter):
                     else:
                         C_buf[(warp_m * warp_rows + i) * 16 + row, (warp_n * warp_cols + j) * n_dim + col] = value
 
-    return ldmatrix_a, ldmatrix_b, mma, stmatrix
+    return ldmatrix_a, ldmatrix_b, mma, mma_atom, stmatrix
 
 
 def __getattr__(name: str):

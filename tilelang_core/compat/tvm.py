@@ -5,8 +5,10 @@ Why the real package and not a small stand-in: TileLang puts its bundled TVM on 
 a stand-in object cannot answer, and that must reach the one tvm our code generators use. The corpus reads
 `DataType(dtype).bits`, `tvm.target.Target(...)`, `tvm.tirx.const` and names `tirx.PrimExpr` in annotations;
 0.27 has all of these except `tirx.PrimExpr` (it merged PrimExpr into `tvm.ir.Expr`), `tvm.TVMError` (0.27 raises
-RuntimeError subclasses) and `tvm.testing.requires_package`, which `patch_tvm` adds (and `unpatch_tvm` removes) while the alias is installed. The import costs one to a few seconds, paid only by files that touch tvm (the
-JIT imports it to compile anyway); `import tilelang` alone stays free of it.
+RuntimeError subclasses), `tvm.testing.requires_package`, `tvm.arith` (0.27's `tvm.sym`) and `tvm.tirx.stmt_functor`
+(its `post_order_visit` walks the tile IR of a kernel's `.body`: compat/stmt_functor.py), which `patch_tvm` adds
+(and `unpatch_tvm` removes) while the alias is installed. The import costs one to a few seconds, paid only by files
+that touch tvm (the JIT imports it to compile anyway); `import tilelang` alone stays free of it.
 """
 from __future__ import annotations
 
@@ -31,8 +33,8 @@ def DataType(*args, **kwargs):  # noqa: N802 -- TileLang's name
 
 
 def patch_tvm() -> None:
-    """Give an imported tvm TileLang's `tirx.PrimExpr` (0.27's `tvm.ir.Expr`), `TVMError` (RuntimeError) and
-    `testing.requires_package`."""
+    """Give an imported tvm TileLang's `tirx.PrimExpr` (0.27's `tvm.ir.Expr`), `TVMError` (RuntimeError),
+    `testing.requires_package`, `arith` (0.27's `tvm.sym`) and `tirx.stmt_functor`."""
     tvm_module = sys.modules.get("tvm")
     if tvm_module is None or not hasattr(tvm_module, "ir") or not hasattr(tvm_module, "tirx"):
         return
@@ -41,6 +43,14 @@ def patch_tvm() -> None:
     _add(tvm_module.tirx, "PrimExpr", tvm_module.ir.Expr)
     _add(tvm_module, "TVMError", RuntimeError)  # 0.27's errors (tvm.error.InternalError, ...) are RuntimeErrors
     _add(importlib.import_module("tvm.testing"), "requires_package", requires_package)
+    if not hasattr(tvm_module, "arith"):  # 0.27 renamed it tvm.sym
+        _add(tvm_module, "arith", importlib.import_module("tvm.sym"))
+        sys.modules["tvm.arith"] = tvm_module.arith
+    if not hasattr(tvm_module.tirx, "stmt_functor"):
+        from . import stmt_functor
+
+        _add(tvm_module.tirx, "stmt_functor", stmt_functor)
+        sys.modules["tvm.tirx.stmt_functor"] = stmt_functor
 
 
 def _add(module, name: str, value) -> None:
@@ -51,6 +61,10 @@ def _add(module, name: str, value) -> None:
 
 def unpatch_tvm() -> None:
     """Remove what `patch_tvm` added."""
+    if getattr(sys.modules.get("tvm.tirx.stmt_functor"), "__name__", "").startswith("tilelang_core."):
+        del sys.modules["tvm.tirx.stmt_functor"]
+    if getattr(sys.modules.get("tvm.arith"), "__name__", "") == "tvm.sym":
+        del sys.modules["tvm.arith"]
     for module_name in ("tvm", "tvm.tirx", "tvm.testing"):
         module = sys.modules.get(module_name)
         for name in getattr(module, _ADDED, ()):

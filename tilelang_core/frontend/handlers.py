@@ -16,8 +16,8 @@ from .kernel_errors import KernelError
 from .reducers import REDUCER_HANDLERS
 from .region_predicates import REGION_PREDICATE_HANDLERS
 from .rng import RNG_HANDLERS
-from .scalar_calls import (MATH_INTRINSICS, h_align_up, h_Cast, h_cast, h_const_value, h_if_then_else, h_math,
-                           h_typed_const)
+from .scalar_calls import (MATH_INTRINSICS, h_align_up, h_Cast, h_cast, h_const_value, h_extract_lane,
+                           h_if_then_else, h_math, h_typed_const)
 from .threadops import THREAD_HANDLERS
 from .tileops import (REDUCE_OPS, h_annotate_layout, h_async_copy, h_atomic_add, h_copy, h_cumsum, h_fill, h_gemm,
                       h_gemm_sp, h_reduce, h_use_swizzle)
@@ -40,7 +40,8 @@ HANDLERS = {
     "copy": h_copy, "async_copy": h_async_copy, "gemm": h_gemm, "gemm_v1": h_gemm, "gemm_v2": h_gemm, "wgmma_gemm": h_gemm, "gemm_sp": h_gemm_sp,
     "clear": h_fill, "fill": h_fill,
     "cumsum": h_cumsum, "cummax": h_cumsum, "atomic_add": h_atomic_add, "annotate_layout": h_annotate_layout,
-    "use_swizzle": h_use_swizzle, "if_then_else": h_if_then_else, "Select": h_if_then_else, "align_up": h_align_up, "cast": h_cast,
+    "use_swizzle": h_use_swizzle, "if_then_else": h_if_then_else, "Select": h_if_then_else, "align_up": h_align_up,
+    "extract_lane": h_extract_lane, "cast": h_cast,
     "infinity": h_typed_const, "max_value": h_typed_const, "min_value": h_typed_const,
     **{name: h_alloc_other for name in OTHER_ALLOCS},
     **{name: h_opaque for name in ("alloc_descriptor", "alloc_smem")},

@@ -6,10 +6,11 @@ from __future__ import annotations
 from ..ir import nodes as N
 from ..ir.arith import as_const, as_int
 from ..language.arg_checks import fast_math_dtype_error
+from ..language.dtypes import dtype_lanes
 from .expr_info import expr_dtype
 from .handler_args import arg, src_text
 from .kernel_errors import KernelError
-from .values import BuiltinRef, normalize_dtype
+from .values import BuiltinRef, Unknown, normalize_dtype
 
 MATH_INTRINSICS = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "floor", "ceil",
                    "round", "trunc", "tanh", "sigmoid", "sin", "cos", "tan", "erf", "pow", "max", "min", "fmod",
@@ -140,3 +141,23 @@ def h_const_value(p, b, node, short):
 
     args, kwargs = p.ev.call_args(node)
     return call_builtin_const(BuiltinRef("T." + short), args, kwargs, f"T.{short}")
+
+
+def h_extract_lane(p, b, node, short):
+    """T.extract_lane(value, lane): a lane of a vector value. Kernels have no vector-typed values, so a scalar
+    `value` is TileLang's ValueError and any other is refused (a value of a dtype the checker cannot work out is
+    left unknown)."""
+    value = p.ev.scalar(b["value"])
+    lane = as_int(p.ev.scalar(b["lane"]))
+    dtype = normalize_dtype(expr_dtype(value))
+    if dtype is None:  # the checker could not work it out: it says nothing (the compile knows the dtype)
+        return Unknown(f"T.{short}")
+    if dtype_lanes(dtype) == 1:
+        raise KernelError("invalid-value", f"`{src_text(node)}`: T.extract_lane expects a vector expression (a dtype "
+                          f"such as bfloat16x2), and `{src_text(b['value'])}` is a {dtype} scalar: use it directly",
+                          node)
+    if lane is None or lane < 0:
+        raise KernelError("bad-arguments", f"`{src_text(node)}`: T.extract_lane takes the lane as a compile-time "
+                          "integer from 0", node)
+    raise KernelError("lowering-unsupported", f"`{src_text(node)}` reads a lane of a vector value, and kernels have "
+                      "no vector-typed values yet; keep the lanes in a T.alloc_local buffer and index it", node)

@@ -27,7 +27,7 @@ def h_async_copy(p, b, node, short):
     """T.async_copy(src, dst): a cp.async copy from global into shared memory, lowered as T.copy."""
     src, dst = region_of(p, b["src"]), region_of(p, b["dst"])
     if src.buffer.scope != "global" or dst.buffer.scope not in ("shared", "shared.dyn"):
-        raise KernelError("bad-arguments", f"T.async_copy only supports global->shared/shared.dyn copies (cp.async); "
+        raise KernelError("async-copy-scope", "T.async_copy only supports global->shared/shared.dyn copies (cp.async); "
                           f"{src.buffer.name} is {src.buffer.scope} and {dst.buffer.name} {dst.buffer.scope}: use "
                           "T.copy", node)
     p.emit(N.Copy(src, dst, p.span(node)))

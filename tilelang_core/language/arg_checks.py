@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .builtin import BindError, Builtin, bind
+from .dtypes import dtype_lanes
 
 ROUNDING_MODES = ("rn", "rz", "ru", "rd")
 FAST_MATH = ("__exp", "__exp2", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan")
@@ -47,6 +48,26 @@ def is_tvm_object(value) -> bool:
     return (type(value).__module__ or "").split(".")[0] in ("tvm", "tvm_ffi")
 
 
+def check_extract_lane_arguments(value, lane) -> None:
+    """TileLang's errors for T.extract_lane arguments, read off the values without building IR: TypeError for a
+    `value` that is no expression or a `lane` that is no compile-time integer (a Python int or a TVM IntImm),
+    ValueError for a scalar (one-lane) expression, IndexError for a lane outside the vector."""
+    if isinstance(value, (bool, int, float, complex, str)) or value is None:
+        raise TypeError(f"T.extract_lane expects a PrimExpr (a vector value such as a bfloat16x2), got "
+                        f"{type(value).__name__}")
+    dtype = value_dtype(value)
+    lanes = dtype_lanes(str(dtype)) if dtype is not None else None
+    if lanes == 1:
+        raise ValueError(f"T.extract_lane expects a vector expression (a dtype such as bfloat16x2), got a {dtype} "
+                         "scalar")
+    index = lane.value if is_tvm_object(lane) and type(lane).__name__ == "IntImm" else lane
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise TypeError(f"T.extract_lane takes the lane as a compile-time integer, got {type(lane).__name__}")
+    if index < 0 or (lanes is not None and index >= lanes):
+        raise IndexError(f"T.extract_lane lane {index} is out of bounds for a vector of "
+                         f"{lanes if lanes is not None else 'its'} lanes")
+
+
 def check_stub_arguments(builtin: Builtin, args: tuple, kwargs: dict) -> None:
     """Raise what a Python function with the builtin's signature raises at the call: TypeError for arguments that do
     not bind (an unknown keyword such as `T.gemm(..., use_2cta=True)`, too many or missing ones), a fast-math
@@ -61,6 +82,8 @@ def check_stub_arguments(builtin: Builtin, args: tuple, kwargs: dict) -> None:
         raise ValueError(f"Invalid rounding mode {mode!r} for {builtin.name}; use one of "
                          f"{', '.join(map(repr, ROUNDING_MODES))}")
     short = builtin.name.removeprefix("T.")
+    if short == "extract_lane":
+        check_extract_lane_arguments(bound.get("value"), bound.get("lane"))
     first = value_dtype(args[0]) if args else None
     message = fast_math_dtype_error(short, first) or vote_predicate_error(short, first)
     if message:

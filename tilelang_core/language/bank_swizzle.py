@@ -7,7 +7,7 @@ address within the group); leading buffer dims become leading outputs (`Layout.e
 """
 from __future__ import annotations
 
-from .dtypes import dtype_bits
+from .dtypes import dtype_bits, normalize_dtype
 from .host_layout import Layout
 
 _MODULE = "tilelang_core.layout"
@@ -41,15 +41,36 @@ def bank_swizzled_layout(buffer, kind: str) -> Layout:
     if rows % 8 or cols % (vector * group):
         raise ValueError(f"tilelang.layout.{name} needs rows divisible by 8 and columns by {vector * group} "
                          f"for this dtype, got a {rows}x{cols} tile")
-    spread = 8 // group  # rows sharing one xor pattern
 
     def forward(i, j):
-        row, vec_col = i % 8, (j // vector) % group
-        swizzled = vec_col ^ ((row // spread) % group)
+        row, swizzled = i % 8, (swizzled_index(i, j, cols, bits, 16 * group)[1] // vector) % group
         return [j // vector // group, i // 8, j % vector + (swizzled + row * group) * vector]
 
     base = Layout((rows, cols), forward)
     return base.expand(list(dims[:-2]))
+
+
+def swizzled_index(row, col, row_size: int, bits: int, swizzle_bytes: int | None = None) -> tuple:
+    """(row, column) where element (row, col) of a tile with rows of `row_size` elements of `bits` lands under the
+    bank swizzle of `swizzle_bytes` (default: the row's bytes, at most 128): its 16-byte vector `c` moves to
+    `c ^ (row % 8 // (8 // g))` within its group of g = swizzle_bytes / 16 vectors. Ints or numpy arrays."""
+    row_bytes = bits * row_size // 8
+    if row_bytes % 32:
+        raise ValueError(f"a bank swizzle needs rows of a multiple of 32 bytes, got {row_size} x {bits}-bit elements")
+    group = (min(128, row_bytes) if swizzle_bytes is None else int(swizzle_bytes)) // 16
+    vector = max(128 // bits, 1)
+    vec = col // vector
+    swizzled = vec // group * group + (vec % group ^ row % 8 // (8 // group))
+    return row, swizzled * vector + col % vector
+
+
+def get_swizzle_layout(row_idx, col_idx, row_size, dtype, swizzle_bytes=None) -> tuple:
+    """TileLang's `get_swizzle_layout`: the swizzled (row, column) of an element of a `dtype` tile whose rows hold
+    `row_size` elements (see `swizzled_index`); a T.Layout's forward function may return it."""
+    bits = dtype_bits(normalize_dtype(dtype) or str(dtype))
+    if bits is None:
+        raise TypeError(f"get_swizzle_layout takes a dtype such as T.float16, got {dtype!r}")
+    return swizzled_index(row_idx, col_idx, int(row_size), bits, swizzle_bytes)
 
 
 def make_full_bank_swizzled_layout(buffer) -> Layout:
@@ -80,4 +101,5 @@ def make_mma_swizzle_layout(buffer, is_smooth: bool = False) -> Layout:
 
 for _fn in (make_full_bank_swizzled_layout, make_half_bank_swizzled_layout, make_quarter_bank_swizzled_layout):
     _fn.__module__ = _MODULE
-make_mma_swizzle_layout.__module__ = "tilelang.cuda.intrinsics"  # where TileLang defines it: the frontend reads it so
+# where TileLang defines them: the frontend reads them so
+make_mma_swizzle_layout.__module__ = get_swizzle_layout.__module__ = "tilelang.cuda.intrinsics"

@@ -209,6 +209,7 @@ _ADVANCED = [
     _b("T.atomic_load", "tile-op", ("src", "region"), ("memory_order", "str", "seq_cst")),
     _b("T.atomic_store", "tile-op", ("dst", "region"), ("src", "any"), ("memory_order", "str", "seq_cst")),
     _b("T.dp4a", "math", ("A", "region"), ("B", "region"), ("C", "region")),
+    _b("T.extract_lane", "math", ("value", "expr"), ("lane", "int")),
     _b("T.alloc_tmem", "memory", ("shape", "shape"), ("dtype", "dtype"), returns="Buffer"),
     _b("T.alloc_cluster_barrier", "memory", ("arrive_count", "any"), returns="Buffer"),
     _b("T.alloc_descriptor", "memory", ("kind", "str", "wgmma"), ("dtype", "dtype", "uint64"), returns="Buffer"),

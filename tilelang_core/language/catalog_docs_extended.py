@@ -114,7 +114,13 @@ _ADVANCED = {
     "T.atomic_addx4": "Atomic add of four adjacent elements in one instruction (fp32).",
     "T.atomic_load": "Atomic load with a memory order (\"relaxed\", \"acquire\", \"seq_cst\", ...).",
     "T.atomic_store": "Atomic store with a memory order (\"relaxed\", \"release\", \"seq_cst\", ...).",
-    "T.dp4a": "Dot product of four int8 pairs accumulated into int32 (`C += A . B`).",
+    "T.extract_lane": "One lane of a vector value (`T.extract_lane(v, 0)` of a bfloat16x2 is its first bfloat16); "
+                      "`lane` a compile-time integer below the lane count. Kernels have no vector-typed values "
+                      "yet: in a kernel a scalar `value` is a ValueError (as in TileLang) and a vector one is "
+                      "refused; on the host a `value` that is no expression is a TypeError and a negative lane an "
+                      "IndexError.",
+    "T.dp4a": "Dot product of four int8 pairs accumulated into int32 (`C += A . B`): the four values from each "
+              "head element on, in memory order; CUDA's `__dp4a`, four int32 products on the CPU backend.",
     "T.alloc_tmem": "Allocate Blackwell tensor memory (TMEM) for TCGEN05 MMA accumulators.",
     "T.alloc_cluster_barrier": "Allocate mbarriers shared by a thread-block cluster (sm_90+).",
     "T.alloc_descriptor": "Allocate a WGMMA/TCGEN05 matrix descriptor (`kind` = \"wgmma\", \"tcgen05_smem\", ...).",

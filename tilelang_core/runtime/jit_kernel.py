@@ -9,6 +9,7 @@ import sys
 
 from ..diagnostics import CompileError, DiagnosticSink
 from ..ir import nodes as N
+from ..options import warn_deprecated_configs
 from ..target import Target, from_capability, parse_target
 from . import cpu_device
 from .jit_diagnostics import jit_phase
@@ -84,7 +85,18 @@ class JITKernel:
     config: dict | None = None
     ref_latency: float | None = None
 
-    def __init__(self, func: N.PrimFunc, out_idx=None, target="auto", pass_configs=None):
+    def __init__(self, func: N.PrimFunc = None, out_idx=None, target="auto", pass_configs=None,
+                 from_database: bool = False):
+        warn_deprecated_configs(pass_configs)
+        if from_database:  # TileLang's kernel database builds an empty kernel and fills it in afterwards
+            from ..compat import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError("JITKernel(from_database=True)", "tilelang_core's JIT finds a kernel it "
+                                          "built before by its key when it compiles it (runtime/cache.py): call "
+                                          "tilelang.compile(func, ...)")
+        if func is None:
+            raise TypeError("JITKernel needs the kernel to compile: JITKernel(func, out_idx=None, target='auto', "
+                            "pass_configs=None)")
         if not isinstance(func, N.PrimFunc):
             func = to_ir(func, out_idx)
         if out_idx is None and func.out_idx is not None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from tilelang_core.diagnostics import Diagnostic, Severity
+from tilelang_core.snippet import caret_snippet
 
 FORMATS = ("text", "json", "sarif", "github")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -100,51 +100,6 @@ def _text_diag(result: FileResult, d: Diagnostic, paint: _Paint, name_instance: 
     if d.fix is not None:
         lines.append(f"  {paint('help', 'help:')} {d.fix.title}")
     return "\n".join(lines)
-
-
-def caret_snippet(text: str, span, paint=None, key: str = "error") -> list[str]:
-    """The span's first source line with a `^~~~` underline (empty when the line is not in the text)."""
-    paint = paint or _Paint(False)
-    source_lines = _lines(text)
-    if not 1 <= span.line <= len(source_lines):
-        return []
-    line = source_lines[span.line - 1].rstrip()
-    col = min(span.col, len(line))
-    end = span.end_col if span.end_line == span.line else len(_strip_comment(line))
-    width = max(1, min(end, len(line)) - col)
-    prefix = _blank(line[:col])
-    width = width if line.isascii() else max(1, len(_blank(line[col : col + width])))
-    gutter = len(str(span.line))
-    bar = paint("gutter", "|")
-    marker = paint(key, "^" + "~" * (width - 1))
-    return [f" {paint('gutter', str(span.line))} {bar} {line}", f" {' ' * gutter} {bar} {prefix}{marker}"]
-
-
-def _blank(text: str) -> str:
-    """Whitespace as wide as `text` on a terminal: tabs kept, East Asian wide characters as two spaces."""
-    if text.isascii():
-        return "".join("\t" if ch == "\t" else " " for ch in text)
-    import unicodedata
-
-    return "".join("\t" if ch == "\t" else "  " if unicodedata.east_asian_width(ch) in "WF" else " " for ch in text)
-
-
-def _strip_comment(line: str) -> str:
-    """`line` without a trailing `# comment` (a `#` outside quotes), right-stripped."""
-    quote = None
-    for i, ch in enumerate(line):
-        if quote:
-            quote = None if ch == quote and line[i - 1] != "\\" else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#":
-            return line[:i].rstrip()
-    return line
-
-
-@lru_cache(maxsize=4)
-def _lines(text: str) -> list[str]:
-    return text.splitlines()
 
 
 # --- json ---------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, fp8_bits, 
 from .grid_sync import grid_phases
 from .lower_expr import ExprLowerer
 from .mma import fragment_load, mma_sync
-from .ops import VECTOR_ATOMICS, OpLowering, vector_atomic_stores
+from .ops import VECTOR_ATOMICS, OpLowering, dp4a_store, vector_atomic_stores
 from .printing import PRINT_CALLS, device_print
 from .packed import PackedParam, packed_dtype_supported
 from .rng import DRAW_CALLS, RngLowering, draws, uses_rng
@@ -424,6 +424,8 @@ class CpuLowering(StorageLowering):
             return device_print(self, s.value)
         if isinstance(s.value, N.Call) and s.value.name == "device_assert":
             return self._device_assert(s.value, s.span)
+        if isinstance(s.value, N.Call) and s.value.name == "dp4a":
+            return self._s_Store(dp4a_store(s.value))
         if isinstance(s.value, N.Call) and s.value.name == "ptx_mma":
             return mma_sync(self, s.value)
         if isinstance(s.value, N.Call) and s.value.name == "ptx_cp_async":

@@ -1,4 +1,5 @@
-"""Tile ops → whole-tile loop nests for the CPU backend (copy, gemm, fill, reduce, cumsum, atomic_add, atomic_addx2/x4).
+"""Tile ops → whole-tile loop nests for the CPU backend (copy, gemm, fill, reduce, cumsum, atomic_add,
+atomic_addx2/x4, and T.dp4a's four-element int8 dot product).
 
 A `View` is a tile-op operand after lowering: a tirx buffer, per-axis starts and extents. Every access is
 guarded unless the bound is provable: reads outside give 0, writes outside are skipped (partial tiles).
@@ -345,6 +346,33 @@ def vector_atomic_stores(call: N.Call) -> list:
     return [N.Store(dst.buffer, shifted(dst, i),
                     N.BinOp("+", N.Load(dst.buffer, shifted(dst, i)), N.Load(src.buffer, shifted(src, i))), call.span)
             for i in range(width)]
+
+
+def dp4a_store(call: N.Call) -> N.Store:
+    """T.dp4a(A, B, C) (the frontend's three access_ptr calls): `C += A[0]*B[0] + ... + A[3]*B[3]` over the four int8
+    values that lie from each head on in memory (row-major), in int32 as CUDA's __dp4a."""
+    a, b, c = (ptr.args[0] for ptr in call.args)
+    total = N.Load(c.buffer, c.indices, call.span)
+    for k in range(4):
+        product = N.BinOp("*", N.Cast("int32", N.Load(a.buffer, _after(a, k))),
+                          N.Cast("int32", N.Load(b.buffer, _after(b, k))))
+        total = N.BinOp("+", total, product)
+    return N.Store(c.buffer, c.indices, total, call.span)
+
+
+def _after(head: N.Load, k: int) -> tuple:
+    """The indices of the element `k` places after `head` in its buffer's row-major order."""
+    if not k:
+        return head.indices
+    flat = head.indices[0]
+    for index, extent in zip(head.indices[1:], head.buffer.shape[1:]):
+        flat = N.BinOp("+", N.BinOp("*", flat, extent), index)
+    flat = N.BinOp("+", flat, N.Const(k))
+    out = []
+    for extent in reversed(head.buffer.shape[1:]):
+        out.append(N.BinOp("%", flat, extent))
+        flat = N.BinOp("//", flat, extent)
+    return (flat, *reversed(out))
 
 
 def _same(a, b):
