@@ -103,8 +103,10 @@ Tile shapes used by `T.gemm` must stay constant (`gemm-dynamic-shape`); loops an
 use symbolic extents.""",
     "T.dtype": """The dtype object for a name or a torch dtype: `T.dtype("float16")`, `T.dtype(torch.bfloat16)`.
 
-It compares equal to its name; `.bits`, `.lanes` and `.as_torch()` give its width, vector lanes and
-the torch dtype (factories use it to pick sizes per dtype).""",
+It compares equal to its name; `.bits`, `.lanes` and `.as_torch()` give the width of one lane, the vector
+lanes and the torch dtype (factories use it to pick sizes per dtype). Once tvm is loaded, it and every
+`T.<dtype>` is tvm's own `DataType` (`isinstance(T.float16, tvm.DataType)`, `.type_code`), as in TileLang;
+before that it is a plain string, so that importing TileLang code costs no tvm.""",
     "T.const": """Eager style only: declare dimension names bound from the argument shapes.
 
 ```python
