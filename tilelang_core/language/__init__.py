@@ -178,18 +178,21 @@ _STUBS: dict[str, object] = {}
 
 
 def _make_stub(builtin: _Builtin, module: str = _MODULE):
-    """A function named like the builtin that raises: it only has meaning inside a kernel body."""
+    """A function named like the builtin that raises UnsupportedFeatureError (a RuntimeError, the refusal of a
+    TileLang API we lack): it only has meaning inside a kernel body."""
     label = builtin.name
 
     def stub(*args, **kwargs):
+        from ..compat import UnsupportedFeatureError
+
         _check_stub_arguments(builtin, args, kwargs)
         if any(_is_tvm_object(a) for a in (*args, *kwargs.values())):
-            from ..compat import UnsupportedFeatureError
-
             raise UnsupportedFeatureError(f"{label} on TVM IR objects outside a kernel",
                                           f"tilelang_core's builtins build no TVM IR on the host; call {label} in a "
                                           "@T.prim_func body or a @T.macro, where the frontend reads it")
-        raise RuntimeError(f"{label} can only be used inside a @T.prim_func kernel body")
+        raise UnsupportedFeatureError(f"{label} outside a kernel body",
+                                      f"{label} can only be used inside a @T.prim_func kernel body or a @T.macro, "
+                                      "where the frontend reads it (TileLang's host-side TVM IR is not built)")
 
     stub.__name__ = stub.__qualname__ = builtin.name.rsplit(".", 1)[-1]
     stub.__module__ = module
