@@ -25,6 +25,14 @@ class Const:
     dtype: str = "int32"
     span: Span | None = None
 
+    def __int__(self) -> int:
+        """`int(buf.shape[0])`, as on TVM's IntImm."""
+        return int(self.value)
+
+    def __float__(self) -> float:
+        """`float(c)`, as on TVM's FloatImm."""
+        return float(self.value)
+
 
 @dataclass(frozen=True, eq=False)
 class Var:
