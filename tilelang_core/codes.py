@@ -5,6 +5,7 @@ emitted anywhere must be listed here (a test enforces it).
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from .severity import Severity
@@ -22,7 +23,9 @@ class CodeInfo:
     meaning: str
     example: str
     fix: str
-    raises: type | None = None  # TileLang raises this Python error for it, when @T.prim_func runs (see CompileError)
+    # TileLang raises this Python error for it, when @T.prim_func runs (see CompileError): a class, or the dotted name
+    # of a tvm error class (python_error resolves it, so that the table needs no tvm)
+    raises: type | str | None = None
 
 
 _ROWS = [
@@ -251,6 +254,13 @@ _ROWS = [
              "a fragment only ever assigned element-wise with no anchor", "Anchor it with a T.copy/T.gemm, or annotate its layout."),
     CodeInfo("lowering-unsupported", E, "lowering", "A construct the lowering for this target does not support yet.",
              "T.cumsum on a fragment for CUDA", "See the message; the CPU backend may still run it."),
+    CodeInfo("wgmma-unavailable", E, "lowering", "A T.wgmma_gemm that cannot lower to Hopper's wgmma: it has no "
+             "mma.sync fallback (not an sm_90 target, or inputs, accumulator, operand scopes or M per warp group "
+             "wgmma cannot take). Checked on the CPU backend too, as sm_90a would lower it.",
+             "C_local = T.alloc_fragment((32, 64), T.float16)  # 128 threads: M=32 < 64 per warp group\n"
+             "T.wgmma_gemm(A_shared, B_shared, C_local)",
+             "Use T.gemm (it falls back to mma.sync), or give the gemm a float32 accumulator with 64 rows of M per "
+             "warp group of the block.", raises="tvm.error.InternalError"),
     CodeInfo("codegen-error", E, "lowering", "Code generation or nvcc failed for this kernel.",
              "(internal)", "Report it with the kernel; the message carries the compiler's output."),
     CodeInfo("shared-memory-report", I, "lowering", "The shared memory actually allocated after merging and multi-buffering.",
@@ -351,7 +361,17 @@ CODES: dict[str, CodeInfo] = {row.code: row for row in _ROWS}
 
 def python_error(codes) -> type | None:
     """The Python error TileLang raises for the first of `codes` the table gives one (None: none does)."""
-    return next((CODES[c].raises for c in codes if c in CODES and CODES[c].raises is not None), None)
+    return next((resolve_error(CODES[c].raises) for c in codes if c in CODES and CODES[c].raises is not None), None)
+
+
+def resolve_error(raises: type | str) -> type:
+    """A code's Python error class: a tvm error named by its dotted name is that class where tvm is loaded (code that
+    catches it has loaded it), else RuntimeError, which every tvm error is."""
+    if not isinstance(raises, str):
+        return raises
+    module, _, name = raises.rpartition(".")
+    loaded = sys.modules.get(module)
+    return getattr(loaded, name) if loaded is not None else RuntimeError
 
 
 def default_severity(code: str) -> Severity:

@@ -195,7 +195,8 @@ def _code_section(row) -> list[str]:
     if row.raises is not None:
         when = ("when `@T.prim_func` runs (at the compile when it needs the compile's arguments), as TileLang's "
                 "parser does" if row.area == "frontend" else "at the compile, as TileLang's lowering does")
-        lines += [f"Raised {when}; the CompileError is also a `{row.raises.__name__}`.", ""]
+        name = row.raises if isinstance(row.raises, str) else row.raises.__name__
+        lines += [f"Raised {when}; the CompileError is also a `{name}`.", ""]
     if row.code in _REAL_TILELANG:
         path, outcome = _REAL_TILELANG[row.code]
         lines += [f"Real TileLang 0.1.15 on `examples/errors/{path}`: {outcome}", ""]
