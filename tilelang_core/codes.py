@@ -159,6 +159,13 @@ _ROWS = [
              "for i in T.Parallel(8): T.copy(...)", "Move the tile op out of the T.Parallel loop."),
     CodeInfo("layout-shape-mismatch", E, "layout", "T.annotate_layout gives a layout whose shape differs from the buffer's.",
              "T.annotate_layout({S_128x32: T.Layout((64, 64), f)})", "Build the layout for the buffer's shape."),
+    CodeInfo("layout-infer-conflict", E, "layout", "A T.Parallel loop whose `loop_layout` runs an iteration on "
+             "threads that do not hold the fragment element it writes (the fragment's T.annotate_layout layout): with "
+             "both thread maps fixed, no layout can satisfy them (TileLang: \"Layout infer conflict\").",
+             "for i, j in T.Parallel(8, 4, loop_layout=loop_layout):  # frag annotated with another T.Fragment\n"
+             "    frag[i, j] = 1.0",
+             "Give the loop a layout whose threads for each iteration hold the element it writes, or drop "
+             "loop_layout and let layout inference choose."),
     CodeInfo("layout-kind-mismatch", E, "layout", "A fragment is given a plain layout in T.annotate_layout; fragments need a T.Fragment.",
              "T.annotate_layout({C_local: make_swizzled_layout(C_local)})", "Build a T.Fragment (thread and index maps) for fragments."),
     CodeInfo("pipeline-config", E, "structure", "T.Pipelined order/stage lists do not match the loop body, or num_stages < 0.",

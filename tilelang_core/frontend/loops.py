@@ -13,7 +13,8 @@ from .kernel_errors import INT32_MAX, KernelError, bind_error, check_value
 from .known import LAUNCH_BUILTINS
 from .iket import is_iket, ranged as iket_ranged
 from .signatures import bind_call
-from .values import BuiltinRef, to_expr
+from .fragment_threads import host_layout_spec
+from .values import BuiltinRef, LiveLayout, to_expr
 
 _KINDS = {"Pipelined": "pipelined", "Parallel": "parallel", "serial": "serial", "unroll": "unroll",
           "vectorized": "vectorized", "grid": "grid", "range": "serial", "Persistent": "serial", "Serial": "serial",
@@ -74,6 +75,7 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
     kind = _KINDS[short]
     names = _loop_names(node)
     step = num_stages = order = stage = None
+    annotations = ()
     if short in ("Parallel", "grid", "parallel"):
         extents = [check_value(_int_extent(p, e, f"T.{short}"), e, f"the T.{short} extent `{ast.unparse(e)}`",
                                minimum=0)
@@ -81,6 +83,7 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
         starts = [N.Const(0)] * len(extents)
         if not extents:
             raise KernelError("bad-arguments", f"T.{short} needs at least one extent", call)
+        annotations = _loop_layout(p, b.get("loop_layout"))
     elif short == "Persistent":
         domain = p.ev.eval(call.args[0]) if call.args else ()
         domain = domain if isinstance(domain, (tuple, list)) else (domain,)
@@ -112,7 +115,16 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
             else:
                 del p.env.values[v.name]
     return N.For(vars_, tuple(starts), tuple(extents), kind, p.seq(body, node), step, num_stages, order, stage,
-                 (), p.span(node))
+                 annotations, p.span(node))
+
+
+def _loop_layout(p, node) -> tuple:
+    """`T.Parallel(..., loop_layout=frag)` with a T.Fragment built on the host: (("loop_layout", its LayoutSpec),),
+    the threads that run each iteration (the owner checks read it); () for anything else."""
+    if not isinstance(node, ast.Name):
+        return ()
+    live = p.ev.eval(node)
+    return (("loop_layout", host_layout_spec(live, p.span(node))),) if isinstance(live, LiveLayout) else ()
 
 
 def _int_extent(p, node, what: str, code: str = "bad-arguments"):

@@ -13,6 +13,7 @@ import types
 from dataclasses import dataclass, field
 
 from ..ir import nodes as N
+from ..language.host_layout import Layout as HostLayout
 from ..language.types import DType, MacroDef, PrimFuncDef, SymbolicDim, SymbolicExpr, TensorType
 
 DTYPES = frozenset(
@@ -116,6 +117,14 @@ class Unknown:
 
     text: str = "?"
     error: str = ""  # why evaluation failed, when it raised (e.g. "division by zero")
+
+
+@dataclass(frozen=True)
+class LiveLayout(Unknown):
+    """A `T.Layout` / `T.Fragment` the running program built on the host (language/host_layout.py): unknown to the
+    expression domain, but T.annotate_layout and `T.Parallel(..., loop_layout=)` read its thread map."""
+
+    layout: object = field(default=None, compare=False)
 
 
 class Poison:
@@ -235,6 +244,8 @@ def from_live(v, depth: int = 0):
         return v  # tvm's DataType: `DataType(dtype).bits` (constcalls.call_value)
     if isinstance(v, dict) and depth < 4:
         return {k: from_live(x, depth + 1) for k, x in v.items()}
+    if isinstance(v, HostLayout):
+        return LiveLayout(type(v).__name__, layout=v)
     mod = canonical_module(getattr(v, "__module__", "") or "")
     if callable(v) and mod.startswith("tilelang"):
         short = getattr(v, "__name__", "?")

@@ -367,12 +367,14 @@ class AtomicAdd:
 class LayoutSpec:
     """A layout given to T.annotate_layout. kind: layout | fragment | swizzled | linear | unknown.
     `shape` is the layout's input shape when known (None for swizzled/linear: they take the buffer's).
-    `threads`: for a fragment, the thread holding each element (row-major) when its index function was evaluated."""
+    `threads`: for a fragment, the thread holding each element (row-major) when its index function was evaluated;
+    `owners`: for a fragment built on the host, the threads holding each element (row-major) over its replicas."""
 
     kind: str
     shape: tuple[int, ...] | None = None
     span: Span | None = None
     threads: tuple[int, ...] | None = None
+    owners: tuple[frozenset[int], ...] | None = None
 
 
 @dataclass(frozen=True)

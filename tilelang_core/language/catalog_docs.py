@@ -190,7 +190,9 @@ Reported: `pipeline-config` (order/stage lengths differ from the body, negative 
 
 - `*extents`: one extent per loop variable.
 - `coalesced_width`: vector width for global accesses.
-- `loop_layout`: a `T.Fragment` fixing the thread mapping.
+- `loop_layout`: a `T.Fragment` fixing the thread mapping. One built on the host is checked against the
+  `T.annotate_layout` fragments the loop writes: a thread may only write elements it holds
+  (`layout-infer-conflict`); the lowering still picks its own mapping of the loop.
 - `prefer_async`: allow cp.async for copies expressed as loops.
 
 Only scalar expressions and buffer stores belong inside. A directly nested `T.Parallel` (the whole

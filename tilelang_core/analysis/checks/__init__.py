@@ -1,5 +1,5 @@
 """The check rules; importing this package registers every rule with the walker."""
 from __future__ import annotations
 
-from . import arch, copy, gemm, indexing, reduce, structure  # noqa: F401  (registration side effects)
+from . import arch, copy, fragment_owners, gemm, indexing, reduce, structure  # noqa: F401  (registration side effects)
 from . import coverage, cross_block_reads, init, kloop, overflow, params, races  # noqa: F401  (data-flow, per launch)
