@@ -266,8 +266,8 @@ _ROWS = [
              "wgmma cannot take). Checked on the CPU backend too, as sm_90a would lower it.",
              "C_local = T.alloc_fragment((32, 64), T.float16)  # 128 threads: M=32 < 64 per warp group\n"
              "T.wgmma_gemm(A_shared, B_shared, C_local)",
-             "Use T.gemm (it falls back to mma.sync), or give the gemm a float32 accumulator with 64 rows of M per "
-             "warp group of the block.", raises="tvm.error.InternalError"),
+             "Use T.gemm (it falls back to mma.sync), or give the gemm an accumulator with 64 rows of M per warp "
+             "group of the block (float32, or float16 of fp16/fp8 inputs).", raises="tvm.error.InternalError"),
     CodeInfo("codegen-error", E, "lowering", "Code generation or nvcc failed for this kernel.",
              "(internal)", "Report it with the kernel; the message carries the compiler's output."),
     CodeInfo("shared-memory-report", I, "lowering", "The shared memory actually allocated after merging and multi-buffering.",

@@ -15,25 +15,31 @@ from .roles import Roles
 
 CODE = "wgmma-unavailable"
 MESSAGE = ("T.wgmma_gemm() requires Hopper WGMMA lowering, which this gemm does not meet (an sm_90 target; fp16/bf16/"
-           "fp8 inputs, B in shared memory, a float32 accumulator whose M is a multiple of 64 per warp group of the "
-           "block): use T.gemm to let it run as mma.sync")
+           "fp8 inputs, B in shared memory, a float32 accumulator (or float16, of fp16/fp8 inputs) whose M is a "
+           "multiple of 64 per warp group of the block): use T.gemm to let it run as mma.sync")
 HOPPER = "sm_90a"  # the arch a T.wgmma_gemm is judged for on the CPU backend
 
 
 def check_wgmma_gemms(func: N.PrimFunc, target, sink: DiagnosticSink) -> None:
-    """A `wgmma-unavailable` error at each T.wgmma_gemm of `func` that `target` would not lower to wgmma."""
+    """At each T.wgmma_gemm of `func`: `wgmma-unavailable` where TileLang would not lower it to wgmma for `target`,
+    `lowering-unsupported` where it would but our CUDA lowering cannot (a float16 accumulator)."""
     arch = canonical(target)
-    arch = HOPPER if arch == "cpu" else arch
     for launch in _launches(func):
         asked = [g for g in walk(launch) if isinstance(g, N.Gemm) and g.wgmma]
         threads = _threads(launch)
         if not asked or threads is None:
             continue
         sub = N.PrimFunc(func.name, func.params, launch, span=func.span)
-        lowered = wgmma_gemms(sub, arch, threads, Roles(sub, threads))
+        roles = Roles(sub, threads)
+        valid = wgmma_gemms(sub, HOPPER if arch == "cpu" else arch, threads, roles, f16_accumulator=True)
+        ours = valid if arch == "cpu" else wgmma_gemms(sub, arch, threads, roles)
         for g in asked:
-            if id(g) not in lowered:
+            if id(g) not in valid:
                 sink.emit(CODE, MESSAGE, g.span, kernel=func.name, instance=func.instance, target=arch)
+            elif id(g) not in ours:
+                sink.emit("lowering-unsupported", "T.wgmma_gemm with a float16 accumulator: the CUDA lowering's wgmma "
+                          "takes float32 accumulators only yet; accumulate in T.float32 (the CPU backend runs this "
+                          "gemm as it is)", g.span, kernel=func.name, instance=func.instance, target=arch)
 
 
 def _launches(func: N.PrimFunc) -> list[N.Launch]:
