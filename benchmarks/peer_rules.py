@@ -35,7 +35,8 @@ RULES: tuple[tuple[str, re.Pattern], ...] = tuple((name, re.compile(pattern)) fo
                       r"tvm\.get_global_func|tvm_ffi|tvm\.target\.Target\(\s*\"llvm|\.script\(\)"),
     ("generated-code-text", r"assert\s+[^\n]*\bin\s+(src|source|code|kernel_source|cuda_source|ptx|llvm_ir|"
                             r"kernel_code|mod_source|source_code|generated)\b|get_kernel_source\(\)\s*\n?[^\n]*\.count\(|"
-                            r"\.count\(\s*['\"]|assert\s+f?['\"][^'\"\n]+['\"]\s+(not\s+)?in\s+[\w.]*(src|source|code|asm|ptx|ir)\w*|"
+                            r"\.count\(\s*['\"]|assert\s*\(?\s*f?['\"][^'\"\n]+['\"]\s+(not\s+)?in\s+[\w.]*(src|source|code|asm|ptx|ir)\w*|"
+                            r"\b(src|source|code)\.splitlines\(\)|"
                             r"\bin\s+[\w.]+\.get_kernel_source\(|re\.(findall|search|match|finditer)\([^\n]*(src|source|code)"),
 ))
 

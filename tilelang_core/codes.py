@@ -167,6 +167,13 @@ _ROWS = [
              "for i in T.Parallel(8): T.copy(...)", "Move the tile op out of the T.Parallel loop."),
     CodeInfo("layout-shape-mismatch", E, "layout", "T.annotate_layout gives a layout whose shape differs from the buffer's.",
              "T.annotate_layout({S_128x32: T.Layout((64, 64), f)})", "Build the layout for the buffer's shape."),
+    CodeInfo("layout-infer-conflict", E, "layout", "A T.Parallel loop whose `loop_layout` runs an iteration on "
+             "threads that do not hold the fragment element it writes (the fragment's T.annotate_layout layout): with "
+             "both thread maps fixed, no layout can satisfy them (TileLang: \"Layout infer conflict\").",
+             "for i, j in T.Parallel(8, 4, loop_layout=loop_layout):  # frag annotated with another T.Fragment\n"
+             "    frag[i, j] = 1.0",
+             "Give the loop a layout whose threads for each iteration hold the element it writes, or drop "
+             "loop_layout and let layout inference choose."),
     CodeInfo("layout-kind-mismatch", E, "layout", "A fragment is given a plain layout in T.annotate_layout; fragments need a T.Fragment.",
              "T.annotate_layout({C_local: make_swizzled_layout(C_local)})", "Build a T.Fragment (thread and index maps) for fragments."),
     CodeInfo("pipeline-config", E, "structure", "T.Pipelined order/stage lists do not match the loop body, or num_stages < 0.",
@@ -267,6 +274,13 @@ _ROWS = [
              "a fragment only ever assigned element-wise with no anchor", "Anchor it with a T.copy/T.gemm, or annotate its layout."),
     CodeInfo("lowering-unsupported", E, "lowering", "A construct the lowering for this target does not support yet.",
              "T.cumsum on a fragment for CUDA", "See the message; the CPU backend may still run it."),
+    CodeInfo("wgmma-unavailable", E, "lowering", "A T.wgmma_gemm that cannot lower to Hopper's wgmma: it has no "
+             "mma.sync fallback (not an sm_90 target, or inputs, accumulator, operand scopes or M per warp group "
+             "wgmma cannot take). Checked on the CPU backend too, as sm_90a would lower it.",
+             "C_local = T.alloc_fragment((32, 64), T.float16)  # 128 threads: M=32 < 64 per warp group\n"
+             "T.wgmma_gemm(A_shared, B_shared, C_local)",
+             "Use T.gemm (it falls back to mma.sync), or give the gemm an accumulator with 64 rows of M per warp "
+             "group of the block (float32, or float16 of fp16/fp8 inputs).", raises="tvm.error.InternalError"),
     CodeInfo("codegen-error", E, "lowering", "Code generation or nvcc failed for this kernel.",
              "(internal)", "Report it with the kernel; the message carries the compiler's output."),
     CodeInfo("shared-memory-report", I, "lowering", "The shared memory actually allocated after merging and multi-buffering.",
@@ -366,14 +380,18 @@ CODES: dict[str, CodeInfo] = {row.code: row for row in _ROWS}
 
 
 def python_error(codes) -> type | None:
-    """The Python error TileLang raises for the first of `codes` the table gives one (None: none does); a dotted
-    name is that class when its module is imported (a program that catches it has imported it), else the builtin
-    it derives from (RuntimeError for tvm.error.InternalError)."""
-    raises = next((CODES[c].raises for c in codes if c in CODES and CODES[c].raises is not None), None)
+    """The Python error TileLang raises for the first of `codes` the table gives one (None: none does)."""
+    return next((resolve_error(CODES[c].raises) for c in codes if c in CODES and CODES[c].raises is not None), None)
+
+
+def resolve_error(raises: type | str) -> type:
+    """A code's Python error class: a tvm error named by its dotted name is that class where tvm is loaded (code that
+    catches it has loaded it), else RuntimeError, which every tvm error is."""
     if not isinstance(raises, str):
         return raises
     module, _, name = raises.rpartition(".")
-    return getattr(sys.modules.get(module), name, RuntimeError)
+    loaded = sys.modules.get(module)
+    return getattr(loaded, name) if loaded is not None else RuntimeError
 
 
 def default_severity(code: str) -> Severity:

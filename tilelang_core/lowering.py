@@ -66,10 +66,12 @@ def refuse_errors(func, target) -> None:
     from reports but does not make an erroneous kernel lowerable."""
     from .analysis import analyze
     from .codes import CODES
+    from .passes.wgmma_check import check_wgmma_gemms
 
     arch = canonical(target)
     sink = DiagnosticSink()
     analyze([func], () if arch == "cpu" else (arch,), sink)
+    check_wgmma_gemms(func, arch, sink)  # on the CPU too, judged for sm_90a: TileLang has no fallback for it
     skip = _TOLERATED.get() + (("resources",) if arch == "cpu" else ())
     found = [d for d in sink.items if d.is_error and getattr(CODES.get(d.code), "area", "") not in skip
              and not (arch == "cpu" and d.code in CPU_TOLERATED_CODES)]

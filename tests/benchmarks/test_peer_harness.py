@@ -48,6 +48,21 @@ def test_comment_only():
     pass
 
 
+def _line_of(code):
+    return next(line for line in code.splitlines() if "isfinite" in line)
+
+
+def test_a_line_picked_out_of_the_source():
+    assert "isfinite(" in _line_of(tilelang.lower(None).kernel_source)
+
+
+def test_a_multiline_assert_on_the_source(code):
+    assert (
+        "*(float4*)(B + i)"
+        in code
+    )
+
+
 class TestGroup:
     def test_method(self):
         pass
@@ -59,7 +74,9 @@ def test_rules_read_the_subject_through_helpers_and_imports(tmp_path):
     path.write_text(RULES_FILE)
     assert peer_rules.classify_file(path) == {
         "test_numbers": None, "test_codegen_text": "generated-code-text", "test_engine": "tilelang-internals",
-        "test_blackwell": "sm100-or-newer", "test_comment_only": None, "TestGroup::test_method": None}
+        "test_blackwell": "sm100-or-newer", "test_comment_only": None, "TestGroup::test_method": None,
+        "test_a_line_picked_out_of_the_source": "generated-code-text",
+        "test_a_multiline_assert_on_the_source": "generated-code-text"}
 
 
 def test_function_of_strips_path_and_parameters():

@@ -62,3 +62,9 @@ def test_pointer_tensors_match_torch_on_the_cpu_backend():
     cpu.build(_kernel())(table(ins), table(outs), scale)
     for a, o, s in zip(ins, outs, scale):
         torch.testing.assert_close(o, a.float() * s)
+
+
+def test_a_pointer_table_parameter_is_an_int64_tensor_with_integer_extents():
+    ptrs, outs, scale = _kernel().params  # TileLang lowers a T.ptr table to an int64 buffer of addresses
+    assert (ptrs.dtype, outs.dtype, scale.dtype) == ("int64", "int64", "float32")
+    assert [int(d) for d in ptrs.shape] == [3]  # extents convert to int, as TVM's IntImm does

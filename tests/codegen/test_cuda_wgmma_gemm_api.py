@@ -45,3 +45,48 @@ def test_a_wgmma_gemm_of_a_warp_group_tile_is_wgmma():
     from tilelang_core.codegen.cuda import generate
 
     assert "wgmma" in generate(_kernel(64), "sm_90a").source
+
+
+@pytest.mark.parametrize("target", ["cpu", "sm_90a", "sm_80"])
+def test_the_gate_refuses_a_wgmma_gemm_that_cannot_be_wgmma_on_every_target(target):
+    import tvm
+
+    from tilelang_core.diagnostics import CompileError
+    from tilelang_core.lowering import refuse_errors
+
+    with pytest.raises(CompileError, match=r"T\.wgmma_gemm\(\) requires Hopper WGMMA lowering") as err:
+        refuse_errors(_kernel(32), target)
+    assert [(d.code, d.span.line) for d in err.value.diagnostics] == [("wgmma-unavailable", 12)]
+    assert isinstance(err.value, tvm.error.InternalError)  # what TileLang raises for it
+    if target == "sm_80":  # no wgmma on Ampere: even a warp-group tile is refused
+        with pytest.raises(CompileError, match="wgmma-unavailable"):
+            refuse_errors(_kernel(64), target)
+
+
+def test_a_wgmma_gemm_of_a_warp_group_tile_runs_on_the_cpu_backend():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+    from tilelang_core.lowering import refuse_errors
+
+    kernel = _kernel(64)
+    refuse_errors(kernel, "cpu")
+    a, b, d = torch.randn(64, 16).half(), torch.randn(16, 64).half(), torch.zeros(64, 64)
+    cpu.build(kernel)(a, b, d)
+    torch.testing.assert_close(d, a.float() @ b.float(), atol=1e-2, rtol=1e-2)
+
+
+def test_a_float16_accumulator_is_valid_wgmma_run_on_the_cpu_and_refused_as_ours_on_cuda():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+    from tilelang_core.diagnostics import CompileError
+    from tilelang_core.lowering import refuse_errors
+
+    res = check_source(textwrap.dedent(SRC.format(m=64).replace("T.float32)", "T.float16)")), "<test>")
+    kernel = res.kernels[0]
+    refuse_errors(kernel, "cpu")  # wgmma has f16 accumulators (TileLang lowers this gemm)
+    a, b, d = torch.randn(64, 16).half(), torch.randn(16, 64).half(), torch.zeros(64, 64).half()
+    cpu.build(kernel)(a, b, d)
+    torch.testing.assert_close(d.float(), a.float() @ b.float(), atol=5e-2, rtol=1e-2)
+    with pytest.raises(CompileError) as err:
+        refuse_errors(kernel, "sm_90a")
+    assert [d.code for d in err.value.diagnostics] == ["lowering-unsupported"]

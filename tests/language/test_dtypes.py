@@ -89,3 +89,34 @@ def test_dtype_values_answer_float4_questions_and_packed_fp4_maps_to_torch_stora
         assert T.float4_e2m1fnx2.as_torch() is torch.float4_e2m1fn_x2
     with pytest.raises(TypeError, match="has no torch dtype"):
         T.float4_e2m1fnx4.as_torch()
+
+
+def test_dtype_values_are_tvm_datatypes_once_tvm_is_loaded():
+    """TileLang's T.<dtype> are tvm DataType instances; ours are too once tvm-ffi is loaded (before it, light
+    strings that compare equal, so `T.float16` alone imports neither tvm nor torch)."""
+    pytest.importorskip("tvm_ffi")
+    import pickle
+
+    import tvm_ffi
+
+    import tilelang_core.language as T
+    from tilelang_core.language.dtypes import DTYPES
+
+    for name in DTYPES:
+        value = getattr(T, name)
+        assert isinstance(value, tvm_ffi.dtype), name
+        assert normalize_dtype(value) == name and pickle.loads(pickle.dumps(value)) == value
+    assert T.dtype("half") == T.float16 and isinstance(T.dtype("half"), tvm_ffi.dtype) and T.float16(2.5) == 2.5
+    unpacked = T.float4_e2m1_unpacked
+    assert (unpacked.bits, int(unpacked.type_code), str(unpacked), unpacked.lanes) == (
+        8, 131, "custom[float4_e2m1_unpacked]8", 1)
+    assert unpacked.is_float4_e2m1_unpacked() and T.float4_e2m1fn.bits == 4 and unpacked != T.float4_e2m1fn
+    assert tvm_ffi.dtype("custom[float4_e2m1_unpacked]8").type_code == 131  # registered with tvm-ffi
+    assert T.tfloat32 == "tfloat32" and T.tfloat32.bits == 32 and T.float32x4.bits == 32 and T.float32x4.lanes == 4
+
+
+def test_vector_dtype_bits_count_one_lane_before_tvm_is_loaded_too():
+    code = ("import sys, tilelang_core.language as T; "
+            "print(type(T.float16x2).__name__, T.float16x2.bits, T.float16x2.lanes, 'tvm_ffi' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["DTypeValue", "16", "2", "False"]

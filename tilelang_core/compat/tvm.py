@@ -34,11 +34,15 @@ def DataType(*args, **kwargs):  # noqa: N802 -- TileLang's name
 
 def patch_tvm() -> None:
     """Give an imported tvm TileLang's `tirx.PrimExpr` (0.27's `tvm.ir.Expr`), `TVMError` (RuntimeError),
-    `testing.requires_package`, `arith` (0.27's `tvm.sym`) and `tirx.stmt_functor`."""
+    `testing.requires_package`, `arith` (0.27's `tvm.sym`), `tirx.stmt_functor` and its custom dtype
+    (`DataType("custom[float4_e2m1_unpacked]8")`)."""
     tvm_module = sys.modules.get("tvm")
     if tvm_module is None or not hasattr(tvm_module, "ir") or not hasattr(tvm_module, "tirx"):
         return
+    from ..language.dtypes import register_custom_dtypes
     from ..verify.testing import requires_package
+
+    register_custom_dtypes()
 
     _add(tvm_module.tirx, "PrimExpr", tvm_module.ir.Expr)
     _add(tvm_module, "TVMError", RuntimeError)  # 0.27's errors (tvm.error.InternalError, ...) are RuntimeErrors

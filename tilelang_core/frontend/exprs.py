@@ -16,7 +16,7 @@ from .expr_info import expr_dtype
 from .kernel_errors import KernelError, beyond_int64, check_literal, check_shift, describe
 from .node_text import node_text
 from .regions import check_rank, region_of, reject_step
-from .values import POISON, BuiltinRef, LiveFunc, Unknown, UserFunc, is_expr, to_expr
+from .values import POISON, BuiltinRef, LiveFunc, LiveLayout, Unknown, UserFunc, is_expr, to_expr
 
 _FORBIDDEN = {
     "Lambda": "a lambda is only allowed as the index function of T.Layout/T.Fragment; use a @T.macro or an expression",
@@ -113,7 +113,7 @@ class KernelEval(Evaluator):
         v = super().visit_Name(node)
         if v is POISON:
             raise KernelError(None, "", node)
-        if isinstance(v, Unknown):
+        if isinstance(v, Unknown) and not isinstance(v, LiveLayout):  # a host layout stays one (T.annotate_layout)
             return N.Var(node.id, "int32", "symbolic", self.p.span(node))
         return v
 

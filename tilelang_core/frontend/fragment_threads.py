@@ -1,6 +1,7 @@
 """The thread of every element of a `T.Fragment(shape, forward_fn=...)` given to T.annotate_layout, when the index
 function is a lambda of integer arithmetic or a plain Python function of the running program (None otherwise): what
-the reduction checks need to know which threads combine an output."""
+the reduction checks need to know which threads combine an output. A fragment the running program built on the
+host (a LiveLayout) gives every element's threads over its replicas too, for the owner checks."""
 from __future__ import annotations
 
 import ast
@@ -41,6 +42,24 @@ def fragment_threads(p, fn_node, shape) -> tuple[int, ...] | None:
             return None
         out.append(thread)
     return tuple(out)
+
+
+def host_layout_spec(live, span) -> N.LayoutSpec:
+    """The LayoutSpec of a layout built on the host: a T.Fragment's thread of each element (when not replicated) and
+    its threads over the replicas, evaluated when it has at most MAX_ELEMENTS elements; a T.Layout's shape."""
+    layout = live.layout
+    shape = tuple(layout.shape)
+    if not hasattr(layout, "threads"):
+        return N.LayoutSpec("layout", shape, span)
+    if _count(shape) > MAX_ELEMENTS:
+        return N.LayoutSpec("fragment", shape, span)
+    try:
+        grid = layout.threads()[0].reshape(_count(shape), -1)
+    except Exception:  # noqa: BLE001 - a forward function the host cannot evaluate: no map, no check
+        return N.LayoutSpec("fragment", shape, span)
+    owners = tuple(frozenset(int(t) for t in row) for row in grid)
+    threads = tuple(int(row[0]) for row in grid) if grid.shape[1] == 1 else None
+    return N.LayoutSpec("fragment", shape, span, threads, owners)
 
 
 def _count(shape) -> int:

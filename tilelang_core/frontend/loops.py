@@ -13,7 +13,8 @@ from .kernel_errors import INT32_MAX, KernelError, bind_error, check_value
 from .known import LAUNCH_BUILTINS
 from .iket import is_iket, ranged as iket_ranged
 from .signatures import bind_call
-from .values import BuiltinRef, to_expr
+from .fragment_threads import host_layout_spec
+from .values import BuiltinRef, LiveLayout, to_expr
 
 _KINDS = {"Pipelined": "pipelined", "Parallel": "parallel", "serial": "serial", "unroll": "unroll",
           "vectorized": "vectorized", "grid": "grid", "range": "serial", "Persistent": "serial", "Serial": "serial",
@@ -73,7 +74,8 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
     b = _bind(p, name, short, call)
     kind = _KINDS[short]
     names = _loop_names(node)
-    step = num_stages = order = stage = None
+    step = num_stages = order = stage = down = top = None
+    annotations = ()
     if short in ("Parallel", "grid", "parallel"):
         extents = [check_value(_int_extent(p, e, f"T.{short}"), e, f"the T.{short} extent `{ast.unparse(e)}`",
                                minimum=0)
@@ -81,6 +83,7 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
         starts = [N.Const(0)] * len(extents)
         if not extents:
             raise KernelError("bad-arguments", f"T.{short} needs at least one extent", call)
+        annotations = _loop_layout(p, b.get("loop_layout"))
     elif short == "Persistent":
         domain = p.ev.eval(call.args[0]) if call.args else ()
         domain = domain if isinstance(domain, (tuple, list)) else (domain,)
@@ -88,12 +91,16 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
         starts = [N.Const(0)] * len(extents)
     else:
         start, stop = _start_stop(p, b)
-        starts, extents = [start], [difference(stop, start)]
+        if isinstance(b.get("step"), ast.AST):
+            step = p.ev.scalar(b["step"])
+        if short != "Pipelined" and as_int(step) is not None and as_int(step) < 0:
+            down, step, top = -as_int(step), None, start  # range(start, stop, -s): the loop counts trips, the name
+            starts, extents = [N.Const(0)], [_trips_down(start, stop, down)]  # reads start - trip * s
+        else:
+            starts, extents = [start], [difference(stop, start)]
         check_value(stop, b.get("stop") or b.get("start"), f"the T.{short} bound `{ast.unparse(call)}`",
                     minimum=-INT32_MAX)
         check_value(extents[0], call, f"the trip count of `{ast.unparse(call)}`", minimum=0)
-        if isinstance(b.get("step"), ast.AST):
-            step = p.ev.scalar(b["step"])
         if short == "Pipelined":
             num_stages, order, stage = _pipeline(p, b)
     if len(names) != len(extents):
@@ -102,17 +109,36 @@ def _loop(p, node: ast.For, short: str, name: str) -> N.For:
                           "give one variable per extent", node.target)
     vars_ = tuple(N.Var(n.id, "int32", "loop", p.span(n)) for n in names)
     before = {v.name: p.env.values[v.name] for v in vars_ if v.name in p.env.values}
+    bound = {v: v if down is None else N.BinOp("-", top, N.BinOp("*", v, N.Const(down)))
+             for v in vars_}
     for v in vars_:
-        p.env.values[v.name] = v
+        p.env.values[v.name] = bound[v]
     body = p.loop_body(node.body, kind)
     for v in vars_:  # a loop variable does not exist after its loop (Python's leaked value has no TIR meaning)
-        if p.env.values.get(v.name) is v:
+        if p.env.values.get(v.name) is bound[v]:
             if v.name in before:
                 p.env.values[v.name] = before[v.name]
             else:
                 del p.env.values[v.name]
     return N.For(vars_, tuple(starts), tuple(extents), kind, p.seq(body, node), step, num_stages, order, stage,
-                 (), p.span(node))
+                 annotations, p.span(node))
+
+
+def _loop_layout(p, node) -> tuple:
+    """`T.Parallel(..., loop_layout=frag)` with a T.Fragment built on the host: (("loop_layout", its LayoutSpec),),
+    the threads that run each iteration (the owner checks read it); () for anything else."""
+    if not isinstance(node, ast.Name):
+        return ()
+    live = p.ev.eval(node)
+    return (("loop_layout", host_layout_spec(live, p.span(node))),) if isinstance(live, LiveLayout) else ()
+
+
+def _trips_down(start, stop, down: int):
+    """How many values range(start, stop, -down) takes: ceil((start - stop) / down), 0 when start <= stop."""
+    gap = difference(start, stop)
+    if isinstance(gap, N.Const) and isinstance(gap.value, int):
+        return N.Const(max(0, -(-gap.value // down)))
+    return N.BinOp("//", N.BinOp("+", gap, N.Const(down - 1)), N.Const(down))
 
 
 def _int_extent(p, node, what: str, code: str = "bad-arguments"):

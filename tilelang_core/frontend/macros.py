@@ -102,14 +102,29 @@ def _user_func(func) -> UserFunc | None:
 
 
 def _captured_user_func(cap, is_macro: bool) -> UserFunc | None:
-    """A UserFunc parsed from a captured function's source, its spans in the file that defines it."""
+    """A UserFunc parsed from a captured function's source, its spans in the file that defines it (a lambda, e.g.
+    `lambda A, B, C: T.gemm(A, B, C)` passed to a kernel factory, becomes a function returning its body)."""
     tree = ast.parse(cap.source)
-    fn = next((s for s in tree.body if isinstance(s, ast.FunctionDef)), None)
+    fn = next((s for s in tree.body if isinstance(s, ast.FunctionDef)), None) or _lambda_def(tree, cap.pyfunc)
     if fn is None:
         return None
     mapper = SourceMapper(SourceFile(cap.source, cap.filename), cap.first_line - 1, cap.indent)
     env = Env({k: from_live(v) for k, v in cap.env.items()})
     return UserFunc(fn, env, is_macro, mapper)
+
+
+def _lambda_def(tree: ast.Module, pyfunc) -> ast.FunctionDef | None:
+    """The lambda of `pyfunc` in its source lines (the one with its parameter names, the first on its line), as a
+    `def` returning its body; None when the source has no such lambda."""
+    code = getattr(pyfunc, "__code__", None)
+    if code is None or code.co_name != "<lambda>":
+        return None
+    names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda) and [a.arg for a in node.args.args + node.args.kwonlyargs] == names:
+            fn = ast.FunctionDef(name="<lambda>", args=node.args, body=[ast.Return(node.body)], decorator_list=[])
+            return ast.fix_missing_locations(ast.copy_location(fn, node))
+    return None
 
 
 def _bind_args(p, fn: ast.FunctionDef, call: ast.Call, uf_env) -> dict:

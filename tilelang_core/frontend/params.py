@@ -21,6 +21,8 @@ def declare(p, name: str, ann, ann_node, span):
             shape.append(check_value(e, ann_node, f"a shape entry of `{name}`"))  # the lowering divides by dims
         check_elements(f"tensor `{name}`", shape, ann_node)
         dtype = "unknown" if ann.dtype == "unknown" else p.dtype_arg(_dtype_node(ann_node), ann.dtype)
+        if dtype == "handle":  # a T.ptr table holds addresses: an int64 tensor, as TileLang lowers it
+            dtype = "int64"
         return N.Buffer(name, tuple(shape), dtype, ann.scope if ann.scope != "global" else "global", span)
     if isinstance(ann, N.Var) and ann.kind == "symbolic":
         return N.Var(name, "int32", "param", span)

@@ -10,9 +10,9 @@ from ..ir.arith import as_int, shape_ints
 from .gemm_sp import decompress as decompress_sparse
 from .handler_args import arg, const_bool, const_int, depends_on_unknown, shape_of, src_text
 from .kernel_errors import KernelError
-from .fragment_threads import fragment_threads
+from .fragment_threads import fragment_threads, host_layout_spec
 from .regions import region_of, value_region
-from .values import BuiltinRef, EnumValue, to_expr
+from .values import BuiltinRef, EnumValue, LiveLayout, to_expr
 
 REDUCE_OPS = {"reduce_max": "max", "reduce_min": "min", "reduce_sum": "sum", "reduce_abssum": "abssum",
               "reduce_absmax": "absmax", "reduce_bitand": "bitand", "reduce_bitor": "bitor", "reduce_bitxor": "bitxor"}
@@ -154,23 +154,28 @@ def LayoutSpec_unknown(span):  # noqa: N802 - reads like the node it builds
 
 
 def layout_spec(p, node) -> N.LayoutSpec:
-    """Describe a layout expression without evaluating its index function."""
+    """Describe a layout expression: a T.Layout / T.Fragment call without evaluating its index function, or a name
+    bound to a layout the running program built on the host (evaluated there)."""
     span = p.span(node)
-    if isinstance(node, ast.Call):
-        ref = p.ev.eval(node.func)
-        short = ref.short if isinstance(ref, BuiltinRef) else getattr(node.func, "attr", getattr(node.func, "id", ""))
-        if short in ("Layout", "Fragment"):
-            shape_node = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "shape"), None)
-            shape = shape_ints(shape_of(p, p.ev.eval(shape_node), shape_node)) if shape_node is not None else None
-            if short == "Layout":
-                return N.LayoutSpec("layout", shape, span)
-            fn = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords
-                                                                if k.arg == "forward_fn"), None)
-            return N.LayoutSpec("fragment", shape, span, fragment_threads(p, fn, shape))
-        if "swizzle" in short:
-            return N.LayoutSpec("swizzled", None, span)
-        if "linear" in short:
-            return N.LayoutSpec("linear", None, span)
+    if isinstance(node, ast.Name):
+        live = p.ev.eval(node)
+        return host_layout_spec(live, span) if isinstance(live, LiveLayout) else N.LayoutSpec("unknown", None, span)
+    if not isinstance(node, ast.Call):
+        return N.LayoutSpec("unknown", None, span)
+    ref = p.ev.eval(node.func)
+    short = ref.short if isinstance(ref, BuiltinRef) else getattr(node.func, "attr", getattr(node.func, "id", ""))
+    if short in ("Layout", "Fragment"):
+        shape_node = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "shape"), None)
+        shape = shape_ints(shape_of(p, p.ev.eval(shape_node), shape_node)) if shape_node is not None else None
+        if short == "Layout":
+            return N.LayoutSpec("layout", shape, span)
+        fn = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords
+                                                            if k.arg == "forward_fn"), None)
+        return N.LayoutSpec("fragment", shape, span, fragment_threads(p, fn, shape))
+    if "swizzle" in short:
+        return N.LayoutSpec("swizzled", None, span)
+    if "linear" in short:
+        return N.LayoutSpec("linear", None, span)
     return N.LayoutSpec("unknown", None, span)
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 import ast
 import enum
 import numbers
+import os
 import sys
 import types
 from dataclasses import dataclass, field
 
 from ..ir import nodes as N
+from ..language.host_layout import Layout as HostLayout
 from ..language.types import DType, MacroDef, PrimFuncDef, SymbolicDim, SymbolicExpr, TensorType
 
 DTYPES = frozenset(
@@ -118,6 +120,14 @@ class Unknown:
     error: str = ""  # why evaluation failed, when it raised (e.g. "division by zero")
 
 
+@dataclass(frozen=True)
+class LiveLayout(Unknown):
+    """A `T.Layout` / `T.Fragment` the running program built on the host (language/host_layout.py): unknown to the
+    expression domain, but T.annotate_layout and `T.Parallel(..., loop_layout=)` read its thread map."""
+
+    layout: object = field(default=None, compare=False)
+
+
 class Poison:
     """The value of a name whose defining statement failed; uses of it are skipped without a second error."""
 
@@ -216,6 +226,8 @@ def from_live(v, depth: int = 0):
     """Convert a real Python value from a captured environment into the frontend's value domain."""
     if isinstance(v, (bool, int, float, str, DType)) or v is None:
         return v
+    if isinstance(v, os.PathLike):  # a file path (T.CUDASourceCodeKernel's source): its text
+        return os.fspath(v)
     if isinstance(v, numbers.Integral):  # numpy integers and the like
         return int(v)
     if isinstance(v, numbers.Real):
@@ -245,6 +257,8 @@ def from_live(v, depth: int = 0):
         return v  # tvm's DataType: `DataType(dtype).bits` (constcalls.call_value)
     if isinstance(v, dict) and depth < 4:
         return {k: from_live(x, depth + 1) for k, x in v.items()}
+    if isinstance(v, HostLayout):
+        return LiveLayout(type(v).__name__, layout=v)
     mod = canonical_module(getattr(v, "__module__", "") or "")
     if callable(v) and mod.startswith("tilelang"):
         short = getattr(v, "__name__", "?")

@@ -25,6 +25,14 @@ class Const:
     dtype: str = "int32"
     span: Span | None = None
 
+    def __int__(self) -> int:
+        """`int(buf.shape[0])`, as on TVM's IntImm."""
+        return int(self.value)
+
+    def __float__(self) -> float:
+        """`float(c)`, as on TVM's FloatImm."""
+        return float(self.value)
+
 
 @dataclass(frozen=True, eq=False)
 class Var:
@@ -359,12 +367,14 @@ class AtomicAdd:
 class LayoutSpec:
     """A layout given to T.annotate_layout. kind: layout | fragment | swizzled | linear | unknown.
     `shape` is the layout's input shape when known (None for swizzled/linear: they take the buffer's).
-    `threads`: for a fragment, the thread holding each element (row-major) when its index function was evaluated."""
+    `threads`: for a fragment, the thread holding each element (row-major) when its index function was evaluated;
+    `owners`: for a fragment built on the host, the threads holding each element (row-major) over its replicas."""
 
     kind: str
     shape: tuple[int, ...] | None = None
     span: Span | None = None
     threads: tuple[int, ...] | None = None
+    owners: tuple[frozenset[int], ...] | None = None
 
 
 @dataclass(frozen=True)

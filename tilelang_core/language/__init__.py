@@ -15,6 +15,7 @@ from .arg_checks import check_stub_arguments as _check_stub_arguments
 from .arg_checks import is_tvm_object as _is_tvm_object
 from .dtypes import DTYPES as _DTYPES
 from .dtypes import DTypeValue as _DType
+from .dtypes import dtype_value as _dtype_value
 from .dtypes import normalize_dtype as _normalize_dtype
 from .builtin import Builtin as _Builtin
 from .registry import lookup as _lookup
@@ -27,19 +28,20 @@ from .types import DType, MacroDef, PrimFuncDef, SymbolicDim, TensorType
 _MODULE = "tilelang_core.language"
 
 
-# dtypes are served by __getattr__ so that `T.int`, `T.float` and `T.bool` never shadow builtins here.
-_DTYPE_ATTRS: dict[str, DType] = {}
+# dtypes are served by __getattr__ so that `T.int`, `T.float` and `T.bool` never shadow builtins here; each
+# attribute name maps to its dtype's name, made a value (dtypes.dtype_value) when read.
+_DTYPE_ATTRS: dict[str, str] = {}
 for _info in _DTYPES.values():
-    _DTYPE_ATTRS[_info.name] = _DType(_info.name)
+    _DTYPE_ATTRS[_info.name] = _info.name
     for _alias in _info.attr_aliases:
-        _DTYPE_ATTRS[_alias] = _DType(_info.name)
+        _DTYPE_ATTRS[_alias] = _info.name
 
 
 def _dtype(value) -> DType:
     """A DType for any accepted dtype spelling (unknown names are kept as written)."""
     if isinstance(value, _DType):
         return value
-    return _DType(_normalize_dtype(value) or str(value))
+    return _dtype_value(_normalize_dtype(value) or str(value))
 
 
 def dtype(value) -> DType:
@@ -47,7 +49,7 @@ def dtype(value) -> DType:
     name = _normalize_dtype(value)
     if name is None:
         raise TypeError(f"unknown dtype {value!r}; use a name such as \"float16\" or a torch dtype")
-    return _DType(name)
+    return _dtype_value(name)
 
 
 def _shape(shape) -> tuple:
@@ -176,18 +178,21 @@ _STUBS: dict[str, object] = {}
 
 
 def _make_stub(builtin: _Builtin, module: str = _MODULE):
-    """A function named like the builtin that raises: it only has meaning inside a kernel body."""
+    """A function named like the builtin that raises UnsupportedFeatureError (a RuntimeError, the refusal of a
+    TileLang API we lack): it only has meaning inside a kernel body."""
     label = builtin.name
 
     def stub(*args, **kwargs):
+        from ..compat import UnsupportedFeatureError
+
         _check_stub_arguments(builtin, args, kwargs)
         if any(_is_tvm_object(a) for a in (*args, *kwargs.values())):
-            from ..compat import UnsupportedFeatureError
-
             raise UnsupportedFeatureError(f"{label} on TVM IR objects outside a kernel",
                                           f"tilelang_core's builtins build no TVM IR on the host; call {label} in a "
                                           "@T.prim_func body or a @T.macro, where the frontend reads it")
-        raise RuntimeError(f"{label} can only be used inside a @T.prim_func kernel body")
+        raise UnsupportedFeatureError(f"{label} outside a kernel body",
+                                      f"{label} can only be used inside a @T.prim_func kernel body or a @T.macro, "
+                                      "where the frontend reads it (TileLang's host-side TVM IR is not built)")
 
     stub.__name__ = stub.__qualname__ = builtin.name.rsplit(".", 1)[-1]
     stub.__module__ = module
@@ -209,9 +214,9 @@ def __getattr__(name: str):
     if name.startswith("__") and _lookup(f"T.{name}") is None:  # T.__exp (fast math) is a builtin; __path__ is not
         raise AttributeError(name)
     if name in _DTYPE_ATTRS:
-        return _DTYPE_ATTRS[name]
+        return _dtype_value(_DTYPE_ATTRS[name])
     if _normalize_dtype(name) == name:  # a vector dtype: T.float32x2, T.bfloat16x2, T.int8x4
-        return _DType(name)
+        return _dtype_value(name)
     if _lookup(f"T.{name}") is not None:
         return stub_for(f"T.{name}")
     raise AttributeError(f"module 'tilelang.language' has no attribute {name!r}; see docs/language.md "

@@ -103,8 +103,10 @@ Tile shapes used by `T.gemm` must stay constant (`gemm-dynamic-shape`); loops an
 use symbolic extents.""",
     "T.dtype": """The dtype object for a name or a torch dtype: `T.dtype("float16")`, `T.dtype(torch.bfloat16)`.
 
-It compares equal to its name; `.bits`, `.lanes` and `.as_torch()` give its width, vector lanes and
-the torch dtype (factories use it to pick sizes per dtype).""",
+It compares equal to its name; `.bits`, `.lanes` and `.as_torch()` give the width of one lane, the vector
+lanes and the torch dtype (factories use it to pick sizes per dtype). Once tvm is loaded, it and every
+`T.<dtype>` is tvm's own `DataType` (`isinstance(T.float16, tvm.DataType)`, `.type_code`), as in TileLang;
+before that it is a plain string, so that importing TileLang code costs no tvm.""",
     "T.const": """Eager style only: declare dimension names bound from the argument shapes.
 
 ```python
@@ -188,7 +190,9 @@ Reported: `pipeline-config` (order/stage lengths differ from the body, negative 
 
 - `*extents`: one extent per loop variable.
 - `coalesced_width`: vector width for global accesses.
-- `loop_layout`: a `T.Fragment` fixing the thread mapping.
+- `loop_layout`: a `T.Fragment` fixing the thread mapping. One built on the host is checked against the
+  `T.annotate_layout` fragments the loop writes: a thread may only write elements it holds
+  (`layout-infer-conflict`); the lowering still picks its own mapping of the loop.
 - `prefer_async`: allow cp.async for copies expressed as loops.
 
 Only scalar expressions and buffer stores belong inside. A directly nested `T.Parallel` (the whole

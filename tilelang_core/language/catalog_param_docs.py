@@ -25,7 +25,8 @@ PARAM_DOCS: dict[str, dict[str, str]] = {
                     "order": "manual emission order, one int per statement of the body",
                     "stage": "manual stage, one int per statement of the body", **_ANN},
     "T.Parallel": {"extents": "one extent per loop variable", "coalesced_width": "vector width for global accesses",
-                   "loop_layout": "a T.Fragment fixing the thread mapping", "prefer_async": "allow cp.async", **_ANN},
+                   "loop_layout": "a T.Fragment fixing the thread mapping (one built on the host is checked against "
+                                  "the fragments the loop writes: layout-infer-conflict)", "prefer_async": "allow cp.async", **_ANN},
     "T.serial": {"start": "the trip count (or the start when `stop` is given)", "stop": "end of the range",
                  "step": "the step (may be negative)", **_ANN},
     "T.copy": {"src": "source: a buffer, a slice A[a:b, c:d] or a head address A[i, j]",

@@ -5,6 +5,8 @@ into the canonical name; the frontend and the analysis use it. Nothing here impo
 """
 from __future__ import annotations
 
+import functools
+import sys
 from dataclasses import dataclass
 
 from .types import DType
@@ -175,12 +177,14 @@ def closest_dtype(name: str) -> str | None:
 
 
 class DTypeValue(DType):
-    """A runtime dtype value (`T.float16`, `T.dtype(...)`): a string with TileLang's `bits`, `lanes` and `as_torch()`."""
+    """A runtime dtype value (`T.float16`, `T.dtype(...)`): a string with TileLang's `bits`, `lanes` and
+    `as_torch()`. Made by `dtype_value`, which gives tvm's own DataType (a subclass, _tvm_dtype_class) once
+    tvm is loaded."""
 
     @property
     def bits(self) -> int:
-        """Bits per element (all lanes of a vector type together)."""
-        info = dtype_info(self)
+        """Bits of one lane, as tvm's DataType counts them (`T.float16x2.bits == 16`)."""
+        info = dtype_info(_base(self))
         return info.bits if info else 0
 
     @property
@@ -213,6 +217,75 @@ class DTypeValue(DType):
         return is_float4_e2m1_unpacked(self)
 
 
+# TileLang's custom dtypes: name -> DLPack type code (tvm's custom codes start at 129)
+CUSTOM_CODES = {"float4_e2m1_unpacked": 131}
+_STORED_AS = {"tfloat32": "float32"}  # dtypes tvm has no name for, spelled for tvm as the type that stores them
+_VALUES: dict[tuple[str, bool], DTypeValue] = {}
+
+
+def dtype_value(name: str) -> DTypeValue:
+    """The runtime dtype object for a dtype name. TileLang's are tvm DataType instances; ours are too once tvm-ffi is
+    loaded (a program that can ask `isinstance(x, tvm.DataType)` has loaded it), and light strings before, so that
+    `import tilelang`, `T.float16` and the checker import neither tvm nor torch. Both compare equal to the name."""
+    key = (name, "tvm_ffi" in sys.modules)
+    if key not in _VALUES:
+        _VALUES[key] = _tvm_dtype(name) if key[1] else DTypeValue(name)
+    return _VALUES[key]
+
+
+def tvm_spelling(name: str) -> str:
+    """How tvm writes a canonical dtype name ("custom[float4_e2m1_unpacked]8", "float32" for tfloat32)."""
+    if name in CUSTOM_CODES:
+        return f"custom[{name}]8"
+    return _STORED_AS.get(name, name)
+
+
+def register_custom_dtypes() -> None:
+    """Teach tvm-ffi TileLang's custom dtype names (`tvm.DataType("custom[float4_e2m1_unpacked]8")`), as TileLang's
+    library does when it loads; imports tvm-ffi; idempotent."""
+    import tvm_ffi
+
+    if tvm_ffi.get_global_func("dtype.get_custom_type_code", allow_missing=True) is not None:
+        return
+    names = {code: name for name, code in CUSTOM_CODES.items()}
+    tvm_ffi.register_global_func("dtype.get_custom_type_code", lambda name: CUSTOM_CODES[name])
+    tvm_ffi.register_global_func("dtype.get_custom_type_name", lambda code: names[code])
+
+
+def _tvm_dtype(name: str) -> DTypeValue:
+    """`name` as tvm's DataType (a light DTypeValue for a name tvm cannot parse)."""
+    try:
+        return _tvm_dtype_class()(name)
+    except ValueError:
+        return DTypeValue(name)
+
+
+@functools.cache
+def _tvm_dtype_class() -> type:
+    """The class of dtype values that are tvm's DataType too, made on first use (it imports tvm-ffi)."""
+    import tvm_ffi
+
+    register_custom_dtypes()
+
+    class TvmDType(tvm_ffi.dtype, DTypeValue):
+        """A dtype that is tvm's DataType (its `bits`, `lanes`, `type_code`, `itemsize`) and TileLang's (a cast when
+        called, `as_torch()`, the float4 predicates). Its text is TileLang's: the name, or tvm's for a custom dtype."""
+
+        __slots__ = ()
+
+        def __new__(cls, name: str):
+            canonical = normalize_dtype(name) or name
+            spelled = tvm_spelling(canonical)
+            value = str.__new__(cls, spelled if canonical in CUSTOM_CODES else canonical)
+            value._tvm_ffi_dtype = tvm_ffi.dtype(spelled)._tvm_ffi_dtype  # the base's slot, for our spelling
+            return value
+
+        def __reduce__(self):
+            return (dtype_value, (normalize_dtype(self) or str(self),))
+
+    return TvmDType
+
+
 def resolve_torch_storage_dtype(x):
     """The dtype whose torch tensors store `x`: itself when torch has it, int8/uint8 for 4-bit ints, the packed
     float4_e2m1fnx2 (torch.float4_e2m1fn_x2, else int8) for fp4."""
@@ -220,13 +293,13 @@ def resolve_torch_storage_dtype(x):
     if info is None:
         raise TypeError(f"unknown dtype {x!r}")
     if info.torch is not None:
-        return DTypeValue(info.name)
+        return dtype_value(info.name)
     if info.name == "float4_e2m1fn":
         import torch
 
-        return DTypeValue("float4_e2m1fnx2" if hasattr(torch, "float4_e2m1fn_x2") else "int8")
+        return dtype_value("float4_e2m1fnx2" if hasattr(torch, "float4_e2m1fn_x2") else "int8")
     if info.kind in ("int", "uint") and info.bits < 8:
-        return DTypeValue("uint8" if info.kind == "uint" else "int8")
+        return dtype_value("uint8" if info.kind == "uint" else "int8")
     raise TypeError(f"{info.name} has no torch storage dtype")
 
 
@@ -243,7 +316,7 @@ def __getattr__(name: str):
     if name == "dtype":
         def dtype(value) -> DTypeValue:
             """The TileLang dtype for a name, T.<dtype> or torch dtype."""
-            return DTypeValue(normalize_dtype(value) or str(value))
+            return dtype_value(normalize_dtype(value) or str(value))
 
         globals()[name] = dtype
         return dtype

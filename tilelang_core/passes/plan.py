@@ -125,10 +125,11 @@ def _mat(buf):
     return tuple(shape[-2:]) if shape and len(shape) >= 2 else None
 
 
-def wgmma_gemms(func: N.PrimFunc, arch: str, threads: int, roles=None) -> dict:
+def wgmma_gemms(func: N.PrimFunc, arch: str, threads: int, roles=None, f16_accumulator: bool = False) -> dict:
     """{id(gemm): Gemm} for the gemms that lower to Hopper wgmma (a target with wgmma, fp16/bf16/fp8 inputs, fp32 accumulator,
     warpgroups along M, B in shared memory in a layout wgmma can describe). `roles` (passes.roles.Roles): a
-    gemm inside a thread role runs on the role's warp groups, which must be whole ones."""
+    gemm inside a thread role runs on the role's warp groups, which must be whole ones. `f16_accumulator`: also a
+    float16 accumulator of fp16/fp8 inputs, which wgmma has (and TileLang takes) but our CUDA lowering does not."""
     if not parse_target(arch).has(WGMMA) or not current_options().wgmma:
         return {}
     out = {}
@@ -139,7 +140,8 @@ def wgmma_gemms(func: N.PrimFunc, arch: str, threads: int, roles=None) -> dict:
         n_wg = count // 128
         a, b, c = g.a.buffer, g.b.buffer, g.c.buffer
         cs, bs = _mat(c), _mat(b)
-        if c.scope != "local.fragment" or c.dtype != "float32" or cs is None or bs is None:
+        f16_ok = f16_accumulator and c.dtype == "float16" and a.dtype != "bfloat16"
+        if c.scope != "local.fragment" or (c.dtype != "float32" and not f16_ok) or cs is None or bs is None:
             continue
         if not _wgmma_inputs(g) or g.transpose_a:
             continue

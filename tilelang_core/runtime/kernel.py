@@ -122,8 +122,7 @@ def _check_tensor(buf: N.Buffer, value, device):
                             f"kernel expects {buf.dtype}, passed packed as one of "
                             f"{', '.join(str(a).replace('torch.', '') for a in allowed)}")
     else:
-        want = torch.int64 if buf.dtype == "handle" else torch_dtype(buf.dtype)  # a T.ptr table holds data_ptr()s
-        if value.dtype != want:
+        if value.dtype != torch_dtype(buf.dtype):
             raise TypeError(f"argument '{buf.name}' has dtype {str(value.dtype).replace('torch.', '')} "
                             f"but the kernel expects {buf.dtype}")
     if value.dim() != len(buf.shape):

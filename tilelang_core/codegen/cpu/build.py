@@ -226,8 +226,7 @@ class CpuLowering(StorageLowering):
         shape = [self.index(d) for d in p.shape]
         if per_byte(p.dtype) > 1:
             return self._packed_param(p, shape)
-        dtype = "int64" if p.dtype == "handle" else self._dtype(p.dtype, p.name, p.span)  # a T.ptr table
-        buf = self.tirx.decl_buffer(shape, dtype, p.name)
+        buf = self.tirx.decl_buffer(shape, self._dtype(p.dtype, p.name, p.span), p.name)
         self.buffers[p] = buf
         if p.dtype in FP8:
             self.fp8_bits[p] = self.tirx.decl_buffer(shape, "uint8", p.name + "_bits")

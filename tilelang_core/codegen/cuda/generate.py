@@ -152,9 +152,8 @@ def _params(func: N.PrimFunc, em: KernelEmitter) -> tuple[list, list]:
         if isinstance(p, N.Buffer):
             shape = ", ".join(em.emit(d) if dtype_of(d) == "int64" else em.idx(d) for d in p.shape) + (
                 "," if len(p.shape) == 1 else "")
-            storage = "int64" if p.dtype == "handle" else p.dtype  # a T.ptr table: TVM has no buffers of handles
-            header.append(f'{em.name(p)}: T.Buffer(({shape}), "{storage}")')
-            params.append({"name": p.name, "kind": "tensor", "dtype": storage, "is_output": k in out_idx,
+            header.append(f'{em.name(p)}: T.Buffer(({shape}), "{p.dtype}")')
+            params.append({"name": p.name, "kind": "tensor", "dtype": p.dtype, "is_output": k in out_idx,
                            "arg": em.name(p) + "_ptr", "index_bits": 64 if any(
                                dtype_of(d) == "int64" for d in p.shape) else 32,
                            "shape": [as_int(d) if as_int(d) is not None else expr_str(d) for d in p.shape]})

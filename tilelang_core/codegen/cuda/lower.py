@@ -126,7 +126,7 @@ class KernelEmitter(PipelineEmitter, ParallelEmitter, FrameEmitter, TextEmitter)
         if buf in self.parallel_scope.staged:
             return f"{self.parallel_scope.staged[buf]}[{ravel(idx, shape_ints(buf.shape))}]"
         text = f"{self.name(buf)}[{', '.join(self.access(buf, idx, node))}]"
-        bounds = self.global_bounds(buf, idx) if isinstance(node, N.Load) and buf.dtype != "handle" else []
+        bounds = self.global_bounds(buf, idx) if isinstance(node, N.Load) else []
         if bounds:
             return f"T.if_then_else({all_of(bounds)}, {text}, {self.safe_text(buf, buf.dtype)})"
         return text

@@ -9,6 +9,8 @@ from __future__ import annotations
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
 from ...passes.layout_kinds import Mma, MmaRow, Replicated, unravel
+from ...passes.wgmma_check import CODE as WGMMA_CODE
+from ...passes.wgmma_check import MESSAGE as WGMMA_MESSAGE
 from .common import LoweringError, nbytes
 from .copy import CopyOps
 from .copy_sides import Side
@@ -93,10 +95,7 @@ class TileOps(CopyOps, ReduceOps):
         if b.scope not in ("shared.dyn", "shared"):
             raise LoweringError("T.gemm needs B in shared memory (T.alloc_shared)", op.span)
         if op.wgmma and id(op) not in em.plan.wgmma:
-            raise LoweringError("T.wgmma_gemm() requires Hopper WGMMA lowering, which this gemm does not meet (an sm_90 "
-                                "target; fp16/bf16/fp8 inputs, B in shared memory, a float32 accumulator whose M is a "
-                                "multiple of 64 per warp group of the block): use T.gemm to let it run as mma.sync",
-                                op.span)
+            raise LoweringError(WGMMA_MESSAGE, op.span, WGMMA_CODE)  # qualified, but not with the layouts it needs
         m, n = lay.m, lay.n
         bp, brows, bcols, bpart = self._operand(op.b, op, id(op) in em.plan.wgmma)
         k = bcols if op.transpose_b else brows
