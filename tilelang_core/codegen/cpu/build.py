@@ -18,7 +18,7 @@ from .._tvm import load
 from .allreduce import REDUCE_CALLS, allreduce_value
 from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic, updated
 from .cpasync import cp_async
-from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, fp8_bits, from_fp8_bits, index_expr
+from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, fp8_bits, from_fp8_bits, index_expr, match
 from .grid_sync import grid_phases
 from .lower_expr import ExprLowerer
 from .mma import fragment_load, mma_sync
@@ -114,7 +114,8 @@ class CpuLowering(StorageLowering):
         """The condition that `idx` lies inside `buf`, or None when provably true."""
         conds = []
         for i, extent in zip(idx, buf.ty.shape):
-            for c in (self.tirx.GE(i, const(0, dtype_of(i))), self.tirx.LT(i, cast(extent, dtype_of(i)))):
+            i, extent = match(i, extent)  # an int64 extent (a tensor past int32) compares in 64 bits
+            for c in (self.tirx.GE(i, const(0, dtype_of(i))), self.tirx.LT(i, extent)):
                 if not self.analyzer.can_prove(c):
                     conds.append(c)
         if not conds:
@@ -363,7 +364,7 @@ class CpuLowering(StorageLowering):
             idx = [self.index(i) for i in s.indices]
             return self.packed[s.buffer].store(idx, self.expr(s.value))
         buf = self.buffer(s.buffer, s.span)
-        idx = self.private(s.buffer, [self.index(i) for i in s.indices] or [const(0, "int32")], s.span)
+        idx = self.private(s.buffer, self.expr.indices(s.buffer, s.indices), s.span)
         value = self.expr(s.value)
         if buf not in self.fp8_elements:  # fp8: guarded_store stores the value's code
             value = cast(value, str(buf.ty.dtype))
