@@ -14,7 +14,7 @@ from ..language.types import DType, MacroDef
 from .consteval import Evaluator, _text, call_value
 from .expr_info import expr_dtype
 from .kernel_errors import KernelError, beyond_int64, check_literal, check_shift, describe
-from .regions import check_rank, region_of, reject_step
+from .regions import check_rank, region_alias_error, region_of, reject_step
 from .values import POISON, BuiltinRef, LiveFunc, Unknown, UserFunc, is_expr, to_expr
 
 _FORBIDDEN = {
@@ -161,6 +161,8 @@ class KernelEval(Evaluator):
             indices = tuple(self.index(i) for i in idx)
             check_rank(base, len(indices), node, self.p)
             return N.Load(base, indices, self.p.span(node))
+        if isinstance(base, N.Region):
+            raise region_alias_error(base, node)
         return super().visit_Subscript(node)
 
     def visit_Call(self, node):

@@ -16,8 +16,8 @@ from .kernel_errors import KernelError
 from .reducers import REDUCER_HANDLERS
 from .region_predicates import REGION_PREDICATE_HANDLERS
 from .rng import RNG_HANDLERS
-from .scalar_calls import (MATH_INTRINSICS, h_align_up, h_Cast, h_cast, h_const_value, h_if_then_else, h_math,
-                           h_typed_const)
+from .scalar_calls import (MATH_INTRINSICS, h_align_up, h_Cast, h_cast, h_const_value, h_if_then_else, h_let,
+                           h_math, h_typed_const)
 from .threadops import THREAD_HANDLERS
 from .tileops import (REDUCE_OPS, h_annotate_layout, h_async_copy, h_atomic_add, h_copy, h_cumsum, h_fill, h_gemm,
                       h_gemm_sp, h_reduce, h_use_swizzle)
@@ -44,7 +44,7 @@ HANDLERS = {
     "infinity": h_typed_const, "max_value": h_typed_const, "min_value": h_typed_const,
     **{name: h_alloc_other for name in OTHER_ALLOCS},
     **{name: h_opaque for name in ("alloc_descriptor", "alloc_smem")},
-    "const": h_const_value, "dynamic": h_const_value, "symbolic": h_const_value, "Cast": h_Cast,
+    "let": h_let, "const": h_const_value, "dynamic": h_const_value, "symbolic": h_const_value, "Cast": h_Cast,
     "make_tensor": h_make_tensor, "reshape": h_reshape, "view": h_reshape, "Tensor": h_tensor, "Buffer": h_tensor,
     "StridedTensor": h_tensor, "empty": h_empty,
     "Pipelined": h_loop_call, "Parallel": h_loop_call, "serial": h_loop_call, "unroll": h_loop_call,
@@ -57,5 +57,5 @@ HANDLERS = {
 NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | \
     set(ALLREDUCE_HANDLERS) | set(RNG_HANDLERS) | set(MATH_INTRINSICS) | set(OTHER_ALLOCS) | \
     set(REGION_PREDICATE_HANDLERS) | \
-    {"const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "StridedTensor", "reshape",
+    {"let", "const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "StridedTensor", "reshape",
      "view", "alloc_descriptor", "alloc_smem"}

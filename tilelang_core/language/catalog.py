@@ -40,6 +40,7 @@ _TYPES = [
        ("scope", "str", None), _KW, ("data", "any", None), returns="Buffer", kind="type"),
     _b("T.dynamic", "type", ("name", "str"), ("dtype", "dtype", "int32"), returns="Var", aliases=("T.symbolic",)),
     _b("T.const", "type", ("name", "str"), ("dtype", "dtype", "int32"), returns="Var | tuple[Var, ...]"),
+    _b("T.let", "type", ("v", "expr"), ("value", "expr"), ("body", "expr", None)),
     _b("T.empty", "type", ("*shape", "varargs"), ("dtype", "dtype", "float32"), returns="Tensor"),
     _b("T.dtype", "type", ("value", "any"), returns="dtype"),
 ]

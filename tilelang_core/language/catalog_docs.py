@@ -105,6 +105,14 @@ use symbolic extents.""",
 
 It compares equal to its name; `.bits`, `.lanes` and `.as_torch()` give its width, vector lanes and
 the torch dtype (factories use it to pick sizes per dtype).""",
+    "T.let": """Bind a declared scalar variable to a value for the rest of the block (the statement form; a
+`body` is not supported in a kernel).
+
+```python
+offset = T.int32()          # a dtype called with no value declares a variable
+T.let(offset, ko * block_K)
+T.copy(A[by * block_M, offset], A_shared)
+```""",
     "T.const": """Eager style only: declare dimension names bound from the argument shapes.
 
 ```python
@@ -209,8 +217,8 @@ A negative `step` counts down. Python's `range(...)` inside a kernel means the s
 _TILE_OPS = {
     "T.copy": """Copy a tile between any two memory scopes (global, shared, fragment).
 
-Each side is a whole buffer, a slice `A[r0:r1, c0:c1]`, or a head address `A[r, c]` that takes its
-extent from the other side. Size-1 dimensions may be dropped (`Q[b, s0:s1, h, :]` into a 2-D tile).
+Each side is a whole buffer, a slice `A[r0:r1, c0:c1]` (or a name bound to one, `X = A_s[:64, :32]`, which is
+then only a tile-op operand), or a head address `A[r, c]` that takes its extent from the other side. Size-1 dimensions may be dropped (`Q[b, s0:s1, h, :]` into a 2-D tile).
 Both sides must cover the same extents: **there is no broadcast**. A dtype conversion happens when the
 two dtypes differ (fp32 accumulator to fp16 output is the common case).
 
