@@ -12,7 +12,7 @@ from .kernel_errors import INT32_MAX, INT64_MAX, KernelError, check_elements, ch
 from .parser import KernelParser
 from .reducers import check_epochs
 from .scope import Ctx, def_name_span, def_span
-from .values import POISON, ConstDims, TensorSpec, Unknown, normalize_dtype, to_expr
+from .values import POISON, BuiltinRef, ConstDims, TensorSpec, Unknown, normalize_dtype, to_expr
 
 
 @dataclass
@@ -63,10 +63,16 @@ def _signature_order(fn: ast.FunctionDef, declared: list) -> list:
 
 
 def _eager_signature_tensors(p: KernelParser, fn: ast.FunctionDef) -> list:
-    """Eager style: the parameters annotated `T.Tensor(...)` in the signature, declared like in-body annotations."""
+    """Eager style: the parameters annotated `T.Tensor(...)` in the signature, declared like in-body annotations,
+    and those annotated `T.ptr` (a pointer parameter, given a tensor's address by the caller)."""
     a = fn.args
     for arg in a.posonlyargs + a.args + a.kwonlyargs:
-        if arg.annotation is None or not isinstance(p.ev.eval(arg.annotation), TensorSpec):
+        ann = p.ev.eval(arg.annotation) if arg.annotation is not None else None
+        if normalize_dtype(ann.short if isinstance(ann, BuiltinRef) else ann) == "handle":
+            p.env.values[arg.arg] = var = N.Var(arg.arg, "handle", "param", p.span(arg))
+            p.eager_params.append(var)
+            continue
+        if not isinstance(ann, TensorSpec):
             continue
         try:
             buf = declare(p, arg.arg, p.ev.eval(arg.annotation), arg.annotation, p.span(arg))
