@@ -50,7 +50,7 @@ def parse_kernel(fn: ast.FunctionDef, env: Env, ctx: Ctx, info: KernelInfo) -> N
     return N.PrimFunc(fn.name, tuple(params), N.SeqStmt(tuple(body), ctx.span(fn)), info.factory, info.instance,
                       out_idx, def_span(ctx.mapper, fn), def_name_span(ctx.mapper, fn), ctx.mapper.source.path,
                       tuple(info.bindings), pass_configs=tuple(sorted(configs.items())),
-                      compile_flags=tuple(p.compile_flags))
+                      compile_flags=tuple(p.compile_flags), non_restrict=tuple(p.non_restrict))
 
 
 def _signature_order(fn: ast.FunctionDef, declared: list) -> list:

@@ -57,6 +57,7 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         self.eager_outputs: list = []
         self.pass_configs: dict = {}  # T.annotate_pass_configs (frontend/func_attrs.py)
         self.compile_flags: list = []  # T.annotate_compile_flags
+        self.non_restrict: list = []  # T.annotate_restrict_buffers: names of tensor parameters that may alias
         self.has_catalog = catalog_available()
 
     # --- plumbing -----------------------------------------------------------------------------------

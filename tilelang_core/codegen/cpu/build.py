@@ -34,7 +34,7 @@ from .storage import SCRATCH_SCOPE, StorageLowering
 HINTS = frozenset({
     "sync_threads", "sync_warp", "syncwarp", "sync_grid", "sync_global", "tvm_storage_sync", "fence_proxy_async",
     "no_set_max_nreg", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", "disable_warp_group_reg_alloc", "wait_wgmma",
-    "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding", "annotate_restrict_buffers",
+    "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding",
     "use_swizzle", "annotate_safe_value", "assume", "cluster_arrive", "tma_store_arrive", "tma_store_wait",
     "pdl_trigger", "pdl_sync", "loop_break_hint", "iket_event", "ptx_commit_group", "ptx_wait_group",
 }) | BARRIER_CALLS
@@ -208,7 +208,8 @@ class CpuLowering(StorageLowering):
         if decls:
             body = self.tirx.SeqStmt(decls + [body])
         prim = self.tirx.PrimFunc(params, body)
-        return prim.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", True)
+        # tensors T.annotate_restrict_buffers says may alias: LLVM must not assume any two pointers are distinct
+        return prim.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", not self.func.non_restrict)
 
     def _symbol(self, v: N.Var):
         if v not in self.vars:

@@ -23,7 +23,7 @@ from .lower import KernelEmitter
 from .packed_check import check_packed_accesses
 from .split import split_kernels
 from .tvm_source import (clean_source, finish_source, first_error_line, host_made_params, kernel_signature,
-                         kernel_symbol)
+                         kernel_symbol, without_restrict)
 from .cluster import DEVICE as CLUSTER_DEVICE
 from .cluster import SIZE as CLUSTER_SIZE
 from .cluster import source_with_dims
@@ -236,6 +236,8 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
     extra += [CLUSTER_DEVICE] if any(ws.cluster for ws in specialised) else []
     extra += [STREAMK_DEVICE] if any(ws.stream_k for ws in specialised) else []
     source, line_map = finish_source(cuda, extra)
+    source = without_restrict(source, [p["arg"] for _, _, params in scripts for p in params
+                                       if p["kind"] == "tensor" and p["name"] in func.non_restrict])
     if specialised:
         source = rewrite_signature(source, [m for ws in specialised for m in ws.tensor_maps])
     launches = [_launch_of(part, em, params, source) for part, (_, em, params) in zip(parts, scripts)]
