@@ -16,6 +16,7 @@ from .kernel_errors import KernelError
 from .reducers import REDUCER_HANDLERS
 from .region_predicates import REGION_PREDICATE_HANDLERS
 from .rng import RNG_HANDLERS
+from .source_kernel import h_cuda_source_kernel
 from .scalar_calls import (MATH_INTRINSICS, h_align_up, h_Cast, h_cast, h_const_value, h_if_then_else, h_let,
                            h_math, h_typed_const)
 from .threadops import THREAD_HANDLERS
@@ -49,6 +50,7 @@ HANDLERS = {
     "StridedTensor": h_tensor, "empty": h_empty,
     "Pipelined": h_loop_call, "Parallel": h_loop_call, "serial": h_loop_call, "unroll": h_loop_call,
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
+    "CUDASourceCodeKernel": h_cuda_source_kernel,
     **{name: h_reduce for name in REDUCE_OPS}, **{name: h_math for name in MATH_INTRINSICS}, **THREAD_HANDLERS,
     **INTRINSIC_HANDLERS, **EXTERN_HANDLERS, **IM2COL_HANDLERS, **ALLREDUCE_HANDLERS, **RNG_HANDLERS,
     **REDUCER_HANDLERS, **HINT_HANDLERS, **FUNC_ATTR_HANDLERS, **REGION_PREDICATE_HANDLERS, **ATOMIC_HANDLERS,
@@ -57,5 +59,5 @@ HANDLERS = {
 NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | \
     set(ALLREDUCE_HANDLERS) | set(RNG_HANDLERS) | set(MATH_INTRINSICS) | set(OTHER_ALLOCS) | \
     set(REGION_PREDICATE_HANDLERS) | \
-    {"let", "const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "StridedTensor", "reshape",
+    {"CUDASourceCodeKernel", "let", "const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "StridedTensor", "reshape",
      "view", "alloc_descriptor", "alloc_smem"}

@@ -38,6 +38,16 @@ def scale_rows(acc, s):
     for i, j in T.Parallel(64, 64):
         acc[i, j] *= s[i]
 ```""",
+    "T.CUDASourceCodeKernel": """Launch a kernel written in CUDA: `source_code_or_path` is the source text or a
+`.cu` file, `entry_name` its `extern "C" __global__` function. The entry takes the prim_func's tensors (pointers)
+and scalars in order, then its symbolic dims (int). Called in the prim_func body, with no `with T.Kernel`; the CPU
+backend cannot compile CUDA and refuses it.
+
+```python
+@T.prim_func
+def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+    T.CUDASourceCodeKernel(T.ceildiv(N, 128), threads=128, source_code_or_path=CODE, entry_name="copy")
+```""",
     "T.Kernel": """Open the launch of a kernel: a grid of 1 to 3 dimensions of thread blocks.
 
 `with T.Kernel(gx, gy, threads=128) as (bx, by):` binds the block indices. Everything inside runs once

@@ -6,7 +6,9 @@ from .._tvm import load
 from .expr import LoweringError, as_bool, binary, cast, compare, const, dtype_of, index_expr, int_fits, is_float, match
 from .intrinsics import intrinsic
 
-CUDA_SOURCE_CALLS = frozenset({"import_source", "call_extern"})  # user CUDA device code (frontend/externs.py)
+# user CUDA code (frontend/externs.py, frontend/source_kernel.py), by the builtin the user wrote
+CUDA_SOURCE_CALLS = {"import_source": "import_source", "call_extern": "call_extern",
+                     "cuda_source_kernel": "CUDASourceCodeKernel"}
 
 
 class Late:
@@ -115,8 +117,9 @@ class ExprLowerer:
 
     def _Call(self, e):
         if e.name in CUDA_SOURCE_CALLS:
-            raise LoweringError(f"T.{e.name} runs user CUDA code, which the CPU backend cannot compile; build this "
-                                "kernel for a CUDA target, or write the routine with T.* operations", e.span)
+            raise LoweringError(f"T.{CUDA_SOURCE_CALLS[e.name]} runs user CUDA code, which the CPU backend cannot "
+                                "compile; build this kernel for a CUDA target, or write the routine with T.* "
+                                "operations", e.span)
         args = [self(a) for a in e.args]
         if self.call_hook is not None:
             out = self.call_hook(e, args)

@@ -21,6 +21,7 @@ from .fastmath import mark_source
 from .kernel_plan import KernelPlan, plan_kernel
 from .lower import KernelEmitter
 from .packed_check import check_packed_accesses
+from .source_kernel import source_kernel, source_launch
 from .split import split_kernels
 from .tvm_source import (clean_source, finish_source, first_error_line, host_made_params, kernel_signature,
                          kernel_symbol, without_restrict)
@@ -197,6 +198,10 @@ def generate(func: N.PrimFunc, arch: str = DEFAULT_ARCH, lowered: tuple | None =
     """Lower a kernel instance all the way to CUDA C: one `__global__` per `with T.Kernel(...)` block, in launch
     order, in one source (raises LoweringError with a span); the kernel's pass configs in force. `lowered`: the
     (parts, tvmscript results) the driver already made for this func (lowering.py), else made here."""
+    given = source_launch(func)
+    if given is not None:  # T.CUDASourceCodeKernel: the user's CUDA is the kernel
+        symbol, source, grid, block, params = source_kernel(func, *given)
+        return CudaKernel(func.name, symbol, "", "", source, grid, block, 0, [], params)
     check_packed_accesses(func)
     with options_scope(codegen_options(kernel_configs(func))):
         return _generate(func, arch, lowered)
