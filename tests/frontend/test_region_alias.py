@@ -68,6 +68,7 @@ def test_region_aliases_compile_for_sm90a():
     ("B[0, 0] = X_shared[0, 0]", "X_shared[0, 0]"),
     ("X_shared[0, 0] = 1.0", "X_shared[0, 0]"),
     ("T.clear(X_local[0:4, :])", "X_local[0:4, :]"),
+    ("B[0, 0] = X_shared + 1.0", "X_shared + 1.0"),  # used as a scalar
 ])
 def test_an_alias_indexed_again_is_refused_at_the_line(line, bad):
     src = GEMM.replace("        T.fill(C_local, 1.0)\n", f"        T.fill(C_local, 1.0)\n        {line}\n")

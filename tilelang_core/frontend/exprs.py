@@ -123,6 +123,9 @@ class KernelEval(Evaluator):
                 return N.Load(v, (N.Const(0),))
             raise KernelError("bad-arguments", f"buffer `{v.name}` is used as a scalar; index it "
                               f"(`{v.name}[i, ...]`) or pass it to a tile op", None)
+        if isinstance(v, N.Region):  # a name bound to a slice (`X = S[0:4]`)
+            raise KernelError("bad-arguments", f"a region of `{v.buffer.name}` is used as a scalar; it is only valid "
+                              f"as a tile-op operand (T.copy, T.gemm, ...); index `{v.buffer.name}` itself", None)
         return v
 
     def visit_BinOp(self, node):
