@@ -14,7 +14,7 @@ from ...ir.printer import expr_str
 from ...ir.visitor import walk
 from ...options import codegen_options, kernel_configs, options_scope
 from ...passes.layouts import describe
-from ...target import DEFAULT_ARCH, parse_target
+from ...target import BF16, DEFAULT_ARCH, parse_target
 from ..tvm_pipelines import tirx_without_cse
 from .common import LoweringError
 from .fastmath import mark_source
@@ -240,6 +240,8 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
     extra += [STORE_DEVICE] if any(ws.store for ws in specialised) else []
     extra += [CLUSTER_DEVICE] if any(ws.cluster for ws in specialised) else []
     extra += [STREAMK_DEVICE] if any(ws.stream_k for ws in specialised) else []
+    if not parse_target(arch).has(BF16):  # TVM includes cuda_bf16.h for sm_80+ only; the library uses its types
+        cuda = "#include <cuda_bf16.h>\n" + cuda
     source, line_map = finish_source(cuda, extra)
     source = without_restrict(source, [p["arg"] for _, _, params in scripts for p in params
                                        if p["kind"] == "tensor" and p["name"] in func.non_restrict])
