@@ -14,6 +14,7 @@ import re
 from ..ir import nodes as N
 from .handler_args import depends_on_unknown
 from .kernel_errors import KernelError, check_value
+from .loops import launch_threads
 from .values import to_expr
 
 SOURCE_KERNEL_CALL = "cuda_source_kernel"
@@ -37,8 +38,6 @@ def h_cuda_source_kernel(p, b, node, short):
     if "source_code_or_path" not in kwargs:
         raise KernelError("bad-arguments", "T.CUDASourceCodeKernel needs source_code_or_path= (the CUDA source text "
                           "or a .cu file)", node)
-    from .loops import launch_threads
-
     grid = tuple(check_value(p.ev.scalar(g), g, f"the grid extent `{ast.unparse(g)}`") for g in node.args)
     threads = launch_threads(p, kwargs.get("threads"), node)  # None: 128, as T.Kernel
     source = _source(p, kwargs["source_code_or_path"])
