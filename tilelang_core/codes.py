@@ -47,7 +47,7 @@ _ROWS = [
              "with T.Kernel(1, 2, 3, 4) as (a, b, c, d): ...", "Give T.Kernel at most 3 grid dimensions."),
     CodeInfo("instance-error", W, "frontend", "A kernel factory could not be instantiated with the values found statically.",
              "kernel = matmul(M=N // 0)", "Fix the call, or add a `# tilelsp: matmul(M=..., ...)` comment."),
-    CodeInfo("invalid-value", E, "frontend", "A size, extent, thread count, stage count or divisor that no kernel can have: zero or negative, not an integer, infinite or NaN, over int32, or a division by zero.",
+    CodeInfo("invalid-value", E, "frontend", "A size, extent, thread count, stage count or divisor that no kernel can have: zero or negative, not an integer, infinite or NaN, over int32 (a global tensor's dimension: over int64; a dimension past int32 makes that tensor's indices 64-bit), or a division by zero.",
              "T.alloc_shared((0, 32), T.float16)", "Fix the value (or the factory argument it comes from) so it is a positive integer below 2**31.", raises=ValueError),
     CodeInfo("reducer-epoch", E, "frontend", "A reducer epoch out of order or scope: T.reducer_update before "
              "T.reducer_init or outside T.Parallel, a second init before the finalize, a finalize in another loop "

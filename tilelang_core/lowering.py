@@ -196,6 +196,9 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
 
     if _stage(result, "parsed", func_str(func), until):
         return
+    if cuda.source_launch(func) is not None:  # T.CUDASourceCodeKernel: the user's CUDA source is the kernel
+        _source_kernel_stages(func, arch, result, until)
+        return
     func = legalize(func)
     if _stage(result, "legalized", func_str(func), until):
         return
@@ -232,6 +235,20 @@ def _lower_cuda(func, arch: str, result: LowerResult, until) -> None:
         result.launch["workspaces"] = ck.workspaces
         result.smem_bytes = max(s["smem_bytes"] for s in ck.launches)  # the kernel that needs the most
     result.params, result.smem_breakdown = ck.params, ck.smem_breakdown
+
+
+def _source_kernel_stages(func, arch: str, result: LowerResult, until) -> None:
+    """The stages of a T.CUDASourceCodeKernel launch: nothing to plan or lower; the cuda stage is the user's source."""
+    from .codegen import cuda
+
+    ck = cuda.generate(func, arch)
+    for name in ("legalized", "pipelined", "layouts", "lowered", "tir"):
+        if _stage(result, name, f"# T.CUDASourceCodeKernel: the kernel is the user's CUDA source (entry "
+                  f"{ck.kernel_symbol}); no {name} stage", until):
+            return
+    _stage(result, "cuda", ck.source, until)
+    result.source, result.params, result.smem_bytes = ck.source, ck.params, 0
+    result.launch = {"grid": ck.grid, "block": ck.block, "dynamic_smem": 0}
 
 
 def _kernel_header(part, parts: list) -> str:

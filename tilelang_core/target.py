@@ -63,6 +63,9 @@ class Arch:
 
 
 ARCHS: dict[str, Arch] = {a.name: a for a in (
+    # Turing: no cp.async, no m16n8k16 mma.sync, bfloat16 through cuda_bf16.h's emulation; kernels without T.gemm,
+    # multi-stage T.Pipelined loops or cp.async intrinsics (codegen/cuda/kernel_plan.py refuses those at the line)
+    Arch("sm_75", (7, 5), 64 * KIB, frozenset()),
     Arch("sm_80", (8, 0), 163 * KIB, _AMPERE),
     Arch("sm_86", (8, 6), 99 * KIB, _AMPERE),
     Arch("sm_89", (8, 9), 99 * KIB, _AMPERE | {FP8}),
@@ -209,9 +212,9 @@ def _why_not(name: str) -> str:
     if m is None:
         return ""
     major = int(m.group(1))
-    if major < 8:
-        return (f" (compute capability {major}.{m.group(2)}): the code generator needs sm_80 or newer (cp.async, "
-                "m16n8k16 mma.sync, bfloat16 arithmetic), and lowers no FMA fallback for older GPUs")
+    if (major, int(m.group(2))) < (7, 5):
+        return (f" (compute capability {major}.{m.group(2)}): the code generator needs sm_75 or newer (sm_80 for "
+                "T.gemm and pipelined copies: cp.async, m16n8k16 mma.sync)")
     if major >= 10:
         return f" (compute capability {major}.{m.group(2)}): sm_100 and newer (tcgen05, TMEM) are not targets yet"
     return ""

@@ -1,6 +1,6 @@
 """Fast-math intrinsics (T.__exp, T.__log, T.__sin, ...) take float16/bfloat16/float32/float64 only: a TypeError
-naming the dtype, in a kernel (when @T.prim_func runs, code fast-math-dtype) and on a host value; on TVM IR objects
-outside a kernel they are refused (tilelang_core builds no TVM IR on the host)."""
+naming the dtype, in a kernel (when @T.prim_func runs, code fast-math-dtype) and on a host value; on a TVM
+expression outside a kernel they build TileLang's call (`Call(tl.__exp, x)` in x's dtype), other builtins refuse."""
 from __future__ import annotations
 
 import pytest
@@ -53,10 +53,37 @@ def test_host_values_are_checked_like_the_kernel():
 
 
 @pytest.mark.tvm
-def test_tvm_objects_outside_a_kernel_are_refused_not_built():
-    from tvm import tirx
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_on_a_tvm_expression_outside_a_kernel_the_call_is_built(dtype):
+    from tvm import ir, tirx
 
     with pytest.raises(TypeError, match="but got int32"):
         T.__sin(tirx.Var("v", "int32"))
-    with pytest.raises(UnsupportedFeatureError, match=r"T\.__sin on TVM IR objects outside a kernel"):
-        T.__sin(tirx.Var("v", "float32"))
+    call = T.__sin(tirx.Var("v", dtype) + T.__exp(tirx.Var("w", dtype)))
+    assert isinstance(call, ir.Call) and str(call.ty) == dtype
+    assert "tl.__sin" in str(call) and "tl.__exp" in str(call)
+
+
+@pytest.mark.tvm
+def test_other_builtins_on_tvm_objects_are_refused():
+    from tvm import tirx
+
+    with pytest.raises(UnsupportedFeatureError, match=r"T\.view on TVM IR objects outside a kernel"):
+        T.view(tirx.decl_buffer((16, 32), "float16", name="A"), (16, 16), dtype=T.float32)
+
+
+@pytest.mark.tvm
+def test_the_alias_gives_tvm_the_expression_names_tilelang_has():
+    """While the alias is installed: `tirx.Call` and `.dtype` on expressions, as TileLang's TVM has them."""
+    from tilelang_core.compat.tvm import patch_tvm, unpatch_tvm
+    import tvm
+
+    had = hasattr(tvm.tirx, "Call")
+    patch_tvm()
+    try:
+        call = T.__exp(tvm.tirx.Var("v", "bfloat16"))
+        assert isinstance(call, tvm.tirx.Call) and call.dtype == "bfloat16"
+    finally:
+        if not had:
+            unpatch_tvm()
+            assert not hasattr(tvm.tirx, "Call") and not hasattr(call, "dtype")

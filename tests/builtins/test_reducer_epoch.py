@@ -87,6 +87,20 @@ def test_a_sum_seed_is_added_once():
 
 
 @pytest.mark.tvm
+def test_a_seed_read_from_a_per_thread_fragment_is_taken_at_the_init():
+    """The seed is read where T.reducer_init stands: each thread's copy of a scalar-only fragment, before it is
+    overwritten (the CPU backend once read it outside any thread)."""
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+
+    src = SHORT_LOOP.replace("T.reducer_init(acc, 100.0)", "seed = T.alloc_fragment((1,), T.float32)\n"
+                             "        seed[0] = 5.0\n        T.reducer_init(acc, seed[0])\n        seed[0] = 100.0")
+    a, b = torch.arange(1, 9, dtype=torch.float32), torch.zeros(1)
+    cpu.build(_kernel(src))(a, b)
+    assert b.item() == 41.0
+
+
+@pytest.mark.tvm
 @pytest.mark.nvcc
 def test_each_iteration_of_a_replicated_loop_updates_one_partial_on_cuda():
     """Parallel(8) over 128 threads: the partial update sits under the iteration's owner-thread guard, so the

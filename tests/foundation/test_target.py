@@ -13,9 +13,9 @@ SPELLINGS = [  # spelling, canonical name (no device known: "cuda"/"auto" are th
     ("cuda -keys=cuda,gpu -arch=sm_89 -max_num_threads=1024", "sm_89"), ("cuda", "sm_90a"), ("auto", "sm_90a"),
     (None, "sm_90a"), ({"kind": "cuda", "arch": "sm_80"}, "sm_80"), ({"kind": "cuda"}, "sm_90a"),
     ({"kind": "llvm"}, "cpu"), ("cpu", "cpu"), ("llvm", "cpu"), ("llvm -mcpu=skylake", "cpu"), ("c", "cpu"),
-    (" sm_80 ", "sm_80"),
+    (" sm_80 ", "sm_80"), ("sm_75", "sm_75"), ("7.5", "sm_75"), ({"kind": "cuda", "arch": "sm_75"}, "sm_75"),
 ]
-UNSUPPORTED = ["sm_70", "sm_75", "sm_87", "sm_100", "sm_100a", "sm_120", "7.0", "10.0", "tpu", "rocm", "cuda:0",
+UNSUPPORTED = ["sm_70", "sm_72", "sm_87", "sm_100", "sm_100a", "sm_120", "7.0", "10.0", "tpu", "rocm", "cuda:0",
                {"kind": "rocm"}, {"kind": "cuda", "arch": "sm_70"}, "sm_91"]
 
 
@@ -109,13 +109,13 @@ def test_the_editor_offers_the_supported_targets():
     assert sorted(offered) == sorted([*ARCHS, "cpu"])
 
 
-@pytest.mark.parametrize("spelling, reason", [("sm_75", "needs sm_80 or newer"), ("sm_70", "needs sm_80 or newer"),
-                                              ({"kind": "cuda", "arch": "sm_75"}, "compute capability 7.5"),
+@pytest.mark.parametrize("spelling, reason", [("sm_72", "needs sm_75 or newer"), ("sm_70", "needs sm_75 or newer"),
+                                              ({"kind": "cuda", "arch": "sm_70"}, "compute capability 7.0"),
                                               ("sm_100a", "sm_100 and newer"), ("sm_120", "compute capability 12.0")])
 def test_real_architectures_outside_the_table_say_why(spelling, reason):
     with pytest.raises(UnknownTargetError, match="unknown target") as err:
         parse_target(spelling)
-    assert reason in str(err.value) and "known targets: sm_80" in str(err.value)
+    assert reason in str(err.value) and "known targets: sm_75, sm_80" in str(err.value)
 
 
 def test_other_unknown_spellings_give_no_reason():

@@ -4,11 +4,12 @@ Why the real package and not a small stand-in: TileLang puts its bundled TVM on 
 `from tilelang import tvm` go on to `from tvm import DataType` / `from tvm import tirx` — plain imports that
 a stand-in object cannot answer, and that must reach the one tvm our code generators use. The corpus reads
 `DataType(dtype).bits`, `tvm.target.Target(...)`, `tvm.tirx.const` and names `tirx.PrimExpr` in annotations;
-0.27 has all of these except `tirx.PrimExpr` (it merged PrimExpr into `tvm.ir.Expr`), `tvm.TVMError` (0.27 raises
-RuntimeError subclasses), `tvm.testing.requires_package`, `tvm.arith` (0.27's `tvm.sym`) and `tvm.tirx.stmt_functor`
-(its `post_order_visit` walks the tile IR of a kernel's `.body`: compat/stmt_functor.py), which `patch_tvm` adds
-(and `unpatch_tvm` removes) while the alias is installed. The import costs one to a few seconds, paid only by files
-that touch tvm (the JIT imports it to compile anyway); `import tilelang` alone stays free of it.
+0.27 has all of these except `tirx.PrimExpr` (it merged PrimExpr into `tvm.ir.Expr`), `tirx.Call` (now `tvm.ir.Call`),
+`.dtype` on expressions (now `.ty.dtype`), `tvm.TVMError` (0.27 raises RuntimeError subclasses),
+`tvm.testing.requires_package`, `tvm.arith` (0.27's `tvm.sym`) and `tvm.tirx.stmt_functor` (its `post_order_visit`
+walks the tile IR of a kernel's `.body`: compat/stmt_functor.py), which `patch_tvm` adds (and `unpatch_tvm` removes)
+while the alias is installed. The import costs one to a few seconds, paid only by files that touch tvm (the JIT
+imports it to compile anyway); `import tilelang` alone stays free of it.
 """
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ def DataType(*args, **kwargs):  # noqa: N802 -- TileLang's name
 
 
 def patch_tvm() -> None:
-    """Give an imported tvm TileLang's `tirx.PrimExpr` (0.27's `tvm.ir.Expr`), `TVMError` (RuntimeError),
-    `testing.requires_package`, `arith` (0.27's `tvm.sym`), `tirx.stmt_functor` and its custom dtype
+    """Give an imported tvm TileLang's `tirx.PrimExpr` and `tirx.Call` (0.27's `tvm.ir.Expr`, `tvm.ir.Call`),
+    `TVMError` (RuntimeError), `testing.requires_package`, `.dtype` on expressions (0.27 keeps a PrimExpr's dtype in
+    `.ty`), `arith` (0.27's `tvm.sym`), `tirx.stmt_functor` and its custom dtype
     (`DataType("custom[float4_e2m1_unpacked]8")`)."""
     tvm_module = sys.modules.get("tvm")
     if tvm_module is None or not hasattr(tvm_module, "ir") or not hasattr(tvm_module, "tirx"):
@@ -45,6 +47,7 @@ def patch_tvm() -> None:
     register_custom_dtypes()
 
     _add(tvm_module.tirx, "PrimExpr", tvm_module.ir.Expr)
+    _add(tvm_module.tirx, "Call", tvm_module.ir.Call)  # 0.27 moved Call to tvm.ir as well
     _add(tvm_module, "TVMError", RuntimeError)  # 0.27's errors (tvm.error.InternalError, ...) are RuntimeErrors
     _add(importlib.import_module("tvm.testing"), "requires_package", requires_package)
     if not hasattr(tvm_module, "arith"):  # 0.27 renamed it tvm.sym
@@ -55,6 +58,12 @@ def patch_tvm() -> None:
 
         _add(tvm_module.tirx, "stmt_functor", stmt_functor)
         sys.modules["tvm.tirx.stmt_functor"] = stmt_functor
+    _add(tvm_module.ir.Expr, "dtype", property(_expr_dtype))
+
+
+def _expr_dtype(expr):
+    """A typed expression's dtype, as TileLang's TVM gives `PrimExpr.dtype` (an AttributeError for other Exprs)."""
+    return expr.ty.dtype
 
 
 def _add(module, name: str, value) -> None:
@@ -69,8 +78,8 @@ def unpatch_tvm() -> None:
         del sys.modules["tvm.tirx.stmt_functor"]
     if getattr(sys.modules.get("tvm.arith"), "__name__", "") == "tvm.sym":
         del sys.modules["tvm.arith"]
-    for module_name in ("tvm", "tvm.tirx", "tvm.testing"):
-        module = sys.modules.get(module_name)
+    expr = getattr(sys.modules.get("tvm.ir"), "Expr", None)
+    for module in [sys.modules.get(name) for name in ("tvm", "tvm.tirx", "tvm.testing")] + [expr]:
         for name in getattr(module, _ADDED, ()):
             delattr(module, name)
         if hasattr(module, _ADDED):

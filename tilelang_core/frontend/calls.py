@@ -97,8 +97,8 @@ class CallsMixin:
     def cast_to(self, dtype: str, node: ast.Call, value_node=None):
         """`T.float32(x)` / `T.cast(x, dtype)`: a Cast, folded for Python constants."""
         value_node = value_node if value_node is not None else (node.args[0] if node.args else None)
-        if value_node is None:
-            return N.Const(0, dtype, self.span(node))
+        if value_node is None:  # `v = T.int32()`: a variable declared for a later T.let(v, value), as in TVMScript
+            return N.Var(getattr(self, "target_name", None) or dtype, dtype, "let", self.span(node))
         v = self.ev.operand(self.ev.eval(value_node))
         if is_scalar(v):
             is_float = dtype.startswith(("float", "bfloat"))

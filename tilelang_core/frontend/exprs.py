@@ -15,7 +15,7 @@ from .consteval import Evaluator, call_value
 from .expr_info import expr_dtype
 from .kernel_errors import KernelError, beyond_int64, check_literal, check_shift, describe
 from .node_text import node_text
-from .regions import check_rank, region_of, reject_step
+from .regions import check_rank, region_alias_error, region_of, reject_step
 from .values import POISON, BuiltinRef, LiveFunc, LiveLayout, Unknown, UserFunc, is_expr, to_expr
 
 _FORBIDDEN = {
@@ -124,6 +124,9 @@ class KernelEval(Evaluator):
                 return N.Load(v, (N.Const(0),))
             raise KernelError("bad-arguments", f"buffer `{v.name}` is used as a scalar; index it "
                               f"(`{v.name}[i, ...]`) or pass it to a tile op", None)
+        if isinstance(v, N.Region):  # a name bound to a slice (`X = S[0:4]`)
+            raise KernelError("bad-arguments", f"a region of `{v.buffer.name}` is used as a scalar; it is only valid "
+                              f"as a tile-op operand (T.copy, T.gemm, ...); index `{v.buffer.name}` itself", None)
         return v
 
     def visit_BinOp(self, node):
@@ -162,6 +165,8 @@ class KernelEval(Evaluator):
             indices = tuple(self.index(i) for i in idx)
             check_rank(base, len(indices), node, self.p)
             return N.Load(base, indices, self.p.span(node))
+        if isinstance(base, N.Region):
+            raise region_alias_error(base, node)
         return super().visit_Subscript(node)
 
     def visit_Call(self, node):

@@ -1,8 +1,8 @@
 """User CUDA code in a kernel: `T.import_source(code)` (device functions spliced into the generated file),
 `T.call_extern(dtype, name, *args)` (a call of one of them), `T.access_ptr(base, access_type)` (the
 address of a buffer element, an argument of such calls), `T.dp4a(A, B, C)` (an int8 dot product) and
-`T.tvm_warp_shuffle` (a value from another lane of the warp); `T.CUDASourceCodeKernel` (a whole kernel written as CUDA
-source): its entry name is checked against the source's `__global__` functions, and the kernel is refused.
+`T.tvm_warp_shuffle` (a value from another lane of the warp). A whole kernel written as CUDA source
+(`T.CUDASourceCodeKernel`) is frontend/source_kernel.py's.
 
 `Call("import_source", (Const(code, "str"),))`, `Call("call_extern", (Const(name, "str"), *args), dtype)` (a
 symbolic Var in place of the Const where the checker cannot work out the text; the CUDA lowering refuses it),
@@ -11,8 +11,6 @@ symbolic Var in place of the Const where the checker cannot work out the text; t
 from __future__ import annotations
 
 import ast
-import os
-import re
 
 from ..ir import nodes as N
 from .expr_info import expr_dtype
@@ -99,30 +97,5 @@ def h_warp_shuffle(p, b, node, short):
     return N.Call("tvm_warp_shuffle", args, expr_dtype(args[1]), p.span(node))
 
 
-_ENTRY = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
-                    r"(\w+)\s*\(")
-
-
-def h_cuda_source_kernel(p, b, node, short):
-    """T.CUDASourceCodeKernel(*grid, threads=, source_code_or_path=, entry_name=): a kernel written as CUDA source.
-    An entry_name the source does not define is bad-arguments, listing the entries; the kernel itself is refused."""
-    src_node, entry_node = _arg(node, 99, "source_code_or_path"), _arg(node, 99, "entry_name")
-    source = p.ev.eval(src_node) if src_node is not None else None
-    entry = p.ev.eval(entry_node) if entry_node is not None else None
-    if isinstance(source, str) and "\n" not in source and os.path.isfile(source):
-        with open(source, encoding="utf-8") as f:
-            source = f.read()
-    if isinstance(source, str) and isinstance(entry, str):
-        entries = _ENTRY.findall(source)
-        if entry not in entries:
-            raise KernelError("bad-arguments", f"T.CUDASourceCodeKernel: entry_name `{entry}` is not a `__global__` "
-                              f"function of the source. Available entries: {', '.join(entries) or '(none)'}",
-                              entry_node)
-    raise KernelError("lowering-unsupported", "T.CUDASourceCodeKernel (a kernel written as CUDA source and launched "
-                      "as written) is not supported by tilelang_core yet: write the kernel with `with T.Kernel(...)` "
-                      "and T.* operations, or call its device code from one with T.import_source and T.call_extern",
-                      node)
-
-
-EXTERN_HANDLERS = {"CUDASourceCodeKernel": h_cuda_source_kernel, "import_source": h_import_source, "call_extern": h_call_extern, "access_ptr": h_access_ptr,
+EXTERN_HANDLERS = {"import_source": h_import_source, "call_extern": h_call_extern, "access_ptr": h_access_ptr,
                    "dp4a": h_dp4a, "tvm_warp_shuffle": h_warp_shuffle}

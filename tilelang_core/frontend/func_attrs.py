@@ -1,10 +1,12 @@
 """Kernel-level annotations, kept on the PrimFunc rather than in its body: `T.annotate_pass_configs({...})` (the
 kernel's TileLang pass configs, as if given to `tilelang.compile`) and `T.annotate_compile_flags([...])` (the nvcc
-flags it asks for; options.kernel_configs reads the ones a pass config stands for)."""
+flags it asks for; options.kernel_configs reads the ones a pass config stands for) and
+`T.annotate_restrict_buffers(x, y)` (tensor parameters that may alias)."""
 from __future__ import annotations
 
 import ast
 
+from ..ir import nodes as N
 from .discover import literal_pass_configs
 from .kernel_errors import KernelError
 
@@ -40,5 +42,18 @@ def h_annotate_compile_flags(p, b, node, short):
     p.compile_flags.extend(f for f in flags if f not in p.compile_flags)
 
 
+def h_annotate_restrict_buffers(p, b, node, short):
+    """T.annotate_restrict_buffers(x, y, ...): the kernel's tensor parameters that may alias (overlapping views of one
+    tensor) lose `__restrict__` (TileLang's meaning; other buffers are ignored, as there)."""
+    for arg in node.args:
+        buf = p.ev.eval(arg)
+        if not isinstance(buf, N.Buffer):
+            raise KernelError("bad-arguments", f"T.annotate_restrict_buffers takes buffers; `{ast.unparse(arg)}` is "
+                              "not one", arg)
+        if buf.scope == "global" and buf.name not in p.non_restrict:
+            p.non_restrict.append(buf.name)
+
+
 FUNC_ATTR_HANDLERS = {"annotate_pass_configs": h_annotate_pass_configs,
-                      "annotate_compile_flags": h_annotate_compile_flags}
+                      "annotate_compile_flags": h_annotate_compile_flags,
+                      "annotate_restrict_buffers": h_annotate_restrict_buffers}

@@ -16,8 +16,9 @@ from .kernel_errors import KernelError
 from .reducers import REDUCER_HANDLERS
 from .region_predicates import REGION_PREDICATE_HANDLERS
 from .rng import RNG_HANDLERS
+from .source_kernel import h_cuda_source_kernel
 from .scalar_calls import (MATH_INTRINSICS, h_align_up, h_Cast, h_cast, h_const_value, h_extract_lane,
-                           h_if_then_else, h_math, h_typed_const)
+                           h_if_then_else, h_let, h_math, h_typed_const)
 from .threadops import THREAD_HANDLERS
 from .tileops import (REDUCE_OPS, h_annotate_layout, h_async_copy, h_atomic_add, h_copy, h_cumsum, h_fill, h_gemm,
                       h_gemm_sp, h_reduce, h_use_swizzle)
@@ -45,11 +46,12 @@ HANDLERS = {
     "infinity": h_typed_const, "max_value": h_typed_const, "min_value": h_typed_const,
     **{name: h_alloc_other for name in OTHER_ALLOCS},
     **{name: h_opaque for name in ("alloc_descriptor", "alloc_smem")},
-    "const": h_const_value, "dynamic": h_const_value, "symbolic": h_const_value, "Cast": h_Cast,
+    "let": h_let, "const": h_const_value, "dynamic": h_const_value, "symbolic": h_const_value, "Cast": h_Cast,
     "make_tensor": h_make_tensor, "reshape": h_reshape, "view": h_reshape, "Tensor": h_tensor, "Buffer": h_tensor,
     "StridedTensor": h_tensor, "empty": h_empty,
     "Pipelined": h_loop_call, "Parallel": h_loop_call, "serial": h_loop_call, "unroll": h_loop_call,
     "vectorized": h_loop_call, "grid": h_loop_call, "Kernel": h_kernel_call,
+    "CUDASourceCodeKernel": h_cuda_source_kernel,
     **{name: h_reduce for name in REDUCE_OPS}, **{name: h_math for name in MATH_INTRINSICS}, **THREAD_HANDLERS,
     **INTRINSIC_HANDLERS, **EXTERN_HANDLERS, **IM2COL_HANDLERS, **ALLREDUCE_HANDLERS, **RNG_HANDLERS,
     **REDUCER_HANDLERS, **HINT_HANDLERS, **FUNC_ATTR_HANDLERS, **REGION_PREDICATE_HANDLERS, **ATOMIC_HANDLERS,
@@ -58,5 +60,5 @@ HANDLERS = {
 NO_BIND = set(THREAD_HANDLERS) | set(INTRINSIC_HANDLERS) | set(EXTERN_HANDLERS) | set(IM2COL_HANDLERS) | \
     set(ALLREDUCE_HANDLERS) | set(RNG_HANDLERS) | set(MATH_INTRINSICS) | set(OTHER_ALLOCS) | \
     set(REGION_PREDICATE_HANDLERS) | \
-    {"const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "StridedTensor", "reshape",
+    {"CUDASourceCodeKernel", "let", "const", "dynamic", "symbolic", "Cast", "make_tensor", "empty", "Tensor", "Buffer", "StridedTensor", "reshape",
      "view", "alloc_descriptor", "alloc_smem"}

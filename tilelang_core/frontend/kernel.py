@@ -13,7 +13,7 @@ from .params import declare
 from .parser import KernelParser
 from .reducers import check_epochs
 from .scope import Ctx, def_name_span, def_span
-from .values import POISON, TensorSpec
+from .values import POISON, BuiltinRef, TensorSpec, normalize_dtype
 
 
 @dataclass
@@ -51,7 +51,7 @@ def parse_kernel(fn: ast.FunctionDef, env: Env, ctx: Ctx, info: KernelInfo) -> N
     return N.PrimFunc(fn.name, tuple(params), N.SeqStmt(tuple(body), ctx.span(fn)), info.factory, info.instance,
                       out_idx, def_span(ctx.mapper, fn), def_name_span(ctx.mapper, fn), ctx.mapper.source.path,
                       tuple(info.bindings), pass_configs=tuple(sorted(configs.items())),
-                      compile_flags=tuple(p.compile_flags))
+                      compile_flags=tuple(p.compile_flags), non_restrict=tuple(p.non_restrict))
 
 
 def _signature_order(fn: ast.FunctionDef, declared: list) -> list:
@@ -63,10 +63,16 @@ def _signature_order(fn: ast.FunctionDef, declared: list) -> list:
 
 
 def _eager_signature_tensors(p: KernelParser, fn: ast.FunctionDef) -> list:
-    """Eager style: the parameters annotated `T.Tensor(...)` in the signature, declared like in-body annotations."""
+    """Eager style: the parameters annotated `T.Tensor(...)` in the signature, declared like in-body annotations,
+    and those annotated `T.ptr` (a pointer parameter, given a tensor's address by the caller)."""
     a = fn.args
     for arg in a.posonlyargs + a.args + a.kwonlyargs:
-        if arg.annotation is None or not isinstance(p.ev.eval(arg.annotation), TensorSpec):
+        ann = p.ev.eval(arg.annotation) if arg.annotation is not None else None
+        if normalize_dtype(ann.short if isinstance(ann, BuiltinRef) else ann) == "handle":
+            p.env.values[arg.arg] = var = N.Var(arg.arg, "handle", "param", p.span(arg))
+            p.eager_params.append(var)
+            continue
+        if not isinstance(ann, TensorSpec):
             continue
         try:
             buf = declare(p, arg.arg, p.ev.eval(arg.annotation), arg.annotation, p.span(arg))

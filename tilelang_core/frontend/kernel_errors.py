@@ -22,10 +22,12 @@ class KernelError(Exception):
 
 
 INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
 
 
-def check_value(e, node, what: str, minimum: int = 1):
-    """Reject a constant size/extent/count that no kernel can have (invalid-value); symbolic ones pass."""
+def check_value(e, node, what: str, minimum: int = 1, maximum: int = INT32_MAX):
+    """Reject a constant size/extent/count that no kernel can have (invalid-value); symbolic ones pass. Sizes
+    indexed in 64 bits (a global tensor's shape) pass `maximum=INT64_MAX`."""
     import math
 
     v = as_const(e) if is_expr(e) else e
@@ -38,9 +40,9 @@ def check_value(e, node, what: str, minimum: int = 1):
     if v < minimum:
         need = "positive" if minimum == 1 else f"at least {minimum}"
         raise KernelError("invalid-value", f"{what} is {int(v)}; it must be {need}", node)
-    if v > INT32_MAX:
-        raise KernelError("invalid-value", f"{what} is {_big(int(v))}, over int32 (2**31 - 1); use a smaller value",
-                          node)
+    if v > maximum:
+        bits = "int32 (2**31 - 1)" if maximum == INT32_MAX else "int64 (2**63 - 1)"
+        raise KernelError("invalid-value", f"{what} is {_big(int(v))}, over {bits}; use a smaller value", node)
     return e
 
 
@@ -84,7 +86,8 @@ def check_elements(what: str, shape, node, limit: int = INT32_MAX) -> None:
             return
         count *= v
     if count > limit:
-        reach = "that 32-bit indexing reaches" if limit == INT32_MAX else "that any on-chip buffer can hold"
+        reach = {INT32_MAX: "that 32-bit indexing reaches", INT64_MAX: "that 64-bit indexing reaches"}.get(
+            limit, "that any on-chip buffer can hold")
         raise KernelError("invalid-value", f"{what} has {count:,} elements, over the {limit:,} {reach}; split it "
                           "or use smaller sizes", node)
 

@@ -226,7 +226,7 @@ def _launch(p, node, call, target, name) -> N.Launch:
     grid = tuple(check_value(_int_extent(p, g, "T.Kernel", "invalid-kernel"), g,
                              f"the T.Kernel grid extent `{ast.unparse(g)}`")
                  for g in grid_nodes) or (N.Const(1),)  # `T.Kernel(threads=128)`: one block, as in TileLang
-    threads = _threads(p, b, call)
+    threads = launch_threads(p, b.get("threads"), call)
     names = [] if target is None else (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
     if isinstance(target, (ast.Tuple, ast.List)) and len(names) != len(grid):
         raise KernelError("invalid-kernel", f"T.Kernel has {len(grid)} grid dimension{'s' if len(grid) != 1 else ''} "
@@ -252,8 +252,8 @@ def _launch(p, node, call, target, name) -> N.Launch:
     return N.Launch(grid, threads, tuple(block_vars), p.seq(body, node), p.span(call))
 
 
-def _threads(p, b, call) -> tuple:
-    t = b.get("threads")
+def launch_threads(p, t, call) -> tuple:
+    """The threads= of a launch (`t`: its node, or None for the default 128) as 1 to 3 extents."""
     if not isinstance(t, ast.AST):
         return (N.Const(128),)
     v = p.ev.eval(t)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..ir import nodes as N
-from .kernel_errors import KernelError, check_elements, check_value
+from .kernel_errors import INT32_MAX, INT64_MAX, KernelError, check_elements, check_value
 from .values import ConstDims, TensorSpec, Unknown, normalize_dtype, to_expr
 
 
@@ -18,8 +18,10 @@ def declare(p, name: str, ann, ann_node, span):
             if e is None or isinstance(e, N.Const) and isinstance(e.value, float) and e.value.is_integer():
                 raise KernelError("bad-arguments", f"the shape of `{name}` must be integers or T.dynamic dims",
                                   ann_node)
-            shape.append(check_value(e, ann_node, f"a shape entry of `{name}`"))  # the lowering divides by dims
-        check_elements(f"tensor `{name}`", shape, ann_node)
+            # the lowering divides by dims; a dimension past int32 makes the tensor's indices 64-bit (as TileLang)
+            shape.append(check_value(e, ann_node, f"a shape entry of `{name}`", maximum=INT64_MAX))
+        wide = any(getattr(d, "dtype", None) == "int64" for d in shape)
+        check_elements(f"tensor `{name}`", shape, ann_node, INT64_MAX if wide else INT32_MAX)
         dtype = "unknown" if ann.dtype == "unknown" else p.dtype_arg(_dtype_node(ann_node), ann.dtype)
         if dtype == "handle":  # a T.ptr table holds addresses: an int64 tensor, as TileLang lowers it
             dtype = "int64"

@@ -16,6 +16,7 @@ from .exprs import KernelEval
 from .kernel_errors import KernelError
 from .params import const_dims, eager_annotation
 from .scope import Ctx
+from .regions import region_alias_error
 from .signatures import catalog_available
 from .values import ConstDims, UserFunc, is_expr, is_scalar, to_expr
 from . import loops
@@ -56,6 +57,7 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         self.eager_outputs: list = []
         self.pass_configs: dict = {}  # T.annotate_pass_configs (frontend/func_attrs.py)
         self.compile_flags: list = []  # T.annotate_compile_flags
+        self.non_restrict: list = []  # T.annotate_restrict_buffers: names of tensor parameters that may alias
         self.has_catalog = catalog_available()
 
     # --- plumbing -----------------------------------------------------------------------------------
@@ -227,10 +229,13 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
     def eval_for(self, target, value_node):
         """Evaluate the value of an assignment (allocations take the target's name)."""
         self.target_name = target.id if isinstance(target, ast.Name) else None
+        # `X = A_shared[:64, :32]`: the name holds the region (an alias, as in TileLang) for later tile-op operands
+        saved, self.ev.allow_regions = getattr(self.ev, "allow_regions", False), isinstance(value_node, ast.Subscript)
         try:
             return self.ev.eval(value_node)
         finally:
             self.target_name = None
+            self.ev.allow_regions = saved
 
     def assign_pairs(self, targets, value_nodes, stmt) -> list:
         """`a, b = x, y`: every value is evaluated before any target is written (so swaps work)."""
@@ -278,6 +283,9 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
         if isinstance(value, ConstDims):
             dims = const_dims(self, value)
             value = dims[0] if len(dims) == 1 else dims
+        if isinstance(value, N.Var) and value.kind == "let" and value.name == target.id:
+            self.env.values[target.id] = value  # `v = T.int32()` declares v (bound by a later T.let), or `v = v`
+            return []
         if is_expr(value) and not isinstance(value, N.Const) and _of_dims(value):
             self.env.values[target.id] = value  # `KH = K`, `OH = (H - K) // S + 1`: an alias, as in Python
             return []
@@ -300,6 +308,8 @@ class KernelParser(CallsMixin, ast.NodeVisitor):
     def store(self, target: ast.Subscript, value, stmt) -> N.Store:
         """`buf[i, j] = value`."""
         base = self.ev.eval(target.value)
+        if isinstance(base, N.Region):
+            raise region_alias_error(base, target)
         if not isinstance(base, N.Buffer):
             raise KernelError("unsupported-syntax", f"`{ast.unparse(target.value)}` is not a buffer; only buffer "
                               "elements can be assigned with `[...] =`", target)

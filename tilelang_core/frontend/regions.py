@@ -55,6 +55,15 @@ def value_region(v, span, node=None) -> N.Region:
                       "pass a buffer, a slice like `A[0:64, :]` or a head address like `A[i, j]`", node)
 
 
+def region_alias_error(region: N.Region, node) -> KernelError:
+    """A name bound to a region (`X = S[0:32, :]`) indexed or sliced again: TileLang's buffer regions are tile-op
+    operands only."""
+    name = node_text(node.value) if isinstance(node, ast.Subscript) else node_text(node)
+    return KernelError("bad-arguments", f"`{name}` is a region of `{region.buffer.name}` (a slice bound to a name), "
+                       f"which is only valid as a tile-op operand (T.copy, T.gemm, ...); index or slice "
+                       f"`{region.buffer.name}` itself", node)
+
+
 def _axis(parser, idx, dim) -> N.Axis:
     if not isinstance(idx, ast.Slice):
         return N.Axis(parser.ev.index(idx), N.Const(1), False)

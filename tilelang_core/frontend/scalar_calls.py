@@ -161,3 +161,23 @@ def h_extract_lane(p, b, node, short):
                           "integer from 0", node)
     raise KernelError("lowering-unsupported", f"`{src_text(node)}` reads a lane of a vector value, and kernels have "
                       "no vector-typed values yet; keep the lanes in a T.alloc_local buffer and index it", node)
+
+
+def h_let(p, b, node, short):
+    """T.let(v, value): binds `v` (declared with `v = T.int32()`) to `value` for the rest of the block."""
+    given = dict(zip(("v", "value", "body"), node.args))
+    given.update({k.arg: k.value for k in node.keywords})
+    if "body" in given:
+        raise KernelError("unsupported-syntax", f"`{src_text(node)}`: T.let with a body is not supported in a kernel; "
+                          "write `T.let(v, value)` as a statement, or `v = value`", node)
+    if "v" not in given or "value" not in given:
+        raise KernelError("bad-arguments", "T.let needs a variable and its value: `v = T.int32()` then "
+                          "`T.let(v, value)`", node)
+    var = p.ev.eval(given["v"])
+    if not isinstance(var, N.Var) or var.kind != "let":
+        raise KernelError("bad-arguments", f"`{src_text(given['v'])}` is not a variable declared in the kernel; "
+                          "declare it with `v = T.int32()` (or another dtype) first", given["v"])
+    value = p.ev.scalar(given["value"])
+    p.emit(N.LetStmt(var, value if expr_dtype(value) == var.dtype else N.Cast(var.dtype, value, value.span),
+                     p.span(node)))
+

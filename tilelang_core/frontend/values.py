@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import enum
 import numbers
-import os
+import pathlib
 import sys
 import types
 from dataclasses import dataclass, field
@@ -226,8 +226,8 @@ def from_live(v, depth: int = 0):
     """Convert a real Python value from a captured environment into the frontend's value domain."""
     if isinstance(v, (bool, int, float, str, DType)) or v is None:
         return v
-    if isinstance(v, os.PathLike):  # a file path (T.CUDASourceCodeKernel's source): its text
-        return os.fspath(v)
+    if isinstance(v, pathlib.PurePath):  # a file name (T.CUDASourceCodeKernel's source_code_or_path)
+        return v
     if isinstance(v, numbers.Integral):  # numpy integers and the like
         return int(v)
     if isinstance(v, numbers.Real):

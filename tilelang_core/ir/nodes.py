@@ -424,7 +424,9 @@ class PrimFunc:
     out_idx: the jit decorator's out_idx when known; span: the `def` line; name_span: the name;
     errors: the frontend's error diagnostics for this instance (lowering refuses a kernel that has any);
     pass_configs: the jit's `pass_configs` and the kernel's `T.annotate_pass_configs` (the CUDA lowering reads them
-    into its CodegenOptions, options.py); compile_flags: the kernel's `T.annotate_compile_flags`.
+    into its CodegenOptions, options.py); compile_flags: the kernel's `T.annotate_compile_flags`; non_restrict: the
+    tensor parameters `T.annotate_restrict_buffers` names (they may alias: no `__restrict__` on CUDA, no noalias on
+    the CPU).
     """
 
     name: str
@@ -440,6 +442,7 @@ class PrimFunc:
     errors: tuple = field(default=(), repr=False)
     pass_configs: tuple[tuple[str, object], ...] = field(default=())  # TileLang pass configs (key, value), sorted
     compile_flags: tuple[str, ...] = field(default=())  # nvcc flags the kernel asks for (options.kernel_configs)
+    non_restrict: tuple[str, ...] = field(default=())  # tensor parameters that may alias (T.annotate_restrict_buffers)
 
     def with_pass_configs(self, configs) -> PrimFunc:
         """This kernel with `configs` (a dict) added to its pass configs, overriding the same keys."""

@@ -187,9 +187,15 @@ def _make_stub(builtin: _Builtin, module: str = _MODULE):
 
         _check_stub_arguments(builtin, args, kwargs)
         if any(_is_tvm_object(a) for a in (*args, *kwargs.values())):
+            from ..compat.host_ir import host_builder
+
+            build = host_builder(label.removeprefix("T."))
+            if build is not None:
+                return build(*args, **kwargs)
             raise UnsupportedFeatureError(f"{label} on TVM IR objects outside a kernel",
-                                          f"tilelang_core's builtins build no TVM IR on the host; call {label} in a "
-                                          "@T.prim_func body or a @T.macro, where the frontend reads it")
+                                          f"tilelang_core builds TVM IR on the host for the fast-math intrinsics "
+                                          f"only; call {label} in a @T.prim_func body or a @T.macro, where the "
+                                          "frontend reads it")
         raise UnsupportedFeatureError(f"{label} outside a kernel body",
                                       f"{label} can only be used inside a @T.prim_func kernel body or a @T.macro, "
                                       "where the frontend reads it (TileLang's host-side TVM IR is not built)")

@@ -19,6 +19,9 @@ _KERNEL = [
     _b("T.macro", "kernel", ("func", "any", None), returns="Macro", kind="decorator", aliases=("T.inline",)),
     _b("T.Kernel", "kernel", ("*blocks", "varargs"), ("threads", "any", 128), ("prelude", "str", None),
        ("cluster_dims", "any", None), returns="KernelLaunchFrame", kind="context"),
+    _b("T.CUDASourceCodeKernel", "kernel", ("*blocks", "varargs"), ("threads", "any", None), _KW,
+       ("source_code_or_path", "any"), ("entry_name", "str", "main_kernel"), ("cluster_dims", "any", None),
+       ("prelude", "str", None)),
     _b("T.get_thread_binding", "kernel", ("dim", "int", 0), returns="Var"),
     _b("T.get_block_binding", "kernel", ("dim", "int", 0), returns="Var"),
     _b("T.sync_threads", "kernel", ("barrier_id", "int", None), ("arrive_count", "int", None)),
@@ -40,6 +43,7 @@ _TYPES = [
        ("scope", "str", None), _KW, ("data", "any", None), returns="Buffer", kind="type"),
     _b("T.dynamic", "type", ("name", "str"), ("dtype", "dtype", "int32"), returns="Var", aliases=("T.symbolic",)),
     _b("T.const", "type", ("name", "str"), ("dtype", "dtype", "int32"), returns="Var | tuple[Var, ...]"),
+    _b("T.let", "type", ("v", "expr"), ("value", "expr"), ("body", "expr", None)),
     _b("T.empty", "type", ("*shape", "varargs"), ("dtype", "dtype", "float32"), returns="Tensor"),
     _b("T.dtype", "type", ("value", "any"), returns="dtype"),
 ]

@@ -38,6 +38,16 @@ def scale_rows(acc, s):
     for i, j in T.Parallel(64, 64):
         acc[i, j] *= s[i]
 ```""",
+    "T.CUDASourceCodeKernel": """Launch a kernel written in CUDA: `source_code_or_path` is the source text or a
+`.cu` file, `entry_name` its `extern "C" __global__` function. The entry takes the prim_func's tensors (pointers)
+and scalars in order, then its symbolic dims (int). Called in the prim_func body, with no `with T.Kernel`; the CPU
+backend cannot compile CUDA and refuses it.
+
+```python
+@T.prim_func
+def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+    T.CUDASourceCodeKernel(T.ceildiv(N, 128), threads=128, source_code_or_path=CODE, entry_name="copy")
+```""",
     "T.Kernel": """Open the launch of a kernel: a grid of 1 to 3 dimensions of thread blocks.
 
 `with T.Kernel(gx, gy, threads=128) as (bx, by):` binds the block indices. Everything inside runs once
@@ -107,6 +117,14 @@ It compares equal to its name; `.bits`, `.lanes` and `.as_torch()` give the widt
 lanes and the torch dtype (factories use it to pick sizes per dtype). Once tvm is loaded, it and every
 `T.<dtype>` is tvm's own `DataType` (`isinstance(T.float16, tvm.DataType)`, `.type_code`), as in TileLang;
 before that it is a plain string, so that importing TileLang code costs no tvm.""",
+    "T.let": """Bind a declared scalar variable to a value for the rest of the block (the statement form; a
+`body` is not supported in a kernel).
+
+```python
+offset = T.int32()          # a dtype called with no value declares a variable
+T.let(offset, ko * block_K)
+T.copy(A[by * block_M, offset], A_shared)
+```""",
     "T.const": """Eager style only: declare dimension names bound from the argument shapes.
 
 ```python
@@ -213,8 +231,8 @@ A negative `step` counts down. Python's `range(...)` inside a kernel means the s
 _TILE_OPS = {
     "T.copy": """Copy a tile between any two memory scopes (global, shared, fragment).
 
-Each side is a whole buffer, a slice `A[r0:r1, c0:c1]`, or a head address `A[r, c]` that takes its
-extent from the other side. Size-1 dimensions may be dropped (`Q[b, s0:s1, h, :]` into a 2-D tile).
+Each side is a whole buffer, a slice `A[r0:r1, c0:c1]` (or a name bound to one, `X = A_s[:64, :32]`, which is
+then only a tile-op operand), or a head address `A[r, c]` that takes its extent from the other side. Size-1 dimensions may be dropped (`Q[b, s0:s1, h, :]` into a 2-D tile).
 Both sides must cover the same extents: **there is no broadcast**. A dtype conversion happens when the
 two dtypes differ (fp32 accumulator to fp16 output is the common case).
 

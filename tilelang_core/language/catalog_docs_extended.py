@@ -178,7 +178,9 @@ _ADVANCED = {
 
 It holds for the whole kernel: element reads in `T.Parallel` and `T.copy` tiles that reach past the tensor
 (TMA is not used for such a tensor's copies).""",
-    "T.annotate_restrict_buffers": "Declare that the given buffers do not alias (`__restrict__`).",
+    "T.annotate_restrict_buffers": "Mark tensor parameters that may alias (overlapping views of one tensor): they "
+                                   "lose `__restrict__` in the CUDA signature, and the CPU backend drops its no-alias "
+                                   "assumption for the kernel.",
     "T.annotate_min_blocks_per_sm": "Ask the compiler to fit at least `n` blocks per SM (`__launch_bounds__`).",
     "T.annotate_pass_configs": "The kernel's own pass configs, `{PassConfigKey.TL_ENABLE_FAST_MATH: True}`, as if "
                                "given to `tilelang.compile(pass_configs=...)` (which overrides the same keys); "

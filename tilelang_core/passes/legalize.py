@@ -32,6 +32,4 @@ def legalize(func: N.PrimFunc) -> N.PrimFunc:
     body = transform(func.body, fn)
     if body is func.body:
         return func
-    new = N.PrimFunc(func.name, func.params, body, func.factory, func.instance, func.out_idx, func.span,
-                     func.name_span, func.source_path, func.bindings)
-    return new
+    return dataclasses.replace(func, body=body)

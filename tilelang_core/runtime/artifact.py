@@ -222,7 +222,7 @@ def ir_key(func, arch: str) -> str:
     return sha256("tilelsp-artifact", FORMAT, compiler_version(), repr(codegen_options(kernel_configs(func))), arch,
                   func.name,
                   repr(ir_structure(func.params)), repr(ir_structure(func.body)), func.out_idx,
-                  repr(func.pass_configs))
+                  repr(func.pass_configs), func.non_restrict)
 
 
 def build_artifact(func, arch: str = DEFAULT_ARCH, cache: ArtifactCache | None | bool = None) -> Artifact:

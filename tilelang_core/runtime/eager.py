@@ -102,7 +102,7 @@ class EagerKernel:
         scalars = {k: v for k, v in bound.arguments.items() if k not in tensors}
         kernel = self._kernel(tensors, scalars)
         inputs = [tensors[p.name] for p in kernel.func.params[:len(kernel.func.params) - len(kernel.out_idx)]
-                  if isinstance(p, N.Buffer)]
+                  if isinstance(p, N.Buffer) or p.dtype == "handle"]  # a `T.ptr` parameter: given a tensor
         return kernel, inputs
 
     def get_kernel_source(self, *args, **kwargs) -> str:

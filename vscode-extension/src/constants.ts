@@ -36,4 +36,4 @@ export const DEFAULT_CUDA_STAGES = ['parsed', 'legalized', 'pipelined', 'layouts
 export const DEFAULT_CPU_STAGES = ['parsed', 'legalized', 'tir', 'llvm'];
 
 /** Targets offered by Select Targets (the archs the checks know limits for, and the CPU backend). */
-export const KNOWN_TARGETS = ['sm_90a', 'sm_90', 'sm_89', 'sm_86', 'sm_80', 'cpu'];  // tilelang_core/target.py's ARCHS
+export const KNOWN_TARGETS = ['sm_90a', 'sm_90', 'sm_89', 'sm_86', 'sm_80', 'sm_75', 'cpu'];  // tilelang_core/target.py's ARCHS

@@ -18,7 +18,7 @@ from .._tvm import load
 from .allreduce import REDUCE_CALLS, allreduce_value
 from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic, updated
 from .cpasync import cp_async
-from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, fp8_bits, from_fp8_bits, index_expr
+from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, fp8_bits, from_fp8_bits, index_expr, match
 from .grid_sync import grid_phases
 from .lower_expr import ExprLowerer
 from .mma import fragment_load, mma_sync
@@ -34,7 +34,7 @@ from .storage import SCRATCH_SCOPE, StorageLowering
 HINTS = frozenset({
     "sync_threads", "sync_warp", "syncwarp", "sync_grid", "sync_global", "tvm_storage_sync", "fence_proxy_async",
     "no_set_max_nreg", "set_max_nreg", "inc_max_nreg", "dec_max_nreg", "disable_warp_group_reg_alloc", "wait_wgmma",
-    "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding", "annotate_restrict_buffers",
+    "finalize_reducer", "annotate_l2_hit_ratio", "annotate_padding",
     "use_swizzle", "annotate_safe_value", "assume", "cluster_arrive", "tma_store_arrive", "tma_store_wait",
     "pdl_trigger", "pdl_sync", "loop_break_hint", "iket_event", "ptx_commit_group", "ptx_wait_group",
 }) | BARRIER_CALLS
@@ -114,7 +114,8 @@ class CpuLowering(StorageLowering):
         """The condition that `idx` lies inside `buf`, or None when provably true."""
         conds = []
         for i, extent in zip(idx, buf.ty.shape):
-            for c in (self.tirx.GE(i, const(0, dtype_of(i))), self.tirx.LT(i, cast(extent, dtype_of(i)))):
+            i, extent = match(i, extent)  # an int64 extent (a tensor past int32) compares in 64 bits
+            for c in (self.tirx.GE(i, const(0, dtype_of(i))), self.tirx.LT(i, extent)):
                 if not self.analyzer.can_prove(c):
                     conds.append(c)
         if not conds:
@@ -207,7 +208,8 @@ class CpuLowering(StorageLowering):
         if decls:
             body = self.tirx.SeqStmt(decls + [body])
         prim = self.tirx.PrimFunc(params, body)
-        return prim.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", True)
+        # tensors T.annotate_restrict_buffers says may alias: LLVM must not assume any two pointers are distinct
+        return prim.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", not self.func.non_restrict)
 
     def _symbol(self, v: N.Var):
         if v not in self.vars:
@@ -362,7 +364,7 @@ class CpuLowering(StorageLowering):
             idx = [self.index(i) for i in s.indices]
             return self.packed[s.buffer].store(idx, self.expr(s.value))
         buf = self.buffer(s.buffer, s.span)
-        idx = self.private(s.buffer, [self.index(i) for i in s.indices] or [const(0, "int32")], s.span)
+        idx = self.private(s.buffer, self.expr.indices(s.buffer, s.indices), s.span)
         value = self.expr(s.value)
         if buf not in self.fp8_elements:  # fp8: guarded_store stores the value's code
             value = cast(value, str(buf.ty.dtype))

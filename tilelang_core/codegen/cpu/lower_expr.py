@@ -9,7 +9,9 @@ from .ieee import DTYPES as IEEE_DTYPES
 from .ieee import ieee
 from .intrinsics import intrinsic
 
-CUDA_SOURCE_CALLS = frozenset({"import_source", "call_extern"})  # user CUDA device code (frontend/externs.py)
+# user CUDA code (frontend/externs.py, frontend/source_kernel.py), by the builtin the user wrote
+CUDA_SOURCE_CALLS = {"import_source": "import_source", "call_extern": "call_extern",
+                     "cuda_source_kernel": "CUDASourceCodeKernel"}
 
 
 class Late:
@@ -28,6 +30,21 @@ class ExprLowerer:
         self.load_hook = load_hook  # (ir Load, tirx buffer, tirx indices) -> tirx expr
         self.call_hook = call_hook  # (ir Call, tirx args) -> tirx expr, or None for the intrinsic table
         self.view_hook = None  # (ir Buffer with a base, span) -> the tirx buffer sharing the base's storage
+        self.wide = False  # lowering the index of a tensor past int32: integer leaves are read as int64
+
+    def indices(self, buffer: N.Buffer, indices) -> list:
+        """The tirx indices of an element of `buffer`. A tensor with a 64-bit dimension (a shape past int32) is
+        indexed in 64 bits from the leaves up, as TileLang widens its index arithmetic, so `bx * 512 + i` does not
+        wrap in int32 first."""
+        saved, self.wide = self.wide, self.wide or any(getattr(d, "dtype", None) == "int64" for d in buffer.shape)
+        try:
+            return [index_expr(self(i)) for i in indices] or [const(0, "int32")]
+        finally:
+            self.wide = saved
+
+    def _widened(self, x):
+        """An integer leaf read inside a 64-bit index: as int64."""
+        return cast(x, "int64") if self.wide and dtype_of(x) in ("int8", "int16", "int32", "uint8", "uint16") else x
 
     def __call__(self, e):
         """Lower one expression."""
@@ -53,7 +70,7 @@ class ExprLowerer:
                                     "through the JIT", e.span)
             raise LoweringError(f"'{e.name}' has no value here (the CPU backend found no binding)", e.span)
         value = self.vars[e]
-        return value.build() if isinstance(value, Late) else value
+        return self._widened(value.build() if isinstance(value, Late) else value)
 
     def _weak_pair(self, lhs, rhs):
         """Lower two operands; a bare literal takes the other side's dtype when the kinds agree."""
@@ -106,8 +123,9 @@ class ExprLowerer:
 
     def _Call(self, e):
         if e.name in CUDA_SOURCE_CALLS:
-            raise LoweringError(f"T.{e.name} runs user CUDA code, which the CPU backend cannot compile; build this "
-                                "kernel for a CUDA target, or write the routine with T.* operations", e.span)
+            raise LoweringError(f"T.{CUDA_SOURCE_CALLS[e.name]} runs user CUDA code, which the CPU backend cannot "
+                                "compile; build this kernel for a CUDA target, or write the routine with T.* "
+                                "operations", e.span)
         args = [self(a) for a in e.args]
         if self.call_hook is not None:
             out = self.call_hook(e, args)
@@ -131,7 +149,7 @@ class ExprLowerer:
             buf = self.view_hook(e.buffer, e.span)
         if buf is None:
             raise LoweringError(f"buffer '{e.buffer.name}' is used outside its allocation", e.span)
-        idx = [index_expr(self(i)) for i in e.indices] or [const(0, "int32")]
+        idx = self.indices(e.buffer, e.indices)
         if self.load_hook is not None:
-            return self.load_hook(e, buf, idx)
-        return tirx.BufferLoad(buf, idx)
+            return self._widened(self.load_hook(e, buf, idx))
+        return self._widened(tirx.BufferLoad(buf, idx))

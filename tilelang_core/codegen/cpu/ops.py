@@ -55,7 +55,8 @@ class OpLowering:
         """Lower a Region; a point region takes its trailing extents from `like` (T.copy head address)."""
         buf = self.ctx.buffer(region.buffer, region.span)
         axes = region.axes or tuple(N.Axis(N.Const(0), d) for d in region.buffer.shape)
-        starts = self.ctx.private(region.buffer, [self.ctx.index(a.start) for a in axes], region.span)
+        starts = self.ctx.private(region.buffer, self.ctx.expr.indices(region.buffer, [a.start for a in axes]),
+                                  region.span)
         extents = [self._extent(a.extent) for a in axes]
         if region.kind == "point" and like is not None:
             tile = [like.extents[d] for d in like.tile_axes()]

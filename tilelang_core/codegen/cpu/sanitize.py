@@ -82,7 +82,7 @@ class SanitizingLowering(HazardChecks, StepChecks, OverflowChecks, CpuLowering):
         body = CheckPlacement(self.checks)(prim.body)
         params = list(prim.params) + self.writer_params + self.reader_params + [self.state, self.report]
         out = self.tirx.PrimFunc(params, body)
-        return out.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", True)
+        return out.with_attr("global_symbol", self.func.name).with_attr("tirx.noalias", not self.func.non_restrict)
 
     def _param(self, p):
         buf = super()._param(p)

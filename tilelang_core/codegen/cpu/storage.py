@@ -94,9 +94,8 @@ class StorageLowering:
             return out
         # a T.alloc_var without init= starts at 0: LLVM deletes what reads an undefined scalar (a `while` summing
         # into one stored nothing), where the GPU's register reads as the zero TileLang's tests expect
-        value = self._initial(b, s.init)
         if not private:
-            out.append(self.tirx.BufferStore(buf, value, [const(0, "int32")] * len(shape)))
+            out.append(self.tirx.BufferStore(buf, self._initial(b, s.init), [const(0, "int32")] * len(shape)))
             return out
         saved = self.tid
         self.tid = self.fresh("t")

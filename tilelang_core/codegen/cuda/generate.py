@@ -14,7 +14,7 @@ from ...ir.printer import expr_str
 from ...ir.visitor import op_regions, walk
 from ...options import codegen_options, kernel_configs, options_scope
 from ...passes.layouts import describe
-from ...target import DEFAULT_ARCH, parse_target
+from ...target import BF16, DEFAULT_ARCH, parse_target
 from ..tvm_pipelines import tirx_without_cse
 from .common import LoweringError
 from .expr import dtype_of, is_wide
@@ -22,9 +22,10 @@ from .fastmath import mark_source
 from .kernel_plan import KernelPlan, plan_kernel
 from .lower import KernelEmitter
 from .packed_check import check_packed_accesses
+from .source_kernel import source_kernel, source_launch
 from .split import split_kernels
 from .tvm_source import (clean_source, finish_source, first_error_line, host_made_params, kernel_signature,
-                         kernel_symbol)
+                         kernel_symbol, without_restrict)
 from .cluster import DEVICE as CLUSTER_DEVICE
 from .cluster import SIZE as CLUSTER_SIZE
 from .cluster import source_with_dims
@@ -184,6 +185,10 @@ def generate(func: N.PrimFunc, arch: str = DEFAULT_ARCH, lowered: tuple | None =
     """Lower a kernel instance all the way to CUDA C: one `__global__` per `with T.Kernel(...)` block, in launch
     order, in one source (raises LoweringError with a span); the kernel's pass configs in force. `lowered`: the
     (parts, tvmscript results) the driver already made for this func (lowering.py), else made here."""
+    given = source_launch(func)
+    if given is not None:  # T.CUDASourceCodeKernel: the user's CUDA is the kernel
+        symbol, source, grid, block, params = source_kernel(func, *given)
+        return CudaKernel(func.name, symbol, "", "", source, grid, block, 0, [], params)
     check_packed_accesses(func)
     with options_scope(codegen_options(kernel_configs(func))):
         return _generate(func, arch, lowered)
@@ -223,7 +228,11 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
     extra += [STORE_DEVICE] if any(ws.store for ws in specialised) else []
     extra += [CLUSTER_DEVICE] if any(ws.cluster for ws in specialised) else []
     extra += [STREAMK_DEVICE] if any(ws.stream_k for ws in specialised) else []
+    if not parse_target(arch).has(BF16):  # TVM includes cuda_bf16.h for sm_80+ only; the library uses its types
+        cuda = "#include <cuda_bf16.h>\n" + cuda
     source, line_map = finish_source(cuda, extra)
+    source = without_restrict(source, [p["arg"] for _, _, params in scripts for p in params
+                                       if p["kind"] == "tensor" and p["name"] in func.non_restrict])
     if specialised:
         source = rewrite_signature(source, [m for ws in specialised for m in ws.tensor_maps])
     launches = [_launch_of(part, em, params, source) for part, (_, em, params) in zip(parts, scripts)]

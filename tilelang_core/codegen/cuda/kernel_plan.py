@@ -12,7 +12,9 @@ from ...passes.layouts import LayoutError, infer_layouts
 from ...passes.loop_exits import lower_loop_exits
 from ...passes.plan import plan_pipelines, shared_layouts, wgmma_gemms
 from ...passes.roles import Roles
+from ...target import CP_ASYNC, MMA_SYNC, parse_target
 from .common import LoweringError, used_buffers, view_root
+from .cpasync import STATEMENTS as CP_ASYNC_CALLS
 from .persistent import plan_schedule
 from .tma import WarpSpecialization, plan_tma
 
@@ -61,6 +63,7 @@ def plan(func: N.PrimFunc, arch: str):
     _one_launch(func)
     _check_views(func)
     threads = threads_of(launch)
+    _check_abilities(func, arch)
     roles = Roles(func, threads)  # tile ops inside an `if` on a range of threads run on those threads
     wgmma = wgmma_gemms(func, arch, threads, roles)
     try:
@@ -77,6 +80,25 @@ def plan(func: N.PrimFunc, arch: str):
     except (LayoutError, ValueError) as exc:
         raise LoweringError(str(exc), getattr(exc, "span", None) or launch.span, "layout-inference-failed") from None
     return launch, threads, layouts, plan_pipelines(func), smem, wgmma
+
+
+def _check_abilities(func: N.PrimFunc, arch: str) -> None:
+    """Raise at the first construct whose lowering needs an ability `arch` lacks (sm_75: tensor-core gemms are
+    m16n8k16 mma.sync, multi-stage pipelines and T.ptx_cp_async copy with cp.async, both sm_80)."""
+    target = parse_target(arch)
+    fix = "; build for sm_80 or newer"
+    if not target.has(MMA_SYNC):
+        gemm = next((n for n in walk(func.body) if isinstance(n, N.Gemm)), None)
+        if gemm is not None:
+            raise LoweringError(f"T.gemm on {arch}: its tensor-core lowering is m16n8k16 mma.sync, which needs "
+                                f"sm_80{fix}", gemm.span)
+    if not target.has(CP_ASYNC):
+        for loop in (p.loop for p in plan_pipelines(func).values()):
+            raise LoweringError(f"a T.Pipelined loop with num_stages >= 2 on {arch}: its copies overlap through "
+                                f"cp.async, which needs sm_80; use num_stages=1 (or T.serial){fix}", loop.span)
+        call = next((n for n in walk(func.body) if isinstance(n, N.Call) and n.name in CP_ASYNC_CALLS), None)
+        if call is not None:
+            raise LoweringError(f"T.{call.name} on {arch}: cp.async needs sm_80{fix}", call.span)
 
 
 def _one_launch(func: N.PrimFunc) -> None:

@@ -62,6 +62,16 @@ def drop_unused_params(raw: str) -> str:
 _LINE_MARK = re.compile(r"^(\s*)tl_line_(\d+)\(\);\s*$")
 
 
+def without_restrict(source: str, args) -> str:
+    """Kernel signatures with `__restrict__` dropped from the pointer parameters `args` (T.annotate_restrict_buffers:
+    tensors that may alias)."""
+    names = "|".join(re.escape(a) for a in args)
+    if not names:
+        return source
+    pattern = re.compile(rf"__restrict__ (?=(?:{names})\b)")
+    return "\n".join(pattern.sub("", ln) if "__global__" in ln else ln for ln in source.split("\n"))
+
+
 def first_error_line(exc: Exception) -> str:
     """The informative line of a TVM error (its messages end in an ASCII-art source excerpt)."""
     lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
