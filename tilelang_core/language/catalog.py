@@ -267,8 +267,6 @@ _ADVANCED = [
     _b("T.assume", "misc", ("cond", "expr", None)),
     _b("T.loop_break", "misc"),
     _b("T.import_source", "misc", ("source", "str", None)),
-    _b("T.CUDASourceCodeKernel", "misc", ("*blocks", "varargs"), ("threads", "any", 128),
-       ("source_code_or_path", "any", None), ("entry_name", "str", None)),
 ]
 
 

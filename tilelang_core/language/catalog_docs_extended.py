@@ -195,10 +195,6 @@ A condition over the kernel's sizes and scalar arguments only is checked at each
 raises `RuntimeError("Assume: <cond> ...")`.""",
     "T.loop_break": "Break out of the innermost serial loop.",
     "T.import_source": "Include raw CUDA source text in the generated kernel file.",
-    "T.CUDASourceCodeKernel": "A kernel written as CUDA source (`source_code_or_path`: the text or a .cu file) and launched "
-                               "as written through its `entry_name`. tilelang_core checks that the entry is a "
-                               "`__global__` function of the source (listing the available ones) and refuses the "
-                               "kernel (lowering-unsupported): use T.import_source and T.call_extern in a T.Kernel.",
 }
 
 _UNARY = {"tanh": "Hyperbolic tangent.", "floor": "Round down to an integer value.",

@@ -190,6 +190,11 @@ class JITKernel:
 
         return Profiler(self, tensor_supply_type=tensor_supply_type)
 
+    def run_once(self, func=None):
+        """`func` (default: this kernel) called once on the profiler's generated inputs, as TileLang's
+        `JITKernel.run_once`; its result."""
+        return self.get_profiler().run_once(func)
+
     def __repr__(self) -> str:
         return f"JITKernel({self.func.name}, target={self.arch or self.target}, out_idx={list(self.out_idx)})"
 
