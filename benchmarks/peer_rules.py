@@ -29,7 +29,8 @@ RULES: tuple[tuple[str, re.Pattern], ...] = tuple((name, re.compile(pattern)) fo
                            r"tilelang\.cache|KernelCache|\.lower_intrinsic|tilelang\.layout\.\w+\._|"
                            r"tilelang\.utils\.target|tilelang\.analysis|tilelang\.ir\b|"
                            r"tilelang\.language\.common|language\.tir\.exports|language\.eager\.ast|_normalize_threads|"
-                           r"grouped_compile|get_exportable_executable"),
+                           r"grouped_compile|get_exportable_executable|"
+                           r"__tilelang_dialect__|\.__module__\s*==\s*[\"']tilelang\.|from_database"),
     ("tvm-internals", r"tvm\.ir\.|tvm\.IRModule|tvm\.tir\.transform|tvm\.tirx\.transform|tvm\.transform\.|"
                       r"tvm\.arith|tvm\.script|tvm\.s_tir|structural_equal|stmt_functor|tvm\.runtime\.|"
                       r"tvm\.get_global_func|tvm_ffi|tvm\.target\.Target\(\s*\"llvm|\.script\(\)"),
