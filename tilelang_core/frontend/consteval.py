@@ -12,7 +12,8 @@ from ..ir import nodes as N
 from ..ir.arith import checked_op
 from .constcalls import (_SAFE_BUILTINS, MAX_ITEMS, ArgsNamespace, _concrete, _text, _try, call_value, get_attr,
                          make_tensor_spec)
-from .values import BuiltinRef, ConstDims, EnumValue, Unknown, is_expr, is_scalar, to_expr
+from .lambdas import function_def
+from .values import BuiltinRef, ConstDims, EnumValue, Unknown, UserFunc, is_expr, is_scalar, to_expr
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
@@ -234,6 +235,10 @@ class Evaluator(ast.NodeVisitor):
             else:
                 out.append(self.eval(e))
         return out
+
+    def visit_Lambda(self, node):
+        """A lambda: a helper that a kernel calling it inlines (lambdas.py)."""
+        return UserFunc(function_def(node), self.env)
 
     def visit_Dict(self, node):
         out = {}

@@ -11,6 +11,7 @@ from ..language.types import MacroDef
 from ..source import SourceFile
 from .consteval import Env
 from .kernel_errors import KernelError
+from .lambdas import is_lambda, lambda_function_def
 from .scope import SourceMapper
 from .values import LiveFunc, Unknown, UserFunc, from_live
 
@@ -95,7 +96,9 @@ def _user_func(func) -> UserFunc | None:
             from ..language.capture import capture
 
             try:
-                _LIVE_HELPERS[func.pyfunc] = _captured_user_func(capture(func.pyfunc), False)
+                cap = capture(func.pyfunc)
+                _LIVE_HELPERS[func.pyfunc] = _lambda_user_func(cap) if is_lambda(cap.pyfunc) else \
+                    _captured_user_func(cap, False)
             except (OSError, SyntaxError):
                 _LIVE_HELPERS[func.pyfunc] = None
         return _LIVE_HELPERS[func.pyfunc]
@@ -111,6 +114,15 @@ def _captured_user_func(cap, is_macro: bool) -> UserFunc | None:
     mapper = SourceMapper(SourceFile(cap.source, cap.filename), cap.first_line - 1, cap.indent)
     env = Env({k: from_live(v) for k, v in cap.env.items()})
     return UserFunc(fn, env, is_macro, mapper)
+
+
+def _lambda_user_func(cap) -> UserFunc | None:
+    """A UserFunc of a live lambda: its expression returned by a one-statement function (lambdas.py)."""
+    found = lambda_function_def(cap.pyfunc, cap.filename)
+    if found is None:
+        return None
+    fn, mapper = found
+    return UserFunc(fn, Env({k: from_live(v) for k, v in cap.env.items()}), False, mapper)
 
 
 def _bind_args(p, fn: ast.FunctionDef, call: ast.Call, uf_env) -> dict:
