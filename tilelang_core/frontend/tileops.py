@@ -19,8 +19,14 @@ REDUCE_OPS = {"reduce_max": "max", "reduce_min": "min", "reduce_sum": "sum", "re
 
 
 def h_copy(p, b, node, short):
-    """T.copy(src, dst)."""
-    p.emit(N.Copy(region_of(p, b["src"]), region_of(p, b["dst"]), p.span(node)))
+    """T.copy(src, dst); between two elements (`T.copy(A[i, j], B[i, j])`, e.g. in a T.Parallel body) it is the
+    element store `B[i, j] = A[i, j]`, as TileLang lowers it."""
+    src, dst, span = region_of(p, b["src"]), region_of(p, b["dst"]), p.span(node)
+    if src.kind == "point" and dst.kind == "point":
+        load = N.Load(src.buffer, tuple(a.start for a in src.axes), src.span)
+        p.emit(N.Store(dst.buffer, tuple(a.start for a in dst.axes), load, span))
+        return
+    p.emit(N.Copy(src, dst, span))
 
 
 def h_async_copy(p, b, node, short):

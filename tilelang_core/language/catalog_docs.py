@@ -211,7 +211,8 @@ _TILE_OPS = {
 
 Each side is a whole buffer, a slice `A[r0:r1, c0:c1]`, or a head address `A[r, c]` that takes its
 extent from the other side. Size-1 dimensions may be dropped (`Q[b, s0:s1, h, :]` into a 2-D tile).
-Both sides must cover the same extents: **there is no broadcast**. A dtype conversion happens when the
+Two elements (`T.copy(A[i, j], B[i, j])`) make the element store `B[i, j] = A[i, j]`, which may sit in a
+T.Parallel body. Both sides must cover the same extents: **there is no broadcast**. A dtype conversion happens when the
 two dtypes differ (fp32 accumulator to fp16 output is the common case).
 
 - `src`, `dst`: the two sides.
