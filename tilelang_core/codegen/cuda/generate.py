@@ -5,6 +5,7 @@ list an artifact needs. tvm is imported only through `_tvm.load()`.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -239,9 +240,11 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
     if specialised:
         source = rewrite_signature(source, [m for ws in specialised for m in ws.tensor_maps])
     launches = [_launch_of(part, em, params, source) for part, (_, em, params) in zip(parts, scripts)]
-    for step in launches:
+    for part, step in zip(parts, launches):
         if step.get("cluster"):
             source = source_with_dims(source, step["kernel_symbol"])
+        elif part.func.launch.cluster:  # T.ClusterKernel(..., cluster_dims=...)
+            source = source_with_dims(source, step["kernel_symbol"], part.func.launch.cluster)
     first, em = launches[0], scripts[0][1]
     source = mark_source(source)  # tl.enable_fast_math: nvcc --use_fast_math (fastmath.py)
     several = len(parts) > 1 or bool(parts[0].workspaces) or "stream_k" in first  # workspaces: a launch list
@@ -268,6 +271,15 @@ def _within_limits(func: N.PrimFunc, em: KernelEmitter, arch: str) -> None:
         raise LoweringError(f"the CUDA code of this T.Kernel needs {em.smem_total} B of shared memory per block on "
                             f"{arch}, over its limit of {lim.smem_per_block} B ({parts}); lower num_stages or "
                             f"shrink the shared tiles", span, "shared-memory-exceeded")
+    size = math.prod(func.launch.cluster or (1,))
+    if size > lim.max_cluster_size:
+        if lim.max_cluster_size == 1:
+            raise LoweringError(f"thread-block clusters (cluster_dims={func.launch.cluster}) need sm_90 or newer; "
+                                f"{arch} has none: compile for sm_90a, or drop cluster_dims", span,
+                                "lowering-unsupported")
+        raise LoweringError(f"a cluster of {size} blocks (cluster_dims={func.launch.cluster}) is over {arch}'s "
+                            f"portable limit of {lim.max_cluster_size}; use smaller cluster_dims", span,
+                            "invalid-kernel")
 
 
 def _launch_of(part, em: KernelEmitter, params: list, source: str) -> dict:

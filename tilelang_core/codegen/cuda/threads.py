@@ -88,6 +88,11 @@ namespace tl {
 __device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.aligned;" ::: "memory"); }
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); }
 __device__ __forceinline__ void cluster_sync() { cluster_arrive(); cluster_wait(); }
+__device__ __forceinline__ int block_rank_in_cluster() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return (int)r;
+}
 __device__ __forceinline__ void pdl_trigger() {
 #if __CUDA_ARCH__ >= 900
   cudaTriggerProgrammaticLaunchCompletion();
@@ -131,11 +136,18 @@ class ThreadOps:
         if DEVICE_LIBRARY not in self.em.extra_cuda:
             self.em.extra_cuda.append(DEVICE_LIBRARY)
 
+    def _cluster_library(self) -> None:
+        if CLUSTER_LIBRARY not in self.em.extra_cuda:
+            self.em.extra_cuda.append(CLUSTER_LIBRARY)
+
     # ------------------------------------------------------------------ expressions
     def expr(self, exprs, e: N.Call) -> str | None:
         """Text of a thread/block index or warp shuffle call, None for other calls (an ExprEmitter hook)."""
         if e.name in THREAD_INDEX:
             return self.index(e)
+        if e.name == "block_rank_in_cluster":  # %cluster_ctarank: 0 in a launch without clusters
+            self._cluster_library()
+            return 'T.call_pure_extern("int32", "tl::block_rank_in_cluster")'
         if e.name == "get_block_binding":
             dim, launch = as_int(e.args[0]), self.em.plan.func.launch
             return self.em.name(launch.block_vars[dim]) if dim < len(launch.block_vars) else "0"
@@ -198,8 +210,7 @@ class ThreadOps:
         elif name == "sync_grid":
             self.sync_grid(call)
         elif name in _CLUSTER_BARRIERS or name in _PDL:  # the cluster's blocks (sm_90); launch ordering
-            if CLUSTER_LIBRARY not in em.extra_cuda:
-                em.extra_cuda.append(CLUSTER_LIBRARY)
+            self._cluster_library()
             em.line(f'T.cuda.func_call("tl::{name}", source_code="")')
             if name != "cluster_arrive":
                 em.barrier_state.dirty_r = em.barrier_state.dirty_w = False
