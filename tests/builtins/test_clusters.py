@@ -68,3 +68,39 @@ def test_clusters_before_hopper_are_refused():
     with pytest.raises(LoweringError, match="need sm_90 or newer") as err:
         generate(_kernel(SRC), "sm_80")
     assert err.value.span.line == 6
+
+
+REMOTE_ARRIVE = """
+import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((128,), T.int32)):
+    with T.ClusterKernel(128, threads=128, cluster_dims=(4, 1, 1)):
+        mbar = T.alloc_cluster_barrier([512])
+        T.cluster_sync()
+        T.mbarrier_arrive(mbar, 0)
+        if T.block_rank_in_cluster() == 0:
+            T.mbarrier_wait_parity(mbar, 0)
+        T.cluster_sync()
+"""
+
+
+@pytest.mark.tvm
+@pytest.mark.nvcc
+def test_an_arrival_on_the_first_blocks_barrier_compiles_for_sm90a():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    src = generate(_kernel(REMOTE_ARRIVE), "sm_90a").source
+    assert "tl::mbar_arrive_cluster(" in src and compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"
+
+
+@pytest.mark.tvm
+def test_an_arrival_on_another_blocks_barrier_before_hopper_is_refused():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.codegen.cuda.common import LoweringError
+
+    src = REMOTE_ARRIVE.replace(", cluster_dims=(4, 1, 1)", "")
+    with pytest.raises(LoweringError, match="cta_id") as err:
+        generate(_kernel(src), "sm_80")
+    assert err.value.span.line == 9

@@ -272,6 +272,11 @@ def _within_limits(func: N.PrimFunc, em: KernelEmitter, arch: str) -> None:
                             f"{arch}, over its limit of {lim.smem_per_block} B ({parts}); lower num_stages or "
                             f"shrink the shared tiles", span, "shared-memory-exceeded")
     size = math.prod(func.launch.cluster or (1,))
+    remote = next((n for n in walk(func.body) if isinstance(n, N.Call) and n.name == "mbarrier_arrive"
+                   and len(n.args) > 1), None)
+    if remote is not None and lim.max_cluster_size == 1:
+        raise LoweringError(f"T.mbarrier_arrive with cta_id arrives on another block's barrier of the cluster, which "
+                            f"needs sm_90 or newer (not {arch})", remote.span, "lowering-unsupported")
     if size > lim.max_cluster_size:
         if lim.max_cluster_size == 1:
             raise LoweringError(f"thread-block clusters (cluster_dims={func.launch.cluster}) need sm_90 or newer; "

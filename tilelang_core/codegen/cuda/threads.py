@@ -50,6 +50,14 @@ __device__ __forceinline__ void mbar_arrive(void* bar, int proxy_fence = 0) {
 #endif
   asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(mbar_addr(bar)) : "memory");
 }
+// an arrival on the barrier at the same shared address in block `cta` of this cluster (T.mbarrier_arrive cta_id)
+__device__ __forceinline__ void mbar_arrive_cluster(void* bar, int cta) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("{\n .reg .b32 a;\n mapa.shared::cluster.u32 a, %0, %1;\n"
+               " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a];\n}" ::"r"(mbar_addr(bar)), "r"(cta)
+               : "memory");
+#endif
+}
 __device__ __forceinline__ void mbar_wait(void* bar, int parity, int proxy_fence = 0) {
   unsigned done = 0;
   do {
@@ -250,9 +258,10 @@ class ThreadOps:
         bar = call.args[0]
         ptr = f"{em.name(bar.buffer)}.ptr_to([{em.idx(bar.indices[0])}])"
         if call.name == "mbarrier_arrive":
-            if len(call.args) > 1:
-                raise LoweringError("T.mbarrier_arrive with cta_id (a cluster barrier) is not supported by the CUDA "
-                                    "lowering yet; arrive on this block's barrier", call.span)
+            if len(call.args) > 1:  # on block cta_id's barrier of this cluster (sm_90: generate._within_limits)
+                em.line(f'T.cuda.func_call("tl::mbar_arrive_cluster", {ptr}, {em.idx(call.args[1])}, '
+                        'source_code="")')
+                return
             # wgmma reads shared memory through the async proxy: writes before the arrive must be fenced for it
             em.line(f'T.cuda.func_call("tl::mbar_arrive", {ptr}, {1 if em.plan.wgmma else 0}, source_code="")')
         elif call.name == "mbarrier_wait_parity":
