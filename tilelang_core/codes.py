@@ -5,11 +5,32 @@ emitted anywhere must be listed here (a test enforces it).
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from .severity import Severity
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+
+@dataclass(frozen=True)
+class TvmError:
+    """A tvm error class TileLang's C++ passes raise (`tvm.error.InternalError`), named without importing tvm: the
+    class itself when the user's program imported tvm (so `pytest.raises(tvm.error.InternalError)` catches the
+    CompileError), else `base`, the builtin error it derives from."""
+
+    name: str
+    base: type = RuntimeError
+
+    @property
+    def __name__(self) -> str:  # noqa: A003  (read like a class's, by docgen)
+        return f"tvm.error.{self.name}"
+
+    def resolve(self) -> type:
+        """The tvm class, or `base` while tvm is not imported."""
+        module = sys.modules.get("tvm.error")
+        found = getattr(module, self.name, None) if module is not None else None
+        return found if isinstance(found, type) and issubclass(found, self.base) else self.base
 
 
 @dataclass(frozen=True)
@@ -22,7 +43,7 @@ class CodeInfo:
     meaning: str
     example: str
     fix: str
-    raises: type | None = None  # TileLang raises this Python error for it, when @T.prim_func runs (see CompileError)
+    raises: type | TvmError | None = None  # TileLang raises this Python error for it (see CompileError)
 
 
 _ROWS = [
@@ -251,6 +272,12 @@ _ROWS = [
              "a fragment only ever assigned element-wise with no anchor", "Anchor it with a T.copy/T.gemm, or annotate its layout."),
     CodeInfo("lowering-unsupported", E, "lowering", "A construct the lowering for this target does not support yet.",
              "T.cumsum on a fragment for CUDA", "See the message; the CPU backend may still run it."),
+    CodeInfo("tma-atomic-unsupported", E, "lowering", "T.atomic_add(..., use_tma=True) (a TMA reduce-add of a "
+             "shared tile into a global tensor) from a tile not in shared memory, on a dtype the bulk reduction has "
+             "no form for, or for a target without TMA (before sm_90).",
+             "T.atomic_add(out_int16, tile_int16, use_tma=True)",
+             "Use float16, bfloat16, float32, int32, uint32 or uint64 and an sm_90 target, or drop use_tma to add "
+             "element by element.", raises=TvmError("InternalError")),
     CodeInfo("codegen-error", E, "lowering", "Code generation or nvcc failed for this kernel.",
              "(internal)", "Report it with the kernel; the message carries the compiler's output."),
     CodeInfo("shared-memory-report", I, "lowering", "The shared memory actually allocated after merging and multi-buffering.",
@@ -351,7 +378,8 @@ CODES: dict[str, CodeInfo] = {row.code: row for row in _ROWS}
 
 def python_error(codes) -> type | None:
     """The Python error TileLang raises for the first of `codes` the table gives one (None: none does)."""
-    return next((CODES[c].raises for c in codes if c in CODES and CODES[c].raises is not None), None)
+    found = next((CODES[c].raises for c in codes if c in CODES and CODES[c].raises is not None), None)
+    return found.resolve() if isinstance(found, TvmError) else found
 
 
 def default_severity(code: str) -> Severity:

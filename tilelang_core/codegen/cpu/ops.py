@@ -296,11 +296,8 @@ class OpLowering:
         return self.nest([src.extents[d] for d in outer_axes], body, "o")
 
     def atomic_add(self, op: N.AtomicAdd):
-        """T.atomic_add: dst += value (a tile, or a scalar into one element or every element of a region); grid loops
-        run serially when a kernel has one."""
-        if op.use_tma:
-            raise LoweringError("T.atomic_add(..., use_tma=True) asks for a Hopper TMA reduce-add, which the CPU "
-                                "backend does not have; drop use_tma to add element by element", op.span)
+        """T.atomic_add: dst += value (a tile, or a scalar into one element or every element of a region; a TMA
+        reduce-add, use_tma=True, adds the same); grid loops run serially when a kernel has one."""
         if isinstance(op.value, N.Region):
             src = self.view(op.value)
             dst = self.view(op.dst, like=src)
