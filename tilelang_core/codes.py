@@ -113,9 +113,17 @@ _ROWS = [
              "T.gemm(A_fp16, B_fp32, C)", "Give A and B the same dtype (fp8 families may mix e4m3/e5m2)."),
     CodeInfo("gemm-dynamic-shape", E, "gemm", "A T.gemm tile dimension is not a compile-time constant.",
              "A_shared = T.alloc_shared((m, 32), ...)  # m symbolic", "Use constant tile sizes for gemm operands."),
-    CodeInfo("copy-extent-mismatch", E, "copy", "The two sides of T.copy cover different extents (no broadcast).",
+    CodeInfo("copy-extent-mismatch", E, "copy", "The two sides of T.copy cover different extents (no broadcast) "
+             "and TileLang refuses the copy: its loop would follow a destination smaller than the source, or the "
+             "sides' non-1 axes do not pair up.",
              "T.copy(A[by*128:by*128+128, k*64:k*64+64], A_shared)  # A_shared is 128x32",
              "Make the slice extents equal the tile's shape."),
+    CodeInfo("copy-extent-differs", W, "copy", "The two sides of T.copy cover different extents that TileLang "
+             "still copies: its loop runs over the extents of the side in the more local memory (fragment, then "
+             "shared, then global; the source on a tie), each side indexed from its own start, so part of one side "
+             "is left unwritten, or written or read beyond its slice.",
+             "T.copy(A[:, 0:2], B[:, 0:3])  # both global: B[:, 2] is not written",
+             "Make both sides cover the same extents."),
     CodeInfo("copy-shape-mismatch", E, "copy", "T.copy between two whole buffers whose shapes differ.",
              "T.copy(S_128x32, D_64x64)", "Copy a slice of matching shape, or fix one of the allocations."),
     CodeInfo("fp4-unpacking-copy", E, "copy", "A T.copy from packed float4_e2m1fn into a float4_e2m1_unpacked "
@@ -199,7 +207,8 @@ _ROWS = [
     CodeInfo("output-not-covered", E, "dataflow",
              "Rows or columns of an output tensor that no block of the grid writes (a grid sized with `//`, block "
              "indices swapped between T.Kernel and the indexing, too small a grid). An error for out_idx outputs "
-             "(fresh, uninitialised memory); a warning for tensors passed in.",
+             "(fresh, uninitialised memory) whose axis the blocks walk; a warning for tensors passed in, and for "
+             "outputs written at fixed positions only (TileLang compiles those).",
              "with T.Kernel(N // 64, M // 64) as (bx, by):  # M = 1000: rows 960..999 never written",
              "Size each grid axis with T.ceildiv(size, tile) and index each axis with its own block index."),
     CodeInfo("tile-outside-tensor", W, "dataflow",

@@ -8,6 +8,7 @@ import math
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
+from ...ir.copy_extent import loop_extents
 from ...passes.layout_kinds import Generic, Replicated, in_fragment, ravel
 from .common import LoweringError, all_of, nbytes
 
@@ -75,11 +76,20 @@ def _match(src: Side, dst: Side, span) -> list:
         for side, keep in ((src, a2), (dst, b2)):
             side.axes = [x if (not x.sliced or x in keep) else N.Axis(x.start, x.extent, False) for x in side.axes]
         a, b = a2, b2
-    for x, y in zip(a, b):
-        ex, ey = as_int(x.extent), as_int(y.extent)
-        if ex is not None and ey is not None and ex != ey:
-            raise LoweringError(f"T.copy extents differ ({ex} vs {ey}); both sides must have the same tile shape", span)
-    return [x.extent if as_int(x.extent) is not None else y.extent for x, y in zip(a, b)]
+    ea, eb = [as_int(x.extent) for x in a], [as_int(y.extent) for y in b]
+    loop = loop_extents(ea, eb, src.buf.scope, dst.buf.scope)  # differing extents: TileLang's rule (ir/copy_extent)
+    if loop is None:
+        raise LoweringError(f"T.copy extents differ ({_dims(ea)} into {_dims(eb)}): the destination tile is "
+                            "smaller than the source; both sides must have the same tile shape", span)
+    for side, axes in ((src, a), (dst, b)):  # each side covers the loop's extents from its own start
+        wide = {id(x): N.Axis(x.start, N.Const(n), True) for x, n in zip(axes, loop) if n is not None
+                and as_int(x.extent) not in (None, n)}
+        side.axes = [wide.get(id(x), x) for x in side.axes]
+    return [x.extent if as_int(x.extent) is not None else y.extent for x, y in zip(src.tile, dst.tile)]
+
+
+def _dims(extents: list) -> str:
+    return "x".join("?" if e is None else str(e) for e in extents)
 
 
 
