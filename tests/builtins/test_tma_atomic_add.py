@@ -71,3 +71,30 @@ def test_the_refusals_are_tvm_internal_errors_once_tvm_is_imported():
         raise CompileError(_check("int16").errors)
     with pytest.raises(tvm.error.InternalError, match=r"requires a CUDA target with TMA support \(SM90\+\)"):
         lower(_kernel("float32"), target="sm_80")
+
+
+SWIZZLED = """
+import tilelang
+import tilelang.language as T
+
+@T.prim_func
+def k(out: T.Tensor((16, 16), T.{dt})):
+    with T.Kernel(1):
+        s = T.alloc_shared((16, 16), T.{dt})
+        T.annotate_layout({{s: tilelang.layout.make_wgmma_swizzled_layout(s)}})
+        T.fill(s, 1)
+        T.atomic_add(out, s, use_tma=True)
+"""
+
+
+@pytest.mark.tvm
+def test_a_swizzled_64_bit_source_cannot_be_encoded_for_cuda():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.codegen.cuda.common import LoweringError
+
+    res = check_source(textwrap.dedent(SWIZZLED.format(dt="uint64")), "<test>")
+    with pytest.raises(LoweringError, match="not representable by a TensorMap descriptor") as err:
+        generate(res.kernels[0], "sm_90a")
+    assert err.value.span.line == 11
+    assert "tl::atomic_add(" in generate(check_source(textwrap.dedent(SWIZZLED.format(dt="float32")),
+                                                      "<test>").kernels[0], "sm_90a").source

@@ -15,7 +15,7 @@ from ...ir.printer import expr_str
 from ...ir.visitor import walk
 from ...options import codegen_options, kernel_configs, options_scope
 from ...passes.layouts import describe
-from ...target import DEFAULT_ARCH, TMA, parse_target
+from ...target import DEFAULT_ARCH, parse_target
 from ..tvm_pipelines import tirx_without_cse
 from .common import LoweringError
 from .fastmath import mark_source
@@ -28,6 +28,7 @@ from .tvm_source import (clean_source, finish_source, first_error_line, host_mad
 from .cluster import DEVICE as CLUSTER_DEVICE
 from .cluster import SIZE as CLUSTER_SIZE
 from .cluster import source_with_dims
+from .tma_atomic import check_tma_atomics
 from .persistent import DEVICE as PERSISTENT_DEVICE
 from .persistent import launch_lines
 from .lpt import reverse_heavy
@@ -272,11 +273,7 @@ def _within_limits(func: N.PrimFunc, em: KernelEmitter, arch: str) -> None:
                             f"{arch}, over its limit of {lim.smem_per_block} B ({parts}); lower num_stages or "
                             f"shrink the shared tiles", span, "shared-memory-exceeded")
     size = math.prod(func.launch.cluster or (1,))
-    tma_add = next((n for n in walk(func.body) if isinstance(n, N.AtomicAdd) and n.use_tma), None)
-    if tma_add is not None and not parse_target(arch).has(TMA):
-        raise LoweringError(f"TMA atomic add requires a CUDA target with TMA support (SM90+), not {arch}: compile for "
-                            "sm_90a, or drop use_tma=True to add element by element", tma_add.span,
-                            "tma-atomic-unsupported")
+    check_tma_atomics(func, arch)
     remote = next((n for n in walk(func.body) if isinstance(n, N.Call) and n.name == "mbarrier_arrive"
                    and len(n.args) > 1), None)
     if remote is not None and lim.max_cluster_size == 1:
