@@ -98,3 +98,11 @@ def test_a_swizzled_64_bit_source_cannot_be_encoded_for_cuda():
     assert err.value.span.line == 11
     assert "tl::atomic_add(" in generate(check_source(textwrap.dedent(SWIZZLED.format(dt="float32")),
                                                       "<test>").kernels[0], "sm_90a").source
+
+
+def test_the_lowered_artifact_says_it_has_no_tvm_host_module():
+    from tilelang_core.compat import UnsupportedFeatureError
+    from tilelang_core.compat.engine import LoweredArtifact
+
+    with pytest.raises(UnsupportedFeatureError, match="host_mod"):
+        LoweredArtifact("sm_90a", "", [], None, {}).host_mod  # noqa: B018
