@@ -391,6 +391,13 @@ def python_error(codes) -> type | None:
     return found.resolve() if isinstance(found, TvmError) else found
 
 
+def raised_at_definition(code: str) -> bool:
+    """Whether TileLang raises the code's Python error when `@T.prim_func` runs (its parser: the frontend codes),
+    rather than at the compile (its lowering)."""
+    row = CODES.get(code)
+    return row is not None and row.raises is not None and row.area == "frontend"
+
+
 def default_severity(code: str) -> Severity:
     """The table's severity for a code (KeyError for codes not in the table)."""
     return CODES[code].severity
