@@ -104,3 +104,27 @@ def test_an_arrival_on_another_blocks_barrier_before_hopper_is_refused():
     with pytest.raises(LoweringError, match="cta_id") as err:
         generate(_kernel(src), "sm_80")
     assert err.value.span.line == 9
+
+
+UNNAMED = """
+import tilelang.language as T
+
+@T.prim_func
+def k(B: T.Tensor((4, 3), T.int32)):
+    with T.Kernel(4, 3, threads=32):
+        if T.get_thread_binding() == 0:
+            B[T.get_block_binding(0), T.get_block_binding(1)] = T.get_block_binding(0) * 10 + T.get_block_binding(1)
+"""
+
+
+@pytest.mark.tvm
+def test_block_bindings_of_a_kernel_that_names_no_block_index():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+    from tilelang_core.codegen.cuda import generate
+
+    b = torch.zeros(4, 3, dtype=torch.int32)
+    cpu.build(_kernel(UNNAMED))(b)
+    assert b.tolist() == [[10 * x + y for y in range(3)] for x in range(4)]
+    src = generate(_kernel(UNNAMED), "sm_90a").source
+    assert "blockIdx.y" in src and "B_ptr[((((int)blockIdx.x) * 3)" in src

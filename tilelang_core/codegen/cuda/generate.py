@@ -28,6 +28,7 @@ from .tvm_source import (clean_source, finish_source, first_error_line, host_mad
 from .cluster import DEVICE as CLUSTER_DEVICE
 from .cluster import SIZE as CLUSTER_SIZE
 from .cluster import source_with_dims
+from .threads import unnamed_block
 from .tma_atomic import check_tma_atomics
 from .persistent import DEVICE as PERSISTENT_DEVICE
 from .persistent import launch_lines
@@ -103,8 +104,8 @@ def tvmscript(func: N.PrimFunc, arch: str, planned: KernelPlan | None = None) ->
         out += launch_lines(em, launch, persistent)
     for v, ext, tag in zip(launch.block_vars, launch.grid, axes) if persistent is None else ():
         out.append(f'    {em.name(v)} = T.launch_thread("{tag}", {em.idx(ext)})')
-    for k, ext in enumerate(launch.grid[len(launch.block_vars):]):
-        out.append(f'    _unused_b{k} = T.launch_thread("{axes[len(launch.block_vars) + k]}", {em.idx(ext)})')
+    for k, ext in enumerate(launch.grid[len(launch.block_vars):], len(launch.block_vars)):  # T.get_block_binding
+        out.append(f'    {unnamed_block(k)} = T.launch_thread("{axes[k]}", {em.idx(ext)})')
     out.append(f'    tx = T.launch_thread("threadIdx.x", {em.block_threads})')
     if smem_total:
         out.append(f'    smem = T.alloc_buffer(({smem_total},), "uint8", scope="shared.dyn")')

@@ -31,6 +31,11 @@ _TX = re.compile(r"\btx\b")
 _ABS_MARK = "tx_absolute_index"  # a thread index the user asked for: kept absolute inside a role
 _ABS = re.compile(_ABS_MARK)
 
+def unnamed_block(dim: int) -> str:
+    """The TVMScript name bound to blockIdx along `dim` when `with T.Kernel(...) as ...` names no index for it."""
+    return f"_block_{'xyz'[dim]}"
+
+
 DEVICE_LIBRARY = r"""
 namespace tl {
 __device__ __forceinline__ unsigned mbar_addr(const void* p) {
@@ -158,7 +163,9 @@ class ThreadOps:
             return 'T.call_pure_extern("int32", "tl::block_rank_in_cluster")'
         if e.name == "get_block_binding":
             dim, launch = as_int(e.args[0]), self.em.plan.func.launch
-            return self.em.name(launch.block_vars[dim]) if dim < len(launch.block_vars) else "0"
+            if dim < len(launch.block_vars):
+                return self.em.name(launch.block_vars[dim])
+            return unnamed_block(dim) if dim < len(launch.grid) else "0"
         if e.name.startswith("shfl_"):
             value, delta, width, mask = e.args
             dtype = e.dtype or "float32"
