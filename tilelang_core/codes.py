@@ -100,9 +100,17 @@ _ROWS = [
              "T.gemm(A_fp16, B_fp32, C)", "Give A and B the same dtype (fp8 families may mix e4m3/e5m2)."),
     CodeInfo("gemm-dynamic-shape", E, "gemm", "A T.gemm tile dimension is not a compile-time constant.",
              "A_shared = T.alloc_shared((m, 32), ...)  # m symbolic", "Use constant tile sizes for gemm operands."),
-    CodeInfo("copy-extent-mismatch", E, "copy", "The two sides of T.copy cover different extents (no broadcast).",
+    CodeInfo("copy-extent-mismatch", E, "copy", "The two sides of T.copy cover different extents (no broadcast) "
+             "and TileLang refuses the copy: its loop would follow a destination smaller than the source, or the "
+             "sides' non-1 axes do not pair up.",
              "T.copy(A[by*128:by*128+128, k*64:k*64+64], A_shared)  # A_shared is 128x32",
              "Make the slice extents equal the tile's shape."),
+    CodeInfo("copy-extent-differs", W, "copy", "The two sides of T.copy cover different extents that TileLang "
+             "still copies: its loop runs over the extents of the side in the more local memory (fragment, then "
+             "shared, then global; the source on a tie), each side indexed from its own start, so part of one side "
+             "is left unwritten, or written or read beyond its slice.",
+             "T.copy(A[:, 0:2], B[:, 0:3])  # both global: B[:, 2] is not written",
+             "Make both sides cover the same extents."),
     CodeInfo("copy-shape-mismatch", E, "copy", "T.copy between two whole buffers whose shapes differ.",
              "T.copy(S_128x32, D_64x64)", "Copy a slice of matching shape, or fix one of the allocations."),
     CodeInfo("fp4-unpacking-copy", E, "copy", "A T.copy from packed float4_e2m1fn into a float4_e2m1_unpacked "
@@ -201,7 +209,8 @@ _ROWS = [
     CodeInfo("output-not-covered", E, "dataflow",
              "Rows or columns of an output tensor that no block of the grid writes (a grid sized with `//`, block "
              "indices swapped between T.Kernel and the indexing, too small a grid). An error for out_idx outputs "
-             "(fresh, uninitialised memory); a warning for tensors passed in.",
+             "(fresh, uninitialised memory) whose axis the blocks walk; a warning for tensors passed in, and for "
+             "outputs written at fixed positions only (TileLang compiles those).",
              "with T.Kernel(N // 64, M // 64) as (bx, by):  # M = 1000: rows 960..999 never written",
              "Size each grid axis with T.ceildiv(size, tile) and index each axis with its own block index."),
     CodeInfo("tile-outside-tensor", W, "dataflow",
@@ -281,6 +290,12 @@ _ROWS = [
              "T.wgmma_gemm(A_shared, B_shared, C_local)",
              "Use T.gemm (it falls back to mma.sync), or give the gemm an accumulator with 64 rows of M per warp "
              "group of the block (float32, or float16 of fp16/fp8 inputs).", raises="tvm.error.InternalError"),
+    CodeInfo("tma-atomic-unsupported", E, "lowering", "T.atomic_add(..., use_tma=True) (a TMA reduce-add of a "
+             "shared tile into a global tensor) from a tile not in shared memory, on a dtype the bulk reduction has "
+             "no form for, or for a target without TMA (before sm_90).",
+             "T.atomic_add(out_int16, tile_int16, use_tma=True)",
+             "Use float16, bfloat16, float32, int32, uint32 or uint64 and an sm_90 target, or drop use_tma to add "
+             "element by element.", raises="tvm.error.InternalError"),
     CodeInfo("codegen-error", E, "lowering", "Code generation or nvcc failed for this kernel.",
              "(internal)", "Report it with the kernel; the message carries the compiler's output."),
     CodeInfo("shared-memory-report", I, "lowering", "The shared memory actually allocated after merging and multi-buffering.",
@@ -392,6 +407,13 @@ def resolve_error(raises: type | str) -> type:
     module, _, name = raises.rpartition(".")
     loaded = sys.modules.get(module)
     return getattr(loaded, name) if loaded is not None else RuntimeError
+
+
+def raised_at_definition(code: str) -> bool:
+    """Whether TileLang raises the code's Python error when `@T.prim_func` runs (its parser: the frontend codes),
+    rather than at the compile (its lowering)."""
+    row = CODES.get(code)
+    return row is not None and row.raises is not None and row.area == "frontend"
 
 
 def default_severity(code: str) -> Severity:

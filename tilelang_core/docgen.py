@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .codes import CODES
+from .codes import CODES, raised_at_definition
 from .language.catalog import BUILTINS
 from .language.dtypes import DTYPES
 
@@ -194,7 +194,7 @@ def _code_section(row) -> list[str]:
     lines += [f"Fix: {row.fix}", ""]
     if row.raises is not None:
         when = ("when `@T.prim_func` runs (at the compile when it needs the compile's arguments), as TileLang's "
-                "parser does" if row.area == "frontend" else "at the compile, as TileLang's lowering does")
+                "parser does" if raised_at_definition(row.code) else "at the compile, as TileLang's lowering does")
         name = row.raises if isinstance(row.raises, str) else row.raises.__name__
         lines += [f"Raised {when}; the CompileError is also a `{name}`.", ""]
     if row.code in _REAL_TILELANG:

@@ -66,6 +66,14 @@ def refused_later():
         with T.Kernel(1, threads=32):
             T.no_such_builtin(A)
     return k
+
+
+def tma_from_global():
+    @T.prim_func
+    def k(A: T.Tensor((4, 8), T.float32), B: T.Tensor((4, 8), T.float32)):
+        with T.Kernel(1):
+            T.atomic_add(B, A, use_tma=True)
+    return k
 '''
 
 
@@ -108,6 +116,17 @@ def test_refusals_wait_for_the_compile(mod):
     with pytest.raises(CompileError, match="unknown-builtin") as info:
         tilelang.compile(kernel, target="cpu")
     assert not isinstance(info.value, (ValueError, AssertionError, RuntimeError))
+
+
+def test_an_error_tilelangs_lowering_raises_waits_for_the_compile(mod):
+    """tma-atomic-unsupported has TileLang's Python error (tvm.error.InternalError, a RuntimeError) but its lowering
+    raises it, not its parser: the definition passes and the compile raises it."""
+    import tilelang
+
+    kernel = mod["tma_from_global"]()
+    with pytest.raises(RuntimeError, match="use_tma") as info:
+        tilelang.compile(kernel, target="cpu")
+    assert [d.code for d in info.value.diagnostics] == ["tma-atomic-unsupported"]
 
 
 def test_a_flavoured_compile_error_pickles_to_the_same_flavour(mod):

@@ -214,3 +214,20 @@ def test_the_quick_fix_initialises_the_accumulator_before_its_loop():
         fixed = _apply(text, d.fix)
         assert [x.code for x in check_source(fixed, str(path)).diagnostics if x.is_error] == []
         assert ("T.clear(C_local)" in fixed) if "accumulator" in name else ('T.fill(m, -T.infinity("float32"))' in fixed)
+
+
+def test_an_output_written_at_fixed_positions_only_is_a_warning():
+    src = '''
+@tilelang.jit(out_idx=[1])
+def f(M=128, N=128):
+    @T.prim_func
+    def k(X: T.Tensor((M, N), T.float32), Y: T.Tensor((M, N), T.float32)):
+        with T.Kernel(1, threads=128):
+            T.copy(X[:, 0:2], Y[:, 0:2])
+    return k
+
+f()
+'''
+    r = check_source(HEAD + src, "k.py")
+    (d,) = [d for d in r.diagnostics if d.code == "output-not-covered"]
+    assert d.severity.value == "warning" and "fixed positions" in d.message and not r.errors

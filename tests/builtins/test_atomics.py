@@ -161,15 +161,11 @@ def test_float_atomics_returning_the_previous_value_compile_for_sm90a():
         assert compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"
 
 
-@pytest.mark.tvm
 def test_a_tma_atomic_add_from_global_memory_is_refused_at_its_line():
-    from tilelang_core.codegen.cuda import generate
-    from tilelang_core.codegen.cuda.common import LoweringError
-
     src = FLOAT_PREV_AND_TILES.format(dt="float32").replace("T.atomic_add(Y, X)", "T.atomic_add(Y, X, use_tma=True)")
-    with pytest.raises(LoweringError, match="use_tma") as err:
-        generate(_kernel(src), "sm_90a")
-    assert err.value.span.line == 13
+    errs = check_source(textwrap.dedent(src), "<test>").errors
+    assert errs and errs[0].code == "tma-atomic-unsupported" and "shared-memory tile" in errs[0].message
+    assert errs[0].span.line == 13
 
 
 LOCAL_TILE = """
@@ -196,3 +192,39 @@ def test_a_per_thread_tile_is_added_once():
     assert w.tolist() == [2.5, -1.0]
     src = generate(func, "sm_90a").source
     assert "tl::atomic_add((&(W_ptr[" in src and "threadIdx.x) < 2" in src  # each element by one thread
+
+
+HEAD_ADDRESS_MAX_MIN = """
+import tilelang.language as T
+
+@T.prim_func
+def k(X: T.Tensor((4, 8), T.float32), Z: T.Tensor((8, 16), T.float32), W: T.Tensor((4, 8), T.float32)):
+    with T.Kernel(1, threads=32):
+        S = T.alloc_shared((4, 8), T.float32)
+        T.copy(X, S)
+        T.atomic_max(Z[2, 8], S)
+        T.atomic_min(W[0, 0], S)
+"""
+
+
+@pytest.mark.tvm
+def test_tile_max_and_min_at_a_head_address_cover_the_value_tile():
+    torch = pytest.importorskip("torch")
+    from tilelang_core.codegen import cpu
+
+    x, z, w = torch.randn(4, 8), torch.randn(8, 16), torch.randn(4, 8)
+    z0, w0 = z.clone(), w.clone()
+    cpu.build(_kernel(HEAD_ADDRESS_MAX_MIN))(x, z, w)
+    z0[2:6, 8:16] = torch.maximum(z0[2:6, 8:16], x)
+    torch.testing.assert_close(z, z0)
+    torch.testing.assert_close(w, torch.minimum(w0, x))
+
+
+@pytest.mark.tvm
+@pytest.mark.nvcc
+def test_tile_max_and_min_at_a_head_address_compile_for_sm90a():
+    from tilelang_core.codegen.cuda import generate
+    from tilelang_core.runtime.artifact import compile_cubin
+
+    src = generate(_kernel(HEAD_ADDRESS_MAX_MIN), "sm_90a").source
+    assert "tl::atomic_max(" in src and compile_cubin(src, "sm_90a")[:4] == b"\x7fELF"

@@ -22,6 +22,13 @@ class LoweredArtifact:
     launch: dict | None
     stages: dict
 
+    @property
+    def host_mod(self):
+        """TileLang's TVM host module: raises UnsupportedFeatureError (tilelang_core builds no host module)."""
+        raise UnsupportedFeatureError("LoweredArtifact.host_mod (the TVM host module and its attributes, e.g. "
+                                      "tma_descriptor_args)", "tilelang_core launches kernels from its own runtime; "
+                                      "the launch is in `.launch`, every pipeline stage's text in `.stages`")
+
 
 def lower(func, target=None, target_host=None, runtime_only=False, enable_host_codegen=False,
           enable_device_compile=False):

@@ -13,7 +13,7 @@ from ..ir import nodes as N
 from ..ir.arith import as_int
 from .handler_args import const_bool
 from .kernel_errors import KernelError
-from .regions import region_of, value_region
+from .regions import explicit_region, region_of, value_region
 
 def _head(region: N.Region) -> N.Load:
     return N.Load(region.buffer, tuple(a.start for a in region.axes), region.span)
@@ -34,6 +34,8 @@ def h_atomic_update(p, b, node, short):
     if prev:
         raise KernelError("bad-arguments", f"return_prev=True of T.{short} gives one element's previous value; "
                           "call it on one element (`buf[i]`)", node)
+    if dst.kind == "point":  # a head address: the region the value covers from there
+        dst = explicit_region(dst, value)
     _region_update(p, short, dst, value, span)
     return None
 

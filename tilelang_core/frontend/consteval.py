@@ -11,8 +11,9 @@ import operator
 from ..ir import nodes as N
 from ..ir.arith import checked_op
 from .constcalls import MAX_ITEMS, SAFE_BUILTINS, ArgsNamespace, call_or, call_value, get_attr, make_tensor_spec
+from .lambdas import function_def
 from .node_text import node_text
-from .values import BuiltinRef, ConstDims, EnumValue, Unknown, is_concrete, is_expr, is_scalar, to_expr
+from .values import BuiltinRef, ConstDims, EnumValue, Unknown, UserFunc, is_concrete, is_expr, is_scalar, to_expr
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
@@ -240,6 +241,10 @@ class Evaluator(ast.NodeVisitor):
             else:
                 out.append(self.eval(e))
         return out
+
+    def visit_Lambda(self, node):
+        """A lambda: a helper that a kernel calling it inlines (lambdas.py)."""
+        return UserFunc(function_def(node), self.env)
 
     def visit_Dict(self, node):
         out = {}

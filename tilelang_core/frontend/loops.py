@@ -227,6 +227,7 @@ def _launch(p, node, call, target, name) -> N.Launch:
                              f"the T.Kernel grid extent `{ast.unparse(g)}`")
                  for g in grid_nodes) or (N.Const(1),)  # `T.Kernel(threads=128)`: one block, as in TileLang
     threads = launch_threads(p, b.get("threads"), call)
+    cluster = _cluster_dims(p, b)
     names = [] if target is None else (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
     if isinstance(target, (ast.Tuple, ast.List)) and len(names) != len(grid):
         raise KernelError("invalid-kernel", f"T.Kernel has {len(grid)} grid dimension{'s' if len(grid) != 1 else ''} "
@@ -249,7 +250,24 @@ def _launch(p, node, call, target, name) -> N.Launch:
                 body = iket_ranged(p, it.context_expr, body)
     finally:
         p.launch_depth -= 1
-    return N.Launch(grid, threads, tuple(block_vars), p.seq(body, node), p.span(call))
+    return N.Launch(grid, threads, tuple(block_vars), p.seq(body, node), p.span(call), cluster)
+
+
+def _cluster_dims(p, b) -> tuple[int, ...]:
+    """cluster_dims= of T.ClusterKernel / T.Kernel: (x, y, z) blocks per cluster; () when absent or all 1."""
+    node = b.get("cluster_dims")
+    if not isinstance(node, ast.AST):
+        return ()
+    v = p.ev.eval(node)
+    if v is None:
+        return ()
+    dims = list(v) if isinstance(v, (tuple, list)) else [v]
+    dims = [as_int(d) if isinstance(d, N.Const) else d for d in dims]
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims):
+        raise KernelError("invalid-kernel", f"cluster_dims= takes 1 to 3 positive compile-time integers (got "
+                          f"`{ast.unparse(node)}`)", node)
+    dims += [1] * (3 - len(dims))
+    return tuple(dims) if dims != [1, 1, 1] else ()
 
 
 def launch_threads(p, t, call) -> tuple:

@@ -11,6 +11,7 @@ from ..language.types import MacroDef
 from ..source import SourceFile
 from .consteval import Env
 from .kernel_errors import KernelError
+from .lambdas import is_lambda, lambda_function_def
 from .scope import SourceMapper
 from .values import LiveFunc, Unknown, UserFunc, from_live
 
@@ -94,7 +95,9 @@ def _user_func(func) -> UserFunc | None:
             from ..language.capture import capture
 
             try:
-                _LIVE_HELPERS[func.pyfunc] = _captured_user_func(capture(func.pyfunc), False)
+                cap = capture(func.pyfunc)
+                _LIVE_HELPERS[func.pyfunc] = _lambda_user_func(cap) if is_lambda(cap.pyfunc) else \
+                    _captured_user_func(cap, False)
             except (OSError, SyntaxError):
                 _LIVE_HELPERS[func.pyfunc] = None
         return _LIVE_HELPERS[func.pyfunc]
@@ -102,10 +105,10 @@ def _user_func(func) -> UserFunc | None:
 
 
 def _captured_user_func(cap, is_macro: bool) -> UserFunc | None:
-    """A UserFunc parsed from a captured function's source, its spans in the file that defines it (a lambda, e.g.
-    `lambda A, B, C: T.gemm(A, B, C)` passed to a kernel factory, becomes a function returning its body)."""
+    """A UserFunc parsed from a captured function's source, its spans in the file that defines it (a lambda is
+    _lambda_user_func's)."""
     tree = ast.parse(cap.source)
-    fn = next((s for s in tree.body if isinstance(s, ast.FunctionDef)), None) or _lambda_def(tree, cap.pyfunc)
+    fn = next((s for s in tree.body if isinstance(s, ast.FunctionDef)), None)
     if fn is None:
         return None
     mapper = SourceMapper(SourceFile(cap.source, cap.filename), cap.first_line - 1, cap.indent)
@@ -113,18 +116,13 @@ def _captured_user_func(cap, is_macro: bool) -> UserFunc | None:
     return UserFunc(fn, env, is_macro, mapper)
 
 
-def _lambda_def(tree: ast.Module, pyfunc) -> ast.FunctionDef | None:
-    """The lambda of `pyfunc` in its source lines (the one with its parameter names, the first on its line), as a
-    `def` returning its body; None when the source has no such lambda."""
-    code = getattr(pyfunc, "__code__", None)
-    if code is None or code.co_name != "<lambda>":
+def _lambda_user_func(cap) -> UserFunc | None:
+    """A UserFunc of a live lambda: its expression returned by a one-statement function (lambdas.py)."""
+    found = lambda_function_def(cap.pyfunc, cap.filename)
+    if found is None:
         return None
-    names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Lambda) and [a.arg for a in node.args.args + node.args.kwonlyargs] == names:
-            fn = ast.FunctionDef(name="<lambda>", args=node.args, body=[ast.Return(node.body)], decorator_list=[])
-            return ast.fix_missing_locations(ast.copy_location(fn, node))
-    return None
+    fn, mapper = found
+    return UserFunc(fn, Env({k: from_live(v) for k, v in cap.env.items()}), False, mapper)
 
 
 def _bind_args(p, fn: ast.FunctionDef, call: ast.Call, uf_env) -> dict:

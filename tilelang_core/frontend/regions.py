@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from ..ir import nodes as N
 from .expr_info import difference
@@ -62,6 +63,17 @@ def region_alias_error(region: N.Region, node) -> KernelError:
     return KernelError("bad-arguments", f"`{name}` is a region of `{region.buffer.name}` (a slice bound to a name), "
                        f"which is only valid as a tile-op operand (T.copy, T.gemm, ...); index or slice "
                        f"`{region.buffer.name}` itself", node)
+
+
+def explicit_region(point: N.Region, other: N.Region) -> N.Region:
+    """A head address `A[i, j]` as the slice it stands for beside the tile-op operand `other`: its trailing axes
+    take `other`'s sliced extents (`A[i:i + m, j:j + n]` for an m x n `other`)."""
+    tile = [a for a in (other.axes or ()) if a.sliced] or [N.Axis(N.Const(0), d, True) for d in other.buffer.shape]
+    axes = list(point.axes)
+    k = min(len(tile), len(axes))
+    head = [N.Axis(a.start, N.Const(1), False) for a in axes[: len(axes) - k]]
+    tail = [N.Axis(a.start, t.extent, True) for a, t in zip(axes[len(axes) - k:], tile[len(tile) - k:])]
+    return dataclasses.replace(point, axes=tuple(head + tail), kind="slice")
 
 
 def _axis(parser, idx, dim) -> N.Axis:

@@ -14,13 +14,20 @@ from .fragment_threads import fragment_threads, host_layout_spec
 from .regions import region_of, value_region
 from .values import BuiltinRef, EnumValue, LiveLayout, to_expr
 
+TMA_ATOMIC_DTYPES = ("float16", "bfloat16", "float32", "int32", "uint32", "uint64")  # cp.reduce.async.bulk .add
 REDUCE_OPS = {"reduce_max": "max", "reduce_min": "min", "reduce_sum": "sum", "reduce_abssum": "abssum",
               "reduce_absmax": "absmax", "reduce_bitand": "bitand", "reduce_bitor": "bitor", "reduce_bitxor": "bitxor"}
 
 
 def h_copy(p, b, node, short):
-    """T.copy(src, dst)."""
-    p.emit(N.Copy(region_of(p, b["src"]), region_of(p, b["dst"]), p.span(node)))
+    """T.copy(src, dst); between two elements (`T.copy(A[i, j], B[i, j])`, e.g. in a T.Parallel body) it is the
+    element store `B[i, j] = A[i, j]`, as TileLang lowers it."""
+    src, dst, span = region_of(p, b["src"]), region_of(p, b["dst"]), p.span(node)
+    if src.kind == "point" and dst.kind == "point":
+        load = N.Load(src.buffer, tuple(a.start for a in src.axes), src.span)
+        p.emit(N.Store(dst.buffer, tuple(a.start for a in dst.axes), load, span))
+        return
+    p.emit(N.Copy(src, dst, span))
 
 
 def h_async_copy(p, b, node, short):
@@ -112,7 +119,25 @@ def h_atomic_add(p, b, node, short):
         # the value form: an intrinsic call whose result is the element's previous value
         old = N.Load(dst.buffer, tuple(a.start for a in dst.axes), dst.span)
         return N.Call("atomic_add", (old, value), dst.buffer.dtype, p.span(node))
-    p.emit(N.AtomicAdd(dst, value, p.span(node), const_bool(p, b, "use_tma", "use_tma")))
+    use_tma = const_bool(p, b, "use_tma", "use_tma")
+    if use_tma:
+        _check_tma_atomic(dst, value, node)
+    p.emit(N.AtomicAdd(dst, value, p.span(node), use_tma))
+
+
+def _check_tma_atomic(dst: N.Region, value, node) -> None:
+    """T.atomic_add(..., use_tma=True): a TMA reduce-add of a shared tile into a global tensor, of a dtype the bulk
+    reduction has (tma-atomic-unsupported otherwise)."""
+    if not isinstance(value, N.Region) or not value.buffer.scope.startswith("shared") or \
+            dst.buffer.scope != "global":
+        what = f"`{value.buffer.name}` ({value.buffer.scope})" if isinstance(value, N.Region) else "a scalar"
+        raise KernelError("tma-atomic-unsupported", f"T.atomic_add(..., use_tma=True) reduces a shared-memory tile "
+                          f"into a global tensor, but the value is {what} and `{dst.buffer.name}` is "
+                          f"{dst.buffer.scope}: stage the value in a T.alloc_shared tile, or drop use_tma=True", node)
+    if dst.buffer.dtype not in TMA_ATOMIC_DTYPES:
+        raise KernelError("tma-atomic-unsupported", f"TMA atomic add does not support dtype {dst.buffer.dtype} (of "
+                          f"`{dst.buffer.name}`); the supported scalar dtypes are {', '.join(TMA_ATOMIC_DTYPES)}: "
+                          "drop use_tma=True to add element by element", node)
 
 
 def _region_or_value(p, vnode):

@@ -406,13 +406,15 @@ TILE_OPS = (Copy, Gemm, Fill, Reduce, CumSum, AtomicAdd)
 @dataclass(frozen=True)
 class Launch:
     """`with T.Kernel(*grid, threads=...) as (bx, by, ...)`: grid extents, threads per block (1-3 dims,
-    product = block size), the block index vars and the body (everything inside the `with`)."""
+    product = block size), the block index vars and the body (everything inside the `with`). `cluster`: the
+    thread-block cluster shape of `T.ClusterKernel(..., cluster_dims=...)` (x, y, z; () without clusters)."""
 
     grid: tuple[Expr, ...]
     threads: tuple[Expr, ...]
     block_vars: tuple[Var, ...]
     body: Stmt
     span: Span | None = None
+    cluster: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

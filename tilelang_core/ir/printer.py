@@ -116,7 +116,8 @@ def _stmt(s, depth: int, out: list, notes: dict | None = None) -> None:
         threads = expr_str(s.threads[0]) if len(s.threads) == 1 else f"({', '.join(expr_str(t) for t in s.threads)})"
         names = ", ".join(v.name for v in s.block_vars)
         target = f" as ({names})" if len(s.block_vars) > 1 else (f" as {names}" if names else "")
-        out.append(f"{pad}with T.Kernel({', '.join(args)}, threads={threads}){target}:")
+        cluster = f", cluster_dims={s.cluster}" if s.cluster else ""
+        out.append(f"{pad}with T.Kernel({', '.join(args)}, threads={threads}{cluster}){target}:")
         _stmt(s.body, depth + 1, out, notes)
     elif isinstance(s, N.For):
         _for(s, depth, out, notes)

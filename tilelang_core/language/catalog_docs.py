@@ -232,9 +232,14 @@ _TILE_OPS = {
     "T.copy": """Copy a tile between any two memory scopes (global, shared, fragment).
 
 Each side is a whole buffer, a slice `A[r0:r1, c0:c1]` (or a name bound to one, `X = A_s[:64, :32]`, which is
-then only a tile-op operand), or a head address `A[r, c]` that takes its extent from the other side. Size-1 dimensions may be dropped (`Q[b, s0:s1, h, :]` into a 2-D tile).
-Both sides must cover the same extents: **there is no broadcast**. A dtype conversion happens when the
-two dtypes differ (fp32 accumulator to fp16 output is the common case).
+then only a tile-op operand), or a head address `A[r, c]` that takes its extent from the other side. Size-1
+dimensions may be dropped (`Q[b, s0:s1, h, :]` into a 2-D tile).
+Two elements (`T.copy(A[i, j], B[i, j])`) make the element store `B[i, j] = A[i, j]`, which may sit in a
+T.Parallel body. Both sides should cover the same extents: **there is no broadcast**. When they differ, the copy
+loops over the extents of the side in the more local memory (fragment, shared, global; the source on a tie), each
+side indexed from its own start, as TileLang does (`copy-extent-differs`); a destination smaller than the source
+along the loop is refused (`copy-extent-mismatch`). A dtype conversion happens when the two dtypes differ (fp32
+accumulator to fp16 output is the common case).
 
 - `src`, `dst`: the two sides.
 - keyword-only: `coalesced_width`, `disable_tma`, `eviction_policy` ("evict_normal" | "evict_first" |
@@ -246,6 +251,7 @@ T.copy(C_local, C[by * block_M, bx * block_N])
 ```
 
 Reported: `copy-shape-mismatch` (two whole buffers), `copy-extent-mismatch` (slice vs tile),
+`copy-extent-differs` (different extents TileLang still copies),
 `copy-dtype-mismatch` (lossy conversion such as float to int8), `copy-scope`.""",
     "T.gemm": """Tile matrix multiply-accumulate: `C += op(A) @ op(B)` (or `C = ...` with `clear_accum=True`).
 

@@ -157,8 +157,13 @@ _ADVANCED = {
     "T.shuffle_elect": "True on the first thread of each group of `thread_extent` consecutive threads of the "
                        "block; with thread_extent=0, on the block's first thread only.",
     "T.get_warp_group_idx": "The warpgroup index (4 warps by default) of the current thread.",
-    "T.block_rank_in_cluster": "The rank of the current block within its thread-block cluster.",
-    "T.ClusterKernel": "Like `T.Kernel`, launching thread-block clusters of shape `cluster_dims` (sm_90+).",
+    "T.block_rank_in_cluster": "The rank of the current block within its thread-block cluster (x fastest: "
+                               "`bx % cx + (by % cy) * cx + (bz % cz) * cx * cy`; 0 without clusters). The CPU "
+                               "backend computes it from the block index.",
+    "T.ClusterKernel": "Like `T.Kernel`, launching thread-block clusters of shape `cluster_dims` (sm_90+, at most 8 "
+                       "blocks per cluster; the GPU launch needs each grid extent a multiple of its cluster extent). CUDA: the kernel is "
+                       "compiled with `__cluster_dims__`; the CPU backend runs the blocks one after another and "
+                       "splits the launch at each cluster barrier.",
     "T.shfl_xor": "Warp shuffle: the value held by lane `lane ^ delta`.",
     "T.shfl_up": "Warp shuffle: the value held by lane `lane - delta`.",
     "T.shfl_down": "Warp shuffle: the value held by lane `lane + delta`.",

@@ -50,7 +50,10 @@ PARAM_DOCS: dict[str, dict[str, str]] = {
                  "reverse": "scan from the end", **_ANN},
     "T.atomic_add": {"dst": "destination element or region (usually global)", "value": "value or tile to add",
                      "memory_order": '"relaxed", "acquire", "release", "acq_rel" or "seq_cst"',
-                     "return_prev": "return the previous value (scalar form)", "use_tma": "use a TMA reduction",
+                     "return_prev": "return the previous value (scalar form)",
+                     "use_tma": "a TMA reduce-add of a shared tile into a global tensor (sm_90; float16, bfloat16, "
+                                "float32, int32, uint32, uint64); the CUDA backend still adds it element by element "
+                                "(same result)",
                      **_ANN},
     "T.annotate_layout": {"layout_map": "{buffer: T.Layout | T.Fragment | make_swizzled_layout(buffer)}"},
     "T.use_swizzle": {"panel_size": "blocks per rasterisation panel", "order": '"row", "column" or "mlx"',

@@ -1,9 +1,9 @@
 """The errors TileLang's parser raises when `@T.prim_func` runs, raised then too: the frontend's errors whose code
-is of the frontend area and has a Python error in the code table (`CodeInfo.raises`), as a CompileError that is
-also that error (the other areas' errors, which TileLang's lowering raises, wait for the compile)."""
+has a Python error in the code table (`CodeInfo.raises`) and is one of its parser's (`codes.raised_at_definition`),
+as a CompileError that is also that error; the others wait for the compile, as TileLang's lowering raises them."""
 from __future__ import annotations
 
-from ..codes import CODES, python_error
+from ..codes import raised_at_definition
 from ..diagnostics import CompileError, DiagnosticSink
 
 
@@ -14,7 +14,6 @@ def check_definition(defn) -> None:
 
     sink = DiagnosticSink()
     parse_captured(defn.captured, sink)
-    errors = [d for d in sink.items if d.is_error and python_error([d.code]) is not None
-              and CODES[d.code].area == "frontend"]
+    errors = [d for d in sink.items if d.is_error and raised_at_definition(d.code)]
     if errors:
         raise CompileError(errors, defn.captured.filename)

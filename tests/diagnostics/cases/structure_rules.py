@@ -17,7 +17,9 @@ def nesting(M=256, N=256):
                 for j in T.Parallel(64):  # error: [nested-parallel]
                     F[i, j] = 0.0
             for i in T.Parallel(64):
-                T.copy(A[by * 64 + i, bx * 64], S[i, 0])  # error: [tile-op-in-parallel]
+                T.copy(A[by * 64 + i, bx * 64:bx * 64 + 64], S[i, :])  # error: [tile-op-in-parallel]
+            for i in T.Parallel(64):
+                T.copy(A[by * 64 + i, bx * 64], S[i, 0])  # an element copy: the store S[i, 0] = A[..]
             for i in T.Parallel(64):
                 for k in T.Pipelined(4, num_stages=2):  # error: [tile-op-in-parallel]
                     F[i, k] = 1.0

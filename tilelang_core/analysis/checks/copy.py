@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
+from ...ir.copy_extent import loop_extents, loop_follows_source
 from ...ir.printer import expr_str
 from ..infer import canonical_dtype, dims_str, dtype_bits, is_float, is_int, non_unit, region_extents, same_expr
 from ..walker import Ctx, rule
@@ -24,11 +25,54 @@ def check_copy(c: N.Copy, ctx: Ctx) -> None:
     legal = legalize(src_ext, dst_ext)
     if legal == "unknown":
         return
-    if legal is None or not isinstance(legal[0], list):
-        _report_extents(c, src_ext, dst_ext, legal, ctx)
+    if legal is not None and not isinstance(legal[0], list):
+        legal = _differing(c, src_ext, dst_ext, legal, ctx)
+        if legal is None:
+            return
+    if legal is None:
+        _report_extents(c, src_ext, dst_ext, None, ctx)
         return
     for r, ext in ((c.src, legal[0]), (c.dst, legal[1])):
         check_region_bounds(r, ext, ctx, c.span)
+
+
+def _differing(c: N.Copy, src_ext, dst_ext, pair, ctx: Ctx):
+    """Sides whose paired extents provably differ: TileLang loops over one side's (ir/copy_extent.py). When it
+    refuses, copy-extent-mismatch (None); else a copy-extent-differs warning and the extents each side then covers
+    from its start (for the bounds check)."""
+    a, b = non_unit(src_ext), non_unit(dst_ext)
+    known = [as_int(x) for x in a], [as_int(y) for y in b]
+    loop = loop_extents(*known, c.src.buffer.scope, c.dst.buffer.scope) if len(a) == len(b) else None
+    if loop is None:
+        _report_extents(c, src_ext, dst_ext, pair, ctx)
+        return None
+    follow_src = loop_follows_source(c.src.buffer.scope, c.dst.buffer.scope)
+    base, other = (c.src, c.dst) if follow_src else (c.dst, c.src)
+    other_ext = dst_ext if follow_src else src_ext
+    fewer = any(n is not None and o is not None and n < o for n, o in zip(loop, known[1 if follow_src else 0]))
+    word = "slice" if other.kind == "slice" else "region"
+    effect = (f"part of the {word} of {other.buffer.name} is not written" if follow_src and fewer else
+              f"{other.buffer.name} is {'written' if follow_src else 'read'} beyond its {word}")
+    ctx.emit("copy-extent-differs",
+             f"T.copy extents differ: {_side(c.src, src_ext)} but {_side(c.dst, dst_ext)}; TileLang loops over "
+             f"{base.buffer.name}'s {dims_str(non_unit(_covering(other_ext, loop)))}"
+             f" (the side in the more local memory, the source on a tie), so {effect}; make both sides cover the "
+             "same extents", c.span, related=related_for(c.src.buffer, c.dst.buffer))
+    return _covering(src_ext, loop), _covering(dst_ext, loop)
+
+
+def _covering(ext, loop) -> list:
+    """`ext` with its non-1 extents replaced by the loop's (where known)."""
+    it = iter(loop)
+    out = []
+    for e in ext:
+        if as_int(e) == 1:
+            out.append(e)
+            continue
+        n = next(it)
+        out.append(N.Const(n) if n is not None else e)
+    return out
+
 
 
 def legalize(src_ext, dst_ext):

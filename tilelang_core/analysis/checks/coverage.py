@@ -54,8 +54,9 @@ def _tensor(tensor: N.Buffer, writes, fresh: bool, ctx: Ctx) -> None:
                 _report_outside(tensor, axis, dim, max(iv.lo for iv in ivs), launch, a, ctx)
         else:
             gap = _first_gap(covered, dim)
-            if gap is not None and (fresh or any(_walked(launch, a, axis) for launch, a in writes)):
-                _report(tensor, axis, dim, gap, covered, writes, fresh, ctx)
+            walked = any(_walked(launch, a, axis) for launch, a in writes)
+            if gap is not None and (fresh or walked):
+                _report(tensor, axis, dim, gap, covered, writes, fresh, walked, ctx)
                 return
 
 
@@ -170,13 +171,17 @@ def _swapped(tensor, axis: int, launch, a: Access):
     return None
 
 
-def _report(tensor, axis: int, dim: int, gap, covered, writes, fresh: bool, ctx: Ctx) -> None:
+def _report(tensor, axis: int, dim: int, gap, covered, writes, fresh: bool, walked: bool, ctx: Ctx) -> None:
+    """An error for an out_idx output the blocks walk (the grid misses part of it); a warning for a tensor passed
+    in, or for an output written at fixed positions (TileLang compiles it: the rest is left as allocated)."""
     lo, hi = gap
     what = {0: "rows", 1: "columns"}.get(axis, "indices") if len(tensor.shape) == 2 else "indices"
     where = f" along dimension {axis}" if len(tensor.shape) != 2 else ""
     reach = max(iv.hi for iv in covered) + 1 if covered else 0
     swapped = _swapped(tensor, axis, writes[0][0], writes[0][1])
-    if reach <= lo and swapped:
+    if not walked:
+        why = "the kernel writes it at fixed positions only; write every element, or pass the tensor in"
+    elif reach <= lo and swapped:
         b, other = swapped
         why = (f"the block indices look swapped: {b.name} indexes this dimension but T.Kernel sizes it for the "
                f"other one; index dimension {axis} with {other.name} and the other dimension with {b.name}")
@@ -194,7 +199,7 @@ def _report(tensor, axis: int, dim: int, gap, covered, writes, fresh: bool, ctx:
              f"{what} {lo}..{hi}{where} of {tensor.name} (size {dim}) are never written by any block, so they keep "
              f"{'whatever the fresh out_idx allocation held' if fresh else 'their old contents'}; {why}",
              span_of, related=related + related_for(tensor),
-             severity=None if fresh else Severity.WARNING)
+             severity=None if fresh and walked else Severity.WARNING)
 
 
 def _report_outside(tensor, axis: int, dim: int, start: int, launch, a: Access, ctx: Ctx) -> None:

@@ -19,7 +19,7 @@ from .allreduce import REDUCE_CALLS, allreduce_value
 from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic, updated
 from .cpasync import cp_async
 from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, fp8_bits, from_fp8_bits, index_expr, match
-from .grid_sync import grid_phases
+from .grid_sync import BLOCK_CALLS, BlockIndex, grid_phases
 from .lower_expr import ExprLowerer
 from .mma import fragment_load, mma_sync
 from .ops import VECTOR_ATOMICS, OpLowering, dp4a_store, vector_atomic_stores
@@ -73,6 +73,7 @@ class CpuLowering(StorageLowering):
         self.ops = OpLowering(self)
         self.simt: ThreadEmulation | None = None  # set inside a thread-level block
         self.tid = None  # the thread id being lowered inside a thread-level block's phase
+        self.blocks = None  # grid_sync.BlockIndex of the launch being lowered
         self.rng: RngLowering | None = None  # the threads' generators of a block that uses T.rng_* (cpu/rng.py)
         self.serial_grid = any(isinstance(n, N.AtomicAdd) or isinstance(n, N.Call) and n.name in SERIAL_CALLS
                                for n in walk(func.body))
@@ -183,6 +184,10 @@ class CpuLowering(StorageLowering):
             return self.simt.shuffle(e)
         if e.name in REDUCE_CALLS and self.simt is not None:
             return allreduce_value(self.simt, e)
+        if e.name in BLOCK_CALLS:
+            if self.blocks is None:
+                raise LoweringError(f"T.{e.name} is used outside a T.Kernel block", e.span)
+            return self.blocks.call(e.name, [as_int(a) for a in e.args])
         if e.name not in THREAD_CALLS:
             return None
         if self.simt is None:
@@ -305,6 +310,9 @@ class CpuLowering(StorageLowering):
         for iv, tv, ext in zip(s.block_vars, vars_, grid):
             self.vars[iv] = tv
             self.analyzer.bind(tv, self.ir.Range.from_min_extent(0, ext))
+        # one loop per named block index of a 1-D grid, else one loop over all blocks (bx fastest, as in TileLang)
+        flat = None if len(vars_) == 1 else self.loop_var("block", _product(grid))
+        self.blocks = BlockIndex(self.tirx, grid, vars_[0] if flat is None else flat, s.cluster)
         if is_thread_level(s.body):
             self.simt = ThreadEmulation(self, s)
             self.rng = RngLowering(self, s) if uses_rng(s.body) else None
@@ -316,21 +324,13 @@ class CpuLowering(StorageLowering):
         else:
             body = self._block(s.body)
         kind = self.tirx.ForKind.SERIAL if self.serial_grid else self.tirx.ForKind.PARALLEL
-        if len(vars_) == 1:
+        if flat is None:
             return self.tirx.For(vars_[0], const(0, dtype_of(vars_[0])), grid[0], kind, body)
-        # one parallel loop over all blocks (bx fastest, as in TileLang), block indices bound from it
-        total, stride, binds = grid[0], None, []
-        for ext in grid[1:]:
-            total = total * ext
-        flat = self.loop_var("block", total)
-        for tv, ext in zip(vars_, grid):
-            q = flat if stride is None else self.tirx.floordiv(flat, stride)
-            index = self.tirx.floormod(q, ext) if tv is not vars_[-1] else q
-            binds.append(self.tirx.Bind(tv, cast(index, dtype_of(tv))))
-            stride = ext if stride is None else stride * ext
+        binds = [self.tirx.Bind(tv, cast(self.blocks.index(k, last=tv is vars_[-1]), dtype_of(tv)))
+                 for k, tv in enumerate(vars_)]  # the named block indices, bound from the flat one
         seq = binds + (list(body.seq) if isinstance(body, self.tirx.SeqStmt) else [body])
         inner = seq[0] if len(seq) == 1 else self.tirx.SeqStmt(seq)  # a T.Kernel without `as` binds no names
-        return self.tirx.For(flat, const(0, dtype_of(flat)), total, kind, inner)
+        return self.tirx.For(flat, const(0, dtype_of(flat)), _product(grid), kind, inner)
 
     def _s_For(self, s):
         if s.kind == "parallel" and self.rng is not None and self.tid is not None and draws(s.body):
@@ -486,3 +486,10 @@ def to_tir(func: N.PrimFunc):
     except Exception as err:  # a TVM constructor refusing our IR: report, never crash the caller
         msg = str(err).strip().splitlines()[-1][:300] if str(err).strip() else type(err).__name__
         raise lowering_error(func, RuntimeError(f"the CPU lowering failed: {msg}"), "codegen-error") from None
+
+
+def _product(extents: list):
+    total = extents[0]
+    for ext in extents[1:]:
+        total = total * ext
+    return total

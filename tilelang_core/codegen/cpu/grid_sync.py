@@ -1,7 +1,8 @@
 """`T.sync_grid()` on the CPU backend: the blocks run one after another (or in a parallel loop), so a grid barrier
 splits the launch into phases, each a full loop over the blocks. A cluster barrier (`T.cluster_sync()`,
 `T.cluster_wait()`; `T.cluster_arrive()` only marks the arrival) splits it the same way: every block of the grid
-reaching it first is more than every block of the cluster.
+reaching it first is more than every block of the cluster. The block's place in the grid and in its cluster
+(`T.get_block_binding`, `T.block_rank_in_cluster`) comes from the loop over the blocks (`BlockIndex`).
 
 Before: `with T.Kernel(n) as b: <allocs, lets> A; T.sync_grid(); B`.
 After: `with T.Kernel(n) as b: <allocs, lets> A` then `with T.Kernel(n) as b: <allocs, lets> B`.
@@ -15,9 +16,39 @@ import dataclasses
 
 from ...ir import nodes as N
 from ...ir.visitor import flat_stmts, op_regions, walk
-from .expr import LoweringError
+from .expr import LoweringError, cast, const, dtype_of
 
 PHASE_BARRIERS = ("sync_grid", "cluster_sync", "cluster_wait")  # the barriers that end a phase of every block
+BLOCK_CALLS = ("get_block_binding", "block_rank_in_cluster")
+
+
+class BlockIndex:
+    """The block being run, from the loop over the blocks: `loop` is the block index of a 1-D grid, or the flat index
+    over all blocks (x fastest); `cluster` the launch's cluster shape (Launch.cluster)."""
+
+    def __init__(self, tirx, grid: list, loop, cluster: tuple):
+        self.tirx, self.grid, self.loop, self.cluster = tirx, grid, loop, cluster
+
+    def index(self, dim: int, last: bool = False):
+        """blockIdx along `dim` (`last`: no wrap needed, the outermost named index)."""
+        if dim >= len(self.grid):
+            return const(0, dtype_of(self.loop))
+        q = self.loop
+        for ext in self.grid[:dim]:
+            q = self.tirx.floordiv(q, ext)
+        return q if last or dim == len(self.grid) - 1 else self.tirx.floormod(q, self.grid[dim])
+
+    def call(self, name: str, args: list):
+        """T.get_block_binding(dim) / T.block_rank_in_cluster(): the block's index, or its rank in its cluster (x
+        fastest, as %cluster_ctarank; 0 without clusters)."""
+        if name == "get_block_binding":
+            return cast(self.index(args[0] if args else 0), "int32")
+        rank, stride = const(0, "int32"), 1
+        for dim, size in enumerate(self.cluster):
+            if size > 1:
+                rank = rank + cast(self.tirx.floormod(self.index(dim), size), "int32") * const(stride, "int32")
+            stride *= size
+        return rank
 
 
 def grid_phases(launch: N.Launch) -> list | None:

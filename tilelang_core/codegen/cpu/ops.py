@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
+from ...ir.copy_extent import loop_extents
 from .._tvm import load
 from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, infinity, is_float, promote
 from .intrinsics import intrinsic
@@ -93,12 +94,10 @@ class OpLowering:
         s_ext, d_ext = [src.extents[d] for d in sa], [dst.extents[d] for d in da]
         if len(sa) != len(da):
             return self._copy_right_aligned(src, dst, op)
-        if any(isinstance(a, int) and isinstance(b, int) and a != b
-                                     for a, b in zip(s_ext, d_ext)):
-            raise LoweringError(f"T.copy: the source tile {_shape(s_ext)} and the destination tile "
-                                f"{_shape(d_ext)} differ; make the slice extents agree", op.span,
-                                "copy-extent-mismatch")
-        ext = [b if isinstance(b, int) else a for a, b in zip(s_ext, d_ext)]
+        ext = loop_extents(s_ext, d_ext, op.src.buffer.scope, op.dst.buffer.scope)  # differing: TileLang's rule
+        if ext is None:
+            raise LoweringError(f"T.copy: the destination tile {_shape(d_ext)} is smaller than the source tile "
+                                f"{_shape(s_ext)}; make the slice extents agree", op.span, "copy-extent-mismatch")
         return self.nest(ext, lambda v: self.write(dst, dst.at(da, v), self.read(src, src.at(sa, v))))
 
     def _copy_right_aligned(self, src: View, dst: View, op: N.Copy):
@@ -298,11 +297,8 @@ class OpLowering:
         return self.nest([src.extents[d] for d in outer_axes], body, "o")
 
     def atomic_add(self, op: N.AtomicAdd):
-        """T.atomic_add: dst += value (a tile, or a scalar into one element or every element of a region); grid loops
-        run serially when a kernel has one."""
-        if op.use_tma:
-            raise LoweringError("T.atomic_add(..., use_tma=True) asks for a Hopper TMA reduce-add, which the CPU "
-                                "backend does not have; drop use_tma to add element by element", op.span)
+        """T.atomic_add: dst += value (a tile, or a scalar into one element or every element of a region; a TMA
+        reduce-add, use_tma=True, adds the same); grid loops run serially when a kernel has one."""
         if isinstance(op.value, N.Region):
             src = self.view(op.value)
             dst = self.view(op.dst, like=src)

@@ -112,12 +112,13 @@ def release_fn(ws) -> str:
     return "tl::mbar_arrive_pair" if ws is not None and getattr(ws, "cluster", None) else "tl::mbar_arrive"
 
 
-def source_with_dims(source: str, symbol: str) -> str:
-    """Kernel `symbol` declared (and defined) with a compile-time cluster of two blocks: a plain launch forms them."""
+def source_with_dims(source: str, symbol: str, dims: tuple = (SIZE, 1, 1)) -> str:
+    """Kernel `symbol` declared (and defined) with a compile-time cluster of `dims` blocks (two along x by default):
+    a plain launch forms them."""
     import re
 
     return re.sub(r"void ((?:__launch_bounds__\([\d, ]+\) )?" + re.escape(symbol) + r"\()",
-                  rf"void __cluster_dims__({SIZE}, 1, 1) \1", source)
+                  rf"void __cluster_dims__({', '.join(str(d) for d in dims)}) \1", source)
 
 
 def _mc_functions() -> str:

@@ -7,6 +7,7 @@ from contextlib import ExitStack
 
 from ...ir import nodes as N
 from ...ir.arith import as_int, shape_ints
+from ...ir.copy_extent import loop_extents
 from ...passes.layout_kinds import Generic, Replicated, in_fragment, ravel
 from .common import LoweringError, all_of, nbytes
 from .copy_sides import Side, match_tiles

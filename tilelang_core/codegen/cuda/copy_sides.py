@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.arith import as_int
+from ...ir.copy_extent import loop_extents
 from .common import LoweringError
 
 
@@ -36,7 +37,8 @@ def _tile_axes(region: N.Region) -> list:
 
 def match_tiles(src: Side, dst: Side, span) -> list:
     """The common tile extents of two sides; where their tile ranks differ, the unit axes are dropped (from the
-    sides' axes too). LoweringError when the ranks or constant extents still differ."""
+    sides' axes too). Differing constant extents follow TileLang's rule (ir/copy_extent.loop_extents: the loop runs
+    over the more local side's extents, each side from its own start); LoweringError where it refuses them."""
     a, b = src.tile, dst.tile
     if len(a) != len(b):
         a2 = [x for x in a if as_int(x.extent) != 1]
@@ -46,8 +48,17 @@ def match_tiles(src: Side, dst: Side, span) -> list:
         for side, keep in ((src, a2), (dst, b2)):
             side.axes = [x if (not x.sliced or x in keep) else N.Axis(x.start, x.extent, False) for x in side.axes]
         a, b = a2, b2
-    for x, y in zip(a, b):
-        ex, ey = as_int(x.extent), as_int(y.extent)
-        if ex is not None and ey is not None and ex != ey:
-            raise LoweringError(f"T.copy extents differ ({ex} vs {ey}); both sides must have the same tile shape", span)
-    return [x.extent if as_int(x.extent) is not None else y.extent for x, y in zip(a, b)]
+    ea, eb = [as_int(x.extent) for x in a], [as_int(y.extent) for y in b]
+    loop = loop_extents(ea, eb, src.buf.scope, dst.buf.scope)  # differing extents: TileLang's rule (ir/copy_extent)
+    if loop is None:
+        raise LoweringError(f"T.copy extents differ ({_dims(ea)} into {_dims(eb)}): the destination tile is "
+                            "smaller than the source; both sides must have the same tile shape", span)
+    for side, axes in ((src, a), (dst, b)):  # each side covers the loop's extents from its own start
+        wide = {id(x): N.Axis(x.start, N.Const(n), True) for x, n in zip(axes, loop) if n is not None
+                and as_int(x.extent) not in (None, n)}
+        side.axes = [wide.get(id(x), x) for x in side.axes]
+    return [x.extent if as_int(x.extent) is not None else y.extent for x, y in zip(src.tile, dst.tile)]
+
+
+def _dims(extents: list) -> str:
+    return "x".join("?" if e is None else str(e) for e in extents)

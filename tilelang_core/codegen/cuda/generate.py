@@ -5,6 +5,7 @@ list an artifact needs. tvm is imported only through `_tvm.load()`.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -29,6 +30,8 @@ from .tvm_source import (clean_source, finish_source, first_error_line, host_mad
 from .cluster import DEVICE as CLUSTER_DEVICE
 from .cluster import SIZE as CLUSTER_SIZE
 from .cluster import source_with_dims
+from .threads import unnamed_block
+from .tma_atomic import check_tma_atomics
 from .persistent import DEVICE as PERSISTENT_DEVICE
 from .persistent import launch_lines
 from .lpt import reverse_heavy
@@ -101,8 +104,8 @@ def tvmscript(func: N.PrimFunc, arch: str, planned: KernelPlan | None = None) ->
         out += launch_lines(em, launch, persistent)
     for v, ext, tag in zip(launch.block_vars, launch.grid, axes) if persistent is None else ():
         out.append(f'    {em.name(v)} = T.launch_thread("{tag}", {em.idx(ext)})')
-    for k, ext in enumerate(launch.grid[len(launch.block_vars):]):
-        out.append(f'    _unused_b{k} = T.launch_thread("{axes[len(launch.block_vars) + k]}", {em.idx(ext)})')
+    for k, ext in enumerate(launch.grid[len(launch.block_vars):], len(launch.block_vars)):  # T.get_block_binding
+        out.append(f'    {unnamed_block(k)} = T.launch_thread("{axes[k]}", {em.idx(ext)})')
     out.append(f'    tx = T.launch_thread("threadIdx.x", {em.block_threads})')
     if smem.total:
         out.append(f'    smem = T.alloc_buffer(({smem.total},), "uint8", scope="shared.dyn")')
@@ -236,9 +239,11 @@ def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
     if specialised:
         source = rewrite_signature(source, [m for ws in specialised for m in ws.tensor_maps])
     launches = [_launch_of(part, em, params, source) for part, (_, em, params) in zip(parts, scripts)]
-    for step in launches:
+    for part, step in zip(parts, launches):
         if step.get("cluster"):
             source = source_with_dims(source, step["kernel_symbol"])
+        elif part.func.launch.cluster:  # T.ClusterKernel(..., cluster_dims=...)
+            source = source_with_dims(source, step["kernel_symbol"], part.func.launch.cluster)
     first, em = launches[0], scripts[0][1]
     source = mark_source(source)  # tl.enable_fast_math: nvcc --use_fast_math (fastmath.py)
     several = len(parts) > 1 or bool(parts[0].workspaces) or "stream_k" in first or any(
@@ -267,6 +272,21 @@ def _within_limits(func: N.PrimFunc, em: KernelEmitter, arch: str) -> None:
         raise LoweringError(f"the CUDA code of this T.Kernel needs {smem.total} B of shared memory per block on "
                             f"{arch}, over its limit of {lim.smem_per_block} B ({parts}); lower num_stages or "
                             f"shrink the shared tiles", span, "shared-memory-exceeded")
+    size = math.prod(func.launch.cluster or (1,))
+    check_tma_atomics(func, arch)
+    remote = next((n for n in walk(func.body) if isinstance(n, N.Call) and n.name == "mbarrier_arrive"
+                   and len(n.args) > 1), None)
+    if remote is not None and lim.max_cluster_size == 1:
+        raise LoweringError(f"T.mbarrier_arrive with cta_id arrives on another block's barrier of the cluster, which "
+                            f"needs sm_90 or newer (not {arch})", remote.span, "lowering-unsupported")
+    if size > lim.max_cluster_size:
+        if lim.max_cluster_size == 1:
+            raise LoweringError(f"thread-block clusters (cluster_dims={func.launch.cluster}) need sm_90 or newer; "
+                                f"{arch} has none: compile for sm_90a, or drop cluster_dims", span,
+                                "lowering-unsupported")
+        raise LoweringError(f"a cluster of {size} blocks (cluster_dims={func.launch.cluster}) is over {arch}'s "
+                            f"portable limit of {lim.max_cluster_size}; use smaller cluster_dims", span,
+                            "invalid-kernel")
 
 
 def _no_wide_tile_ops(func: N.PrimFunc) -> None:

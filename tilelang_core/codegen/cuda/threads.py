@@ -30,6 +30,11 @@ _TX = re.compile(r"\btx\b")
 _ABS_MARK = "tx_absolute_index"  # a thread index the user asked for: kept absolute inside a role
 _ABS = re.compile(_ABS_MARK)
 
+def unnamed_block(dim: int) -> str:
+    """The TVMScript name bound to blockIdx along `dim` when `with T.Kernel(...) as ...` names no index for it."""
+    return f"_block_{'xyz'[dim]}"
+
+
 DEVICE_LIBRARY = r"""
 namespace tl {
 __device__ __forceinline__ unsigned mbar_addr(const void* p) {
@@ -48,6 +53,14 @@ __device__ __forceinline__ void mbar_arrive(void* bar, int proxy_fence = 0) {
   if (proxy_fence) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 #endif
   asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(mbar_addr(bar)) : "memory");
+}
+// an arrival on the barrier at the same shared address in block `cta` of this cluster (T.mbarrier_arrive cta_id)
+__device__ __forceinline__ void mbar_arrive_cluster(void* bar, int cta) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("{\n .reg .b32 a;\n mapa.shared::cluster.u32 a, %0, %1;\n"
+               " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a];\n}" ::"r"(mbar_addr(bar)), "r"(cta)
+               : "memory");
+#endif
 }
 __device__ __forceinline__ void mbar_wait(void* bar, int parity, int proxy_fence = 0) {
   unsigned done = 0;
@@ -87,6 +100,11 @@ namespace tl {
 __device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.aligned;" ::: "memory"); }
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); }
 __device__ __forceinline__ void cluster_sync() { cluster_arrive(); cluster_wait(); }
+__device__ __forceinline__ int block_rank_in_cluster() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return (int)r;
+}
 __device__ __forceinline__ void pdl_trigger() {
 #if __CUDA_ARCH__ >= 900
   cudaTriggerProgrammaticLaunchCompletion();
@@ -129,14 +147,22 @@ class ThreadOps:
     def _library(self) -> None:
         self.em.device_library.need(DEVICE_LIBRARY)
 
+    def _cluster_library(self) -> None:
+        self.em.device_library.need(CLUSTER_LIBRARY)
+
     # ------------------------------------------------------------------ expressions
     def expr(self, exprs, e: N.Call) -> str | None:
         """Text of a thread/block index or warp shuffle call, None for other calls (an ExprEmitter hook)."""
         if e.name in THREAD_INDEX:
             return self.index(e)
+        if e.name == "block_rank_in_cluster":  # %cluster_ctarank: 0 in a launch without clusters
+            self._cluster_library()
+            return 'T.call_pure_extern("int32", "tl::block_rank_in_cluster")'
         if e.name == "get_block_binding":
             dim, launch = as_int(e.args[0]), self.em.plan.func.launch
-            return self.em.name(launch.block_vars[dim]) if dim < len(launch.block_vars) else "0"
+            if dim < len(launch.block_vars):
+                return self.em.name(launch.block_vars[dim])
+            return unnamed_block(dim) if dim < len(launch.grid) else "0"
         if e.name.startswith("shfl_"):
             value, delta, width, mask = e.args
             dtype = e.dtype or "float32"
@@ -196,7 +222,7 @@ class ThreadOps:
         elif name == "sync_grid":
             self.sync_grid(call)
         elif name in _CLUSTER_BARRIERS or name in _PDL:  # the cluster's blocks (sm_90); launch ordering
-            em.device_library.need(CLUSTER_LIBRARY)
+            self._cluster_library()
             em.line(f'T.cuda.func_call("tl::{name}", source_code="")')
             if name != "cluster_arrive":
                 em.barrier_state.synced()
@@ -235,9 +261,10 @@ class ThreadOps:
         bar = call.args[0]
         ptr = f"{em.name(bar.buffer)}.ptr_to([{em.idx(bar.indices[0])}])"
         if call.name == "mbarrier_arrive":
-            if len(call.args) > 1:
-                raise LoweringError("T.mbarrier_arrive with cta_id (a cluster barrier) is not supported by the CUDA "
-                                    "lowering yet; arrive on this block's barrier", call.span)
+            if len(call.args) > 1:  # on block cta_id's barrier of this cluster (sm_90: generate._within_limits)
+                em.line(f'T.cuda.func_call("tl::mbar_arrive_cluster", {ptr}, {em.idx(call.args[1])}, '
+                        'source_code="")')
+                return
             # wgmma reads shared memory through the async proxy: writes before the arrive must be fenced for it
             em.line(f'T.cuda.func_call("tl::mbar_arrive", {ptr}, {1 if em.plan.wgmma else 0}, source_code="")')
         elif call.name == "mbarrier_wait_parity":
