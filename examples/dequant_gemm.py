@@ -41,7 +41,7 @@ def dequant_matmul(M, N, K, block_M=64, block_N=64, block_K=64, num_stages=2, th
 
 
 def ref_program(A, W_q, Scale):
-    w = W_q.float() * Scale.float()[:, None]
+    w = (W_q.float() * Scale.float()[:, None]).to(A.dtype).float()  # dequantised to float16, as the kernel stores it
     return (A.float() @ w.T).to(A.dtype)
 
 
