@@ -29,13 +29,13 @@ def main(argv=None) -> int:
     ap.add_argument("--arch", default="sm_90a")
     args = ap.parse_args(argv)
     from tilelang_core import check_source
-    from tilelang_core.codegen import _tvm
+    from tilelang_core.codegen import tvm_loader
     from tilelang_core.codegen.cuda import generate
     from tilelang_core.runtime.artifact import build_artifact
     from tilelang_core.runtime.cache import ArtifactCache
 
     t0 = time.perf_counter()
-    _tvm.load()
+    tvm_loader.load()
     import_s = time.perf_counter() - t0
     path = ROOT / "examples" / "gemm.py"
     kernel = check_source(path.read_text(), str(path)).kernels[0]

@@ -77,9 +77,9 @@ def test_cached_cubin_from_another_nvcc(monkeypatch):
     monkeypatch.setattr(artifact.shutil, "which", lambda name: None)
     assert artifact._builder_matches({"nvcc_version": "some other nvcc"})
     monkeypatch.setattr(artifact.shutil, "which", lambda name: "/usr/bin/nvcc")
-    monkeypatch.setattr("tilelang_core.codegen._tvm.installed_version", lambda: None)
+    monkeypatch.setattr("tilelang_core.codegen.tvm_loader.installed_version", lambda: None)
     assert artifact._builder_matches({"nvcc_version": "some other nvcc"})  # nvcc but no tvm: cannot build here
-    monkeypatch.setattr("tilelang_core.codegen._tvm.installed_version", lambda: "0.27.0.post1")
+    monkeypatch.setattr("tilelang_core.codegen.tvm_loader.installed_version", lambda: "0.27.0.post1")
     monkeypatch.setattr(artifact, "nvcc_version", lambda: "13.0")
     assert artifact._builder_matches({"nvcc_version": "13.0"})
     assert not artifact._builder_matches({"nvcc_version": "12.4"})

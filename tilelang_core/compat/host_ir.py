@@ -2,7 +2,7 @@
 expression TileLang builds there. The fast-math family (`T.__exp(x)`, ...) is a call of the TileLang intrinsic
 (`tl.__exp`) in the operand's dtype, once the stub has checked that dtype (language/arg_checks.py).
 
-Whoever made the operand imported tvm already; this module reaches it through codegen/_tvm.py, and nothing on the
+Whoever made the operand imported tvm already; this module reaches it through codegen/tvm_loader.py, and nothing on the
 check path calls it (the frontend reads builtins in kernel bodies from the source, never through these)."""
 from __future__ import annotations
 
@@ -18,6 +18,6 @@ def host_builder(short: str):
 
 def _fast_math(short: str, x):
     """`T.__exp(x)` on a TVM expression: Call(tl.__exp, x) of x's dtype."""
-    from ..codegen._tvm import load
+    from ..codegen.tvm_loader import load
 
     return load().tirx.call_pure_extern(str(value_dtype(x)), f"tl.{short}", x)

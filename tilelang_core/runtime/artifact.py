@@ -187,7 +187,7 @@ def compiler_version() -> str:
     build of the compiler never matches. Computable without tvm or nvcc, so a GPU machine without them finds the
     artifacts built elsewhere; the nvcc that built a cubin is checked at lookup (`_builder_matches`)."""
     from .. import __version__
-    from ..codegen._tvm import REQUIRED_VERSION
+    from ..codegen.tvm_loader import REQUIRED_VERSION
 
     root = Path(__file__).resolve().parents[1]
     sources = [(str(p.relative_to(root)), p.read_bytes()) for p in sorted(root.rglob("*.py"))]
@@ -197,7 +197,7 @@ def compiler_version() -> str:
 def _builder_matches(meta: dict) -> bool:
     """A cached cubin serves when this machine cannot build one (no nvcc or no tvm), or when its nvcc is the one
     that built it."""
-    from ..codegen._tvm import installed_version
+    from ..codegen.tvm_loader import installed_version
 
     if shutil.which("nvcc") is None or installed_version() is None:
         return True

@@ -111,10 +111,10 @@ def build_all(build, items: list, num_workers=None, ignore_error: bool = False) 
 
 def warm_tvm() -> None:
     """Import tvm now (when installed), before the first build needs it."""
-    from ..codegen import _tvm
+    from ..codegen import tvm_loader
 
-    if _tvm.available():
-        _tvm.load()
+    if tvm_loader.available():
+        tvm_loader.load()
 
 
 FINALISTS = 4  # the fastest configs of the first pass, timed again before the winner is named ...

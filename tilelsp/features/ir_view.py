@@ -203,7 +203,7 @@ def handle(req: dict):
     if op == "ping":
         return "pong"
     if op == "warm":
-        from tilelang_core.codegen._tvm import load
+        from tilelang_core.codegen.tvm_loader import load
 
         load()  # import tvm once, ahead of the first save
         return "warm"

@@ -14,7 +14,7 @@ from ...ir.safe_values import safe_values
 from ...ir.visitor import walk
 from ...language.packing import per_byte
 from ...source import Span
-from .._tvm import load
+from ..tvm_loader import load
 from .allreduce import REDUCE_CALLS, allreduce_value
 from .atomic_value import VALUE_ATOMICS, hoist_value_atomics, reads_value_atomic, updated
 from .cpasync import cp_async

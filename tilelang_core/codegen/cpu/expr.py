@@ -7,7 +7,7 @@ mismatches promote (float over int, wider over narrower; fp16 with bf16 gives fp
 from __future__ import annotations
 from ...ir.arith import round_float
 from ...language.dtypes import INFINITY_BITS, dtype_bits
-from .._tvm import load
+from ..tvm_loader import load
 from .wrap import wrapping
 
 

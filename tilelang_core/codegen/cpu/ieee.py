@@ -9,7 +9,7 @@ FMA (`llvm.fma`; for ieee_fmaf the sum of its three exact error terms) or TwoSum
 """
 from __future__ import annotations
 
-from .._tvm import load
+from ..tvm_loader import load
 from .expr import LoweringError, cast, const, dtype_of
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")  # the float dtypes IEEE calls compute in

@@ -1,7 +1,7 @@
 """The scalar intrinsics of the CPU backend (`T.exp`, `T.max`, `T.clamp`, ...) as tirx expressions."""
 from __future__ import annotations
 
-from .._tvm import load
+from ..tvm_loader import load
 from .expr import LoweringError, binary, cast, const, dtype_of, infinity, is_float, match
 from .ieee import ieee, is_ieee
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...ir.ieee_folds import ieee_fold_guard
-from .._tvm import load
+from ..tvm_loader import load
 from .expr import LoweringError, as_bool, binary, cast, compare, const, dtype_of, index_expr, int_fits, is_float, match
 from .ieee import DTYPES as IEEE_DTYPES
 from .ieee import ieee

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...ir import nodes as N
-from .._tvm import load
+from ..tvm_loader import load
 from ..tvm_pipelines import s_tir_without_compaction
 from .build import lowering_error, to_tir
 

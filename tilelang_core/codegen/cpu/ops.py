@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ...ir import nodes as N
 from ...ir.arith import as_int
 from ...ir.copy_extent import loop_extents
-from .._tvm import load
+from ..tvm_loader import load
 from .expr import FP8, LoweringError, as_bool, cast, const, dtype_of, infinity, is_float, promote
 from .intrinsics import intrinsic
 

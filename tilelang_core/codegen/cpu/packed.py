@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...ir import nodes as N
 from ...language.dtypes import DTYPES
 from ...language.packing import E2M1_MAGNITUDES, per_byte
-from .._tvm import load
+from ..tvm_loader import load
 from .expr import LoweringError, const
 
 

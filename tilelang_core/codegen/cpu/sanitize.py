@@ -25,7 +25,7 @@ mark whole regions around the op, so their inner loops stay as in a plain build.
 from __future__ import annotations
 
 from ...ir import nodes as N
-from .._tvm import load
+from ..tvm_loader import load
 from .build import CpuLowering, lowering_error
 from .module import host_target
 from .expr import LoweringError, as_bool, cast, const

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ...ir import nodes as N
 from ...ir.visitor import walk
 from ...source import Span
-from .._tvm import load
+from ..tvm_loader import load
 from .build import ATOMIC_CALLS
 from .expr import as_bool, const, dtype_of, match
 from .lower_expr import ExprLowerer

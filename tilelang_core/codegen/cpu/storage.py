@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...ir import nodes as N
 from ...language.dtypes import dtype_bits
-from .._tvm import load
+from ..tvm_loader import load
 from .expr import FP8, STORED_AS, LoweringError, cast, const, dtype_of, fp8_bits
 from .packed import refuse_bulk_use
 

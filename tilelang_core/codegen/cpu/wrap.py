@@ -6,7 +6,7 @@ cannot wrap) and truncated; uint64 arithmetic in 32-bit halves. Narrower unsigne
 """
 from __future__ import annotations
 
-from .._tvm import load
+from ..tvm_loader import load
 
 _LOW = 0xFFFFFFFF
 

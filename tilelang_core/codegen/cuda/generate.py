@@ -1,7 +1,7 @@
 """CUDA code generation: tile IR -> thread-level TVMScript (ours) -> TVM tirx pipeline -> CUDA C source.
 
 `generate(func, arch)` returns every intermediate text plus the launch configuration and parameter
-list an artifact needs. tvm is imported only through `_tvm.load()`.
+list an artifact needs. tvm is imported only through `tvm_loader.load()`.
 """
 from __future__ import annotations
 
@@ -176,9 +176,9 @@ def _params(func: N.PrimFunc, em: KernelEmitter) -> tuple[list, list]:
 
 def target_of(arch: str):
     """The TVM Target for an arch, with the real opt-in shared-memory limit."""
-    from .. import _tvm
+    from .. import tvm_loader
 
-    tvm = _tvm.load().tvm
+    tvm = tvm_loader.load().tvm
     spec = parse_target(arch).arch
     return tvm.target.Target({"kind": "cuda", "arch": spec.name, "max_shared_memory_per_block": spec.smem_per_block,
                               "max_threads_per_block": spec.threads_per_block})
@@ -198,27 +198,27 @@ def generate(func: N.PrimFunc, arch: str = DEFAULT_ARCH, lowered: tuple | None =
 
 
 def _generate(func: N.PrimFunc, arch: str, lowered: tuple | None) -> CudaKernel:
-    from .. import _tvm
+    from .. import tvm_loader
 
     parts = lowered[0] if lowered else split_kernels(func)
     scripts = lowered[1] if lowered else [tvmscript(part.func, arch) for part in parts]
     for part, (_, em, _) in zip(parts, scripts):
         _within_limits(part.func, em, arch)
         _no_wide_tile_ops(part.func)
-    ns = _tvm.load()
-    from tvm.script import tirx as T  # noqa: N812  (through the shim: _tvm.load() ran first)
+    ns = tvm_loader.load()
+    from tvm.script import tirx as T  # noqa: N812  (through the shim: tvm_loader.load() ran first)
 
     try:
         prims = [_prim_func(ns, text, T) for text, _, _ in scripts]
         config = {"tirx.UnrollLoop": {"explicit_unroll": False}}
         mod = ns.tvm.IRModule({("main" if k == 0 else f"main{k}"): prim for k, prim in enumerate(prims)})
-        with ns.tvm.transform.PassContext(config=config), _tvm.cuda_source_only():
+        with ns.tvm.transform.PassContext(config=config), tvm_loader.cuda_source_only():
             ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline="tirx")
         cuda = clean_source(ex.mod.imports[0].inspect_source())
         if host_made_params(cuda):
             # TVM's CSE hoisted a host expression the kernel reads into a parameter the launcher cannot compute
             # (deepseek_v32/fp8_lighting_indexer): compile again without CSE, so the kernel computes it itself
-            with ns.tvm.transform.PassContext(config=config), _tvm.cuda_source_only():
+            with ns.tvm.transform.PassContext(config=config), tvm_loader.cuda_source_only():
                 ex = ns.tvm.compile(mod, target=target_of(arch), tir_pipeline=tirx_without_cse(ns.tvm))
             cuda = clean_source(ex.mod.imports[0].inspect_source())
     except Exception as exc:  # tvm raises many types; report at the kernel
