@@ -49,7 +49,7 @@ def _rounded(z: float, exact: Fraction, mode: str, np_t) -> bool:
 
 
 @pytest.mark.tvm
-@pytest.mark.parametrize("dt,op,mode", itertools.product(["float32", "float64"], CALLS, ["rn", "rz", "ru", "rd"]))
+@pytest.mark.parametrize("dt,op,mode", list(itertools.product(["float32", "float64"], CALLS, ["rn", "rz", "ru", "rd"])))
 def test_ieee_ops_round_exactly_on_the_cpu(dt, op, mode):
     torch = pytest.importorskip("torch")
     np = pytest.importorskip("numpy")
