@@ -21,10 +21,7 @@ def h_annotate_safe_value(p, b, node, short):
         raise KernelError("bad-arguments", "T.annotate_safe_value takes a dict literal {tensor: value, ...}", node)
     span = p.span(node)
     for k, v in zip(mapping.keys, mapping.values):
-        buf = p.ev.eval(k) if k is not None else None
-        if not isinstance(buf, N.Buffer) or buf.scope != "global":
-            raise KernelError("bad-arguments", "the keys of T.annotate_safe_value are global tensors (kernel "
-                              f"parameters); `{ast.unparse(k) if k is not None else '**'}` is not one", k or node)
+        buf = _tensor_key(p, k, node, "T.annotate_safe_value")
         value = p.ev.scalar(v)
         if isinstance(value, N.Const):
             is_float = buf.dtype.startswith(("float", "bfloat"))
@@ -40,10 +37,7 @@ def h_annotate_l2_hit_ratio(p, b, node, short):
         raise KernelError("bad-arguments", "T.annotate_l2_hit_ratio takes a dict literal {tensor: hit ratio, ...}",
                           node)
     for k, v in zip(mapping.keys, mapping.values):
-        buf = p.ev.eval(k) if k is not None else None
-        if not isinstance(buf, N.Buffer) or buf.scope != "global":
-            raise KernelError("bad-arguments", "the keys of T.annotate_l2_hit_ratio are global tensors (kernel "
-                              f"parameters); `{ast.unparse(k) if k is not None else '**'}` is not one", k or node)
+        buf = _tensor_key(p, k, node, "T.annotate_l2_hit_ratio")
         ratio = p.ev.eval(v)
         if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0.0 <= ratio <= 1.0:
             raise KernelError("bad-arguments", f"the L2 hit ratio of `{buf.name}` must be a number from 0 to 1 known "
@@ -51,6 +45,15 @@ def h_annotate_l2_hit_ratio(p, b, node, short):
         head = N.Load(buf, tuple(N.Const(0) for _ in buf.shape), p.span(k))
         p.emit(N.Evaluate(N.Call("annotate_l2_hit_ratio", (head, N.Const(float(ratio), "float32")), "int32",
                                  p.span(node)), p.span(node)))
+
+
+def _tensor_key(p, key, node, builtin: str) -> N.Buffer:
+    """The global tensor a hint's dict key names (bad-arguments at the key otherwise; `**spread` has no key)."""
+    buf = p.ev.eval(key) if key is not None else None
+    if not isinstance(buf, N.Buffer) or buf.scope != "global":
+        raise KernelError("bad-arguments", f"the keys of {builtin} are global tensors (kernel parameters); "
+                          f"`{ast.unparse(key) if key is not None else '**'}` is not one", key or node)
+    return buf
 
 
 def h_assume(p, b, node, short):

@@ -5,6 +5,7 @@ sm_90a would lower it, so the reference backend rejects what TileLang rejects on
 """
 from __future__ import annotations
 
+from ..analysis.resources import block_threads
 from ..diagnostics import DiagnosticSink
 from ..ir import nodes as N
 from ..ir.arith import as_int
@@ -28,7 +29,7 @@ def check_wgmma_gemms(func: N.PrimFunc, target, sink: DiagnosticSink) -> None:
         return  # the checker's needs-sm90 says it at each T.wgmma_gemm (analysis/checks/wgmma_arch.py)
     for launch in _launches(func):
         asked = [g for g in walk(launch) if isinstance(g, N.Gemm) and g.wgmma]
-        threads = _threads(launch)
+        threads = block_threads(launch)
         if not asked or threads is None:
             continue
         sub = N.PrimFunc(func.name, func.params, launch, span=func.span)
@@ -47,14 +48,3 @@ def check_wgmma_gemms(func: N.PrimFunc, target, sink: DiagnosticSink) -> None:
 def _launches(func: N.PrimFunc) -> list[N.Launch]:
     stmts = func.body.stmts if isinstance(func.body, N.SeqStmt) else (func.body,)
     return [s for s in stmts if isinstance(s, N.Launch)]
-
-
-def _threads(launch: N.Launch) -> int | None:
-    """Threads per block of a launch (None when an extent is not a constant)."""
-    total = 1
-    for t in launch.threads:
-        v = as_int(t)
-        if v is None:
-            return None
-        total *= v
-    return total
