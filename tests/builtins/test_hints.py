@@ -120,3 +120,16 @@ def test_math_builtins_take_keyword_arguments():
     torch.testing.assert_close(a, torch.linspace(-1, 1, 8).clamp(-0.5, 0.5))
     errs = check_source(src.replace("min_val=-0.5", "lo=-0.5"), "<test>").errors
     assert errs and "has no parameter `lo`" in errs[0].message
+
+
+@pytest.mark.nvcc
+def test_an_assumption_before_the_kernel_lowers_for_cuda_as_on_the_cpu():
+    """T.assume ahead of `with T.Kernel(...)` (TileLang's z3-context test writes it there) runs nothing on either
+    backend; the CUDA lowering refused it as a statement before the kernel while the CPU backend ran the program."""
+    from tilelang_core.codegen.cuda import generate
+
+    src = textwrap.dedent(ASSUME).replace("    with T.Kernel(1, threads=32):\n        T.assume(N % 4 == 0)\n",
+                                          "    T.assume(N % 4 == 0)\n    with T.Kernel(1, threads=32):\n")
+    assert src.index("T.assume") < src.index("T.Kernel")
+    kernel = _kernel(src)
+    assert "A_ptr[" in generate(kernel, "sm_90a").source

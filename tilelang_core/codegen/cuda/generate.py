@@ -120,9 +120,9 @@ def _prologue(func: N.PrimFunc, launch: N.Launch) -> list:
     stmts = func.body.stmts if isinstance(func.body, N.SeqStmt) else (func.body,)
     out = []
     for s in stmts[:next(i for i, s in enumerate(stmts) if s is launch)]:
-        if isinstance(s, (N.AnnotateLayout, N.UseSwizzle)) or isinstance(s, N.Evaluate) and isinstance(
-                s.value, N.Const):
-            continue
+        if isinstance(s, (N.AnnotateLayout, N.UseSwizzle)) or isinstance(s, N.Evaluate) and (isinstance(
+                s.value, N.Const) or isinstance(s.value, N.Call) and s.value.name == "assume"):
+            continue  # a T.assume runs nothing (one over sizes and scalars is checked at the call: runtime.assumptions)
         if not isinstance(s, N.LetStmt):
             raise LoweringError("only scalar assignments (`x = n // 2`) may come before `with T.Kernel(...)` on "
                                 "CUDA; move this statement inside the kernel", s.span)
