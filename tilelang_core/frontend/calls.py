@@ -89,7 +89,9 @@ class CallsMixin:
                 return folded
         args = []
         for v in values:
-            e = to_expr(self.ev.operand(v)) if not isinstance(v, N.Buffer) or v.scope == "local.var" else None
+            if isinstance(v, N.Region) or isinstance(v, N.Buffer) and v.scope != "local.var":
+                continue  # a tile operand (a buffer or a slice of one) of a builtin the checker does not model
+            e = to_expr(self.ev.operand(v))
             if e is not None:
                 args.append(e)
         return N.Call(ref.short, tuple(args), None, self.span(node))
