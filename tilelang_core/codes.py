@@ -289,13 +289,13 @@ _ROWS = [
              "C_local = T.alloc_fragment((32, 64), T.float16)  # 128 threads: M=32 < 64 per warp group\n"
              "T.wgmma_gemm(A_shared, B_shared, C_local)",
              "Use T.gemm (it falls back to mma.sync), or give the gemm an accumulator with 64 rows of M per warp "
-             "group of the block (float32, or float16 of fp16/fp8 inputs).", raises="tvm.error.InternalError"),
+             "group of the block (float32, or float16 of fp16/fp8 inputs).", raises=TVM_INTERNAL_ERROR),
     CodeInfo("tma-atomic-unsupported", E, "lowering", "T.atomic_add(..., use_tma=True) (a TMA reduce-add of a "
              "shared tile into a global tensor) from a tile not in shared memory, on a dtype the bulk reduction has "
              "no form for, or for a target without TMA (before sm_90).",
              "T.atomic_add(out_int16, tile_int16, use_tma=True)",
              "Use float16, bfloat16, float32, int32, uint32 or uint64 and an sm_90 target, or drop use_tma to add "
-             "element by element.", raises="tvm.error.InternalError"),
+             "element by element.", raises=TVM_INTERNAL_ERROR),
     CodeInfo("codegen-error", E, "lowering", "Code generation or nvcc failed for this kernel.",
              "(internal)", "Report it with the kernel; the message carries the compiler's output."),
     CodeInfo("shared-memory-report", I, "lowering", "The shared memory actually allocated after merging and multi-buffering.",

@@ -158,8 +158,7 @@ def _params(func: N.PrimFunc, em: KernelEmitter) -> tuple[list, list]:
                 "," if len(p.shape) == 1 else "")
             header.append(f'{em.name(p)}: T.Buffer(({shape}), "{p.dtype}")')
             params.append({"name": p.name, "kind": "tensor", "dtype": p.dtype, "is_output": k in out_idx,
-                           "arg": em.name(p) + "_ptr", "index_bits": 64 if any(
-                               dtype_of(d) == "int64" for d in p.shape) else 32,
+                           "arg": em.name(p) + "_ptr", "index_bits": 64 if is_wide(p) else 32,
                            "shape": [as_int(d) if as_int(d) is not None else expr_str(d) for d in p.shape]})
         else:
             header.append(f"{em.name(p)}: T.{p.dtype}")
