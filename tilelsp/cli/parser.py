@@ -89,11 +89,7 @@ def _add_layout(sub) -> None:
 
 def _add_verify(sub) -> None:
     p = sub.add_parser("verify", help="run a kernel on random inputs and compare with a reference")
-    p.add_argument("file", metavar="FILE", help="the TileLang file (a Python file)")
-    p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default every kernel")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to run (default auto)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="SEC", help="give up after SEC seconds (default 60)")
+    _add_run_args(p, timeout=60)
     p.add_argument("--bench", action="store_true", help="also time the kernel")
     p.add_argument("--sanitize", action="store_true",
                    help="also run each instance on the CPU backend with shadow state: uninitialised reads, unwritten "
@@ -105,6 +101,16 @@ def _add_verify(sub) -> None:
     _add_ray_flag(p)
 
 
+def _add_run_args(p, timeout: int) -> None:
+    """FILE, --kernel, --device, --json and --timeout (default `timeout` seconds): what verify and bench share."""
+    p.add_argument("file", metavar="FILE", help="the TileLang file (a Python file)")
+    p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default every kernel")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to run (default auto)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--timeout", type=float, default=float(timeout), metavar="SEC",
+                   help=f"give up after SEC seconds (default {timeout})")
+
+
 def _add_ray_flag(p) -> None:
     p.add_argument("--ray", metavar="ADDRESS", help="run on a Ray cluster (ADDRESS, or 'local' to start one; "
                    "default $TILELSP_RAY_ADDRESS); needs pip install 'tilelsp[ray]'")
@@ -112,11 +118,7 @@ def _add_ray_flag(p) -> None:
 
 def _add_bench(sub) -> None:
     p = sub.add_parser("bench", help="time each kernel (after checking it as verify does)")
-    p.add_argument("file", metavar="FILE", help="the TileLang file (a Python file)")
-    p.add_argument("--kernel", metavar="NAME", help="kernel (or factory) name; default every kernel")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to run (default auto)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="SEC", help="give up after SEC seconds (default 120)")
+    _add_run_args(p, timeout=120)
     _add_ray_flag(p)
 
 
