@@ -163,7 +163,7 @@ def launch(artifact, tensors, stream=None) -> None:
     handle = cu.CUstream(stream.cuda_stream)
     for fn, (gx, gy, gz), (bx, by, bz), smem, cooperative, array, _, window in launches:
         go = cu.cuLaunchCooperativeKernel if cooperative else cu.cuLaunchKernel
-        with _l2_window(handle, window):
+        with _l2_window(handle, window) if window is not None else _NO_WINDOW:  # most launches: no generator
             checked(go(fn, gx, gy, gz, bx, by, bz, smem, handle, ctypes.addressof(array),
                        *(() if cooperative else (0,))))
     if _instrumented(artifact.source):  # iket markers: read the trace back (runtime/iket_trace.py)
@@ -220,13 +220,13 @@ def _window_of(step: dict, named: dict):
     return int(t.data_ptr()), int(t.numel() * t.element_size()), float(hints[0]["hit_ratio"])
 
 
+_NO_WINDOW = contextlib.nullcontext()  # a launch without an L2 hint (reusable)
+
+
 @contextlib.contextmanager
 def _l2_window(handle, window):
     """The stream's L2 access policy window over `window` for one launch (accesses to it persist in L2 with the
     hint's hit ratio, the rest stream), then cleared with the persisting lines, as TileLang's host code does."""
-    if window is None:
-        yield
-        return
     from cuda.bindings import driver as cu
 
     ptr, nbytes, ratio = window
