@@ -2,19 +2,8 @@
 testing decorators, T.Var and host arithmetic on symbolic dims, vector dtypes, Layout/Fragment built on the host."""
 from __future__ import annotations
 
-import importlib
 
 import pytest
-
-
-@pytest.fixture
-def tilelang():
-    from tilelang_core import alias
-
-    alias.uninstall_alias()
-    alias.install_alias(force=True)
-    yield importlib.import_module("tilelang")
-    alias.uninstall_alias()
 
 
 def test_env_settings_are_descriptors_with_forced_values(tilelang, monkeypatch, tmp_path):

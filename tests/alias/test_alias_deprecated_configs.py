@@ -2,22 +2,11 @@
 `tilelang.jit.kernel.JITKernel` is the JIT's kernel class."""
 from __future__ import annotations
 
-import importlib
 import warnings
 
 import pytest
 
 pytestmark = pytest.mark.tvm
-
-
-@pytest.fixture
-def tilelang():
-    from tilelang_core import alias
-
-    alias.uninstall_alias()
-    alias.install_alias(force=True)
-    yield importlib.import_module("tilelang")
-    alias.uninstall_alias()
 
 
 def _kernel(T):

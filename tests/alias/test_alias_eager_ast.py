@@ -2,19 +2,8 @@
 its tests cover, an augmented assignment that rebinds an immutable scalar (`x = A[0]; x -= 1`), compiles and runs."""
 from __future__ import annotations
 
-import importlib
 
 import pytest
-
-
-@pytest.fixture
-def tilelang():
-    from tilelang_core import alias
-
-    alias.uninstall_alias()
-    alias.install_alias(force=True)
-    yield importlib.import_module("tilelang")
-    alias.uninstall_alias()
 
 
 def test_eager_ast_imports_and_refuses(tilelang):

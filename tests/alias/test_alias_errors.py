@@ -2,19 +2,8 @@
 `tvm.tirx.stmt_functor.post_order_visit` over a kernel's tile IR, under the alias."""
 from __future__ import annotations
 
-import importlib
 
 import pytest
-
-
-@pytest.fixture
-def tilelang():
-    from tilelang_core import alias
-
-    alias.uninstall_alias()
-    alias.install_alias(force=True)
-    yield importlib.import_module("tilelang")
-    alias.uninstall_alias()
 
 
 def test_enrich_error_renders_the_marked_line(tilelang, tmp_path):

@@ -3,19 +3,8 @@ tilelang.cuda.intrinsics.make_mma_swizzle_layout (other intrinsics stay importab
 tilelang._ffi_api.Layout_repeat."""
 from __future__ import annotations
 
-import importlib
 
 import pytest
-
-
-@pytest.fixture
-def tilelang():
-    from tilelang_core import alias
-
-    alias.uninstall_alias()
-    alias.install_alias(force=True)
-    yield importlib.import_module("tilelang")
-    alias.uninstall_alias()
 
 
 def test_layout_submodules_resolve(tilelang):

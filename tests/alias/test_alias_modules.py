@@ -18,16 +18,6 @@ SUBMODULES = [
 ]
 
 
-@pytest.fixture
-def tilelang():
-    from tilelang_core import alias
-
-    alias.uninstall_alias()
-    alias.install_alias(force=True)
-    yield importlib.import_module("tilelang")
-    alias.uninstall_alias()
-
-
 @pytest.mark.parametrize("name", SUBMODULES)
 def test_every_submodule_imports(tilelang, name):
     assert importlib.import_module(name) is sys.modules[name]
