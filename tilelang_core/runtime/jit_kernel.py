@@ -30,10 +30,11 @@ def scoped_target():
     """The tvm Target of an enclosing `with tvm.target.Target(...)` block, or None (tvm is not imported for it: a
     program that made such a block has imported it)."""
     tvm = sys.modules.get("tvm")
-    current = getattr(getattr(getattr(tvm, "target", None), "Target", None), "current", None)
+    if tvm is None:
+        return None
     try:
-        return current(allow_none=True) if current is not None else None
-    except Exception:  # noqa: BLE001 -- no usable scope: fall back to the device
+        return tvm.target.Target.current(allow_none=True)
+    except Exception:  # noqa: BLE001 -- a partly imported tvm, no usable scope: fall back to the device
         return None
 
 
